@@ -1,0 +1,105 @@
+"""Schemas of the collector's standard tables (the contract between collector, dashboard and alarms).
+
+Each standard query in ``collector/queries/<name>.insights`` produces the table of the
+same name; its result columns are exactly the ones listed here, in this order, with
+these DuckDB types. ``TIMESTAMP`` columns are UTC, millisecond precision. Tables are
+written as ``<out>/tables/<name>.parquet`` next to ``<out>/manifest.json``.
+
+Outcome, status and key values inside the tables are the ones defined in
+``emitter.contract``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class Table:
+    """A standard table: ``name``, ``columns`` as ((column, duckdb_type), ...), and what it holds."""
+
+    name: str
+    columns: tuple[tuple[str, str], ...]
+    description: str
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c for c, _ in self.columns)
+
+
+_TS, _S, _I, _F, _B = "TIMESTAMP", "VARCHAR", "BIGINT", "DOUBLE", "BOOLEAN"
+
+TABLES: Mapping[str, Table] = MappingProxyType(
+    {
+        t.name: t
+        for t in (
+            Table(
+                "outcomes",
+                (("time", _TS), ("service", _S), ("operation", _S), ("event_source", _S), ("outcome", _S), ("events", _I)),
+                "Emitter outcome records per 1-minute bin (bin start) by service/operation/event source/outcome. "
+                "events = number of log records = the metric count for that outcome.",
+            ),
+            Table(
+                "record_age",
+                (("time", _TS), ("service", _S), ("operation", _S), ("event_source", _S), ("records", _I),
+                 ("p50_ms", _F), ("p95_ms", _F), ("max_ms", _F)),
+                "RecordAge (iterator age per record, ms) of 'received' records per 1-minute bin.",
+            ),
+            Table(
+                "attempts",
+                (("service", _S), ("operation", _S), ("event_source", _S), ("attempt", _I), ("events", _I)),
+                "Distribution of delivery attempt numbers over 'received' records.",
+            ),
+            Table(
+                "rates",
+                (("time", _TS), ("service", _S), ("operation", _S), ("received", _I), ("redeliveries", _I),
+                 ("retryable_failures", _I), ("poison_messages", _I), ("retry_rate", _F), ("poison_rate", _F)),
+                "Per 1-minute bin: retry_rate = retryable_failures / received, poison_rate = poison_messages / received "
+                "(fractions 0..1, null when received = 0).",
+            ),
+            Table(
+                "stuck_keys",
+                (("idempotency_key", _S), ("service", _S), ("operation", _S), ("last_status", _S), ("last_outcome", _S),
+                 ("claimed_at", _TS), ("last_seen", _TS), ("in_progress_expires_at", _TS), ("attempts", _I),
+                 ("last_request_id", _S), ("age_s", _F), ("expired", _B)),
+                "Keys whose latest idempotency_status is IN_PROGRESS. age_s = window end - claimed_at (seconds); "
+                "expired = in_progress_expires_at < window end (stuck: claimed and never completed within the lock timeout).",
+            ),
+            Table(
+                "conflicting_keys",
+                (("idempotency_key", _S), ("service", _S), ("operation", _S), ("conflicts", _I),
+                 ("first_seen", _TS), ("last_seen", _TS)),
+                "Keys reused with a different payload hash (payload_conflict outcomes), most conflicts first.",
+            ),
+            Table(
+                "error_codes",
+                (("time", _TS), ("service", _S), ("operation", _S), ("outcome", _S), ("error_code", _S),
+                 ("error_class", _S), ("events", _I)),
+                "Failure outcomes per 1-minute bin by error code and class.",
+            ),
+            Table(
+                "invocations",
+                (("time", _TS), ("log_group", _S), ("invocations", _I), ("cold_starts", _I), ("timeouts", _I),
+                 ("avg_duration_ms", _F), ("p95_duration_ms", _F), ("max_duration_ms", _F), ("max_memory_used_mb", _F)),
+                "Lambda REPORT lines per 1-minute bin per log group: invocations, cold starts (Init Duration present), "
+                "timeouts (Status: timeout), durations (ms) and peak memory (MB).",
+            ),
+            Table(
+                "library_signals",
+                (("time", _TS), ("log_group", _S), ("library", _S), ("signal", _S), ("events", _F)),
+                "What Powertools (Metrics EMF, Logger, idempotency exceptions) and aws-embedded-metrics users already "
+                "emit, per 1-minute bin: signal is an emitter Outcome value where one maps, else the metric name.",
+            ),
+            Table(
+                "trail",
+                (("timestamp", _TS), ("log_group", _S), ("service", _S), ("operation", _S), ("event_source", _S),
+                 ("outcome", _S), ("idempotency_key", _S), ("idempotency_status", _S), ("event_id", _S),
+                 ("correlation_id", _S), ("function_request_id", _S), ("attempt", _I), ("error_code", _S),
+                 ("record_age_ms", _F), ("remaining_time_ms", _F), ("message", _S)),
+                "Every emitter outcome record (no 10,000-row cap when collected locally), for the events explorer.",
+            ),
+        )
+    }
+)

@@ -1,0 +1,1 @@
+"""idemwatch emitter: idempotency and handler metrics as CloudWatch EMF plus structured JSON logs."""

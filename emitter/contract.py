@@ -1,0 +1,264 @@
+"""The idemwatch contract: metric names, units, dimensions, log keys, outcome and status values.
+
+This module is the single source of truth. The emitter writes what it says, the
+collector's standard queries read it, the dashboard labels with it and the alarm
+catalogue builds its metric names and dimensions from it. Nothing else in the
+repository spells a metric name or a log key as a literal; it imports it from here.
+The human-readable version of the same contract is ``emitter/CONTRACT.md`` (a test
+checks the two agree).
+
+Only the standard library is imported here: this module ships inside Lambda bundles.
+
+Rules it rests on:
+- EMF specification: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html
+- Metric/dimension costs: every distinct dimension value combination is a separate
+  custom metric, so unbounded values (idempotency keys, tenants, event ids, request
+  ids) are log properties, never dimensions.
+- Log key names follow Powertools for AWS Lambda Logger where they overlap.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from types import MappingProxyType
+from typing import Mapping
+
+SCHEMA_VERSION = "1"
+"""Value of the ``schema_version`` log key; bumped on any incompatible change."""
+
+# --------------------------------------------------------------------------- namespace
+NAMESPACE_DEFAULT = "Idempotency"
+ENV_NAMESPACE = "IDEMWATCH_NAMESPACE"
+"""Environment variable overriding the namespace (falls back to POWERTOOLS_METRICS_NAMESPACE)."""
+ENV_NAMESPACE_FALLBACK = "POWERTOOLS_METRICS_NAMESPACE"
+ENV_SERVICE = "IDEMWATCH_SERVICE"
+"""Environment variable giving the Service dimension (falls back to POWERTOOLS_SERVICE_NAME)."""
+ENV_SERVICE_FALLBACK = "POWERTOOLS_SERVICE_NAME"
+SERVICE_UNDEFINED = "service_undefined"
+
+
+# --------------------------------------------------------------------------- dimensions
+class Dimension(str, Enum):
+    """EMF dimension names. Values are bounded by design (see module docstring)."""
+
+    SERVICE = "Service"
+    OPERATION = "Operation"
+    EVENT_SOURCE = "EventSource"
+
+
+DIMENSION_SETS: tuple[tuple[str, ...], ...] = (
+    (Dimension.SERVICE.value, Dimension.OPERATION.value),
+    (Dimension.SERVICE.value,),
+)
+"""Dimension sets written in every metric directive. Alarms use ``[Service, Operation]``."""
+
+EVENT_SOURCE_DIMENSION_SET: tuple[str, ...] = (Dimension.SERVICE.value, Dimension.EVENT_SOURCE.value)
+"""Extra dimension set added only when the EventSource dimension is enabled (opt-in)."""
+
+
+# --------------------------------------------------------------------------- metrics
+class Unit(str, Enum):
+    """The EMF/CloudWatch units this contract uses."""
+
+    COUNT = "Count"
+    MILLISECONDS = "Milliseconds"
+
+
+class Metric(str, Enum):
+    """Standard metrics. ``.unit`` gives the CloudWatch unit."""
+
+    EVENTS_RECEIVED = "EventsReceived"
+    EVENTS_SUCCEEDED = "EventsSucceeded"
+    DUPLICATE_COMPLETED = "DuplicateCompleted"
+    DUPLICATE_IN_PROGRESS = "DuplicateInProgress"
+    PAYLOAD_CONFLICT = "PayloadConflict"
+    STALE_CLAIM_TAKEOVER = "StaleClaimTakeover"
+    REDELIVERY = "Redelivery"
+    RETRYABLE_FAILURE = "RetryableFailure"
+    PERMANENT_FAILURE = "PermanentFailure"
+    POISON_MESSAGE = "PoisonMessage"
+    TIMEOUT_BUDGET_ABORT = "TimeoutBudgetAbort"
+    AMBIGUOUS_COMMIT = "AmbiguousCommit"
+    BATCH_ITEM_FAILURES = "BatchItemFailures"
+    RECORD_AGE = "RecordAge"
+    REMAINING_TIME_AT_SIDE_EFFECT = "RemainingTimeAtSideEffect"
+    IDEMPOTENCY_STORE_ERROR = "IdempotencyStoreError"
+    COLD_START = "ColdStart"
+
+    @property
+    def unit(self) -> Unit:
+        return METRIC_UNITS[self]
+
+
+METRIC_UNITS: Mapping[Metric, Unit] = MappingProxyType(
+    {m: (Unit.MILLISECONDS if m in (Metric.RECORD_AGE, Metric.REMAINING_TIME_AT_SIDE_EFFECT) else Unit.COUNT) for m in Metric}
+)
+
+METRIC_DESCRIPTIONS: Mapping[Metric, str] = MappingProxyType(
+    {
+        Metric.EVENTS_RECEIVED: "an event or batch record the handler started on",
+        Metric.EVENTS_SUCCEEDED: "first processing finished and recorded COMPLETED",
+        Metric.DUPLICATE_COMPLETED: "key already COMPLETED with the same payload hash: stored result returned, side effect skipped",
+        Metric.DUPLICATE_IN_PROGRESS: "key IN_PROGRESS and not expired: concurrent duplicate, told to retry later",
+        Metric.PAYLOAD_CONFLICT: "key reused with a different payload hash: rejected",
+        Metric.STALE_CLAIM_TAKEOVER: "an IN_PROGRESS claim past its expiry taken over (a stuck key recovered)",
+        Metric.REDELIVERY: "delivery attempt > 1 (e.g. SQS ApproximateReceiveCount > 1)",
+        Metric.RETRYABLE_FAILURE: "failure the source will retry (throttling, dependency unavailable)",
+        Metric.PERMANENT_FAILURE: "validation or other permanent failure, not to be retried",
+        Metric.POISON_MESSAGE: "event quarantined or routed to a DLQ",
+        Metric.TIMEOUT_BUDGET_ABORT: "side effect refused: remaining time below the safe budget",
+        Metric.AMBIGUOUS_COMMIT: "side-effect outcome unknown (e.g. timeout after the call): needs reconciliation",
+        Metric.BATCH_ITEM_FAILURES: "items returned in batchItemFailures",
+        Metric.RECORD_AGE: "now minus the record's arrival/sent time when processing starts (iterator age per record)",
+        Metric.REMAINING_TIME_AT_SIDE_EFFECT: "remaining invocation time when a side effect starts",
+        Metric.IDEMPOTENCY_STORE_ERROR: "the idempotency persistence layer failed",
+        Metric.COLD_START: "first invocation of an execution environment (also on failing invocations)",
+    }
+)
+
+
+# --------------------------------------------------------------------------- outcomes
+class Outcome(str, Enum):
+    """Value of the ``outcome`` log key. Every call that changes a metric writes exactly
+    one log record with one of these values (see OUTCOME_METRIC), so counts derived
+    from the logs equal the metric counts for the same traffic.
+    """
+
+    RECEIVED = "received"  # EventsReceived (+ RecordAge when known, + Redelivery when attempt > 1)
+    CLAIMED = "claimed"  # key claimed, record written IN_PROGRESS (no metric; feeds stuck-key detection)
+    SUCCEEDED = "succeeded"
+    DUPLICATE_COMPLETED = "duplicate_completed"
+    DUPLICATE_IN_PROGRESS = "duplicate_in_progress"
+    PAYLOAD_CONFLICT = "payload_conflict"
+    STALE_CLAIM_TAKEOVER = "stale_claim_takeover"
+    RETRYABLE_FAILURE = "retryable_failure"
+    PERMANENT_FAILURE = "permanent_failure"
+    POISON_MESSAGE = "poison_message"
+    TIMEOUT_BUDGET_ABORT = "timeout_budget_abort"
+    AMBIGUOUS_COMMIT = "ambiguous_commit"
+    SIDE_EFFECT_STARTED = "side_effect_started"  # RemainingTimeAtSideEffect
+    BATCH_ITEM_FAILURE = "batch_item_failure"  # one record per item in batchItemFailures
+    STORE_ERROR = "store_error"
+    COLD_START = "cold_start"  # one per cold invocation, written at invocation start
+
+
+OUTCOME_METRIC: Mapping[Outcome, Metric | None] = MappingProxyType(
+    {
+        Outcome.RECEIVED: Metric.EVENTS_RECEIVED,
+        Outcome.CLAIMED: None,
+        Outcome.SUCCEEDED: Metric.EVENTS_SUCCEEDED,
+        Outcome.DUPLICATE_COMPLETED: Metric.DUPLICATE_COMPLETED,
+        Outcome.DUPLICATE_IN_PROGRESS: Metric.DUPLICATE_IN_PROGRESS,
+        Outcome.PAYLOAD_CONFLICT: Metric.PAYLOAD_CONFLICT,
+        Outcome.STALE_CLAIM_TAKEOVER: Metric.STALE_CLAIM_TAKEOVER,
+        Outcome.RETRYABLE_FAILURE: Metric.RETRYABLE_FAILURE,
+        Outcome.PERMANENT_FAILURE: Metric.PERMANENT_FAILURE,
+        Outcome.POISON_MESSAGE: Metric.POISON_MESSAGE,
+        Outcome.TIMEOUT_BUDGET_ABORT: Metric.TIMEOUT_BUDGET_ABORT,
+        Outcome.AMBIGUOUS_COMMIT: Metric.AMBIGUOUS_COMMIT,
+        Outcome.SIDE_EFFECT_STARTED: Metric.REMAINING_TIME_AT_SIDE_EFFECT,
+        Outcome.BATCH_ITEM_FAILURE: Metric.BATCH_ITEM_FAILURES,
+        Outcome.STORE_ERROR: Metric.IDEMPOTENCY_STORE_ERROR,
+        Outcome.COLD_START: Metric.COLD_START,
+    }
+)
+"""The metric each outcome increments (Count metrics by 1; Milliseconds metrics by the
+record's ``remaining_time_ms``). Derived metrics, not outcomes:
+- Redelivery: a ``received`` record with ``attempt`` > 1;
+- RecordAge: the ``record_age_ms`` of a ``received`` record, when present.
+"""
+
+METRIC_OUTCOME: Mapping[Metric, Outcome] = MappingProxyType(
+    {m: o for o, m in OUTCOME_METRIC.items() if m is not None}
+)
+
+
+class IdempotencyStatus(str, Enum):
+    """Value of the ``idempotency_status`` log key: the record's state after the outcome."""
+
+    IN_PROGRESS = "IN_PROGRESS"
+    COMPLETED = "COMPLETED"
+    EXPIRED = "EXPIRED"  # an IN_PROGRESS claim found past its expiry (then taken over)
+    DELETED = "DELETED"  # claim released after a failure so the source can retry
+
+
+class ErrorClass(str, Enum):
+    """How a failure is classified; decides the outcome written."""
+
+    RETRYABLE = "retryable"
+    PERMANENT = "permanent"
+    POISON = "poison"
+
+
+ERROR_CLASS_OUTCOME: Mapping[ErrorClass, Outcome] = MappingProxyType(
+    {
+        ErrorClass.RETRYABLE: Outcome.RETRYABLE_FAILURE,
+        ErrorClass.PERMANENT: Outcome.PERMANENT_FAILURE,
+        ErrorClass.POISON: Outcome.POISON_MESSAGE,
+    }
+)
+
+
+class EventSource(str, Enum):
+    """Bounded values of the ``event_source`` log key and the optional EventSource dimension."""
+
+    SQS = "sqs"
+    KINESIS = "kinesis"
+    DYNAMODB = "dynamodb"
+    EVENTBRIDGE = "eventbridge"
+    API_GATEWAY_REST = "apigateway-rest"
+    API_GATEWAY_HTTP = "apigateway-http"
+    ALB = "alb"
+    SNS = "sns"
+    GENERIC = "generic"
+
+
+# --------------------------------------------------------------------------- log keys
+class LogKey(str, Enum):
+    """Keys of the structured JSON log record written per outcome.
+
+    The first nine follow Powertools Logger. Units are in the key name where there is one
+    (``_ms`` = milliseconds; ``_at_ms`` = epoch milliseconds).
+    """
+
+    LEVEL = "level"  # INFO | WARNING | ERROR
+    MESSAGE = "message"
+    TIMESTAMP = "timestamp"  # ISO-8601 UTC with milliseconds, e.g. 2026-01-05T10:20:01.000Z
+    SERVICE = "service"
+    COLD_START = "cold_start"  # bool
+    FUNCTION_NAME = "function_name"
+    FUNCTION_REQUEST_ID = "function_request_id"
+    XRAY_TRACE_ID = "xray_trace_id"
+    CORRELATION_ID = "correlation_id"
+    OPERATION = "operation"
+    EVENT_SOURCE = "event_source"  # EventSource value
+    EVENT_ID = "event_id"  # messageId, sequenceNumber, eventID, EventBridge id, API request id
+    IDEMPOTENCY_KEY = "idempotency_key"  # or its hash when hashing is on
+    IDEMPOTENCY_STATUS = "idempotency_status"  # IdempotencyStatus value
+    IN_PROGRESS_EXPIRES_AT_MS = "in_progress_expires_at_ms"  # epoch ms; on claimed/takeover records
+    OUTCOME = "outcome"  # Outcome value
+    ERROR_CODE = "error_code"
+    ERROR_CLASS = "error_class"  # ErrorClass value
+    RETRYABLE = "retryable"  # bool
+    ATTEMPT = "attempt"  # int >= 1
+    RECORD_AGE_MS = "record_age_ms"
+    REMAINING_TIME_MS = "remaining_time_ms"
+    SIDE_EFFECT_REF = "side_effect_ref"
+    TENANT_ID = "tenant_id"
+    SCHEMA_VERSION = "schema_version"
+    WARNING_CODE = "idemwatch_warning"  # on the emitter's own warning records (dropped values)
+
+
+LOG_KEYS: tuple[str, ...] = tuple(k.value for k in LogKey)
+
+DEFAULT_REDACTED_KEYS: frozenset[str] = frozenset(
+    {
+        "password", "passwd", "secret", "client_secret", "token", "access_token", "refresh_token",
+        "id_token", "authorization", "cookie", "set-cookie", "api_key", "apikey", "x-api-key",
+        "private_key", "card_number", "cardnumber", "pan", "cvv", "cvc", "ssn", "iban",
+    }
+)
+"""Property names (case-insensitive, ``-`` and ``_`` equivalent) whose values are replaced
+by ``REDACTED`` in every log record."""
+
+REDACTED = "***REDACTED***"
