@@ -15,7 +15,7 @@ import click
 COMMANDS: dict[str, str] = {
     "query": "collector.commands:query",
     "collect": "collector.commands:collect",
-    "demo": "dashboard.commands:demo",
+    "demo": "dashboard.demo.cli:demo",
     "dashboard": "dashboard.commands:dashboard",
     "alarms": "alarms.commands:alarms",
 }
