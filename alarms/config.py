@@ -1,0 +1,295 @@
+"""Stack config: which alarms apply to which resources, and the team's overrides.
+
+The file is YAML (JSON is valid YAML too), read with ``yaml.safe_load``. Every key is checked:
+unknown keys, wrong types and unknown signal ids are a :class:`~alarms.exceptions.ConfigError`
+naming the key path, never silently ignored. Shape (only ``service`` and ``functions`` are required)::
+
+    stack: shop                    # names the alarms (prefix) and the idemwatch:stack tag; default = service
+    service: shop                  # the Service dimension value the emitter writes
+    namespace: Idempotency         # EMF namespace (default emitter.contract.NAMESPACE_DEFAULT)
+    alarm_name_prefix: "shop-"     # default "<stack>-"
+    idempotency_table: idempotency # named in descriptions
+    actions:                       # SNS topic ARNs per severity (critical | warning | info); default none
+      critical: [arn:aws:sns:...:pager]
+    notify_ok: true                # also send OK transitions to the same topics (default true)
+    tags: {team: payments}         # extra tags on every alarm
+    disabled_signals: [lambda_throttles]
+    overrides:                     # per signal id, for every target
+      record_age_max: {threshold: 120000}
+    functions:
+      - name: orders-consumer      # Lambda function name (FunctionName dimension, log group /aws/lambda/<name>)
+        operation: ProcessOrders   # the Operation dimension the emitter writes
+        event_source: sqs          # emitter.contract.EventSource value
+        queue: orders-queue        # SQS source queue (AgeOfOldestMessage)
+        dlq: orders-dlq            # its dead-letter queue (ApproximateNumberOfMessagesVisible)
+        stream: null               # Kinesis / DynamoDB stream name (descriptions; IteratorAge is per function)
+        log_group: null            # default /aws/lambda/<name>
+        overrides: {}              # per signal id, this function only (wins over the global ones)
+        disabled_signals: []
+
+Override keys: threshold, period, evaluation_periods, datapoints_to_alarm, severity,
+treat_missing_data (needs treat_missing_reason), treat_missing_reason, enabled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from alarms.constants import LAMBDA_LOG_GROUP_PREFIX
+from alarms.exceptions import ConfigError
+from alarms.signals import SIGNALS
+from alarms.types import Severity, TreatMissingData
+from emitter.contract import NAMESPACE_DEFAULT, EventSource
+
+_OVERRIDE_KEYS = {
+    "threshold": (int, float),
+    "period": (int,),
+    "evaluation_periods": (int,),
+    "datapoints_to_alarm": (int,),
+    "severity": (str,),
+    "treat_missing_data": (str,),
+    "treat_missing_reason": (str,),
+    "enabled": (bool,),
+}
+_TOP_KEYS = {
+    "stack", "service", "namespace", "alarm_name_prefix", "idempotency_table", "actions", "notify_ok", "tags",
+    "disabled_signals", "overrides", "functions",
+}
+_FUNCTION_KEYS = {
+    "name", "operation", "event_source", "queue", "dlq", "stream", "log_group", "overrides", "disabled_signals",
+}
+
+
+@dataclass(frozen=True)
+class SignalOverride:
+    """Team overrides of one signal's defaults (``None`` = keep the default)."""
+
+    threshold: float | None = None
+    period: int | None = None
+    evaluation_periods: int | None = None
+    datapoints_to_alarm: int | None = None
+    severity: Severity | None = None
+    treat_missing_data: TreatMissingData | None = None
+    treat_missing_reason: str | None = None
+    enabled: bool | None = None
+
+    def merged(self, other: "SignalOverride | None") -> "SignalOverride":
+        """``other``'s set fields win over this one's."""
+        if other is None:
+            return self
+        return SignalOverride(**{k: (getattr(other, k) if getattr(other, k) is not None else getattr(self, k))
+                                 for k in _OVERRIDE_KEYS})
+
+
+@dataclass(frozen=True)
+class FunctionConfig:
+    """One Lambda function of the stack."""
+
+    name: str
+    operation: str
+    event_source: EventSource
+    queue: str | None = None
+    dlq: str | None = None
+    stream: str | None = None
+    log_group: str = ""
+    overrides: Mapping[str, SignalOverride] = field(default_factory=dict)
+    disabled_signals: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    """The whole stack config (see the module docstring for the file shape)."""
+
+    stack: str
+    service: str
+    namespace: str
+    alarm_name_prefix: str
+    functions: tuple[FunctionConfig, ...]
+    idempotency_table: str | None = None
+    actions: Mapping[Severity, tuple[str, ...]] = field(default_factory=dict)
+    notify_ok: bool = True
+    tags: Mapping[str, str] = field(default_factory=dict)
+    disabled_signals: frozenset[str] = frozenset()
+    overrides: Mapping[str, SignalOverride] = field(default_factory=dict)
+    source: Path | None = None
+
+
+def load_config(path: str | Path) -> StackConfig:
+    """Read and check a stack config file (YAML or JSON).
+
+    Raises :class:`ConfigError` (with the file and key path) when the file is missing, not
+    YAML, or any key is unknown, of the wrong type or inconsistent.
+    """
+    import yaml
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the config file ({exc.strerror})", file=str(p)) from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"not valid YAML: {exc}", file=str(p)) from exc
+    try:
+        cfg = parse_config(data)
+    except ConfigError as exc:
+        raise ConfigError(str(exc), file=str(p)) from None
+    return StackConfig(**{**cfg.__dict__, "source": p})
+
+
+def parse_config(data: Any) -> StackConfig:
+    """Build a :class:`StackConfig` from the decoded document (a mapping). Raises :class:`ConfigError`."""
+    if not isinstance(data, dict):
+        raise ConfigError("the config must be a mapping at the top level")
+    _no_unknown(data, _TOP_KEYS, "")
+    service = _str(data, "service", "", required=True)
+    stack = _str(data, "stack", "", default=service)
+    namespace = _str(data, "namespace", "", default=NAMESPACE_DEFAULT)
+    prefix = data.get("alarm_name_prefix", f"{stack}-")
+    if not isinstance(prefix, str):
+        raise ConfigError("must be a string", "alarm_name_prefix")
+    functions_raw = data.get("functions")
+    if not isinstance(functions_raw, list) or not functions_raw:
+        raise ConfigError("must be a non-empty list of functions", "functions")
+    functions = tuple(_function(f, i) for i, f in enumerate(functions_raw))
+    names = [f.name for f in functions]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ConfigError(f"duplicate function name(s): {', '.join(dupes)}", "functions")
+    actions_raw = data.get("actions") or {}
+    if not isinstance(actions_raw, dict):
+        raise ConfigError("must be a mapping of severity -> list of SNS topic ARNs", "actions")
+    actions: dict[Severity, tuple[str, ...]] = {}
+    for sev, arns in actions_raw.items():
+        severity = _enum(Severity, sev, f"actions.{sev}")
+        if isinstance(arns, str):
+            arns = [arns]
+        if not isinstance(arns, list) or not all(isinstance(a, str) and a for a in arns):
+            raise ConfigError("must be a list of ARNs", f"actions.{sev}")
+        for a in arns:
+            if not a.startswith("arn:"):
+                raise ConfigError(f"{a!r} is not an ARN", f"actions.{sev}")
+        actions[severity] = tuple(arns)
+    notify_ok = data.get("notify_ok", True)
+    if not isinstance(notify_ok, bool):
+        raise ConfigError("must be true or false", "notify_ok")
+    tags = data.get("tags") or {}
+    if not isinstance(tags, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float))
+                                            for k, v in tags.items()):
+        raise ConfigError("must be a mapping of string -> string", "tags")
+    table = data.get("idempotency_table")
+    if table is not None and not isinstance(table, str):
+        raise ConfigError("must be a string", "idempotency_table")
+    return StackConfig(
+        stack=stack,
+        service=service,
+        namespace=namespace,
+        alarm_name_prefix=prefix,
+        functions=functions,
+        idempotency_table=table,
+        actions=MappingProxyType(actions),
+        notify_ok=notify_ok,
+        tags=MappingProxyType({k: str(v) for k, v in tags.items()}),
+        disabled_signals=_signal_set(data.get("disabled_signals"), "disabled_signals"),
+        overrides=_overrides(data.get("overrides"), "overrides"),
+    )
+
+
+def _function(raw: Any, i: int) -> FunctionConfig:
+    at = f"functions[{i}]"
+    if not isinstance(raw, dict):
+        raise ConfigError("must be a mapping", at)
+    _no_unknown(raw, _FUNCTION_KEYS, at)
+    name = _str(raw, "name", at, required=True)
+    es = raw.get("event_source")
+    if es is None:
+        raise ConfigError("is required (one of: " + ", ".join(e.value for e in EventSource) + ")",
+                          f"{at}.event_source")
+    event_source = _enum(EventSource, es, f"{at}.event_source")
+    queue = _str(raw, "queue", at)
+    dlq = _str(raw, "dlq", at)
+    stream = _str(raw, "stream", at)
+    if queue and event_source is not EventSource.SQS:
+        raise ConfigError(f"a source queue needs event_source sqs (got {event_source.value})", f"{at}.queue")
+    return FunctionConfig(
+        name=name,
+        operation=_str(raw, "operation", at, required=True),
+        event_source=event_source,
+        queue=queue,
+        dlq=dlq,
+        stream=stream,
+        log_group=_str(raw, "log_group", at) or f"{LAMBDA_LOG_GROUP_PREFIX}{name}",
+        overrides=_overrides(raw.get("overrides"), f"{at}.overrides"),
+        disabled_signals=_signal_set(raw.get("disabled_signals"), f"{at}.disabled_signals"),
+    )
+
+
+def _overrides(raw: Any, at: str) -> Mapping[str, SignalOverride]:
+    if raw is None:
+        return MappingProxyType({})
+    if not isinstance(raw, dict):
+        raise ConfigError("must be a mapping of signal id -> settings", at)
+    out: dict[str, SignalOverride] = {}
+    for sid, settings in raw.items():
+        here = f"{at}.{sid}"
+        if sid not in SIGNALS:
+            raise ConfigError(f"unknown signal id (known: {', '.join(SIGNALS)})", here)
+        if not isinstance(settings, dict):
+            raise ConfigError("must be a mapping", here)
+        _no_unknown(settings, set(_OVERRIDE_KEYS), here)
+        kw: dict[str, Any] = {}
+        for key, value in settings.items():
+            types = _OVERRIDE_KEYS[key]
+            if isinstance(value, bool) and bool not in types or not isinstance(value, types):
+                raise ConfigError(f"must be {' or '.join(t.__name__ for t in types)}, got {value!r}", f"{here}.{key}")
+            if key == "severity":
+                value = _enum(Severity, value, f"{here}.{key}")
+            elif key == "treat_missing_data":
+                value = _enum(TreatMissingData, value, f"{here}.{key}")
+            elif key in ("period", "evaluation_periods", "datapoints_to_alarm") and value < 1:
+                raise ConfigError("must be >= 1", f"{here}.{key}")
+            kw[key] = value
+        if "treat_missing_data" in kw and not kw.get("treat_missing_reason"):
+            raise ConfigError("changing treat_missing_data needs treat_missing_reason (why that choice)", here)
+        out[sid] = SignalOverride(**kw)
+    return MappingProxyType(out)
+
+
+def _signal_set(raw: Any, at: str) -> frozenset[str]:
+    if raw is None:
+        return frozenset()
+    if not isinstance(raw, list) or not all(isinstance(s, str) for s in raw):
+        raise ConfigError("must be a list of signal ids", at)
+    unknown = [s for s in raw if s not in SIGNALS]
+    if unknown:
+        raise ConfigError(f"unknown signal id(s) {', '.join(unknown)} (known: {', '.join(SIGNALS)})", at)
+    return frozenset(raw)
+
+
+def _no_unknown(d: dict, allowed: set[str], at: str) -> None:
+    unknown = sorted(str(k) for k in d if k not in allowed)
+    if unknown:
+        raise ConfigError(f"unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})", at)
+
+
+def _str(d: dict, key: str, at: str, required: bool = False, default: str | None = None) -> Any:
+    here = f"{at}.{key}" if at else key
+    value = d.get(key)
+    if value is None:
+        if required:
+            raise ConfigError("is required", here)
+        return default
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"must be a non-empty string, got {value!r}", here)
+    return value
+
+
+def _enum(enum: Any, value: Any, at: str) -> Any:
+    try:
+        return enum(value)
+    except ValueError:
+        raise ConfigError(f"{value!r} is not one of: {', '.join(e.value for e in enum)}", at) from None

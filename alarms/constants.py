@@ -1,0 +1,56 @@
+"""Constants: AWS metric names and dimensions outside this project's contract, tags, API limits.
+
+This project's own metric names and dimensions come from :mod:`emitter.contract`; the AWS ones
+are spelled here once, each with the documentation page it comes from.
+"""
+
+from __future__ import annotations
+
+# --------------------------------------------------------------------------- AWS metrics
+# https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html
+LAMBDA_NAMESPACE = "AWS/Lambda"
+LAMBDA_FUNCTION_DIMENSION = "FunctionName"
+LAMBDA_ITERATOR_AGE = "IteratorAge"  # ms; stream event sources only (Kinesis, DynamoDB Streams)
+LAMBDA_ERRORS = "Errors"
+LAMBDA_THROTTLES = "Throttles"
+
+# https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-available-cloudwatch-metrics.html
+SQS_NAMESPACE = "AWS/SQS"
+SQS_QUEUE_DIMENSION = "QueueName"
+SQS_AGE_OF_OLDEST_MESSAGE = "ApproximateAgeOfOldestMessage"  # seconds
+SQS_MESSAGES_VISIBLE = "ApproximateNumberOfMessagesVisible"  # gauge: alarm on Maximum, never Sum
+
+# https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/CloudWatch-Logs-Monitoring-CloudWatch-Metrics.html
+# (dimension as in the CloudFormation/CDK canned metrics: LogsMetrics.emfValidationErrorsSum({LogGroupName}))
+LOGS_NAMESPACE = "AWS/Logs"
+LOGS_LOG_GROUP_DIMENSION = "LogGroupName"
+LOGS_EMF_VALIDATION_ERRORS = "EMFValidationErrors"
+LOGS_EMF_PARSING_ERRORS = "EMFParsingErrors"
+
+LAMBDA_LOG_GROUP_PREFIX = "/aws/lambda/"
+
+# --------------------------------------------------------------------------- management tags
+TAG_MANAGED_BY = "idemwatch:managed-by"
+TAG_MANAGED_BY_VALUE = "idemwatch"
+TAG_STACK = "idemwatch:stack"
+TAG_SIGNAL = "idemwatch:signal"
+TAG_SEVERITY = "idemwatch:severity"
+
+# --------------------------------------------------------------------------- PutMetricAlarm rules
+# https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html
+HIGH_RESOLUTION_PERIODS = (10, 20, 30)  # "Valid values are 10, 20, 30, and any multiple of 60"
+ONE_HOUR_S = 3_600
+ONE_DAY_S = 86_400  # Period x EvaluationPeriods limit when Period < 1 h
+SEVEN_DAYS_S = 604_800  # ... and when Period >= 1 h
+MAX_METRIC_QUERIES = 20  # "Metrics": up to 20 MetricDataQuery structures in an alarm
+MAX_METRIC_STATS = 10  # "...of which at most 10 may be MetricStat" (alarms on math expressions: <= 10 metrics)
+METRIC_ID_PATTERN = r"^[a-z][A-Za-z0-9_]*$"  # MetricDataQuery.Id
+SINGLE_METRIC_FIELDS = ("MetricName", "Namespace", "Statistic", "ExtendedStatistic", "Dimensions", "Period", "Unit")
+TREAT_MISSING_VALUES = ("breaching", "notBreaching", "ignore", "missing")
+LOW_SAMPLE_COUNT_VALUES = ("evaluate", "ignore")
+
+# --------------------------------------------------------------------------- backtest
+DEFAULT_EXTRA_RANGE_PERIODS = 2
+"""Evaluation range = EvaluationPeriods + 2: the user guide's worked example (3 evaluation periods,
+"CloudWatch retrieves the 5 most recent data points"). The real range depends on the period and
+resolution and is not published; this is the documented example generalised."""
