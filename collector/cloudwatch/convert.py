@@ -1,0 +1,148 @@
+"""Typing of Logs Insights results: GetQueryResults returns every value as a string; the standard tables have
+DuckDB column types (collector/tables.py). This module converts one to the other so a table collected from
+CloudWatch is indistinguishable from the same table collected offline.
+
+Conversions (value -> column type):
+- TIMESTAMP: ``YYYY-MM-DD HH:MM:SS.mmm`` (how Logs Insights prints ``@timestamp`` and ``bin()``), ISO-8601 with
+  ``T``/``Z``, or epoch milliseconds -> UTC timestamp, millisecond precision.
+- BIGINT: ``"12"`` or ``"12.0"`` -> 12 (a fractional value is a bad value). DOUBLE: any float literal.
+- BOOLEAN: ``true``/``false``/``1``/``0`` (case-insensitive). VARCHAR: unchanged.
+- A missing field or empty value -> null. A value that does not convert -> null, counted in ``ConversionReport``.
+Fields the table does not have (e.g. ``@ptr``) are dropped and counted too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from collector.tables import Table
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+ARROW_TYPES: dict[str, pa.DataType] = {
+    "TIMESTAMP": pa.timestamp("ms", tz="UTC"),
+    "VARCHAR": pa.string(),
+    "BIGINT": pa.int64(),
+    "DOUBLE": pa.float64(),
+    "BOOLEAN": pa.bool_(),
+}
+
+
+@dataclass
+class ConversionReport:
+    """What could not be typed: ``bad_values`` per column (value kept as null), ``extra_fields`` per field name
+    returned by the query but not in the table (dropped), ``rows`` converted."""
+
+    rows: int = 0
+    bad_values: Counter[str] = field(default_factory=Counter)
+    extra_fields: Counter[str] = field(default_factory=Counter)
+
+    def add(self, other: ConversionReport) -> None:
+        self.rows += other.rows
+        self.bad_values.update(other.bad_values)
+        self.extra_fields.update(other.extra_fields)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rows": self.rows, "bad_values": dict(self.bad_values), "extra_fields": dict(self.extra_fields)}
+
+
+def arrow_schema(table: Table) -> pa.Schema:
+    """The Arrow schema of a standard table (column order and types from collector/tables.py)."""
+    return pa.schema([(name, ARROW_TYPES[t]) for name, t in table.columns])
+
+
+def parse_timestamp_ms(value: str) -> int:
+    """Logs Insights timestamp text -> epoch milliseconds (UTC). Raises ValueError when it is not a timestamp."""
+    v = value.strip()
+    if v.replace(".", "", 1).isdigit():
+        return int(float(v))
+    v = v.replace("T", " ").rstrip("Z")
+    v = v.removesuffix("+00:00")
+    for fmt in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M"):
+        try:
+            dt = datetime.strptime(v, fmt).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+        return (dt - _EPOCH) // timedelta(milliseconds=1)
+    raise ValueError(f"not a timestamp: {value!r}")
+
+
+def _convert(value: str, duck_type: str) -> Any:
+    if duck_type == "VARCHAR":
+        return value
+    if duck_type == "TIMESTAMP":
+        return parse_timestamp_ms(value)
+    if duck_type == "BIGINT":
+        f = float(value)
+        if not math.isfinite(f) or f != int(f):
+            raise ValueError(value)
+        return int(f)
+    if duck_type == "DOUBLE":
+        return float(value)
+    if duck_type == "BOOLEAN":
+        low = value.strip().lower()
+        if low in ("true", "1"):
+            return True
+        if low in ("false", "0"):
+            return False
+        raise ValueError(value)
+    raise ValueError(f"unknown column type {duck_type}")
+
+
+def to_arrow(rows: Iterable[dict[str, str | None]], table: Table) -> tuple[pa.Table, ConversionReport]:
+    """Rows of string values (field -> value) -> Arrow table with the standard table's schema."""
+    report = ConversionReport()
+    names = table.column_names
+    cols: dict[str, list[Any]] = {n: [] for n in names}
+    wanted = set(names)
+    for row in rows:
+        report.rows += 1
+        for k in row:
+            if k not in wanted:
+                report.extra_fields[k] += 1
+        for name, duck_type in table.columns:
+            v = row.get(name)
+            if v is None or v == "":
+                cols[name].append(None)
+                continue
+            try:
+                cols[name].append(_convert(v, duck_type))
+            except (ValueError, OverflowError):
+                report.bad_values[name] += 1
+                cols[name].append(None)
+    schema = arrow_schema(table)
+    arrays = [pa.array(cols[n], type=pa.int64() if schema.field(n).type == ARROW_TYPES["TIMESTAMP"] else schema.field(n).type)
+              for n in names]
+    arrays = [a.cast(schema.field(n).type) if schema.field(n).type == ARROW_TYPES["TIMESTAMP"] else a
+              for a, n in zip(arrays, names)]
+    return pa.Table.from_arrays(arrays, schema=schema), report
+
+
+def to_frame(rows: Iterable[dict[str, str | None]], table: Table) -> tuple[pd.DataFrame, ConversionReport]:
+    """Same as ``to_arrow`` as a pandas DataFrame (timestamps tz-aware UTC, nullable ints/bools)."""
+    t, report = to_arrow(rows, table)
+    return frame_from_arrow(t), report
+
+
+def frame_from_arrow(t: pa.Table) -> pd.DataFrame:
+    return t.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}.get)
+
+
+def write_parquet(df: pd.DataFrame | pa.Table, table: Table, path: Path) -> int:
+    """Write ``df`` with the standard table's exact schema to ``path`` (atomically); returns the row count."""
+    t = df if isinstance(df, pa.Table) else pa.Table.from_pandas(df, schema=arrow_schema(table), preserve_index=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    pq.write_table(t, tmp)
+    tmp.replace(path)
+    return t.num_rows

@@ -1,0 +1,348 @@
+"""Logs Insights query runner: StartQuery / GetQueryResults / StopQuery at scale.
+
+What it adds over "start a query and poll it every second" (e.g. awswrangler's ``read_logs``):
+
+- a concurrency cap (default 5) so the collector never takes the account's whole concurrent-query quota, with new
+  queries started as soon as a slot frees (a pipeline, not batches);
+- StartQuery retried on ``LimitExceededException`` (quota full) and throttling with full-jitter exponential backoff;
+- polling on a growing schedule, all terminal states handled (Complete, Failed, Cancelled, Timeout, Unknown), and its
+  own per-query deadline after which it calls StopQuery;
+- results read to the end with ``nextToken`` when the installed botocore supports it (up to 100,000 rows per query),
+  and a window whose result is still capped split into ``[a, m]``, ``[m + 1, b]`` and re-run, recursively; a result
+  that cannot be split further is reported truncated, never as complete;
+- rows returned while ``Running`` (partial results) are never used;
+- query statistics and API call counts recorded for the manifest and the cost report.
+
+Thread-safety: one runner may be used by one ``run`` call at a time; botocore clients are thread-safe.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from collector.cloudwatch.backoff import Backoff, PollSchedule, RateLimiter
+from collector.cloudwatch.constants import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_QUERY_DEADLINE_S,
+    MAX_LOG_GROUPS_PER_QUERY,
+    MAX_QUERY_LIMIT,
+    ROWS_PER_PAGE,
+    TERMINAL_STATUSES,
+)
+from collector.cloudwatch.exceptions import CloudWatchCollectorError
+from collector.cloudwatch.session import error_code, is_throttling, translate
+from collector.cloudwatch.types import QueryAttempt, QueryStats, WindowResult
+from collector.cloudwatch.windows import Window, split_window
+
+DEADLINE_EXCEEDED = "DeadlineExceeded"
+"""Pseudo-status of a query we stopped (StopQuery) because our own deadline passed."""
+
+RETRIED_STATUSES = frozenset({"Failed", "Unknown", "Cancelled"})
+"""Terminal statuses after which the same window is tried again (up to ``max_retries`` times): Failed and Unknown
+are usually transient on the service side; Cancelled means someone else stopped our query."""
+
+SPLIT_STATUSES = frozenset({"Timeout", DEADLINE_EXCEEDED})
+"""Terminal statuses meaning the window was too big to scan in time: split it (or retry if it cannot be split)."""
+
+
+def supports_result_pagination(client: Any) -> bool:
+    """True when the client's GetQueryResults model has ``nextToken`` (botocore >= 1.40-ish: up to 100,000 rows per
+    query, 10,000 per page); older models cap a query at 10,000 rows with no way to page."""
+    try:
+        shape = client.meta.service_model.operation_model("GetQueryResults").input_shape
+        return "nextToken" in shape.members
+    except Exception:  # noqa: BLE001 - unknown client: be conservative
+        return False
+
+
+def batches(log_groups: Sequence[str], size: int = MAX_LOG_GROUPS_PER_QUERY) -> list[tuple[str, ...]]:
+    """Split log group names into batches of at most ``size`` (StartQuery takes up to 50 log groups)."""
+    if not log_groups:
+        raise ValueError("no log groups to query")
+    return [tuple(log_groups[i:i + size]) for i in range(0, len(log_groups), size)]
+
+
+@dataclass
+class ProgressEvent:
+    """Sent to ``on_progress``: ``kind`` is ``planned`` (n = tasks added), ``started``, ``done``, ``split``,
+    ``retry`` or ``throttled``; ``window``/``status`` describe the task."""
+
+    kind: str
+    window: Window | None = None
+    status: str | None = None
+    n: int = 1
+
+
+@dataclass(frozen=True)
+class QueryJob:
+    """One query to run: over ``windows`` (epoch s, inclusive) x batches of <= 50 of ``log_groups``;
+    ``split_align_s`` as in ``LogsInsightsRunner.run``."""
+
+    query: str
+    log_groups: tuple[str, ...]
+    windows: tuple[Window, ...]
+    split_align_s: int | None = 1
+
+
+@dataclass
+class _Task:
+    root: int  # index of the WindowResult this task contributes to
+    query: str
+    window: Window
+    log_groups: tuple[str, ...]
+    retries: int = 0
+    delay_s: float = 0.0  # backoff before a retry, slept in the worker (the scheduler never blocks)
+
+
+@dataclass
+class RunnerConfig:
+    """Tunables. Times in seconds (wall clock).
+
+    concurrency: queries in flight at once (default 5). deadline_s: our own limit per query, then StopQuery.
+    max_retries: re-runs of one window after Failed/Unknown/Cancelled (or Timeout of an unsplittable window).
+    limit: StartQuery ``limit``; None = 100,000 with result pagination, else 10,000.
+    paginate: None = detect from the botocore model; False forces the 10,000-row, split-only mode.
+    max_polls_per_s: GetQueryResults calls per second over all queries (token bucket; <= 0 disables).
+    """
+
+    concurrency: int = DEFAULT_CONCURRENCY
+    deadline_s: float = DEFAULT_QUERY_DEADLINE_S
+    max_retries: int = 2
+    limit: int | None = None
+    paginate: bool | None = None
+    poll: PollSchedule = field(default_factory=PollSchedule)
+    backoff: Backoff = field(default_factory=Backoff)
+    max_polls_per_s: float = 5.0
+
+
+class LogsInsightsRunner:
+    """Runs one Logs Insights query over many windows and log groups.
+
+    ``client``: a boto3 ``logs`` client (create it with botocore retries off: this class owns the retry policy).
+    ``sleep``, ``clock`` (monotonic seconds) and ``rng`` (uniform [0, 1)) are injectable for tests.
+    ``api_calls`` counts calls by operation name, including retried ones.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        config: RunnerConfig | None = None,
+        *,
+        on_progress: Callable[[ProgressEvent], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rng: Callable[[], float] = random.random,
+    ) -> None:
+        self.client = client
+        self.config = config or RunnerConfig()
+        if self.config.concurrency < 1:
+            raise ValueError("concurrency must be >= 1")
+        self.paginate = supports_result_pagination(client) if self.config.paginate is None else self.config.paginate
+        self.limit = self.config.limit or (MAX_QUERY_LIMIT if self.paginate else ROWS_PER_PAGE)
+        self.on_progress = on_progress or (lambda e: None)
+        self.sleep, self.clock, self.rng = sleep, clock, rng
+        self.api_calls: Counter[str] = Counter()
+        self.stats = QueryStats()
+        self._lock = threading.Lock()
+        self._poll_limiter = RateLimiter(self.config.max_polls_per_s, clock=clock, sleep=sleep)
+        self._abort = threading.Event()
+
+    # ------------------------------------------------------------------ public
+    def run(self, query: str, log_groups: Sequence[str], windows: Sequence[Window], *,
+            split_align_s: int | None = 1) -> list[WindowResult]:
+        """Run ``query`` over every window and every batch of <= 50 log groups.
+
+        ``split_align_s``: a capped or timed-out window is split at a multiple of this many seconds (60 for tables
+        binned by minute, so no bin is split between queries); None = never split (the result is flagged
+        truncated instead). Returns one WindowResult per (window, log-group batch), windows in the given order.
+        Raises CloudWatchCollectorError (missing credentials, access denied, unknown log group, malformed query,
+        throttled after every retry); queries still running are stopped first.
+        """
+        return self.run_jobs([QueryJob(query, tuple(log_groups), tuple(windows), split_align_s)])[0]
+
+    def run_jobs(self, jobs: Sequence[QueryJob]) -> list[list[WindowResult]]:
+        """Run several queries through one pool, so the concurrency cap holds over all of them and a slot freed by
+        one table's query is taken by the next task of any table. Returns, per job, what ``run`` returns."""
+        results: list[WindowResult] = []
+        aligns: list[int | None] = []
+        owner: list[int] = []
+        tasks: list[_Task] = []
+        for j, job in enumerate(jobs):
+            if not job.query.strip():
+                raise CloudWatchCollectorError("empty query")
+            for w in job.windows:
+                for lg in batches(list(job.log_groups)):
+                    results.append(WindowResult(window=w, log_groups=lg))
+                    aligns.append(job.split_align_s)
+                    owner.append(j)
+                    tasks.append(_Task(len(results) - 1, job.query, w, lg))
+        pieces: dict[int, list[tuple[Window, list[dict[str, str]]]]] = {i: [] for i in range(len(results))}
+        self.on_progress(ProgressEvent("planned", n=len(tasks)))
+        self._abort.clear()
+        pending: set[Future] = set()
+        queue = list(tasks)
+        with ThreadPoolExecutor(max_workers=self.config.concurrency, thread_name_prefix="logs-insights") as pool:
+            futures: dict[Future, _Task] = {}
+
+            def submit() -> None:
+                while queue and len(pending) < self.config.concurrency:
+                    t = queue.pop(0)
+                    f = pool.submit(self._execute, t)
+                    futures[f] = t
+                    pending.add(f)
+
+            submit()
+            try:
+                while pending:
+                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for f in done:
+                        pending.discard(f)
+                        task = futures.pop(f)
+                        attempt, rows = f.result()  # raises fatal errors
+                        res = results[task.root]
+                        res.attempts.append(attempt)
+                        res.stats.add(attempt.stats)
+                        queue[:0] = self._next(task, attempt, rows, res, pieces[task.root], aligns[task.root])
+                    submit()
+            except BaseException:
+                self._abort.set()  # running workers stop their queries and return
+                raise
+        for i, res in enumerate(results):
+            ordered = sorted(pieces[i], key=lambda p: p[0])
+            res.sub_windows = [w for w, _ in ordered]
+            res.rows = [r for _, rows in ordered for r in rows]
+            res.truncated_windows.sort()
+            if res.status == "complete" and res.truncated_windows:
+                res.status = "truncated"
+        out: list[list[WindowResult]] = [[] for _ in jobs]
+        for i, res in enumerate(results):
+            out[owner[i]].append(res)
+        return out
+        return results
+
+    # ------------------------------------------------------------------ scheduling
+    def _next(self, task: _Task, attempt: QueryAttempt, rows: list[dict[str, str]], res: WindowResult,
+              pieces: list[tuple[Window, list[dict[str, str]]]], align: int | None) -> list[_Task]:
+        """Decide what follows a finished attempt; returns new tasks (run before the rest of the queue)."""
+        status = attempt.status
+        if status == "Complete" and not attempt.capped:
+            pieces.append((task.window, rows))
+            self.on_progress(ProgressEvent("done", task.window, status))
+            return []
+        if status == "Complete" or status in SPLIT_STATUSES:
+            halves = split_window(task.window, align) if align else None
+            if halves is not None:
+                self.on_progress(ProgressEvent("split", task.window, status, n=2))
+                return [_Task(task.root, task.query, h, task.log_groups) for h in halves]
+            if status == "Complete":  # capped and cannot split: keep what we have, say it is incomplete
+                pieces.append((task.window, rows))
+                res.truncated_windows.append(task.window)
+                self.on_progress(ProgressEvent("done", task.window, "truncated"))
+                return []
+        if task.retries < self.config.max_retries:
+            self.on_progress(ProgressEvent("retry", task.window, status))
+            delay = self.config.backoff.delay(task.retries, self.rng)
+            return [_Task(task.root, task.query, task.window, task.log_groups, task.retries + 1, delay)]
+        res.status = "failed"
+        res.error = f"query over [{task.window.start}, {task.window.end}] ended {status} after {task.retries + 1} tries"
+        self.on_progress(ProgressEvent("done", task.window, "failed"))
+        return []
+
+    # ------------------------------------------------------------------ one query
+    def _call(self, op: str, **kwargs: Any) -> dict[str, Any]:
+        with self._lock:
+            self.api_calls[op] += 1
+        method = {"StartQuery": self.client.start_query, "GetQueryResults": self.client.get_query_results,
+                  "StopQuery": self.client.stop_query}[op]
+        return method(**kwargs)
+
+    def _with_retry(self, op: str, resource: str, **kwargs: Any) -> dict[str, Any]:
+        """Call ``op``, retrying throttling / LimitExceededException with full-jitter backoff."""
+        attempt = 0
+        while True:
+            try:
+                return self._call(op, **kwargs)
+            except Exception as exc:
+                if is_throttling(exc) and attempt < self.config.backoff.max_attempts and not self._abort.is_set():
+                    self.on_progress(ProgressEvent("throttled", status=error_code(exc)))
+                    self.sleep(self.config.backoff.delay(attempt, self.rng))
+                    attempt += 1
+                    continue
+                raise translate(exc, action="logs:" + op, resource=resource) from exc
+
+    def _execute(self, task: _Task) -> tuple[QueryAttempt, list[dict[str, str]]]:
+        """StartQuery, poll to a terminal status or our deadline, read all pages. Worker thread."""
+        names = list(task.log_groups)
+        resource = names[0] if len(names) == 1 else f"{len(names)} log groups ({names[0]}, ...)"
+        params: dict[str, Any] = {"startTime": task.window.start, "endTime": task.window.end,
+                                  "queryString": task.query, "limit": self.limit}
+        params["logGroupNames"] = names
+        if task.delay_s > 0:
+            self.sleep(task.delay_s)
+        self.on_progress(ProgressEvent("started", task.window))
+        qid = self._with_retry("StartQuery", resource, **params)["queryId"]
+        t0 = self.clock()
+        deadline = t0 + self.config.deadline_s
+        attempt = QueryAttempt(query_id=qid, window=task.window, log_groups=task.log_groups, status="Running")
+        delays = self.config.poll.delays()
+        page_args: dict[str, Any] = {"maxItems": ROWS_PER_PAGE} if self.paginate else {}
+        while True:
+            now = self.clock()
+            if now >= deadline or self._abort.is_set():
+                self._stop(qid)
+                attempt.status = DEADLINE_EXCEEDED
+                attempt.duration_s = self.clock() - t0
+                return attempt, []
+            self.sleep(min(next(delays), max(0.0, deadline - now)))
+            if self.clock() >= deadline:
+                continue  # loop head stops it
+            self._poll_limiter.acquire()
+            resp = self._with_retry("GetQueryResults", qid, queryId=qid, **page_args)
+            status = resp.get("status", "Unknown")
+            if status in TERMINAL_STATUSES:
+                break
+            # Scheduled / Running: any rows here are partial results; never used.
+        attempt.status = status
+        attempt.stats = QueryStats.from_api(resp.get("statistics"))
+        attempt.duration_s = self.clock() - t0
+        if status != "Complete":
+            return attempt, []
+        rows = [_row(r) for r in resp.get("results", [])]
+        attempt.pages = 1
+        token = resp.get("nextToken") if self.paginate else None
+        while token:
+            self._poll_limiter.acquire()
+            page = self._with_retry("GetQueryResults", qid, queryId=qid, nextToken=token, **page_args)
+            rows.extend(_row(r) for r in page.get("results", []))
+            attempt.pages += 1
+            token = page.get("nextToken")
+        attempt.rows = len(rows)
+        result_count = (resp.get("statistics") or {}).get("resultCount")
+        # Capped: the query limit was reached, or the service says more rows exist than we received. A result that
+        # is an exact multiple of the 10,000-row page is treated as capped too (one extra split, never a silent cap).
+        attempt.capped = (len(rows) >= self.limit
+                          or (result_count is not None and float(result_count) > len(rows))
+                          or (len(rows) > 0 and len(rows) % ROWS_PER_PAGE == 0))
+        return attempt, rows
+
+    def _stop(self, qid: str) -> None:
+        """StopQuery; a query that already ended answers InvalidParameterException, which is fine."""
+        try:
+            self._call("StopQuery", queryId=qid)
+        except Exception as exc:
+            if error_code(exc) not in ("InvalidParameterException", "ResourceNotFoundException") and not is_throttling(exc):
+                raise translate(exc, action="logs:StopQuery", resource=qid) from exc
+
+
+
+def _row(fields: list[dict[str, str]]) -> dict[str, str]:
+    """One GetQueryResults row (list of {field, value}) as a dict; ``@ptr`` (the record pointer) dropped."""
+    return {f["field"]: f.get("value") for f in fields if f.get("field") != "@ptr"}
+
