@@ -1,0 +1,154 @@
+"""Error classification: exception -> retryable / permanent / poison with a bounded error code.
+
+The default rules, in order (the first that answers wins):
+1. custom ``rules`` (callables returning a Classification or None);
+2. exact class-name ``overrides`` ({"MyError": ErrorClass.PERMANENT}), checked along the MRO;
+3. an exception attribute ``retryable`` (bool) and optional ``error_code`` (e.g. TimeoutBudgetExceeded);
+4. AWS SDK errors (botocore ``ClientError``, detected by shape so botocore is never imported): the service error
+   code; throttling / 5xx / timeout codes are retryable, everything else permanent;
+5. Powertools idempotency exceptions by name (IdempotencyAlreadyInProgressError -> retryable, ...);
+6. ``retryable_types`` (default: TimeoutError, ConnectionError, OSError) -> retryable,
+   ``permanent_types`` (default: ValueError, TypeError, KeyError, LookupError, UnicodeError) -> permanent;
+7. anything else: ``default`` (retryable: an unknown failure is safer retried than lost).
+
+A retryable failure on a record whose delivery attempt is >= ``poison_after_attempts`` is classified ``poison``:
+the source is about to give up on it (maxReceiveCount / maximumRetryAttempts) and route it to a DLQ.
+The exception message is never used (it may carry payload data).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Mapping
+
+from emitter.contract import ErrorClass
+from emitter.types import Classification
+
+RETRYABLE_AWS_CODES = frozenset(
+    {
+        "Throttling", "ThrottlingException", "ThrottledException", "TooManyRequestsException",
+        "ProvisionedThroughputExceededException", "RequestLimitExceeded", "RequestThrottled",
+        "RequestThrottledException", "SlowDown", "LimitExceededException", "TransactionInProgressException",
+        "InternalServerError", "InternalError", "InternalFailure", "ServiceUnavailable", "ServiceUnavailableException",
+        "RequestTimeout", "RequestTimeoutException", "PriorRequestNotComplete", "EC2ThrottledException",
+        "KMSThrottlingException", "BandwidthLimitExceeded", "TransactionConflictException",
+    }
+)
+"""AWS error codes the SDK itself treats as transient (botocore retry handlers / standard retry mode)."""
+
+POWERTOOLS_IDEMPOTENCY = {
+    "IdempotencyAlreadyInProgressError": (ErrorClass.RETRYABLE, "DuplicateInProgress"),
+    "IdempotencyValidationError": (ErrorClass.PERMANENT, "PayloadConflict"),
+    "IdempotencyPersistenceLayerError": (ErrorClass.RETRYABLE, "IdempotencyStoreError"),
+    "IdempotencyPersistenceConnectionError": (ErrorClass.RETRYABLE, "IdempotencyStoreError"),
+    "IdempotencyPersistenceConsistencyError": (ErrorClass.RETRYABLE, "IdempotencyStoreError"),
+    "IdempotencyInconsistentStateError": (ErrorClass.RETRYABLE, "IdempotencyInconsistentState"),
+    "IdempotencyKeyError": (ErrorClass.PERMANENT, "IdempotencyKeyMissing"),
+}
+
+Rule = Callable[[BaseException], "Classification | None"]
+
+
+class ErrorClassifier:
+    """Configurable exception classifier (see module docstring for the rule order).
+
+    Args:
+        rules: callables tried first; return a Classification to decide, None to pass.
+        overrides: exception class name -> ErrorClass.
+        retryable_types / permanent_types: exception types by isinstance.
+        poison_types: exception types always poison (e.g. a schema error you never want retried).
+        default: class for anything unmatched (RETRYABLE).
+        poison_after_attempts: attempt number from which a retryable failure is poison (None = never).
+    """
+
+    def __init__(
+        self,
+        rules: Iterable[Rule] = (),
+        overrides: Mapping[str, ErrorClass] | None = None,
+        retryable_types: tuple[type[BaseException], ...] = (TimeoutError, ConnectionError, OSError),
+        permanent_types: tuple[type[BaseException], ...] = (ValueError, TypeError, KeyError, LookupError, UnicodeError),
+        poison_types: tuple[type[BaseException], ...] = (),
+        default: ErrorClass = ErrorClass.RETRYABLE,
+        poison_after_attempts: int | None = None,
+    ) -> None:
+        self.rules = list(rules)
+        self.overrides = dict(overrides or {})
+        self.retryable_types = retryable_types
+        self.permanent_types = permanent_types
+        self.poison_types = poison_types
+        self.default = ErrorClass(default)
+        self.poison_after_attempts = poison_after_attempts
+
+    @staticmethod
+    def _make(cls: ErrorClass, code: str) -> Classification:
+        return Classification(cls, code, cls is ErrorClass.RETRYABLE)
+
+    def classify(self, exc: BaseException, attempt: int = 1) -> Classification:
+        """Classify ``exc`` raised while processing a record at delivery ``attempt`` (>= 1). Never raises."""
+        c = self._classify(exc)
+        if (
+            c.error_class is ErrorClass.RETRYABLE
+            and self.poison_after_attempts is not None
+            and attempt >= self.poison_after_attempts
+        ):
+            return self._make(ErrorClass.POISON, c.error_code)
+        return c
+
+    def __call__(self, exc: BaseException, attempt: int = 1) -> Classification:
+        return self.classify(exc, attempt)
+
+    def _classify(self, exc: BaseException) -> Classification:
+        name = type(exc).__name__
+        for rule in self.rules:
+            try:
+                c = rule(exc)
+            except Exception:
+                c = None
+            if c is not None:
+                return c
+        for klass in type(exc).__mro__:
+            if klass.__name__ in self.overrides:
+                return self._make(ErrorClass(self.overrides[klass.__name__]), _code(exc, name))
+        if self.poison_types and isinstance(exc, self.poison_types):
+            return self._make(ErrorClass.POISON, _code(exc, name))
+        flag = getattr(exc, "retryable", None)
+        if isinstance(flag, bool):
+            return self._make(ErrorClass.RETRYABLE if flag else ErrorClass.PERMANENT, _code(exc, name))
+        aws_code = _aws_error_code(exc)
+        if aws_code is not None:
+            status = _aws_status(exc)
+            retry = aws_code in RETRYABLE_AWS_CODES or (status is not None and status >= 500)
+            return self._make(ErrorClass.RETRYABLE if retry else ErrorClass.PERMANENT, aws_code)
+        for klass in type(exc).__mro__:
+            if klass.__name__ in POWERTOOLS_IDEMPOTENCY:
+                cls, code = POWERTOOLS_IDEMPOTENCY[klass.__name__]
+                return self._make(cls, code)
+        if isinstance(exc, self.retryable_types):
+            return self._make(ErrorClass.RETRYABLE, name)
+        if isinstance(exc, self.permanent_types):
+            return self._make(ErrorClass.PERMANENT, name)
+        return self._make(self.default, name)
+
+
+def _code(exc: BaseException, fallback: str) -> str:
+    code = getattr(exc, "error_code", None)
+    return code if isinstance(code, str) and code else fallback
+
+
+def _aws_response(exc: BaseException) -> dict[str, Any] | None:
+    resp = getattr(exc, "response", None)
+    return resp if isinstance(resp, dict) and isinstance(resp.get("Error"), dict) else None
+
+
+def _aws_error_code(exc: BaseException) -> str | None:
+    resp = _aws_response(exc)
+    if resp is None:
+        return None
+    code = resp["Error"].get("Code")
+    return code if isinstance(code, str) and code else type(exc).__name__
+
+
+def _aws_status(exc: BaseException) -> int | None:
+    resp = _aws_response(exc) or {}
+    meta = resp.get("ResponseMetadata")
+    status = meta.get("HTTPStatusCode") if isinstance(meta, dict) else None
+    return status if isinstance(status, int) else None

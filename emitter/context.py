@@ -1,0 +1,86 @@
+"""Invocation context: what the emitter reads from a Lambda context object (or a stand-in).
+
+Accepted contexts:
+- a real ``LambdaContext`` or any object with ``aws_request_id``, ``function_name`` and
+  ``get_remaining_time_in_millis()`` (each optional);
+- a dict: ``aws_request_id`` (or ``request_id``), ``function_name``, and either ``remaining_time_ms`` (remaining at
+  invocation start; decreases with the emitter clock) or ``deadline_ms`` (epoch ms; remaining = deadline - clock);
+- None (tests, containers): no request id, remaining time unknown.
+Reading a context never raises: a failing attribute is treated as missing.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+
+def _get(ctx: Any, *names: str) -> Any:
+    for name in names:
+        try:
+            v = ctx.get(name) if isinstance(ctx, dict) else getattr(ctx, name, None)
+        except Exception:
+            v = None
+        if v is not None:
+            return v
+    return None
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) and v else (str(v) if isinstance(v, int) and not isinstance(v, bool) else None)
+
+
+class InvocationInfo:
+    """Context values captured at invocation start. ``remaining_ms()`` gives milliseconds left (None if unknown)."""
+
+    __slots__ = ("request_id", "function_name", "start_ms", "_remaining", "cold_start", "operation",
+                 "event_source", "xray_trace_id", "static_json")
+
+    def __init__(self, context: Any, clock: Callable[[], int], start_ms: int) -> None:
+        self.start_ms = start_ms
+        self.request_id = _str(_get(context, "aws_request_id", "request_id")) if context is not None else None
+        self.function_name = (
+            _str(_get(context, "function_name")) if context is not None else None
+        ) or os.environ.get("AWS_LAMBDA_FUNCTION_NAME") or None
+        self._remaining = _remaining_fn(context, clock, start_ms)
+        self.cold_start = False
+        self.operation: str | None = None
+        self.event_source: Any = None
+        self.xray_trace_id = _xray_root(os.environ.get("_X_AMZN_TRACE_ID"))
+        self.static_json = ""
+
+    def remaining_ms(self) -> float | None:
+        if self._remaining is None:
+            return None
+        try:
+            v = self._remaining()
+        except Exception:
+            return None
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+            return None
+        return max(0, v)
+
+
+def _remaining_fn(context: Any, clock: Callable[[], int], start_ms: int) -> Callable[[], Any] | None:
+    if context is None:
+        return None
+    if isinstance(context, dict):
+        deadline = context.get("deadline_ms")
+        if isinstance(deadline, (int, float)) and not isinstance(deadline, bool):
+            return lambda: deadline - clock()
+        rem = context.get("remaining_time_ms")
+        if isinstance(rem, (int, float)) and not isinstance(rem, bool):
+            return lambda: rem - (clock() - start_ms)
+        return None
+    fn = getattr(context, "get_remaining_time_in_millis", None)
+    return fn if callable(fn) else None
+
+
+def _xray_root(header: str | None) -> str | None:
+    """``Root=1-5759e988-bd862e3fe1be46a994272793;Parent=...;Sampled=1`` -> ``1-5759e988-bd862e3fe1be46a994272793``."""
+    if not header:
+        return None
+    for part in header.split(";"):
+        if part.startswith("Root="):
+            return part[5:] or None
+    return None

@@ -1,0 +1,915 @@
+"""The :class:`Emitter`: outcome calls, aggregation into EMF, structured log records, the handler wrapper.
+
+Design (the contract is in ``emitter/CONTRACT.md``):
+- every outcome call writes exactly ONE compact JSON log record at once and counts its metric in memory;
+- metrics are aggregated per invocation, one group per (Operation[, EventSource]); ``flush()`` (called by the
+  wrapper on every exit path) writes each group as one or more EMF documents (split at 100 metrics / 100 values /
+  256 KB, never dropped). Count metrics are summed (one value per document), Milliseconds metrics keep every value;
+- so for the same traffic: number of log records with ``outcome=X`` == Sum of the metric of X (tested);
+- invalid input never raises into the handler (unless ``strict``): the bad element is dropped, everything else is
+  written, and ONE warning record per call carries ``idemwatch_warning`` (a WarningCode) and the list of drops;
+- all state changes and sink writes happen under one lock: outcomes from worker threads are all counted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from typing import Any, Callable, Iterable, Mapping
+
+from emitter import constants as C
+from emitter import emf
+from emitter.adapters import adapt_event, adapt_single, detect_source
+from emitter.classify import ErrorClassifier
+from emitter.context import InvocationInfo
+from emitter.contract import (
+    DEFAULT_REDACTED_KEYS,
+    DIMENSION_SETS,
+    ENV_NAMESPACE,
+    ENV_NAMESPACE_FALLBACK,
+    ENV_SERVICE,
+    ENV_SERVICE_FALLBACK,
+    ERROR_CLASS_OUTCOME,
+    EVENT_SOURCE_DIMENSION_SET,
+    NAMESPACE_DEFAULT,
+    OUTCOME_METRIC,
+    REDACTED,
+    SCHEMA_VERSION,
+    SERVICE_UNDEFINED,
+    Dimension,
+    ErrorClass,
+    EventSource,
+    IdempotencyStatus,
+    LogKey,
+    Metric,
+    Outcome,
+    Unit,
+)
+from emitter.exceptions import EmfValidationError, SinkError, TimeoutBudgetExceeded
+from emitter.redact import KeyHasher, normalize_name, normalized_set
+from emitter.sinks import Sink, StdoutSink
+from emitter.types import Classification, EventRecord
+
+_dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+_dumps_str = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+
+DEFAULT_OPERATION = "default"
+"""Operation dimension value for outcomes recorded outside any invocation without an explicit operation."""
+
+_CO_COROUTINE = 0x80  # inspect.CO_COROUTINE, without importing inspect
+
+# level, default idempotency_status, default retryable, default error_class, default error_code, message
+_OUTCOME_SPEC: dict[Outcome, tuple[str, str | None, bool | None, str | None, str | None, str]] = {
+    Outcome.RECEIVED: ("INFO", None, None, None, None, "Event received"),
+    Outcome.CLAIMED: ("INFO", IdempotencyStatus.IN_PROGRESS.value, None, None, None, "Idempotency key claimed"),
+    Outcome.SUCCEEDED: ("INFO", IdempotencyStatus.COMPLETED.value, None, None, None, "Event processed"),
+    Outcome.DUPLICATE_COMPLETED: ("INFO", IdempotencyStatus.COMPLETED.value, None, None, None,
+                                  "Duplicate of a COMPLETED key: stored result returned"),
+    Outcome.DUPLICATE_IN_PROGRESS: ("WARNING", IdempotencyStatus.IN_PROGRESS.value, True, None, "DuplicateInProgress",
+                                    "Duplicate of an IN_PROGRESS key: retry later"),
+    Outcome.PAYLOAD_CONFLICT: ("WARNING", None, False, ErrorClass.PERMANENT.value, "PayloadConflict",
+                               "Idempotency key reused with a different payload"),
+    Outcome.STALE_CLAIM_TAKEOVER: ("WARNING", IdempotencyStatus.IN_PROGRESS.value, None, None, None,
+                                   "Expired IN_PROGRESS claim taken over"),
+    Outcome.RETRYABLE_FAILURE: ("WARNING", None, True, ErrorClass.RETRYABLE.value, "Unspecified", "Retryable failure"),
+    Outcome.PERMANENT_FAILURE: ("ERROR", None, False, ErrorClass.PERMANENT.value, "Unspecified", "Permanent failure"),
+    Outcome.POISON_MESSAGE: ("ERROR", None, False, ErrorClass.POISON.value, "Unspecified", "Poison message"),
+    Outcome.TIMEOUT_BUDGET_ABORT: ("WARNING", None, True, ErrorClass.RETRYABLE.value, TimeoutBudgetExceeded.error_code,
+                                   "Side effect refused: remaining time below budget"),
+    Outcome.AMBIGUOUS_COMMIT: ("ERROR", None, None, None, "AmbiguousCommit",
+                               "Side-effect outcome unknown: needs reconciliation"),
+    Outcome.SIDE_EFFECT_STARTED: ("INFO", None, None, None, None, "Side effect started"),
+    Outcome.BATCH_ITEM_FAILURE: ("WARNING", None, True, None, None, "Item returned in batchItemFailures"),
+    Outcome.STORE_ERROR: ("ERROR", None, True, None, "IdempotencyStoreError", "Idempotency store error"),
+    Outcome.COLD_START: ("INFO", None, None, None, None, "Cold start"),
+}
+
+# Keys the emitter owns in a log record: props cannot set them.
+_RESERVED_KEYS = frozenset(
+    k.value for k in (LogKey.LEVEL, LogKey.MESSAGE, LogKey.TIMESTAMP, LogKey.SERVICE, LogKey.COLD_START,
+                      LogKey.FUNCTION_NAME, LogKey.FUNCTION_REQUEST_ID, LogKey.XRAY_TRACE_ID, LogKey.OUTCOME,
+                      LogKey.SCHEMA_VERSION, LogKey.WARNING_CODE, LogKey.EVENT_SOURCE, LogKey.EVENT_ID,
+                      LogKey.ATTEMPT, LogKey.RECORD_AGE_MS, LogKey.OPERATION, LogKey.IDEMPOTENCY_KEY)
+) | {"idemwatch_dropped"}
+_STATUS_VALUES = frozenset(s.value for s in IdempotencyStatus)
+_ERROR_CLASS_VALUES = frozenset(c.value for c in ErrorClass)
+_CONTRACT_METRICS = frozenset(m.value for m in Metric)
+_MS_METRICS = frozenset(m.value for m in Metric if m.unit is Unit.MILLISECONDS)
+_EMF_PROPS = (LogKey.FUNCTION_NAME.value, LogKey.FUNCTION_REQUEST_ID.value)
+_SERVICE, _OPERATION, _EVENT_SOURCE = Dimension.SERVICE.value, Dimension.OPERATION.value, Dimension.EVENT_SOURCE.value
+_ROOT_RESERVED = frozenset({"_aws", _SERVICE, _OPERATION, _EVENT_SOURCE, *_EMF_PROPS, LogKey.SCHEMA_VERSION.value})
+
+
+def _default_clock() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class _Problems(list):  # list[tuple[code, element, reason]]
+    def add(self, code: str, element: str, reason: str) -> None:
+        self.append((code, element[:128], reason))
+
+
+class _Invocation:
+    """Context manager returned by :meth:`Emitter.invocation`."""
+
+    __slots__ = ("_em", "_context", "_operation", "_event", "_cold", "_prev")
+
+    def __init__(self, em: "Emitter", context: Any, operation: str | None, event: Any, cold_start: bool | None) -> None:
+        self._em, self._context, self._operation, self._event, self._cold = em, context, operation, event, cold_start
+        self._prev: InvocationInfo | None = None
+
+    def __enter__(self) -> "Emitter":
+        self._prev = self._em._begin(self._context, self._operation, self._event, self._cold)
+        return self._em
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self._em._end(self._prev, failed=exc_type is not None)
+
+    async def __aenter__(self) -> "Emitter":
+        return self.__enter__()
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self.__exit__(exc_type, exc, tb)
+
+
+class Emitter:
+    """Idempotency and handler metrics as CloudWatch EMF, plus one structured JSON log record per outcome.
+
+    Args:
+        service: ``Service`` dimension and ``service`` log key. Default: $IDEMWATCH_SERVICE, $POWERTOOLS_SERVICE_NAME,
+            else ``service_undefined``.
+        namespace: CloudWatch namespace. Default: $IDEMWATCH_NAMESPACE, $POWERTOOLS_METRICS_NAMESPACE, ``Idempotency``.
+        sink: where lines go (default :class:`StdoutSink`); anything with ``write_lines(iterable_of_str)``.
+        event_source_dimension: add the bounded ``EventSource`` dimension (extra set ``[Service, EventSource]``).
+        redact_keys: property names whose values are replaced by ``***REDACTED***`` (case-insensitive,
+            ``-``/``_`` equivalent). Payload-like names (body, payload, detail, ...) are always redacted.
+        hash_idempotency_keys: log ``tenant:sha256:<32 hex>`` instead of the key (tenant prefix before
+            ``key_tenant_separator`` stays readable); ``key_hash_salt`` switches to HMAC-SHA256.
+        strict: raise :class:`EmfValidationError` on invalid input instead of dropping it with a warning record.
+        classifier: an :class:`ErrorClassifier` (or callable ``(exc, attempt) -> Classification``) for ``failure()``.
+        clock: callable returning epoch MILLISECONDS (int); the demo injects simulated time.
+        dimensions: extra dimensions added to every dimension set (bounded values only; at most 28).
+        operation: Operation value used outside any invocation (default ``default``).
+
+    Raises: never, except EmfValidationError in strict mode and TimeoutBudgetExceeded from check_time_budget.
+    """
+
+    def __init__(
+        self,
+        service: str | None = None,
+        namespace: str | None = None,
+        sink: Sink | None = None,
+        event_source_dimension: bool = False,
+        redact_keys: Iterable[str] = DEFAULT_REDACTED_KEYS,
+        hash_idempotency_keys: bool = False,
+        strict: bool = False,
+        classifier: ErrorClassifier | Callable[..., Classification] | None = None,
+        clock: Callable[[], int] | None = None,
+        *,
+        dimensions: Mapping[str, str] | None = None,
+        operation: str | None = None,
+        key_tenant_separator: str | None = ":",
+        key_hash_salt: str | bytes | None = None,
+    ) -> None:
+        self.strict = strict
+        self.sink: Sink = sink if sink is not None else StdoutSink()
+        self.clock: Callable[[], int] = clock or _default_clock
+        self.event_source_dimension = event_source_dimension
+        self.classifier = classifier or ErrorClassifier()
+        self._redacted = normalized_set(redact_keys) | normalized_set(C.PAYLOAD_PROPERTY_NAMES)
+        self._hasher = KeyHasher(key_tenant_separator, key_hash_salt) if hash_idempotency_keys else None
+        self._lock = threading.RLock()
+        self._groups: dict[tuple[str | None, str | None], dict[str, emf.MetricSeries]] = {}
+        self._dimensions: dict[str, str] = {}
+        self._inv: InvocationInfo | None = None
+        self._cold = True
+        self._timestamp_ms: int | None = None
+        self._ts_cache: tuple[int, str] = (-1, "")
+        self.warnings: dict[str, int] = {}
+        """Dropped/fixed elements so far, by WarningCode (also written as warning records)."""
+
+        problems = _Problems()
+        svc = service if service is not None else (
+            os.environ.get(ENV_SERVICE) or os.environ.get(ENV_SERVICE_FALLBACK) or SERVICE_UNDEFINED)
+        self.service: str = svc if isinstance(svc, str) else str(svc)
+        if reason := emf.check_dimension_value(svc):
+            problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{_SERVICE}", reason)
+            self._service_dim: str | None = None
+        else:
+            self._service_dim = svc
+        ns = namespace if namespace is not None else (
+            os.environ.get(ENV_NAMESPACE) or os.environ.get(ENV_NAMESPACE_FALLBACK) or NAMESPACE_DEFAULT)
+        if reason := emf.check_namespace(ns):
+            problems.add(C.WarningCode.INVALID_NAMESPACE, "namespace", reason + f"; using {NAMESPACE_DEFAULT}")
+            ns = NAMESPACE_DEFAULT
+        self.namespace: str = ns
+        self._default_operation = DEFAULT_OPERATION
+        if operation is not None:
+            if reason := emf.check_dimension_value(operation):
+                problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{_OPERATION}", reason)
+            else:
+                self._default_operation = operation
+        self._idle_static = self._static_json(None, self._default_operation)
+        for name, value in (dimensions or {}).items():
+            self._add_dimension(name, value, problems)
+        self._report(problems)
+
+    # ------------------------------------------------------------------ invocation lifecycle
+    def handler(self, fn: Callable[..., Any] | None = None, *, operation: str | None = None) -> Any:
+        """Decorator for a Lambda handler ``(event, context)``, sync or ``async def``.
+
+        Captures the context, detects the event source, writes a ``cold_start`` record on cold invocations, flushes
+        on every exit path (including exceptions) and returns the handler's result untouched.
+        ``operation`` defaults to the function's ``__name__``. Usable as ``@em.handler`` or ``@em.handler(operation=..)``.
+        """
+
+        def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+            op = operation or getattr(func, "__name__", None) or DEFAULT_OPERATION
+            code = getattr(func, "__code__", None)
+            if code is not None and code.co_flags & _CO_COROUTINE:
+
+                async def async_wrapper(event: Any, context: Any = None, *args: Any, **kwargs: Any) -> Any:
+                    with _Invocation(self, context, op, event, None):
+                        return await func(event, context, *args, **kwargs)
+
+                wrapper: Callable[..., Any] = async_wrapper
+            else:
+
+                def wrapper(event: Any, context: Any = None, *args: Any, **kwargs: Any) -> Any:
+                    with _Invocation(self, context, op, event, None):
+                        return func(event, context, *args, **kwargs)
+
+            for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+                try:
+                    setattr(wrapper, attr, getattr(func, attr))
+                except (AttributeError, TypeError):
+                    pass
+            wrapper.__wrapped__ = func  # type: ignore[attr-defined]
+            return wrapper
+
+        return decorate(fn) if fn is not None else decorate
+
+    def invocation(self, context: Any = None, operation: str | None = None, event: Any = None,
+                   cold_start: bool | None = None) -> _Invocation:
+        """Context manager (sync and async) doing what :meth:`handler` does around a block.
+
+        ``event`` (optional) is used only to detect the event source. ``cold_start`` overrides cold-start detection
+        (default: the first invocation through this Emitter is cold, except provisioned-concurrency environments).
+        """
+        return _Invocation(self, context, operation, event, cold_start)
+
+    def _begin(self, context: Any, operation: str | None, event: Any, cold_start: bool | None) -> InvocationInfo | None:
+        problems = _Problems()
+        try:
+            now = self.clock()
+            info = InvocationInfo(context, self.clock, now)
+            op = operation if operation is not None else self._default_operation
+            if reason := emf.check_dimension_value(op):
+                problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{_OPERATION}", reason)
+                op = None
+            info.operation = op
+            info.event_source = detect_source(event) if event is not None else None
+            with self._lock:
+                if cold_start is None:
+                    cold = self._cold and os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") != "provisioned-concurrency"
+                else:
+                    cold = bool(cold_start)
+                self._cold = False
+                info.cold_start = cold
+                info.static_json = self._static_json(info, op)
+                prev, self._inv = self._inv, info
+        except Exception as exc:  # never break the handler
+            if self.strict:
+                raise
+            self._count_warning(C.WarningCode.INTERNAL_ERROR, 1)
+            self._stderr(f"idemwatch: invocation start failed: {type(exc).__name__}")
+            return self._inv
+        self._report(problems)
+        if info.cold_start:
+            self.record_outcome(Outcome.COLD_START, remaining_time_ms=info.remaining_ms())
+        return prev
+
+    def _end(self, prev: InvocationInfo | None, failed: bool) -> None:
+        try:
+            self.flush()
+        except Exception:
+            if self.strict and not failed:
+                raise
+        finally:
+            with self._lock:
+                self._inv = prev
+
+    @property
+    def cold_start(self) -> bool | None:
+        """Whether the current invocation is a cold start (None outside an invocation)."""
+        inv = self._inv
+        return None if inv is None else inv.cold_start
+
+    def remaining_time_ms(self) -> float | None:
+        """Milliseconds left in the current invocation (from the context); None if unknown."""
+        inv = self._inv
+        return None if inv is None else inv.remaining_ms()
+
+    # ------------------------------------------------------------------ adapters
+    def records(self, event: Any) -> list[EventRecord]:
+        """Adapt ``event`` into one :class:`EventRecord` per batch record (or one for a single event) and write one
+        ``received`` outcome per record (EventsReceived; Redelivery when attempt > 1; RecordAge when known).
+        Never raises (strict: raises on a malformed record of a known source)."""
+        try:
+            recs, errors = adapt_event(event, self.clock())
+        except Exception as exc:  # pragma: no cover - adapters catch their own errors
+            recs, errors = [EventRecord(raw=event)], [f"adapter crashed ({type(exc).__name__})"]
+        self._adapter_errors(errors)
+        for r in recs:
+            self.record_outcome(Outcome.RECEIVED, r)
+        return recs
+
+    def record_for(self, event: Any) -> EventRecord:
+        """Same as :meth:`records` for a single (non-batch) event: returns one EventRecord and writes one ``received``."""
+        try:
+            rec, err = adapt_single(event, self.clock())
+        except Exception as exc:  # pragma: no cover
+            rec, err = EventRecord(raw=event), f"adapter crashed ({type(exc).__name__})"
+        self._adapter_errors([err] if err else [])
+        self.record_outcome(Outcome.RECEIVED, rec)
+        return rec
+
+    def _adapter_errors(self, errors: list[str]) -> None:
+        if errors:
+            p = _Problems()
+            for e in errors:
+                p.add(C.WarningCode.ADAPTER_ERROR, "record", e)
+            self._report(p)
+
+    # ------------------------------------------------------------------ outcome calls
+    def claimed(self, record: EventRecord | None = None, key: str | None = None, *,
+                expires_at_ms: int | None = None, **props: Any) -> None:
+        """Key claimed (record written IN_PROGRESS). No metric; ``expires_at_ms`` (epoch ms) feeds stuck-key detection."""
+        self.record_outcome(Outcome.CLAIMED, record, key, expires_at_ms=expires_at_ms, **props)
+
+    def succeeded(self, record: EventRecord | None = None, key: str | None = None, **props: Any) -> None:
+        """First processing finished and recorded COMPLETED: EventsSucceeded."""
+        self.record_outcome(Outcome.SUCCEEDED, record, key, **props)
+
+    def duplicate_completed(self, record: EventRecord | None = None, key: str | None = None, **props: Any) -> None:
+        """Key already COMPLETED with the same payload hash: DuplicateCompleted."""
+        self.record_outcome(Outcome.DUPLICATE_COMPLETED, record, key, **props)
+
+    def duplicate_in_progress(self, record: EventRecord | None = None, key: str | None = None, **props: Any) -> None:
+        """Key IN_PROGRESS and not expired (concurrent duplicate): DuplicateInProgress."""
+        self.record_outcome(Outcome.DUPLICATE_IN_PROGRESS, record, key, **props)
+
+    def payload_conflict(self, record: EventRecord | None = None, key: str | None = None, **props: Any) -> None:
+        """Key reused with a different payload hash: PayloadConflict."""
+        self.record_outcome(Outcome.PAYLOAD_CONFLICT, record, key, **props)
+
+    def stale_claim_takeover(self, record: EventRecord | None = None, key: str | None = None, *,
+                             expires_at_ms: int | None = None, **props: Any) -> None:
+        """Expired IN_PROGRESS claim taken over: StaleClaimTakeover. ``expires_at_ms`` = the NEW claim's expiry."""
+        self.record_outcome(Outcome.STALE_CLAIM_TAKEOVER, record, key, expires_at_ms=expires_at_ms, **props)
+
+    def retryable_failure(self, record: EventRecord | None = None, key: str | None = None, *,
+                          error_code: str | None = None, **props: Any) -> None:
+        """Failure the source will retry: RetryableFailure."""
+        self.record_outcome(Outcome.RETRYABLE_FAILURE, record, key, error_code=error_code, **props)
+
+    def permanent_failure(self, record: EventRecord | None = None, key: str | None = None, *,
+                          error_code: str | None = None, **props: Any) -> None:
+        """Validation or other permanent failure: PermanentFailure."""
+        self.record_outcome(Outcome.PERMANENT_FAILURE, record, key, error_code=error_code, **props)
+
+    def poison_message(self, record: EventRecord | None = None, key: str | None = None, *,
+                       error_code: str | None = None, **props: Any) -> None:
+        """Event quarantined or routed to a DLQ: PoisonMessage."""
+        self.record_outcome(Outcome.POISON_MESSAGE, record, key, error_code=error_code, **props)
+
+    def ambiguous_commit(self, record: EventRecord | None = None, key: str | None = None, *,
+                         side_effect_ref: str | None = None, **props: Any) -> None:
+        """Side-effect outcome unknown (e.g. timeout after the call): AmbiguousCommit."""
+        self.record_outcome(Outcome.AMBIGUOUS_COMMIT, record, key, side_effect_ref=side_effect_ref, **props)
+
+    def side_effect_started(self, record: EventRecord | None = None, key: str | None = None, *,
+                            side_effect_ref: str | None = None, **props: Any) -> None:
+        """A side effect starts: RemainingTimeAtSideEffect = remaining invocation time (ms) from the context
+        (or ``remaining_time_ms=`` given explicitly). No value when unknown (then no metric either)."""
+        self.record_outcome(Outcome.SIDE_EFFECT_STARTED, record, key, side_effect_ref=side_effect_ref, **props)
+
+    def store_error(self, record: EventRecord | None = None, key: str | None = None, *,
+                    error_code: str | None = None, **props: Any) -> None:
+        """The idempotency persistence layer failed: IdempotencyStoreError."""
+        self.record_outcome(Outcome.STORE_ERROR, record, key, error_code=error_code, **props)
+
+    def batch_item_failures(self, failed: Iterable[EventRecord | str]) -> dict[str, list[dict[str, str]]]:
+        """Build the partial-batch response and write one ``batch_item_failure`` record per item (BatchItemFailures).
+
+        ``failed``: EventRecords (their ``item_identifier``) or item id strings. Duplicates are reported once.
+        An item without an identifier is returned as ``""``: Lambda then retries the whole batch (nothing is lost)
+        and a ``missing_item_identifier`` warning is written.
+        Returns ``{"batchItemFailures": [{"itemIdentifier": id}, ...]}``
+        (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html#services-sqs-batchfailurereporting).
+        """
+        out: list[dict[str, str]] = []
+        seen: set[str] = set()
+        problems = _Problems()
+        items = []
+        for item in failed:
+            rec = item if isinstance(item, EventRecord) else None
+            ident = rec.item_identifier if rec is not None else item
+            if not isinstance(ident, str) or not ident:
+                problems.add(C.WarningCode.MISSING_ITEM_IDENTIFIER, "batchItemFailures",
+                             "item without identifier returned as '' (Lambda retries the whole batch)")
+                ident = ""
+            if ident in seen:
+                problems.add(C.WarningCode.DUPLICATE_ITEM_IDENTIFIER, "batchItemFailures", "item listed twice")
+                continue
+            seen.add(ident)
+            out.append({"itemIdentifier": ident})
+            items.append((rec, ident))
+        self._report(problems)
+        for rec, ident in items:
+            self.record_outcome(Outcome.BATCH_ITEM_FAILURE, rec if rec is not None else (ident or None))
+        return {"batchItemFailures": out}
+
+    def check_time_budget(self, required_ms: float, record: EventRecord | None = None, key: str | None = None,
+                          **props: Any) -> float | None:
+        """Refuse a side effect when the remaining time (ms) is below ``required_ms``.
+
+        Returns the remaining milliseconds (None when unknown: no context, so no check). When remaining < required,
+        writes a ``timeout_budget_abort`` record (TimeoutBudgetAbort) and raises :class:`TimeoutBudgetExceeded`
+        (retryable; ``failure()`` on it records nothing more).
+        """
+        value, reason = emf.coerce_metric_value(required_ms)
+        if reason is not None:
+            p = _Problems()
+            p.add(C.WarningCode.INVALID_PROPERTY, "required_ms", reason + "; budget not checked")
+            self._report(p)
+            return self.remaining_time_ms()
+        remaining = self.remaining_time_ms()
+        if remaining is None or remaining >= value:  # type: ignore[operator]
+            return remaining
+        self.record_outcome(Outcome.TIMEOUT_BUDGET_ABORT, record, key, remaining_time_ms=remaining,
+                            required_time_ms=value, **props)
+        exc = TimeoutBudgetExceeded(remaining, value)  # type: ignore[arg-type]
+        exc._idemwatch_recorded = True  # type: ignore[attr-defined]
+        raise exc
+
+    def failure(self, exc: BaseException, record: EventRecord | None = None, key: str | None = None,
+                **props: Any) -> Classification:
+        """Classify ``exc`` (the emitter's classifier, with the record's attempt) and write retryable_failure /
+        permanent_failure / poison_message with its error code. Returns the Classification. The exception message
+        is never logged. A TimeoutBudgetExceeded already recorded by check_time_budget is not recorded twice."""
+        attempt = record.attempt if isinstance(record, EventRecord) else 1
+        try:
+            c = self.classifier(exc, attempt) if not isinstance(self.classifier, ErrorClassifier) \
+                else self.classifier.classify(exc, attempt)
+        except Exception:
+            c = Classification(ErrorClass.RETRYABLE, type(exc).__name__, True)
+        if getattr(exc, "_idemwatch_recorded", False):
+            return c
+        self.record_outcome(ERROR_CLASS_OUTCOME[c.error_class], record, key, error_code=c.error_code,
+                            error_class=c.error_class.value, retryable=c.retryable, **props)
+        return c
+
+    # ------------------------------------------------------------------ the generic outcome writer
+    def record_outcome(self, outcome: Outcome | str, record: EventRecord | str | None = None, key: str | None = None,
+                       **props: Any) -> None:
+        """Write one log record with ``outcome`` and count its metric (see contract.OUTCOME_METRIC).
+
+        Known keyword args: ``expires_at_ms`` (epoch ms), ``error_code``, ``error_class``, ``retryable``,
+        ``side_effect_ref``, ``tenant_id``, ``correlation_id``, ``idempotency_status``, ``remaining_time_ms``,
+        ``operation`` (overrides the invocation's). Anything else is an extra log property (redacted by name,
+        sanitized to JSON; never pass payloads). ``record`` may be an EventRecord or an event id string.
+        """
+        problems = _Problems()
+        try:
+            try:
+                outcome = Outcome(outcome)
+            except ValueError:
+                problems.add(C.WarningCode.INVALID_PROPERTY, "outcome", "not an Outcome value; nothing recorded")
+                self._report(problems)
+                return
+            line, metric_value, op, es = self._build_record(outcome, record, key, props, problems)
+            self._report(problems)  # strict raises here, before anything is written
+            metric = OUTCOME_METRIC[outcome]
+            with self._lock:
+                if metric is not None:
+                    if metric is Metric.REMAINING_TIME_AT_SIDE_EFFECT:
+                        if metric_value is not None:
+                            self._add(op, es, metric.value, Unit.MILLISECONDS.value, 60, metric_value, False)
+                    else:
+                        self._add(op, es, metric.value, Unit.COUNT.value, 60, 1, True)
+                if outcome is Outcome.RECEIVED and isinstance(record, EventRecord):
+                    if record.attempt > 1:
+                        self._add(op, es, Metric.REDELIVERY.value, Unit.COUNT.value, 60, 1, True)
+                    if metric_value is not None:
+                        self._add(op, es, Metric.RECORD_AGE.value, Unit.MILLISECONDS.value, 60, metric_value, False)
+                self._write([line])
+        except EmfValidationError:
+            raise
+        except Exception as exc:  # never break the handler
+            if self.strict:
+                raise
+            self._count_warning(C.WarningCode.INTERNAL_ERROR, 1)
+            self._stderr(f"idemwatch: could not record {outcome!s}: {type(exc).__name__}")
+
+    def _build_record(self, outcome: Outcome, record: Any, key: Any, props: dict[str, Any],
+                      problems: _Problems) -> tuple[str, float | None, str | None, str | None]:
+        level, status, retryable, error_class, error_code, message = _OUTCOME_SPEC[outcome]
+        inv = self._inv
+        static = inv.static_json if inv is not None else self._idle_static
+        op = inv.operation if inv is not None else self._default_operation
+        rec = record if isinstance(record, EventRecord) else None
+        f: dict[str, Any] = {LogKey.OUTCOME.value: outcome.value}
+        es = rec.event_source if rec is not None else (inv.event_source if inv is not None else None)
+        if es is not None:
+            f[LogKey.EVENT_SOURCE.value] = es.value if isinstance(es, EventSource) else es
+        if rec is not None:
+            if rec.event_id is not None:
+                f[LogKey.EVENT_ID.value] = self._field(rec.event_id, LogKey.EVENT_ID.value, problems)
+        elif record is not None:
+            f[LogKey.EVENT_ID.value] = self._field(record, LogKey.EVENT_ID.value, problems)
+
+        if props:
+            if "operation" in props:
+                o = props.pop("operation")
+                if o is not None:
+                    if reason := emf.check_dimension_value(o):
+                        problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{_OPERATION}", reason)
+                    elif o != op:
+                        op = o
+                        static = self._static_json(inv, op)
+            status = props.pop(LogKey.IDEMPOTENCY_STATUS.value, None) or status
+            if status is not None and not isinstance(status, str) or (status is not None and str(status) not in _STATUS_VALUES):
+                status = getattr(status, "value", status)
+                if status not in _STATUS_VALUES:
+                    problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.IDEMPOTENCY_STATUS.value,
+                                 "not an IdempotencyStatus value")
+                    status = None
+            r = props.pop(LogKey.RETRYABLE.value, None)
+            if r is not None:
+                retryable = bool(r)
+            ec = props.pop(LogKey.ERROR_CLASS.value, None)
+            if ec is not None:
+                ec = getattr(ec, "value", ec)
+                if ec in _ERROR_CLASS_VALUES:
+                    error_class = ec
+                else:
+                    problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.ERROR_CLASS.value, "not an ErrorClass value")
+            code = props.pop(LogKey.ERROR_CODE.value, None)
+            if code is not None:
+                error_code = self._field(code, LogKey.ERROR_CODE.value, problems)
+            exp = props.pop("expires_at_ms", None)
+            if exp is None:
+                exp = props.pop(LogKey.IN_PROGRESS_EXPIRES_AT_MS.value, None)
+        else:
+            exp = None
+
+        k = key if key is not None else (rec.idempotency_key if rec is not None else None)
+        if k is not None:
+            f[LogKey.IDEMPOTENCY_KEY.value] = self._key(k, problems)
+        if status is not None and (k is not None or outcome in (Outcome.CLAIMED, Outcome.SUCCEEDED)):
+            f[LogKey.IDEMPOTENCY_STATUS.value] = status
+        if exp is not None:
+            v, reason = emf.coerce_metric_value(exp)
+            if reason is None:
+                f[LogKey.IN_PROGRESS_EXPIRES_AT_MS.value] = int(v)  # type: ignore[arg-type]
+            else:
+                problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.IN_PROGRESS_EXPIRES_AT_MS.value, reason)
+        if error_code is not None:
+            f[LogKey.ERROR_CODE.value] = error_code
+        if error_class is not None:
+            f[LogKey.ERROR_CLASS.value] = error_class
+        if retryable is not None:
+            f[LogKey.RETRYABLE.value] = retryable
+        if rec is not None:
+            f[LogKey.ATTEMPT.value] = rec.attempt
+            corr = props.pop(LogKey.CORRELATION_ID.value, None) if props else None
+            corr = corr if corr is not None else rec.correlation_id
+            if corr is not None:
+                f[LogKey.CORRELATION_ID.value] = self._field(corr, LogKey.CORRELATION_ID.value, problems)
+
+        metric_value: float | None = None
+        if outcome is Outcome.RECEIVED and rec is not None:
+            if rec.record_age_ms is not None:
+                metric_value, reason = emf.coerce_metric_value(rec.record_age_ms)
+                if reason is None:
+                    f[LogKey.RECORD_AGE_MS.value] = metric_value
+                else:
+                    problems.add(C.WarningCode.INVALID_METRIC_VALUE, Metric.RECORD_AGE.value, reason)
+            for dk, dv in rec.details.items():
+                if dv is not None and isinstance(dk, str) and dk not in f and dk not in _RESERVED_KEYS:
+                    props.setdefault(dk, dv)
+        if props and LogKey.REMAINING_TIME_MS.value in props:
+            rem = props.pop(LogKey.REMAINING_TIME_MS.value)
+        elif outcome in (Outcome.SIDE_EFFECT_STARTED, Outcome.TIMEOUT_BUDGET_ABORT, Outcome.COLD_START):
+            rem = inv.remaining_ms() if inv is not None else None
+        else:
+            rem = None
+        if rem is not None:
+            v, reason = emf.coerce_metric_value(rem)
+            if reason is None and v >= 0:  # type: ignore[operator]
+                f[LogKey.REMAINING_TIME_MS.value] = v
+                if outcome is Outcome.SIDE_EFFECT_STARTED:
+                    metric_value = v
+            else:
+                problems.add(C.WarningCode.INVALID_METRIC_VALUE, Metric.REMAINING_TIME_AT_SIDE_EFFECT.value,
+                             reason or "negative remaining time")
+        if props:
+            for name in (LogKey.SIDE_EFFECT_REF.value, LogKey.TENANT_ID.value):
+                if name in props:
+                    v = props.pop(name)
+                    if v is not None:
+                        f[name] = self._field(v, name, problems)
+            if props:
+                self._extra_props(f, props, problems)
+        line = self._line(level, message, static, f)
+        if len(line) > C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM:
+            line = self._shrink(level, message, static, f, problems)
+        return line, metric_value, op, (es.value if isinstance(es, EventSource) else es) if self.event_source_dimension else None
+
+    # ------------------------------------------------------------------ record helpers
+    def _field(self, value: Any, name: str, problems: _Problems) -> str:
+        """A contract string field: str (ints converted), truncated to MAX_LOG_FIELD_CHARS."""
+        if not isinstance(value, str):
+            value = getattr(value, "value", value)
+            value = value if isinstance(value, str) else (str(value) if isinstance(value, (int, float)) else f"<{type(value).__name__}>")
+        if len(value) > C.MAX_LOG_FIELD_CHARS:
+            problems.add(C.WarningCode.VALUE_TRUNCATED, name, f"{len(value)} characters truncated to {C.MAX_LOG_FIELD_CHARS}")
+            value = value[: C.MAX_LOG_FIELD_CHARS]
+        return value
+
+    def _key(self, key: Any, problems: _Problems) -> str:
+        if not isinstance(key, str):
+            key = str(key) if isinstance(key, (int, float)) and not isinstance(key, bool) else None
+            if key is None:
+                problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.IDEMPOTENCY_KEY.value, "key must be a string")
+                return "<invalid>"
+        if self._hasher is not None:
+            return self._hasher(key)
+        return self._field(key, LogKey.IDEMPOTENCY_KEY.value, problems)
+
+    def _extra_props(self, f: dict[str, Any], props: dict[str, Any], problems: _Problems) -> None:
+        for name, value in props.items():
+            if name in _RESERVED_KEYS:
+                problems.add(C.WarningCode.NAME_CONFLICT, f"property:{name}", "the emitter owns this log key")
+                continue
+            if normalize_name(name) in self._redacted:
+                f[name] = REDACTED
+                continue
+            f[name] = _sanitize(value, self._redacted, problems, name, 0)
+
+    def _line(self, level: str, message: str, static: str, f: dict[str, Any]) -> str:
+        body = _dumps(f)
+        return (f'{{"level":"{level}","message":"{message}","timestamp":"{self._iso(self.clock())}",'
+                f'{static},{body[1:]}')
+
+    def _shrink(self, level: str, message: str, static: str, f: dict[str, Any], problems: _Problems) -> str:
+        """Drop the largest extra properties until the record fits in a log event."""
+        contract = set(LogKey._value2member_map_)
+        extras = sorted((k for k in f if k not in contract), key=lambda k: len(_dumps(f[k])), reverse=True)
+        line = self._line(level, message, static, f)
+        for k in extras:
+            problems.add(C.WarningCode.PROPERTY_TOO_LARGE, f"property:{k}",
+                         f"record over {C.MAX_EVENT_BYTES} bytes; property dropped")
+            del f[k]
+            line = self._line(level, message, static, f)
+            if len(line) <= C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM:
+                break
+        return line
+
+    def _iso(self, ms: int) -> str:
+        sec, frac = divmod(int(ms), 1000)
+        cached_sec, prefix = self._ts_cache
+        if sec != cached_sec:
+            prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec))
+            self._ts_cache = (sec, prefix)
+        return f"{prefix}.{frac:03d}Z"
+
+    def _static_json(self, inv: InvocationInfo | None, operation: str | None) -> str:
+        """Invocation-constant keys, serialized once per invocation."""
+        s: dict[str, Any] = {LogKey.SERVICE.value: self.service}
+        if inv is not None:
+            s[LogKey.COLD_START.value] = inv.cold_start
+            if inv.function_name:
+                s[LogKey.FUNCTION_NAME.value] = inv.function_name
+            if inv.request_id:
+                s[LogKey.FUNCTION_REQUEST_ID.value] = inv.request_id
+            if inv.xray_trace_id:
+                s[LogKey.XRAY_TRACE_ID.value] = inv.xray_trace_id
+        if operation is not None:
+            s[LogKey.OPERATION.value] = operation
+        s[LogKey.SCHEMA_VERSION.value] = SCHEMA_VERSION
+        return _dumps(s)[1:-1]
+
+    # ------------------------------------------------------------------ metrics
+    def _add(self, op: str | None, es: str | None, name: str, unit: str, resolution: int, value: float | int,
+             summed: bool) -> None:
+        group = self._groups.get((op, es))
+        if group is None:
+            group = self._groups[(op, es)] = {}
+        s = group.get(name)
+        if s is None:
+            group[name] = emf.MetricSeries(name, unit, resolution, [value])
+        elif summed:
+            s.values[0] += value
+        else:
+            s.values.append(value)
+
+    def add_metric(self, name: str, value: float, unit: str = "Count", resolution: int = 60,
+                   operation: str | None = None) -> None:
+        """Add a custom metric value (kept as a value list, split at 100 values). ``resolution``: the int 1 (high
+        resolution) or 60. Names of the contract's metrics, dimensions and EMF members are refused (they would break
+        the logs == metrics equality or the document). Invalid input: dropped + warning (strict: raises)."""
+        problems = _Problems()
+        element = f"metric:{name}" if isinstance(name, str) else "metric"
+        if reason := emf.check_metric_name(name):
+            problems.add(C.WarningCode.INVALID_METRIC_NAME, element, reason)
+        elif name in _CONTRACT_METRICS or name in _ROOT_RESERVED or name in self._dimensions:
+            problems.add(C.WarningCode.NAME_CONFLICT, element, "name used by the contract, a dimension or EMF")
+        v, reason = emf.coerce_metric_value(value)
+        if reason:
+            problems.add(C.WarningCode.INVALID_METRIC_VALUE, element, reason)
+        if reason := emf.check_unit(unit):
+            problems.add(C.WarningCode.INVALID_UNIT, element, reason)
+        if reason := emf.check_resolution(resolution):
+            problems.add(C.WarningCode.INVALID_RESOLUTION, element, reason)
+        inv = self._inv
+        op = operation if operation is not None else (inv.operation if inv is not None else self._default_operation)
+        if operation is not None and (reason := emf.check_dimension_value(operation)):
+            problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{_OPERATION}", reason)
+        es = None
+        if self.event_source_dimension and inv is not None and inv.event_source is not None:
+            es = inv.event_source.value
+        if not problems:
+            with self._lock:
+                existing = self._groups.get((op, es), {}).get(name)
+                if existing is not None and (existing.unit != unit or existing.resolution != resolution):
+                    problems.add(C.WarningCode.METRIC_DEFINITION_CONFLICT, element,
+                                 "same metric added with another unit or resolution in this flush")
+                else:
+                    self._add(op, es, name, unit, resolution, v, False)  # type: ignore[arg-type]
+        self._report(problems)
+
+    def add_dimension(self, name: str, value: str) -> None:
+        """Add a dimension to every dimension set (persists across flushes). Bounded values only: names that look
+        like keys, tenants, event or request ids are refused (each distinct value is a paid custom metric)."""
+        problems = _Problems()
+        with self._lock:
+            self._add_dimension(name, value, problems)
+        self._report(problems)
+
+    def _add_dimension(self, name: Any, value: Any, problems: _Problems) -> None:
+        element = f"dimension:{name}" if isinstance(name, str) else "dimension"
+        if reason := emf.check_dimension_name(name):
+            problems.add(C.WarningCode.INVALID_DIMENSION_NAME, element, reason)
+        elif name.lower().replace("_", "").replace("-", "") in C.HIGH_CARDINALITY_DIMENSION_NAMES:
+            problems.add(C.WarningCode.HIGH_CARDINALITY_DIMENSION, element, "unbounded values belong in log properties")
+        elif name in _ROOT_RESERVED or name in _CONTRACT_METRICS:
+            problems.add(C.WarningCode.NAME_CONFLICT, element, "name used by the contract or EMF")
+        elif reason := emf.check_dimension_value(value):
+            problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, element, reason)
+        elif name not in self._dimensions and len(self._dimensions) >= C.MAX_CUSTOM_DIMENSIONS:
+            problems.add(C.WarningCode.TOO_MANY_DIMENSIONS, element,
+                         f"at most {C.MAX_CUSTOM_DIMENSIONS} custom dimensions ({C.MAX_DIMENSIONS_PER_SET} per set)")
+        else:
+            self._dimensions[name] = value
+
+    def set_timestamp(self, timestamp_ms: int) -> None:
+        """Use ``timestamp_ms`` (epoch ms) as ``_aws.Timestamp`` of the next flush. Must be within 14 days past /
+        2 hours future of the emitter clock; otherwise dropped (the flush time is used) + warning."""
+        problems = _Problems()
+        if reason := emf.check_timestamp(timestamp_ms, self.clock()):
+            problems.add(C.WarningCode.INVALID_TIMESTAMP, "timestamp", reason)
+        else:
+            self._timestamp_ms = timestamp_ms
+        self._report(problems)
+
+    def flush(self) -> list[str]:
+        """Write the aggregated metrics now as EMF documents (one group per Operation[/EventSource], split at 100
+        metrics / 100 values / 256 KB) and reset them. Returns the lines written (empty when nothing was recorded)."""
+        with self._lock:
+            groups, self._groups = self._groups, {}
+            ts, self._timestamp_ms = self._timestamp_ms, None
+            if not groups:
+                return []
+            ts = ts if ts is not None else int(self.clock())
+            inv = self._inv
+            props: dict[str, Any] = {}
+            if inv is not None:
+                if inv.function_name:
+                    props[_EMF_PROPS[0]] = inv.function_name
+                if inv.request_id:
+                    props[_EMF_PROPS[1]] = inv.request_id
+            props[LogKey.SCHEMA_VERSION.value] = SCHEMA_VERSION
+            lines: list[str] = []
+            for (op, es), series in groups.items():
+                dims: dict[str, str] = {}
+                if self._service_dim is not None:
+                    dims[_SERVICE] = self._service_dim
+                if op is not None:
+                    dims[_OPERATION] = op
+                if es is not None:
+                    dims[_EVENT_SOURCE] = es
+                base_sets = list(DIMENSION_SETS) + ([EVENT_SOURCE_DIMENSION_SET] if es is not None else [])
+                sets: list[list[str]] = []
+                for bs in base_sets:
+                    s = [d for d in bs if d in dims] + list(self._dimensions)
+                    if s not in sets:
+                        sets.append(s)
+                dims.update(self._dimensions)
+                lines.extend(emf.build_documents(self.namespace, dims, sets, series.values(), ts, props))
+            self._write(lines)
+            return lines
+
+    def pending(self) -> dict[tuple[str | None, str | None], dict[str, list[float | int]]]:
+        """Metrics not yet flushed: {(operation, event_source|None): {metric name: values}} (Count metrics summed)."""
+        with self._lock:
+            return {g: {n: list(s.values) for n, s in series.items()} for g, series in self._groups.items()}
+
+    # ------------------------------------------------------------------ output and problems
+    def _write(self, lines: list[str]) -> None:
+        if not lines:
+            return
+        with self._lock:
+            try:
+                self.sink.write_lines(lines)
+            except Exception as exc:
+                self._count_warning(C.WarningCode.SINK_ERROR, len(lines))
+                if self.strict:
+                    raise SinkError(f"sink failed: {type(exc).__name__}") from exc
+                self._stderr(f"idemwatch: sink failed ({type(exc).__name__}); {len(lines)} line(s) not written")
+
+    def _count_warning(self, code: str, n: int) -> None:
+        with self._lock:
+            self.warnings[code] = self.warnings.get(code, 0) + n
+
+    def _report(self, problems: _Problems) -> None:
+        """Strict: raise on the first problem. Otherwise: count them and write ONE warning record for the call."""
+        if not problems:
+            return
+        if self.strict:
+            code, element, reason = problems[0]
+            raise EmfValidationError(code, f"{element}: {reason}")
+        with self._lock:
+            for code, _, _ in problems:
+                self.warnings[code] = self.warnings.get(code, 0) + 1
+        inv = self._inv
+        static = inv.static_json if inv is not None else self._idle_static
+        f = {
+            LogKey.WARNING_CODE.value: problems[0][0],
+            "idemwatch_dropped": [{"code": c, "element": e, "reason": r} for c, e, r in problems],
+        }
+        self._write([self._line("WARNING", "idemwatch dropped or fixed invalid input", static, f)])
+
+    @staticmethod
+    def _stderr(msg: str) -> None:
+        try:
+            sys.stderr.write(msg + "\n")
+        except Exception:
+            pass
+
+
+def _sanitize(value: Any, redacted: frozenset[str], problems: _Problems, path: str, depth: int) -> Any:
+    """JSON-safe copy of a property value: redacts by name, NaN/inf -> None (reported), unknown objects ->
+    ``<TypeName>`` (their str() could leak data), Decimal -> number, datetime -> ISO string, EventRecord -> event id."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            problems.add(C.WarningCode.INVALID_PROPERTY, f"property:{path}", "non-finite number replaced by null")
+            return None
+        return value
+    if depth > 16:
+        problems.add(C.WarningCode.INVALID_PROPERTY, f"property:{path}", "nested deeper than 16 levels")
+        return None
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            ks = k if isinstance(k, str) else str(getattr(k, "value", k))
+            if normalize_name(ks) in redacted:
+                out[ks] = REDACTED
+            else:
+                out[ks] = _sanitize(v, redacted, problems, f"{path}.{ks}", depth + 1)
+        return out
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_sanitize(v, redacted, problems, path, depth + 1) for v in value]
+    if isinstance(value, EventRecord):
+        return value.event_id
+    enum_value = getattr(value, "value", None)
+    if enum_value is not None and type(value).__class__.__name__ in ("EnumType", "EnumMeta"):
+        return _sanitize(enum_value, redacted, problems, path, depth + 1)
+    if type(value).__name__ == "Decimal":
+        v, reason = emf.coerce_metric_value(value)
+        if reason is None:
+            return int(v) if float(v).is_integer() else v  # type: ignore[arg-type]
+        problems.add(C.WarningCode.INVALID_PROPERTY, f"property:{path}", "non-finite Decimal replaced by null")
+        return None
+    iso = getattr(value, "isoformat", None)
+    if callable(iso) and type(value).__name__ in ("datetime", "date", "time"):
+        return iso()
+    if isinstance(value, (bytes, bytearray)):
+        return f"<bytes:{len(value)}>"
+    return f"<{type(value).__name__}>"

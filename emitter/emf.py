@@ -1,0 +1,332 @@
+"""EMF rules and document building: validation of every element, aggregation output, splitting.
+
+Everything here is pure (no I/O, no clock). ``build_documents`` turns one group of aggregated metrics into
+one or more compact JSON lines, each a valid EMF document:
+
+- at most 100 MetricDefinitions per directive and 100 values per metric: larger sets are split across
+  several documents, never dropped (a metric's values are spread over as many documents as needed);
+- each document at most 256 KB (MAX_EVENT_BYTES minus headroom), split further when needed;
+- StorageResolution written only for high resolution (1); 60 is the EMF default and is left out.
+
+``validate_document`` is an independent reading of the specification used by tests and by anyone who wants to
+check a line (it does not share code with the builder's checks beyond the limit constants).
+Spec: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Iterable, Mapping, Sequence
+
+from emitter import constants as C
+
+_dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+
+
+# --------------------------------------------------------------------------- element checks
+# Each returns None when valid, else a short reason (never containing the offending string value itself,
+# which could be large or sensitive).
+
+
+def _has_control(s: str) -> bool:
+    return any(ord(ch) < 32 or ord(ch) == 127 for ch in s)
+
+
+def check_namespace(namespace: Any) -> str | None:
+    """Namespace: str of 1-255 chars from ``[A-Za-z0-9._#:/-]``, not starting with ``AWS/`` (reserved)."""
+    if not isinstance(namespace, str):
+        return f"namespace must be a string, got {type(namespace).__name__}"
+    if not namespace or len(namespace) > C.MAX_NAMESPACE_CHARS:
+        return f"namespace length {len(namespace)} not in 1..{C.MAX_NAMESPACE_CHARS}"
+    if not C.NAMESPACE_ALLOWED_CHARS.issuperset(namespace):
+        return "namespace has characters outside [A-Za-z0-9._#:/-]"
+    if namespace.startswith("AWS/"):
+        return "namespace prefix AWS/ is reserved for AWS services"
+    return None
+
+
+def check_dimension_name(name: Any) -> str | None:
+    """Dimension name: str of 1-250 ASCII chars, a non-whitespace char, no control chars, not starting with ':'."""
+    if not isinstance(name, str):
+        return f"dimension name must be a string, got {type(name).__name__}"
+    if not name.strip():
+        return "dimension name is empty or whitespace"
+    if len(name) > C.MAX_DIMENSION_NAME_CHARS:
+        return f"dimension name has {len(name)} characters (max {C.MAX_DIMENSION_NAME_CHARS})"
+    if not name.isascii() or _has_control(name):
+        return "dimension name must be printable ASCII"
+    if name.startswith(":"):
+        return "dimension name must not start with ':'"
+    return None
+
+
+def check_dimension_value(value: Any) -> str | None:
+    """Dimension value: str of 1-1024 ASCII chars with a non-whitespace char, no control chars."""
+    if not isinstance(value, str):
+        return f"dimension value must be a string, got {type(value).__name__}"
+    if not value.strip():
+        return "dimension value is empty or whitespace"
+    if len(value) > C.MAX_DIMENSION_VALUE_CHARS:
+        return f"dimension value has {len(value)} characters (max {C.MAX_DIMENSION_VALUE_CHARS})"
+    if not value.isascii() or _has_control(value):
+        return "dimension value must be printable ASCII"
+    return None
+
+
+def check_metric_name(name: Any) -> str | None:
+    """Metric name: str of 1-250 chars with a non-whitespace char and no control characters."""
+    if not isinstance(name, str):
+        return f"metric name must be a string, got {type(name).__name__}"
+    if not name.strip():
+        return "metric name is empty or whitespace"
+    if len(name) > C.MAX_METRIC_NAME_CHARS:
+        return f"metric name has {len(name)} characters (max {C.MAX_METRIC_NAME_CHARS})"
+    if _has_control(name):
+        return "metric name has control characters"
+    if name == "_aws":
+        return "metric name _aws is the EMF metadata member"
+    return None
+
+
+def coerce_metric_value(value: Any) -> tuple[float | int | None, str | None]:
+    """Return (number, None) for a valid metric value, else (None, reason).
+
+    Valid: int/float (not bool; Decimal accepted) that is finite and 0 or 2^-360 <= |v| <= 2^360 (PutMetricData).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if type(value).__name__ == "Decimal":  # DynamoDB numbers; avoid importing decimal
+            try:
+                value = float(value)
+            except (ValueError, OverflowError):
+                return None, "Decimal value is not convertible to a number"
+        else:
+            return None, f"metric value must be a number, got {type(value).__name__}"
+    if isinstance(value, int):
+        if value and not (C.MIN_ABS_VALUE <= abs(value) <= C.MAX_ABS_VALUE):
+            return None, "metric value magnitude outside 2^-360..2^360"
+        return value, None
+    if not math.isfinite(value):
+        return None, f"metric value {value!r} is not finite"
+    if value and not (C.MIN_ABS_VALUE <= abs(value) <= C.MAX_ABS_VALUE):
+        return None, "metric value magnitude outside 2^-360..2^360"
+    return value, None
+
+
+def check_unit(unit: Any) -> str | None:
+    """Unit: one of the CloudWatch MetricDatum units (constants.UNITS)."""
+    if not isinstance(unit, str) or unit not in C.UNITS:
+        return "unit is not a CloudWatch unit"
+    return None
+
+
+def check_resolution(resolution: Any) -> str | None:
+    """StorageResolution: the int 1 (high resolution) or 60 (standard). ``True`` is not 1."""
+    if isinstance(resolution, bool) or not isinstance(resolution, int) or resolution not in C.STORAGE_RESOLUTIONS:
+        return "storage resolution must be the int 1 or 60"
+    return None
+
+
+def check_timestamp(timestamp_ms: Any, now_ms: int) -> str | None:
+    """Timestamp: int epoch ms within 14 days before and 2 hours after ``now_ms`` (CloudWatch metric window)."""
+    if isinstance(timestamp_ms, bool) or not isinstance(timestamp_ms, int):
+        return "timestamp must be an int of epoch milliseconds"
+    if timestamp_ms < now_ms - C.MAX_TIMESTAMP_PAST_MS:
+        return "timestamp more than 14 days in the past"
+    if timestamp_ms > now_ms + C.MAX_TIMESTAMP_FUTURE_MS:
+        return "timestamp more than 2 hours in the future"
+    return None
+
+
+# --------------------------------------------------------------------------- building
+class MetricSeries:
+    """Aggregated values of one metric in one group. ``values`` is a list (every value kept) or, for summed
+    Count metrics, a one-element list holding the sum."""
+
+    __slots__ = ("name", "unit", "resolution", "values")
+
+    def __init__(self, name: str, unit: str, resolution: int, values: list[float | int]) -> None:
+        self.name = name
+        self.unit = unit
+        self.resolution = resolution
+        self.values = values
+
+    def definition(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"Name": self.name, "Unit": self.unit}
+        if self.resolution == 1:
+            d["StorageResolution"] = 1
+        return d
+
+
+def _chunks(values: Sequence[float | int], size: int) -> Iterable[Sequence[float | int]]:
+    for i in range(0, len(values), size):
+        yield values[i : i + size]
+
+
+def build_documents(
+    namespace: str,
+    dimensions: Mapping[str, str],
+    dimension_sets: Sequence[Sequence[str]],
+    series: Iterable[MetricSeries],
+    timestamp_ms: int,
+    properties: Mapping[str, Any] | None = None,
+    max_bytes: int = C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM,
+) -> list[str]:
+    """Serialize one group of metrics as EMF lines (compact JSON, no newline).
+
+    Args:
+        namespace: a valid namespace (checked by the caller).
+        dimensions: dimension name -> value (all valid) for the root node.
+        dimension_sets: the ``Dimensions`` array; every name must be in ``dimensions``.
+        series: metrics to write; names must not collide with dimension or property names.
+        timestamp_ms: ``_aws.Timestamp``, epoch milliseconds.
+        properties: extra root members (request id, ...) copied into every document.
+        max_bytes: size cap per document in UTF-8 bytes.
+
+    Returns: the lines; empty when there are no metric values. Every value is in exactly one line.
+    """
+    props = dict(properties or {})
+    # Entries = (series, chunk of <= 100 values). A document holds <= 100 entries with distinct names.
+    entries: list[tuple[MetricSeries, Sequence[float | int]]] = []
+    for s in series:
+        for chunk in _chunks(s.values, C.MAX_VALUES_PER_METRIC):
+            entries.append((s, chunk))
+    if not entries:
+        return []
+    base: dict[str, Any] = {
+        "_aws": {
+            "Timestamp": timestamp_ms,
+            "CloudWatchMetrics": [{"Namespace": namespace, "Dimensions": [list(ds) for ds in dimension_sets], "Metrics": []}],
+        }
+    }
+    base.update(dimensions)
+    base.update(props)
+    base_size = len(_dumps(base).encode())
+
+    docs: list[dict[str, Any]] = []  # each: {"names": set, "entries": [...], "size": int}
+    for s, chunk in entries:
+        value: Any = chunk[0] if len(chunk) == 1 else list(chunk)
+        # bytes this entry adds: definition + comma, member "name":value + comma
+        cost = len(_dumps(s.definition()).encode()) + 1 + len(_dumps({s.name: value}).encode()) - 2 + 1
+        for d in docs:
+            if s.name not in d["names"] and len(d["entries"]) < C.MAX_METRICS_PER_DIRECTIVE and d["size"] + cost <= max_bytes:
+                break
+        else:
+            d = {"names": set(), "entries": [], "size": base_size}
+            docs.append(d)
+        d["names"].add(s.name)
+        d["entries"].append((s, value))
+        d["size"] += cost
+
+    lines: list[str] = []
+    for d in docs:
+        lines.extend(_serialize(base, d["entries"], max_bytes))
+    return lines
+
+
+def _serialize(base: dict[str, Any], entries: list[tuple[MetricSeries, Any]], max_bytes: int) -> list[str]:
+    aws = base["_aws"]
+    directive = dict(aws["CloudWatchMetrics"][0])
+    directive["Metrics"] = [s.definition() for s, _ in entries]
+    doc: dict[str, Any] = {"_aws": {"Timestamp": aws["Timestamp"], "CloudWatchMetrics": [directive]}}
+    for k, v in base.items():
+        if k != "_aws":
+            doc[k] = v
+    for s, v in entries:
+        doc[s.name] = v
+    line = _dumps(doc)
+    if len(entries) > 1 and len(line.encode()) > max_bytes:  # estimate was off: halve
+        mid = len(entries) // 2
+        return _serialize(base, entries[:mid], max_bytes) + _serialize(base, entries[mid:], max_bytes)
+    return [line]
+
+
+# --------------------------------------------------------------------------- independent check
+def validate_document(doc: str | Mapping[str, Any], now_ms: int | None = None) -> list[str]:
+    """Check one EMF document (a line or a parsed object) against the specification.
+
+    Returns a list of problems (empty = valid). ``now_ms`` (epoch ms) enables the timestamp window check.
+    Checks: root is an object with ``_aws``; ``Timestamp`` an int; ``CloudWatchMetrics`` a list of directives each with
+    a valid Namespace, a Dimensions array of sets (<= 30 names, each a root member with a valid string value),
+    1..100 Metrics with valid names, known units, StorageResolution 1|60, and a root target that is a finite number or
+    an array of 1..100 finite numbers; whole line <= 256 KB.
+    """
+    problems: list[str] = []
+    if isinstance(doc, str):
+        if len(doc.encode()) > C.MAX_EVENT_BYTES:
+            problems.append("document larger than 256 KB")
+        if "\n" in doc:
+            problems.append("document spans several lines")
+        try:
+            obj = json.loads(doc)
+        except ValueError as exc:
+            return [f"not JSON: {exc}"]
+    else:
+        obj = doc
+    if not isinstance(obj, dict):
+        return ["root is not an object"]
+    aws = obj.get("_aws")
+    if not isinstance(aws, dict):
+        return ["_aws missing or not an object"]
+    ts = aws.get("Timestamp")
+    if isinstance(ts, bool) or not isinstance(ts, int):
+        problems.append("_aws.Timestamp missing or not an integer")
+    elif now_ms is not None and (reason := check_timestamp(ts, now_ms)):
+        problems.append(reason)
+    directives = aws.get("CloudWatchMetrics")
+    if not isinstance(directives, list):
+        return problems + ["_aws.CloudWatchMetrics missing or not an array"]
+    for i, d in enumerate(directives):
+        where = f"directive {i}"
+        if not isinstance(d, dict):
+            problems.append(f"{where} is not an object")
+            continue
+        if reason := check_namespace(d.get("Namespace")):
+            problems.append(f"{where}: {reason}")
+        dsets = d.get("Dimensions")
+        if not isinstance(dsets, list):
+            problems.append(f"{where}: Dimensions missing or not an array")
+            dsets = []
+        for ds in dsets:
+            if not isinstance(ds, list):
+                problems.append(f"{where}: a dimension set is not an array")
+                continue
+            if len(ds) > C.MAX_DIMENSIONS_PER_SET:
+                problems.append(f"{where}: dimension set of {len(ds)} > {C.MAX_DIMENSIONS_PER_SET}")
+            for name in ds:
+                if reason := check_dimension_name(name):
+                    problems.append(f"{where}: {reason}")
+                elif name not in obj:
+                    problems.append(f"{where}: dimension {name!r} is not a root member")
+                elif reason := check_dimension_value(obj[name]):
+                    problems.append(f"{where}: dimension {name!r}: {reason}")
+        metrics = d.get("Metrics")
+        if not isinstance(metrics, list):
+            problems.append(f"{where}: Metrics missing or not an array")
+            continue
+        if len(metrics) > C.MAX_METRICS_PER_DIRECTIVE:
+            problems.append(f"{where}: {len(metrics)} metrics > {C.MAX_METRICS_PER_DIRECTIVE}")
+        for m in metrics:
+            if not isinstance(m, dict):
+                problems.append(f"{where}: a metric definition is not an object")
+                continue
+            name = m.get("Name")
+            if reason := check_metric_name(name):
+                problems.append(f"{where}: {reason}")
+                continue
+            if "Unit" in m and (reason := check_unit(m["Unit"])):
+                problems.append(f"{where}: metric {name!r}: {reason}")
+            if "StorageResolution" in m and (reason := check_resolution(m["StorageResolution"])):
+                problems.append(f"{where}: metric {name!r}: {reason}")
+            if name not in obj:
+                problems.append(f"{where}: metric {name!r} has no root member")
+                continue
+            target = obj[name]
+            values = target if isinstance(target, list) else [target]
+            if isinstance(target, list) and not 1 <= len(target) <= C.MAX_VALUES_PER_METRIC:
+                problems.append(f"{where}: metric {name!r} has {len(target)} values (1..{C.MAX_VALUES_PER_METRIC})")
+            for v in values:
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                    problems.append(f"{where}: metric {name!r} has a non-numeric or non-finite value")
+                    break
+    return problems

@@ -1,0 +1,168 @@
+"""Sinks: where the emitter's lines go. Every line is one compact JSON object without the trailing newline;
+a sink writes each on its own line.
+
+- :class:`StdoutSink` — Lambda (the Lambda runtime ships stdout to CloudWatch Logs; EMF is extracted there).
+- :class:`FileSink` — local runs and the demo (append, one line per record, thread-safe).
+- :class:`StreamSink` — any callable taking one line, or any text file object (``io.StringIO``, a socket file, ...).
+- :class:`MemorySink` — keeps lines in a list (tests, notebooks).
+- :class:`DiscardSink` — drops everything (benchmarks).
+- :class:`AgentSink` — the CloudWatch agent's EMF endpoint (EC2/ECS) through aws-embedded-metrics' socket clients,
+  imported on first write so the Lambda path never loads it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import IO, Any, Callable, Iterable, Protocol, runtime_checkable
+
+from emitter import constants as C
+
+
+@runtime_checkable
+class Sink(Protocol):
+    """A sink takes complete lines (no newline)."""
+
+    def write_lines(self, lines: Iterable[str]) -> None: ...
+
+
+class StdoutSink:
+    """Writes to ``sys.stdout`` (looked up at write time, so redirection and capture work)."""
+
+    def write_lines(self, lines: Iterable[str]) -> None:
+        out = sys.stdout
+        out.write("".join(line + "\n" for line in lines))
+        out.flush()
+
+
+class StreamSink:
+    """Writes to a text file object (``.write``) or calls ``target(line)`` once per line."""
+
+    def __init__(self, target: IO[str] | Callable[[str], Any]) -> None:
+        write = getattr(target, "write", None)
+        self._file = target if callable(write) else None
+        self._fn = None if self._file is not None else target
+        if self._file is None and not callable(target):
+            raise TypeError("StreamSink needs a text file object or a callable taking one line")
+
+    def write_lines(self, lines: Iterable[str]) -> None:
+        if self._file is not None:
+            self._file.write("".join(line + "\n" for line in lines))
+        else:
+            for line in lines:
+                self._fn(line)  # type: ignore[misc]
+
+
+class FileSink:
+    """Appends lines to ``path`` (created with its parent folders). Thread-safe; flushed after every write so
+    a crash loses nothing already recorded. ``close()`` releases the file (reopened on the next write)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self._lock = threading.Lock()
+        self._fh: IO[str] | None = None
+
+    def write_lines(self, lines: Iterable[str]) -> None:
+        data = "".join(line + "\n" for line in lines)
+        with self._lock:
+            if self._fh is None or self._fh.closed:
+                parent = os.path.dirname(self.path)
+                if parent:
+                    os.makedirs(parent, exist_ok=True)
+                self._fh = open(self.path, "a", encoding="utf-8")
+            self._fh.write(data)
+            self._fh.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fh is not None:
+                self._fh.close()
+                self._fh = None
+
+
+class MemorySink:
+    """Keeps every line in ``lines``; ``records()`` parses them."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def write_lines(self, lines: Iterable[str]) -> None:
+        self.lines.extend(lines)
+
+    def records(self) -> list[dict[str, Any]]:
+        import json
+
+        return [json.loads(line) for line in self.lines]
+
+    def clear(self) -> None:
+        self.lines.clear()
+
+
+class DiscardSink:
+    """Drops every line (benchmarks); counts them in ``count``."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def write_lines(self, lines: Iterable[str]) -> None:
+        for _ in lines:
+            self.count += 1
+
+
+class AgentSink:
+    """Sends lines to the CloudWatch agent's EMF listener (``tcp://`` or ``udp://host:port``; default
+    ``$AWS_EMF_AGENT_ENDPOINT`` or tcp://127.0.0.1:25888), using aws-embedded-metrics' TcpClient/UdpClient
+    (install the ``agent`` extra). The agent routes by ``_aws.LogGroupName``/``LogStreamName``, so every line gets
+    them; plain log records get an ``_aws`` with an empty ``CloudWatchMetrics`` list (a valid EMF document that
+    creates no metric) so the agent forwards them too.
+
+    Args:
+        log_group_name: target log group (required by the agent).
+        log_stream_name: optional log stream.
+        endpoint: agent endpoint URL.
+    """
+
+    def __init__(self, log_group_name: str, log_stream_name: str | None = None, endpoint: str | None = None) -> None:
+        self.log_group_name = log_group_name
+        self.log_stream_name = log_stream_name
+        self.endpoint = endpoint or os.environ.get(C.ENV_AGENT_ENDPOINT) or C.AGENT_ENDPOINT_DEFAULT
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def _connect(self) -> Any:
+        from urllib.parse import urlparse
+
+        from aws_embedded_metrics.sinks.tcp_client import TcpClient
+        from aws_embedded_metrics.sinks.udp_client import UdpClient
+
+        url = urlparse(self.endpoint)
+        if url.hostname is None or url.port is None or url.scheme not in ("tcp", "udp"):
+            raise ValueError(f"agent endpoint must be tcp://host:port or udp://host:port, got {self.endpoint!r}")
+        return UdpClient(url) if url.scheme == "udp" else TcpClient(url).connect()
+
+    def _route(self, line: str) -> str:
+        import json
+
+        obj = json.loads(line)
+        aws = obj.get("_aws")
+        if not isinstance(aws, dict):
+            aws = {"Timestamp": _now_ms(), "CloudWatchMetrics": []}
+            obj = {"_aws": aws, **obj}
+        aws["LogGroupName"] = self.log_group_name
+        if self.log_stream_name:
+            aws["LogStreamName"] = self.log_stream_name
+        return json.dumps(obj, separators=(",", ":"))
+
+    def write_lines(self, lines: Iterable[str]) -> None:
+        with self._lock:
+            if self._client is None:
+                self._client = self._connect()
+            for line in lines:
+                self._client.send_message((self._route(line) + "\n").encode("utf-8"))
+
+
+def _now_ms() -> int:
+    import time
+
+    return time.time_ns() // 1_000_000
