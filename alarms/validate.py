@@ -1,0 +1,279 @@
+"""Check PutMetricAlarm requests before anything is deployed.
+
+Two layers, each violation naming the alarm and the field:
+
+1. **The API model botocore ships** (``botocore`` ``cloudwatch`` service model, operation
+   ``PutMetricAlarm``): required members, unknown members, types, string/list length min *and
+   max*, integer min/max, enum values and patterns. botocore's own ``validate_parameters``
+   checks only minimums, so maximums and enums are read from the shapes' metadata here.
+2. **Cross-field rules the API enforces** (PutMetricAlarm API reference and the CloudWatch
+   User Guide): DatapointsToAlarm <= EvaluationPeriods; Period 10, 20, 30 or a multiple of 60;
+   Period x EvaluationPeriods <= 1 day when Period < 1 hour, else <= 7 days; Statistic and
+   ExtendedStatistic never together; metric math with at most 20 queries, at most 10 of them
+   MetricStat, exactly one returning data, ids matching ``^[a-z][A-Za-z0-9_]*$``, and no
+   top-level metric fields beside ``Metrics``; TreatMissingData and
+   EvaluateLowSampleCountPercentile values (free strings in the model, enumerated in the
+   reference).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from alarms import constants as C
+
+_ID_RE = re.compile(C.METRIC_ID_PATTERN)
+
+
+@dataclass(frozen=True, order=True)
+class Violation:
+    """One problem: ``alarm`` name, ``field`` path (``Metrics[2].Id``), ``rule`` id and a message."""
+
+    alarm: str
+    field: str
+    rule: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.alarm}: {self.field}: {self.message} [{self.rule}]"
+
+
+@lru_cache(maxsize=1)
+def _input_shape() -> Any:
+    import botocore.session
+
+    model = botocore.session.get_session().get_service_model("cloudwatch")
+    return model.operation_model("PutMetricAlarm").input_shape
+
+
+def validate_request(request: Mapping[str, Any]) -> list[Violation]:
+    """All violations of one PutMetricAlarm request (empty list = valid). Never raises on bad input."""
+    name = request.get("AlarmName") if isinstance(request, Mapping) else None
+    alarm = name if isinstance(name, str) and name else "<unnamed alarm>"
+    out: list[Violation] = []
+    if not isinstance(request, Mapping):
+        return [Violation(alarm, "<request>", "model.type", "the request must be a JSON object")]
+    _check_shape(request, _input_shape(), "", alarm, out)
+    out.extend(_cross_field(request, alarm))
+    return out
+
+
+def validate_requests(requests: Iterable[Mapping[str, Any]]) -> list[Violation]:
+    """Violations of many requests, plus duplicate alarm names across them."""
+    out: list[Violation] = []
+    seen: set[str] = set()
+    for req in requests:
+        out.extend(validate_request(req))
+        name = req.get("AlarmName") if isinstance(req, Mapping) else None
+        if isinstance(name, str):
+            if name in seen:
+                out.append(Violation(name, "AlarmName", "alarm_name.duplicate",
+                                     "the same AlarmName is defined twice; the second put would overwrite the first"))
+            seen.add(name)
+    return out
+
+
+# --------------------------------------------------------------------------- model layer
+_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "long": (int,),
+    "double": (int, float),
+    "float": (int, float),
+    "boolean": (bool,),
+    "list": (list, tuple),
+    "structure": (dict,),
+    "map": (dict,),
+}
+
+
+def _check_shape(value: Any, shape: Any, path: str, alarm: str, out: list[Violation]) -> None:
+    here = path or "<request>"
+    type_name = shape.type_name
+    expected = _PY_TYPES.get(type_name)
+    if expected is not None:
+        is_bool = isinstance(value, bool)
+        if not isinstance(value, expected) or (is_bool and type_name != "boolean"):
+            out.append(Violation(alarm, here, "model.type",
+                                 f"must be {type_name} (shape {shape.name}), got {type(value).__name__} {value!r}"[:300]))
+            return
+    meta = shape.metadata
+    if type_name == "string":
+        _bounds(len(value), meta, here, alarm, out, "length")
+        enum = meta.get("enum")
+        if enum and value not in enum:
+            out.append(Violation(alarm, here, "model.enum", f"{value!r} is not one of: {', '.join(enum)}"))
+        pattern = meta.get("pattern")
+        if pattern and not re.fullmatch(pattern, value, flags=re.DOTALL):
+            out.append(Violation(alarm, here, "model.pattern", f"{value!r} does not match the pattern {pattern!r}"))
+    elif type_name in ("integer", "long", "double", "float"):
+        _bounds(value, meta, here, alarm, out, "value")
+    elif type_name == "list":
+        _bounds(len(value), meta, here, alarm, out, "items")
+        for i, item in enumerate(value):
+            _check_shape(item, shape.member, f"{path}[{i}]", alarm, out)
+    elif type_name == "structure":
+        members = shape.members
+        for key in value:
+            if key not in members:
+                out.append(Violation(alarm, f"{path}.{key}" if path else key, "model.unknown_member",
+                                     f"unknown member of {shape.name}"))
+        for req in shape.required_members:
+            if req not in value:
+                out.append(Violation(alarm, f"{path}.{req}" if path else req, "model.required",
+                                     f"is required by {shape.name}"))
+        if meta.get("union"):
+            present = [k for k in value if k in members]
+            if len(present) != 1:
+                out.append(Violation(alarm, here, "model.union",
+                                     f"exactly one member of {shape.name} must be set, got {present}"))
+        for key, item in value.items():
+            if key in members:
+                _check_shape(item, members[key], f"{path}.{key}" if path else key, alarm, out)
+
+
+def _bounds(n: float, meta: Mapping[str, Any], here: str, alarm: str, out: list[Violation], what: str) -> None:
+    lo, hi = meta.get("min"), meta.get("max")
+    label = {"length": "length", "items": "number of items", "value": "value"}[what]
+    rule_lo = "model.min_value" if what == "value" else "model.min_length"
+    rule_hi = "model.max_value" if what == "value" else "model.max_length"
+    if lo is not None and n < lo:
+        out.append(Violation(alarm, here, rule_lo, f"{label} {n} is below the minimum {lo}"))
+    if hi is not None and n > hi:
+        out.append(Violation(alarm, here, rule_hi, f"{label} {n} is above the maximum {hi}"))
+
+
+# --------------------------------------------------------------------------- cross-field layer
+def _cross_field(r: Mapping[str, Any], alarm: str) -> list[Violation]:
+    out: list[Violation] = []
+
+    def v(field: str, rule: str, message: str) -> None:
+        out.append(Violation(alarm, field, rule, message))
+
+    ev = r.get("EvaluationPeriods")
+    dta = r.get("DatapointsToAlarm")
+    is_int = lambda x: isinstance(x, int) and not isinstance(x, bool)  # noqa: E731
+    if "EvaluationCriteria" not in r:  # PromQL alarms are the only ones without these
+        if ev is None:
+            v("EvaluationPeriods", "evaluation_periods.required", "is required for a metric alarm")
+        if r.get("ComparisonOperator") is None:
+            v("ComparisonOperator", "comparison.required", "is required for a metric alarm")
+        if r.get("Threshold") is None and r.get("ThresholdMetricId") is None:
+            v("Threshold", "threshold.required", "is required unless ThresholdMetricId (anomaly band) is given")
+    if is_int(ev) and is_int(dta) and dta > ev:
+        v("DatapointsToAlarm", "datapoints_to_alarm.le_evaluation_periods",
+          f"DatapointsToAlarm ({dta}) must not exceed EvaluationPeriods ({ev})")
+
+    treat = r.get("TreatMissingData")
+    if isinstance(treat, str) and treat not in C.TREAT_MISSING_VALUES:
+        v("TreatMissingData", "treat_missing_data.enum",
+          f"{treat!r} is not one of: {', '.join(C.TREAT_MISSING_VALUES)}")
+    low = r.get("EvaluateLowSampleCountPercentile")
+    if isinstance(low, str) and low not in C.LOW_SAMPLE_COUNT_VALUES:
+        v("EvaluateLowSampleCountPercentile", "low_sample_count.enum",
+          f"{low!r} is not one of: {', '.join(C.LOW_SAMPLE_COUNT_VALUES)}")
+
+    if "Statistic" in r and "ExtendedStatistic" in r:
+        v("ExtendedStatistic", "statistic.exclusive", "Statistic and ExtendedStatistic cannot both be given")
+
+    periods: list[tuple[str, Any]] = []
+    metrics = r.get("Metrics")
+    if metrics is not None:
+        top = [f for f in C.SINGLE_METRIC_FIELDS if f in r]
+        for f in top:
+            v(f, "metrics.top_level_fields", f"{f} cannot be given together with Metrics (metric math alarm)")
+        if isinstance(metrics, (list, tuple)):
+            out.extend(_metric_math(metrics, alarm, periods))
+    elif "EvaluationCriteria" not in r:
+        if "MetricName" not in r:
+            v("MetricName", "metric.missing", "a metric alarm needs MetricName + Namespace, or Metrics")
+        if "Statistic" not in r and "ExtendedStatistic" not in r and "MetricName" in r:
+            v("Statistic", "statistic.required", "a single-metric alarm needs Statistic or ExtendedStatistic")
+        if "Period" not in r and "MetricName" in r:
+            v("Period", "period.required", "a single-metric alarm needs Period")
+        periods.append(("Period", r.get("Period")))
+
+    for field, p in periods:
+        if is_int(p) and p not in C.HIGH_RESOLUTION_PERIODS and p % 60 != 0:
+            v(field, "period.valid_value", f"Period {p} s must be 10, 20, 30 or a multiple of 60")
+    alarm_period = max((p for _, p in periods if is_int(p)), default=None)
+    if alarm_period is not None and is_int(ev):
+        span = alarm_period * ev
+        limit = C.ONE_DAY_S if alarm_period < C.ONE_HOUR_S else C.SEVEN_DAYS_S
+        if span > limit:
+            which = "1 day (Period < 1 hour)" if limit == C.ONE_DAY_S else "7 days (Period >= 1 hour)"
+            v("EvaluationPeriods", "period.evaluation_span",
+              f"Period x EvaluationPeriods = {alarm_period} x {ev} = {span} s exceeds {which}")
+    return out
+
+
+def _metric_math(metrics: list | tuple, alarm: str, periods: list[tuple[str, Any]]) -> list[Violation]:
+    out: list[Violation] = []
+
+    def v(field: str, rule: str, message: str) -> None:
+        out.append(Violation(alarm, field, rule, message))
+
+    if len(metrics) > C.MAX_METRIC_QUERIES:
+        v("Metrics", "metrics.too_many_queries", f"{len(metrics)} queries; an alarm allows at most {C.MAX_METRIC_QUERIES}")
+    stats = [q for q in metrics if isinstance(q, Mapping) and "MetricStat" in q]
+    if len(stats) > C.MAX_METRIC_STATS:
+        v("Metrics", "metrics.too_many_metric_stats",
+          f"{len(stats)} MetricStat queries; an alarm allows at most {C.MAX_METRIC_STATS}")
+    returning = [i for i, q in enumerate(metrics) if isinstance(q, Mapping) and q.get("ReturnData", True) is not False]
+    if len(returning) != 1:
+        v("Metrics", "metrics.return_data_count",
+          f"exactly one query must return data (ReturnData true or omitted), got {len(returning)}"
+          + (f" (Metrics{returning})" if returning else ""))
+    ids: list[str] = []
+    for i, q in enumerate(metrics):
+        if not isinstance(q, Mapping):
+            continue
+        qid = q.get("Id")
+        if isinstance(qid, str):
+            if not _ID_RE.match(qid):
+                v(f"Metrics[{i}].Id", "metrics.id_pattern",
+                  f"{qid!r} must start with a lowercase letter and hold only letters, digits and _ "
+                  f"({C.METRIC_ID_PATTERN})")
+            if qid in ids:
+                v(f"Metrics[{i}].Id", "metrics.duplicate_id", f"{qid!r} is used by two queries")
+            ids.append(qid)
+        has_stat, has_expr = "MetricStat" in q, "Expression" in q
+        if has_stat == has_expr:
+            v(f"Metrics[{i}]", "metrics.query_shape", "each query needs exactly one of MetricStat or Expression")
+        stat = q.get("MetricStat")
+        if isinstance(stat, Mapping):
+            periods.append((f"Metrics[{i}].MetricStat.Period", stat.get("Period")))
+    return out
+
+
+# --------------------------------------------------------------------------- files
+def load_requests(path: str | Path) -> list[dict[str, Any]]:
+    """PutMetricAlarm requests in one exported file: a ``--cli-input-json`` document, a CloudFormation
+    template (``Resources`` of type ``AWS::CloudWatch::Alarm``) or Terraform JSON
+    (``resource.aws_cloudwatch_metric_alarm``). A directory yields every ``*.json`` below it, sorted.
+    Raises ``ValueError`` naming the file when it is none of these.
+    """
+    from alarms.export import requests_from_cloudformation, requests_from_terraform
+
+    p = Path(path)
+    if p.is_dir():
+        out: list[dict[str, Any]] = []
+        for f in sorted(p.rglob("*.json")):
+            out.extend(load_requests(f))
+        return out
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{p}: not a readable JSON file ({exc})") from exc
+    if isinstance(doc, dict) and "Resources" in doc:
+        return requests_from_cloudformation(doc)
+    if isinstance(doc, dict) and "resource" in doc:
+        return requests_from_terraform(doc)
+    if isinstance(doc, dict) and "AlarmName" in doc:
+        return [doc]
+    raise ValueError(f"{p}: neither a PutMetricAlarm request, a CloudFormation template nor Terraform JSON")
