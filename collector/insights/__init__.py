@@ -1,0 +1,50 @@
+"""Offline CloudWatch Logs Insights engine: the classic query language compiled to DuckDB SQL.
+
+Commands: ``fields`` (expressions, ``as``), ``display``, ``filter``, ``stats ... by ...``
+(incl. ``bin(5m)`` and aliases; arithmetic on aggregates), ``sort ... asc|desc``, ``limit``,
+``parse`` (glob ``*`` and regex with ``(?<name>...)`` groups), ``dedup``; ``#`` comments.
+Any other command or function is a :class:`QueryError` naming it and its position.
+
+Semantics (as documented by AWS; where AWS leaves it open, the choice is stated):
+- time range: ``start <= @timestamp <= end``, both inclusive (StartQuery).
+- default order: ``@timestamp`` descending for non-stats queries; stats results by their
+  group keys ascending; ties by ingest order.
+- default and maximum limit: 10,000 rows (``limit N`` above the cap is an error).
+- result column names: the alias, else the expression as written (``count(*)``, ``bin(5m)``).
+- dynamic types: a field is a number in one event and a string in another. Comparing with
+  a number literal is numeric (a JSON number or a numeric string such as ``"42"``
+  converts; other values do not match); comparing with a string literal compares text
+  (the number 5 is the text ``"5"``); comparing two fields is numeric when both values
+  are numeric, else text. Arithmetic and numeric stats (sum, avg, min, max, pct, stddev)
+  use the numeric value and skip values that are not numbers. ``count(field)`` counts
+  events where the field is present. Sorting puts numbers (numerically) before strings
+  (by Unicode code point) ascending, the reverse descending, missing values last.
+- ``like "text"`` is a case-sensitive substring match; ``like /re/`` and ``=~ /re/`` are
+  unanchored RE2 searches; ``in [...]`` is set membership.
+- ``pct`` is nearest-rank (a value present in the data); ``stddev`` is the sample standard
+  deviation; ``count_distinct`` is exact; ``earliest``/``latest`` skip events without the field.
+- bins of ms/s/m/h/d are aligned on multiples since the epoch (UTC), weeks start on Monday,
+  months/quarters/years follow the calendar.
+"""
+
+from collector.insights.compiler import DEFAULT_LIMIT, CompiledQuery, compile_query
+from collector.insights.engine import run_query
+from collector.insights.exceptions import QueryError
+from collector.insights.functions import AGGREGATE_FUNCTIONS, SCALAR_FUNCTIONS
+from collector.insights.parser import parse_query
+from collector.insights.result import QueryResult, format_timestamp
+from collector.insights.types import ValueType
+
+__all__ = [
+    "AGGREGATE_FUNCTIONS",
+    "DEFAULT_LIMIT",
+    "SCALAR_FUNCTIONS",
+    "CompiledQuery",
+    "QueryError",
+    "QueryResult",
+    "ValueType",
+    "compile_query",
+    "format_timestamp",
+    "parse_query",
+    "run_query",
+]

@@ -1,0 +1,66 @@
+"""``run_query``: compile a Logs Insights query and run it on an EventStore's DuckDB table."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from collector.insights.compiler import DEFAULT_LIMIT, compile_query
+from collector.insights.exceptions import QueryError
+from collector.insights.result import QueryResult, decode_value
+
+__all__ = ["run_query", "table_columns"]
+
+
+def _connection_and_table(store: Any) -> tuple[Any, str]:
+    if hasattr(store, "connection"):
+        return store.connection, getattr(store, "table", "events")
+    return store, "events"  # a bare duckdb connection holding an ``events`` table
+
+
+def table_columns(con: Any, table: str) -> list[tuple[str, str]]:
+    """(column name, DuckDB type) of ``table``, in table order."""
+    rows = con.execute(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1 "
+        "ORDER BY ordinal_position", [table]).fetchall()
+    if not rows:
+        raise QueryError(f"no events table named {table!r}")
+    return [(r[0], r[1]) for r in rows]
+
+
+def _seconds_to_ms(value: float | None, *, upper: bool) -> int | None:
+    if value is None:
+        return None
+    ms = float(value) * 1000.0
+    return math.floor(ms) if upper else math.ceil(ms)
+
+
+def run_query(store: Any, query: str, start: float | None = None, end: float | None = None,
+              limit_cap: int | None = DEFAULT_LIMIT) -> QueryResult:
+    """Run a Logs Insights query over the events of ``store``.
+
+    Args:
+        store: an ``EventStore`` (``.connection`` + ``.table``) or a DuckDB connection with
+            an ``events`` table.
+        query: Logs Insights QL text.
+        start, end: epoch SECONDS, both inclusive (StartQuery semantics); None = unbounded.
+            An event at exactly ``end`` (to the millisecond) is included.
+        limit_cap: maximum rows (10,000, the CloudWatch maximum); None lifts it.
+    Returns:
+        QueryResult.
+    Raises:
+        QueryError: on a syntax error or an unsupported command/function (message names
+            it and its line/column).
+    """
+    con, table = _connection_and_table(store)
+    compiled = compile_query(query, table_columns(con, table), table,
+                             _seconds_to_ms(start, upper=False), _seconds_to_ms(end, upper=True), limit_cap)
+    try:
+        raw_rows = con.execute(compiled.sql, compiled.params).fetchall()
+    except Exception as exc:  # a runtime error in DuckDB (e.g. invalid regex) is a query error
+        if type(exc).__module__.startswith("duckdb") or "duckdb" in type(exc).__module__:
+            raise QueryError(f"query failed: {str(exc).splitlines()[0]}") from exc
+        raise
+    types = [t for _, t in compiled.columns]
+    rows = [tuple(decode_value(v, t) for v, t in zip(r, types)) for r in raw_rows]
+    return QueryResult([n for n, _ in compiled.columns], types, rows, compiled.sql, tuple(compiled.params))

@@ -1,0 +1,41 @@
+"""Errors raised by the Logs Insights engine."""
+
+from __future__ import annotations
+
+__all__ = ["QueryError"]
+
+
+class QueryError(ValueError):
+    """A query that cannot be run: syntax error, unsupported command or function, bad argument.
+
+    Attributes:
+        message: what is wrong, naming the offending command/function/token.
+        position: 0-based character offset into the query text (None when not tied to one place).
+        line, column: 1-based line and column of ``position`` (None when unknown).
+
+    ``str(err)`` is one line: ``"<message> (line L, column C)"``, suitable for a CLI exit message.
+    """
+
+    def __init__(self, message: str, position: int | None = None, query: str | None = None) -> None:
+        self.message = message
+        self.position = position
+        self.line: int | None = None
+        self.column: int | None = None
+        if position is not None and query is not None:
+            before = query[:position]
+            self.line = before.count("\n") + 1
+            self.column = position - (before.rfind("\n") + 1) + 1
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        if self.line is not None:
+            return f"{self.message} (line {self.line}, column {self.column})"
+        if self.position is not None:
+            return f"{self.message} (position {self.position})"
+        return self.message
+
+    def with_query(self, query: str) -> QueryError:
+        """Return the same error with line/column computed against ``query``."""
+        if self.line is None and self.position is not None:
+            return QueryError(self.message, self.position, query)
+        return self

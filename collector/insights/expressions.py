@@ -1,0 +1,189 @@
+"""AST of a parsed Logs Insights query: expressions and commands.
+
+Every node keeps ``pos`` (offset into the query text) so errors can point at it, and
+expressions keep ``text`` (the source slice) because Logs Insights names an un-aliased
+result column by the expression as written (``count(*)``, ``bin(5m)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = [
+    "Binary",
+    "Call",
+    "Command",
+    "DedupCmd",
+    "DisplayCmd",
+    "Duration",
+    "Expr",
+    "Field",
+    "FieldsCmd",
+    "FilterCmd",
+    "InList",
+    "Item",
+    "LimitCmd",
+    "Literal",
+    "ParseCmd",
+    "Query",
+    "Regex",
+    "SortCmd",
+    "Star",
+    "StatsCmd",
+    "Unary",
+]
+
+
+@dataclass(frozen=True)
+class Literal:
+    value: str | int | float
+    pos: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Regex:
+    pattern: str
+    pos: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Duration:
+    """A period literal such as ``5m``: ``amount`` units of ``unit`` (canonical: ms s m h d w mo q y)."""
+
+    amount: int
+    unit: str
+    pos: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    pos: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Star:
+    pos: int
+    text: str = "*"
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str  # "-" | "not"
+    operand: Expr
+    pos: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Binary:
+    op: str  # + - * / % ^ = != < <= > >= and or like =~
+    left: Expr
+    right: Expr
+    pos: int
+    text: str
+    negated: bool = False  # "not like"
+
+
+@dataclass(frozen=True)
+class InList:
+    operand: Expr
+    items: tuple[Expr, ...]
+    negated: bool
+    pos: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str  # as written
+    args: tuple[Expr, ...]
+    pos: int
+    text: str
+
+    @property
+    def key(self) -> str:
+        return self.name.lower()
+
+
+Expr = Literal | Regex | Duration | Field | Star | Unary | Binary | InList | Call
+
+
+@dataclass(frozen=True)
+class Item:
+    """``expr [as alias]``; ``name`` is the result column name (alias, else the source text)."""
+
+    expr: Expr
+    alias: str | None
+
+    @property
+    def name(self) -> str:
+        if self.alias is not None:
+            return self.alias
+        if isinstance(self.expr, Field):
+            return self.expr.name
+        return self.expr.text
+
+
+@dataclass(frozen=True)
+class FieldsCmd:
+    items: tuple[Item, ...]
+    pos: int
+
+
+@dataclass(frozen=True)
+class DisplayCmd:
+    items: tuple[Item, ...]
+    pos: int
+
+
+@dataclass(frozen=True)
+class FilterCmd:
+    expr: Expr
+    pos: int
+
+
+@dataclass(frozen=True)
+class StatsCmd:
+    items: tuple[Item, ...]
+    by: tuple[Item, ...]
+    pos: int
+
+
+@dataclass(frozen=True)
+class SortCmd:
+    keys: tuple[tuple[Expr, bool], ...]  # (expr, descending)
+    pos: int
+
+
+@dataclass(frozen=True)
+class LimitCmd:
+    count: int
+    pos: int
+
+
+@dataclass(frozen=True)
+class ParseCmd:
+    source: Expr
+    pattern: Literal | Regex
+    aliases: tuple[str, ...]  # glob: one per '*'; regex: named groups (filled by the parser)
+    pos: int
+
+
+@dataclass(frozen=True)
+class DedupCmd:
+    fields: tuple[Field, ...]
+    pos: int
+
+
+Command = FieldsCmd | DisplayCmd | FilterCmd | StatsCmd | SortCmd | LimitCmd | ParseCmd | DedupCmd
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    commands: tuple[Command, ...] = field(default_factory=tuple)
