@@ -18,10 +18,13 @@ The exception message is never used (it may carry payload data).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping
 
 from emitter.contract import ErrorClass
 from emitter.types import Classification
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Mapping
 
 RETRYABLE_AWS_CODES = frozenset(
     {
@@ -45,7 +48,6 @@ POWERTOOLS_IDEMPOTENCY = {
     "IdempotencyKeyError": (ErrorClass.PERMANENT, "IdempotencyKeyMissing"),
 }
 
-Rule = Callable[[BaseException], "Classification | None"]
 
 
 class ErrorClassifier:
@@ -62,7 +64,7 @@ class ErrorClassifier:
 
     def __init__(
         self,
-        rules: Iterable[Rule] = (),
+        rules: Iterable[Callable[[BaseException], Classification | None]] = (),
         overrides: Mapping[str, ErrorClass] | None = None,
         retryable_types: tuple[type[BaseException], ...] = (TimeoutError, ConnectionError, OSError),
         permanent_types: tuple[type[BaseException], ...] = (ValueError, TypeError, KeyError, LookupError, UnicodeError),

@@ -12,7 +12,10 @@ Reading a context never raises: a failing attribute is treated as missing.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 
 def _get(ctx: Any, *names: str) -> Any:

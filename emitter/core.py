@@ -18,7 +18,6 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Callable, Iterable, Mapping
 
 from emitter import constants as C
 from emitter import emf
@@ -52,6 +51,10 @@ from emitter.exceptions import EmfValidationError, SinkError, TimeoutBudgetExcee
 from emitter.redact import KeyHasher, normalize_name, normalized_set
 from emitter.sinks import Sink, StdoutSink
 from emitter.types import Classification, EventRecord
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Mapping
 
 _dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 _dumps_str = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]

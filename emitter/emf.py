@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Iterable, Mapping, Sequence
 
 from emitter import constants as C
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Mapping, Sequence
 
 _dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 

@@ -8,9 +8,12 @@ Redaction is recursive through dicts and lists. Hashing keeps a tenant prefix re
 
 from __future__ import annotations
 
-from typing import Any, Iterable
 
 from emitter.contract import REDACTED
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterable
 
 
 def normalize_name(name: str) -> str:

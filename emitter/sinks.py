@@ -15,16 +15,20 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import IO, Any, Callable, Iterable, Protocol, runtime_checkable
 
 from emitter import constants as C
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any, Callable, Iterable
 
-@runtime_checkable
-class Sink(Protocol):
-    """A sink takes complete lines (no newline)."""
 
-    def write_lines(self, lines: Iterable[str]) -> None: ...
+class Sink:
+    """What a sink is: anything with ``write_lines(lines: Iterable[str]) -> None`` taking complete lines (no
+    newline). Subclassing is optional (duck typing); this base class documents the protocol."""
+
+    def write_lines(self, lines: Iterable[str]) -> None:
+        raise NotImplementedError
 
 
 class StdoutSink:
