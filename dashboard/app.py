@@ -1,0 +1,31 @@
+"""idemwatch dashboard entry point: ``streamlit run dashboard/app.py`` (use ``idemwatch dashboard``).
+
+Loads the data (cached on the manifest), draws the shared sidebar filters, then runs
+the selected page. The data directory comes from ``$IDEMWATCH_DATA``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import ui
+from dashboard.constants import SIGNALS
+
+st.set_page_config(page_title="idemwatch", page_icon=":material/monitor_heart:", layout="wide")
+
+_signal_pages = [st.Page(s.page, title=s.title, url_path=s.key) for s in SIGNALS if s.key != "stuck"]
+pages = {
+    "": [st.Page("app_pages/overview.py", title="Overview", url_path="overview", default=True)],
+    "Signals": _signal_pages,
+    "Investigate": [
+        st.Page("app_pages/stuck_keys.py", title="Stuck keys", url_path="stuck"),
+        st.Page("app_pages/explorer.py", title="Events explorer", url_path="explorer"),
+        st.Page("app_pages/alarms.py", title="Alarms", url_path="alarms"),
+    ],
+}
+page = st.navigation(pages)
+ctx = ui.build_context()
+if not ctx.ds.ok:
+    ui.no_data(ctx.ds)
+    st.stop()
+page.run()

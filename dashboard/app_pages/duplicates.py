@@ -1,0 +1,3 @@
+from dashboard.views import signal
+
+signal.render("duplicates")

@@ -1,0 +1,381 @@
+"""Pure computations behind every page: tiles, adaptive time bins, breakdowns, health.
+
+Inputs are a :class:`dashboard.data.Dataset` (or its DataFrames) and a :class:`Filters`;
+outputs are plain values and DataFrames. No Streamlit here, so each number a page shows
+is unit-testable against the tables.
+
+Time conventions: naive ``datetime`` in UTC; windows are ``[start, end)``; a table row
+belongs to a window when its 1-minute bin start is inside it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+import pandas as pd
+
+from dashboard.constants import (
+    BIN_LADDER,
+    MAX_BINS,
+    POISON_RATE_CRITICAL,
+    RANGE_PRESETS,
+    RETRY_RATE_WARNING,
+    Health,
+    Signal,
+    SignalKind,
+)
+from dashboard.data import Dataset
+from emitter.contract import Outcome
+
+__all__ = [
+    "Filters",
+    "Tile",
+    "attempt_distribution",
+    "breakdown",
+    "choose_bin",
+    "default_preset",
+    "error_codes",
+    "filter_frame",
+    "format_delta",
+    "format_value",
+    "health_table",
+    "outcome_totals",
+    "preset_window",
+    "record_age_series",
+    "signal_value",
+    "stuck_keys",
+    "tiles",
+    "timeseries",
+]
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What the sidebar selected. ``start`` inclusive, ``end`` exclusive (naive UTC).
+
+    Empty tuples mean "all". Tables without an ``event_source`` column (rates,
+    error_codes, stuck_keys, conflicting_keys) are filtered by event source through the
+    (service, operation) pairs that carry that source in ``outcomes``.
+    """
+
+    start: datetime
+    end: datetime
+    services: tuple[str, ...] = ()
+    operations: tuple[str, ...] = ()
+    event_sources: tuple[str, ...] = ()
+
+    def previous(self) -> Filters:
+        """The window of the same length just before this one, same dimensions."""
+        span = self.end - self.start
+        return replace(self, start=self.start - span, end=self.start)
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One Overview tile: ``value`` in the selected window, ``previous`` in the window before
+    (None when the collected data does not cover that window), ``delta`` = value - previous."""
+
+    signal: Signal
+    value: float | None
+    previous: float | None
+
+    @property
+    def delta(self) -> float | None:
+        if self.value is None or self.previous is None:
+            return None
+        return self.value - self.previous
+
+
+# ----------------------------------------------------------------------------- time
+def choose_bin(start: datetime, end: datetime) -> timedelta:
+    """Smallest bin of :data:`BIN_LADDER` giving at most :data:`MAX_BINS` bins over [start, end)."""
+    span = end - start
+    for b in BIN_LADDER:
+        if span <= b * MAX_BINS:
+            return b
+    return BIN_LADDER[-1]
+
+
+def preset_window(ds_start: datetime, ds_end: datetime, span: timedelta | None) -> tuple[datetime, datetime]:
+    """Window of a range preset: the last ``span`` of the data (all of it when None)."""
+    if span is None:
+        return ds_start, ds_end
+    return max(ds_start, ds_end - span), ds_end
+
+
+def default_preset(ds_start: datetime, ds_end: datetime) -> str:
+    """Largest preset covering at most half the data, so the tiles have a previous window
+    to compare against; "All data" when the data is shorter than 10 minutes."""
+    span = ds_end - ds_start
+    best = RANGE_PRESETS[-1][0]
+    for label, p in RANGE_PRESETS:
+        if p is not None and p * 2 <= span:
+            best = label
+    return best
+
+
+def _bin_floor(times: pd.Series, bin_width: timedelta) -> pd.Series:
+    return times.dt.floor(pd.Timedelta(bin_width))
+
+
+# ----------------------------------------------------------------------------- filtering
+def _pairs_for_sources(ds: Dataset, sources: tuple[str, ...]) -> pd.MultiIndex:
+    o = ds.table("outcomes")
+    o = o[o["event_source"].isin(sources)]
+    return pd.MultiIndex.from_frame(o[["service", "operation"]].drop_duplicates())
+
+
+def filter_frame(ds: Dataset, name: str, f: Filters, *, time_col: str | None = "time",
+                 window: bool = True) -> pd.DataFrame:
+    """Rows of table ``name`` matching the filters (time on ``time_col`` when ``window``)."""
+    df = ds.table(name)
+    mask = pd.Series(True, index=df.index)
+    if window and time_col is not None and time_col in df.columns:
+        mask &= (df[time_col] >= f.start) & (df[time_col] < f.end)
+    if f.services and "service" in df.columns:
+        mask &= df["service"].isin(f.services)
+    if f.operations and "operation" in df.columns:
+        mask &= df["operation"].isin(f.operations)
+    if f.event_sources:
+        if "event_source" in df.columns:
+            mask &= df["event_source"].isin(f.event_sources)
+        elif "service" in df.columns and "operation" in df.columns:
+            pairs = _pairs_for_sources(ds, f.event_sources)
+            mask &= pd.MultiIndex.from_frame(df[["service", "operation"]]).isin(pairs)
+        # tables keyed by log group only (invocations, library_signals) are not filtered by source
+    return df[mask]
+
+
+def _covers(ds: Dataset, f: Filters) -> bool:
+    return ds.start is not None and ds.start <= f.start and f.end <= ds.end  # type: ignore[operator]
+
+
+# ----------------------------------------------------------------------------- values
+def outcome_totals(ds: Dataset, f: Filters) -> dict[str, int]:
+    """Outcome value -> number of records in the window (every Outcome present, 0 if none)."""
+    o = filter_frame(ds, "outcomes", f)
+    sums = o.groupby("outcome")["events"].sum()
+    out = {oc.value: 0 for oc in Outcome}
+    for k, v in sums.items():
+        out[str(k)] = int(v)
+    return out
+
+
+def signal_value(ds: Dataset, sig: Signal, f: Filters) -> float | None:
+    """The tile value of ``sig`` over ``f``.
+
+    COUNT: number of ``sig.outcome`` records. RATE: ``sig.outcome`` records / ``received``
+    records (None when nothing was received). AGE: max RecordAge in ms (None without
+    records). STUCK: expired IN_PROGRESS keys (stuck_keys.expired) claimed in the window.
+    """
+    if sig.kind is SignalKind.COUNT:
+        return float(outcome_totals(ds, f)[sig.outcome.value])  # type: ignore[union-attr]
+    if sig.kind is SignalKind.RATE:
+        t = outcome_totals(ds, f)
+        rec = t[Outcome.RECEIVED.value]
+        return None if rec == 0 else t[sig.outcome.value] / rec  # type: ignore[union-attr]
+    if sig.kind is SignalKind.AGE:
+        a = filter_frame(ds, "record_age", f)
+        a = a[a["records"] > 0]
+        return None if a.empty or a["max_ms"].isna().all() else float(a["max_ms"].max())
+    s = stuck_keys(ds, f, only_expired=True)
+    return float(len(s))
+
+
+def tiles(ds: Dataset, f: Filters, signals: tuple[Signal, ...]) -> list[Tile]:
+    """One :class:`Tile` per signal; ``previous`` only when the data covers the previous window."""
+    prev = f.previous()
+    has_prev = _covers(ds, prev)
+    return [Tile(s, signal_value(ds, s, f), signal_value(ds, s, prev) if has_prev else None) for s in signals]
+
+
+def format_value(sig: Signal, v: float | None) -> str:
+    """Tile text: counts as integers, rates as percent (2 decimals), ages as ms/s/min."""
+    if v is None:
+        return "–"
+    if sig.kind is SignalKind.RATE:
+        return f"{v * 100:.2f}%"
+    if sig.kind is SignalKind.AGE:
+        return format_ms(v)
+    return f"{int(v):,}"
+
+
+def format_delta(sig: Signal, d: float | None) -> str | None:
+    """Delta text for st.metric (signed), None when there is no previous window."""
+    if d is None:
+        return None
+    if sig.kind is SignalKind.RATE:
+        return f"{d * 100:+.2f} pp"
+    if sig.kind is SignalKind.AGE:
+        return ("+" if d >= 0 else "-") + format_ms(abs(d))
+    return f"{int(d):+,}"
+
+
+def format_ms(ms: float) -> str:
+    if ms is None or (isinstance(ms, float) and math.isnan(ms)):
+        return "–"
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    if ms < 3_600_000:
+        return f"{ms / 60_000:.1f} min"
+    return f"{ms / 3_600_000:.1f} h"
+
+
+# ----------------------------------------------------------------------------- series
+def timeseries(ds: Dataset, sig: Signal, f: Filters, by: str = "operation") -> tuple[pd.DataFrame, timedelta]:
+    """Per-bin values of a COUNT or RATE signal, split by ``by`` (a dimension column).
+
+    Returns (frame with columns ``time``, ``by``, ``value``; the bin width). For RATE, the
+    value is numerator/received per bin and split (null where nothing was received).
+    """
+    b = choose_bin(f.start, f.end)
+    o = filter_frame(ds, "outcomes", f)
+    o = o.assign(time=_bin_floor(o["time"], b))
+    num = o[o["outcome"] == sig.outcome.value].groupby(["time", by], as_index=False)["events"].sum()  # type: ignore[union-attr]
+    if sig.kind is SignalKind.COUNT:
+        return num.rename(columns={"events": "value"}), b
+    den = o[o["outcome"] == Outcome.RECEIVED.value].groupby(["time", by], as_index=False)["events"].sum()
+    m = den.merge(num, on=["time", by], how="left", suffixes=("_received", "_num")).fillna({"events_num": 0})
+    m["value"] = m["events_num"] / m["events_received"].where(m["events_received"] > 0)
+    return m[["time", by, "value"]], b
+
+
+def record_age_series(ds: Dataset, f: Filters) -> tuple[pd.DataFrame, timedelta]:
+    """Max / p95 (max of the 1-minute p95s) / p50 (records-weighted mean of 1-minute p50s) RecordAge per bin, ms.
+
+    Percentiles cannot be merged exactly from 1-minute percentiles, so only ``max_ms`` is
+    exact after re-binning; the page says so.
+    """
+    b = choose_bin(f.start, f.end)
+    a = filter_frame(ds, "record_age", f)
+    a = a[a["records"] > 0]
+    a = a.assign(time=_bin_floor(a["time"], b), w=a["p50_ms"] * a["records"])
+    g = a.groupby("time", as_index=False).agg(records=("records", "sum"), max_ms=("max_ms", "max"),
+                                              p95_ms=("p95_ms", "max"), w=("w", "sum"))
+    g["p50_ms"] = g["w"] / g["records"]
+    return g[["time", "records", "p50_ms", "p95_ms", "max_ms"]], b
+
+
+def breakdown(ds: Dataset, sig: Signal, f: Filters, by: str) -> pd.DataFrame:
+    """Totals of a signal per value of ``by`` (service/operation/event_source), largest first.
+
+    COUNT: ``events``; RATE: ``events``, ``received``, ``rate``; AGE: ``records``, ``max_ms``.
+    """
+    if sig.kind is SignalKind.AGE:
+        a = filter_frame(ds, "record_age", f)
+        a = a[a["records"] > 0]
+        g = a.groupby(by, as_index=False).agg(records=("records", "sum"), max_ms=("max_ms", "max"))
+        return g.sort_values(["max_ms", by], ascending=[False, True], ignore_index=True)
+    o = filter_frame(ds, "outcomes", f)
+    num = o[o["outcome"] == sig.outcome.value].groupby(by, as_index=False)["events"].sum()  # type: ignore[union-attr]
+    if sig.kind is SignalKind.RATE:
+        den = o[o["outcome"] == Outcome.RECEIVED.value].groupby(by, as_index=False)["events"].sum()
+        m = den.rename(columns={"events": "received"}).merge(num, on=by, how="left").fillna({"events": 0})
+        m["events"] = m["events"].astype("int64")
+        m["rate"] = m["events"] / m["received"].where(m["received"] > 0)
+        return m[[by, "events", "received", "rate"]].sort_values(["rate", by], ascending=[False, True],
+                                                                 ignore_index=True)
+    return num.sort_values(["events", by], ascending=[False, True], ignore_index=True)
+
+
+def error_codes(ds: Dataset, outcome: str, f: Filters) -> pd.DataFrame:
+    """Error code / class totals of one failure outcome from the ``error_codes`` table."""
+    e = filter_frame(ds, "error_codes", f)
+    e = e[e["outcome"] == outcome]
+    g = e.groupby(["error_code", "error_class"], as_index=False, dropna=False)["events"].sum()
+    return g.sort_values(["events", "error_code"], ascending=[False, True], ignore_index=True)
+
+
+def attempt_distribution(ds: Dataset, f: Filters) -> pd.DataFrame:
+    """Delivery attempt number -> received records (the attempts table has no time column:
+    it covers the whole collection window)."""
+    a = filter_frame(ds, "attempts", f, time_col=None)
+    return a.groupby("attempt", as_index=False)["events"].sum().sort_values("attempt", ignore_index=True)
+
+
+def redeliveries(ds: Dataset, f: Filters) -> int:
+    """Received records with attempt > 1 in the window (from the ``rates`` table)."""
+    return int(filter_frame(ds, "rates", f)["redeliveries"].sum())
+
+
+# ----------------------------------------------------------------------------- stuck keys
+def stuck_keys(ds: Dataset, f: Filters, *, only_expired: bool = False) -> pd.DataFrame:
+    """Keys still IN_PROGRESS at the end of collection, claimed in the window, oldest claim first."""
+    s = filter_frame(ds, "stuck_keys", f, time_col="claimed_at")
+    if only_expired:
+        s = s[s["expired"]]
+    return s.sort_values(["claimed_at", "idempotency_key"], ignore_index=True)
+
+
+# ----------------------------------------------------------------------------- health
+HEALTH_COLUMNS = (
+    "service", "operation", "event_source", "received", "succeeded", "duplicates", "in_progress_collisions",
+    "conflicts", "retryable_failures", "permanent_failures", "poison_messages", "poison_rate", "retry_rate",
+    "timeout_budget_aborts", "ambiguous_commits", "store_errors", "max_record_age_ms", "stuck_keys", "health",
+    "reasons",
+)
+_HEALTH_OUTCOMES = {
+    "received": Outcome.RECEIVED, "succeeded": Outcome.SUCCEEDED, "duplicates": Outcome.DUPLICATE_COMPLETED,
+    "in_progress_collisions": Outcome.DUPLICATE_IN_PROGRESS, "conflicts": Outcome.PAYLOAD_CONFLICT,
+    "retryable_failures": Outcome.RETRYABLE_FAILURE, "permanent_failures": Outcome.PERMANENT_FAILURE,
+    "poison_messages": Outcome.POISON_MESSAGE, "timeout_budget_aborts": Outcome.TIMEOUT_BUDGET_ABORT,
+    "ambiguous_commits": Outcome.AMBIGUOUS_COMMIT, "store_errors": Outcome.STORE_ERROR,
+}
+
+
+def health_table(ds: Dataset, f: Filters) -> pd.DataFrame:
+    """One row per (service, operation): outcome counts, rates, max record age, stuck keys,
+    and a health verdict with its reasons.
+
+    CRITICAL: stuck keys > 0, ambiguous commits > 0, or poison rate >= POISON_RATE_CRITICAL.
+    WARNING: conflicts, timeout-budget aborts or store errors > 0, or retry rate >= RETRY_RATE_WARNING.
+    ``event_source`` lists the sources seen for the operation (comma-separated).
+    """
+    o = filter_frame(ds, "outcomes", f)
+    keys = ["service", "operation"]
+    if o.empty:
+        return pd.DataFrame(columns=list(HEALTH_COLUMNS))
+    piv = o.pivot_table(index=keys, columns="outcome", values="events", aggfunc="sum", fill_value=0)
+    t = pd.DataFrame(index=piv.index)
+    for col, oc in _HEALTH_OUTCOMES.items():
+        t[col] = piv[oc.value].astype("int64") if oc.value in piv.columns else 0
+    t["event_source"] = o.groupby(keys)["event_source"].agg(lambda s: ", ".join(sorted(set(s))))
+    rec = t["received"].where(t["received"] > 0)
+    t["poison_rate"] = t["poison_messages"] / rec
+    t["retry_rate"] = t["retryable_failures"] / rec
+    a = filter_frame(ds, "record_age", f)
+    a = a[a["records"] > 0]
+    t["max_record_age_ms"] = a.groupby(keys)["max_ms"].max().reindex(t.index)
+    s = stuck_keys(ds, f, only_expired=True)
+    t["stuck_keys"] = s.groupby(keys).size().reindex(t.index).fillna(0).astype("int64")
+    verdicts = [_verdict(r) for r in t.itertuples()]
+    t["health"] = [v[0].value for v in verdicts]
+    t["reasons"] = [v[1] for v in verdicts]
+    t = t.reset_index()
+    order = {Health.CRITICAL.value: 0, Health.WARNING.value: 1, Health.OK.value: 2}
+    t = t.assign(_o=t["health"].map(order)).sort_values(["_o", "service", "operation"], ignore_index=True)
+    return t[list(HEALTH_COLUMNS)]
+
+
+def _verdict(r) -> tuple[Health, str]:
+    crit, warn = [], []
+    if r.stuck_keys > 0:
+        crit.append(f"{r.stuck_keys} stuck key(s)")
+    if r.ambiguous_commits > 0:
+        crit.append(f"{r.ambiguous_commits} ambiguous commit(s)")
+    if r.poison_rate == r.poison_rate and r.poison_rate >= POISON_RATE_CRITICAL:  # not NaN
+        crit.append(f"poison rate {r.poison_rate * 100:.2f}%")
+    if r.conflicts > 0:
+        warn.append(f"{r.conflicts} payload conflict(s)")
+    if r.timeout_budget_aborts > 0:
+        warn.append(f"{r.timeout_budget_aborts} timeout-budget abort(s)")
+    if r.store_errors > 0:
+        warn.append(f"{r.store_errors} store error(s)")
+    if r.retry_rate == r.retry_rate and r.retry_rate >= RETRY_RATE_WARNING:
+        warn.append(f"retry rate {r.retry_rate * 100:.1f}%")
+    h = Health.CRITICAL if crit else Health.WARNING if warn else Health.OK
+    return h, "; ".join(crit + warn)

@@ -1,0 +1,252 @@
+"""Streamlit layout helpers shared by the pages: context, filters, safe text, charts, tables.
+
+Safety rule: everything that comes from logs (keys, ids, service/operation names, error
+codes, messages) is untrusted. It is shown only through ``st.dataframe`` (rendered as
+text by the grid), through :func:`md_escape` inside markdown, or through
+:func:`plot_text` inside Plotly figures (whose SVG text understands a subset of HTML).
+No call in the dashboard uses ``unsafe_allow_html``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import os
+import re
+import string
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from dashboard.compute import Filters, choose_bin, default_preset, preset_window
+from dashboard.constants import CUSTOM_RANGE, ENV_DATA_DIR, RANGE_PRESETS
+from dashboard.data import Dataset, DataStatus, load_dataset, manifest_summary
+
+__all__ = [
+    "RENDERED_MARK",
+    "Context",
+    "bar_breakdown",
+    "bar_series",
+    "build_context",
+    "context",
+    "footer",
+    "md_escape",
+    "no_data",
+    "page_header",
+    "plot_text",
+    "table",
+]
+
+_CTX = "_idemwatch_ctx"
+RENDERED_MARK = "rendered in"
+"""Text of the footer caption each page writes last (the browser test and benchmark wait for it)."""
+_MD_SPECIALS = re.compile("([" + re.escape(string.punctuation) + "])")
+
+
+@dataclass(frozen=True)
+class Context:
+    ds: Dataset
+    filters: Filters | None
+    started: float
+
+
+def md_escape(text: object) -> str:
+    """Untrusted text -> markdown that renders as exactly that text.
+
+    Backslash-escapes every ASCII punctuation character (CommonMark allows it for all of
+    them), which also defuses Streamlit's ``:color[...]`` directives, ``$`` LaTeX and
+    emoji shortcodes; newlines become spaces.
+    """
+    s = "" if text is None else str(text)
+    return _MD_SPECIALS.sub(r"\\\1", s.replace("\r", " ").replace("\n", " "))
+
+
+def plot_text(text: object) -> str:
+    """Untrusted text -> Plotly label text (Plotly SVG text interprets a subset of HTML tags;
+    entities are decoded for display, so escaped text shows literally)."""
+    return html.escape("" if text is None else str(text), quote=True)
+
+
+def data_dir() -> Path:
+    """The data directory: ``$IDEMWATCH_DATA`` (set by ``idemwatch dashboard``), else ``--data`` after ``--``."""
+    env = os.environ.get(ENV_DATA_DIR)
+    if env:
+        return Path(env)
+    import sys
+
+    argv = sys.argv[1:]
+    if "--data" in argv and argv.index("--data") + 1 < len(argv):
+        return Path(argv[argv.index("--data") + 1])
+    return Path("idemwatch-data")
+
+
+def build_context() -> Context:
+    """Load the data (cached on the manifest) and draw the sidebar filters. Called once per
+    rerun by ``app.py`` before the page runs; pages read it with :func:`context`."""
+    t0 = time.perf_counter()
+    ds = load_dataset(data_dir())
+    f = _sidebar(ds) if ds.ok else None
+    ctx = Context(ds, f, t0)
+    st.session_state[_CTX] = ctx
+    return ctx
+
+
+def context() -> Context:
+    """The current rerun's context; shows how to get data and stops the page when there is none."""
+    ctx = st.session_state.get(_CTX)
+    if ctx is None:
+        ctx = build_context()
+    if not ctx.ds.ok or ctx.filters is None:
+        no_data(ctx.ds)
+        st.stop()
+    return ctx
+
+
+def _opts(ds: Dataset, col: str, where: dict[str, tuple[str, ...]] | None = None) -> list[str]:
+    o = ds.table("outcomes")
+    for k, v in (where or {}).items():
+        if v:
+            o = o[o[k].isin(v)]
+    return sorted(o[col].unique().tolist())
+
+
+def _sidebar(ds: Dataset) -> Filters:
+    assert ds.start is not None and ds.end is not None
+    sb = st.sidebar
+    labels = [p[0] for p in RANGE_PRESETS] + [CUSTOM_RANGE]
+    default = default_preset(ds.start, ds.end)
+    if st.session_state.get("f_range") not in labels:
+        st.session_state["f_range"] = default
+    choice = sb.selectbox("Time range", labels, key="f_range",
+                          help="Relative to the end of the collected data, not to the wall clock.")
+    if choice == CUSTOM_RANGE:
+        lo, hi = sb.slider("Window (UTC)", min_value=ds.start, max_value=ds.end, value=(ds.start, ds.end),
+                           step=pd.Timedelta(minutes=1).to_pytimedelta(), format="MM-DD HH:mm", key="f_custom")
+        start, end = (lo, hi) if hi > lo else (ds.start, ds.end)
+    else:
+        span = dict(RANGE_PRESETS)[choice]
+        start, end = preset_window(ds.start, ds.end, span)
+    services = tuple(sb.multiselect("Service", _opts(ds, "service"), key="f_service", placeholder="All"))
+    operations = tuple(sb.multiselect("Operation", _opts(ds, "operation", {"service": services}),
+                                      key="f_operation", placeholder="All"))
+    sources = tuple(sb.multiselect("Event source", _opts(ds, "event_source"), key="f_source", placeholder="All"))
+    b = choose_bin(start, end)
+    sb.caption(f"{_fmt(start)} – {_fmt(end)} UTC · bin {_fmt_bin(b)}")
+    with sb.expander("Data"):
+        st.caption(f"{ds.data_dir}")
+        for k, v in manifest_summary(ds.manifest).items():
+            st.caption(f"{k}: {md_escape(v)}")
+        st.caption(f"trail rows: {ds.trail_rows:,}")
+        for p in ds.problems:
+            st.caption(md_escape(p))
+    return Filters(start, end, services, operations, sources)
+
+
+def _fmt(t: datetime) -> str:
+    return t.strftime("%Y-%m-%d %H:%M")
+
+
+def _fmt_bin(b) -> str:
+    m = int(b.total_seconds() // 60)
+    return f"{m} min" if m < 60 else f"{m // 60} h" if m < 1440 else f"{m // 1440} d"
+
+
+GET_DATA = """\
+# simulate the demo fleet and collect it (no AWS account needed)
+idemwatch demo --out {d} --no-serve
+# or collect your own Lambda logs (CloudWatch export, `aws logs tail`, filter-log-events JSON, ...)
+idemwatch collect local path/to/logs/ --out {d}
+# or query CloudWatch Logs Insights directly
+idemwatch collect cloudwatch --log-group-prefix /aws/lambda/ --since 24h --out {d}
+# then
+idemwatch dashboard --data {d}"""
+
+
+def no_data(ds: Dataset) -> None:
+    """Explain why nothing can be shown and how to get data (never a traceback)."""
+    why = {
+        DataStatus.NO_DIR: "The data directory does not exist.",
+        DataStatus.NO_TABLES: "The data directory holds no collected tables.",
+        DataStatus.EMPTY: "The collected tables are empty: no emitter records in the collected logs.",
+    }.get(ds.status, "No data.")
+    st.title("No data to show yet")
+    st.info(why)
+    st.text(f"Data directory: {ds.data_dir}")
+    st.markdown("Get data with one of these commands:")
+    st.code(GET_DATA.format(d=ds.data_dir), language="bash")
+    for p in ds.problems:
+        st.caption(md_escape(p))
+
+
+def page_header(title: str, description: str | None = None) -> None:
+    st.title(title)
+    if description:
+        st.caption(description)
+
+
+def footer(page: str) -> None:
+    """Last element of every page: page name and render time (what the browser test waits for)."""
+    ctx = st.session_state.get(_CTX)
+    ms = (time.perf_counter() - ctx.started) * 1000 if ctx else 0.0
+    st.caption(f"idemwatch · {page} · {RENDERED_MARK} {ms:.0f} ms")
+
+
+def table(df: pd.DataFrame, *, key: str | None = None, height: int | str = "auto", **column_config) -> None:
+    """A read-only table (the grid renders every cell as text: safe for untrusted values).
+
+    With ``key``, the table sits in a container keyed ``table-<key>`` (CSS class
+    ``st-key-table-<key>``), which tests address.
+    """
+    if key is None:
+        st.dataframe(df, hide_index=True, width="stretch", height=height, column_config=column_config or None)
+        return
+    with st.container(key=f"table-{key}"):
+        st.dataframe(df, hide_index=True, width="stretch", height=height, column_config=column_config or None)
+
+
+def _py(values: Iterable) -> list:
+    out = []
+    for v in values:
+        if isinstance(v, pd.Timestamp):
+            out.append(v.to_pydatetime().isoformat())
+        elif v is None or (isinstance(v, float) and math.isnan(v)):
+            out.append(None)
+        elif hasattr(v, "item"):
+            out.append(v.item())
+        else:
+            out.append(v)
+    return out
+
+
+def bar_series(df: pd.DataFrame, by: str, *, value: str = "value", y_title: str = "events", percent: bool = False,
+               stacked: bool = True, height: int = 320) -> go.Figure:
+    """Time series (one bar trace per ``by`` value), values as plain JSON lists (no typed arrays)."""
+    fig = go.Figure()
+    for name, g in df.sort_values("time").groupby(by, sort=True):
+        y = g[value] * 100 if percent else g[value]
+        if stacked:
+            fig.add_trace(go.Bar(x=_py(g["time"]), y=_py(y), name=plot_text(name)))
+        else:
+            fig.add_trace(go.Scatter(x=_py(g["time"]), y=_py(y), name=plot_text(name), mode="lines+markers"))
+    fig.update_layout(barmode="stack", height=height, margin={"l": 10, "r": 10, "t": 10, "b": 10},
+                      yaxis_title=y_title + (" (%)" if percent else ""), xaxis_title="time (UTC)",
+                      legend_title_text=by)
+    return fig
+
+
+def bar_breakdown(df: pd.DataFrame, by: str, value: str, *, height: int = 260) -> go.Figure:
+    d = df.head(20)
+    fig = go.Figure(go.Bar(x=_py(d[value]), y=[plot_text(v) for v in d[by]], orientation="h"))
+    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 10, "b": 10}, yaxis={"autorange": "reversed"},
+                      xaxis_title=value)
+    return fig
+
+
+def chart(fig: go.Figure, key: str) -> None:
+    st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False})

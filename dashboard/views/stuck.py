@@ -1,0 +1,38 @@
+"""Stuck keys: idempotency keys still IN_PROGRESS at the end of collection."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import ui
+from dashboard.compute import stuck_keys
+from dashboard.constants import SIGNAL_BY_KEY
+
+TITLE = "Stuck keys"
+
+
+def render() -> None:
+    ctx = ui.context()
+    ds, f = ctx.ds, ctx.filters
+    ui.page_header(TITLE, "Keys whose latest status is IN_PROGRESS (claimed, never completed), claimed in the "
+                          "selected window. Expired = the IN_PROGRESS expiry passed before the end of collection: "
+                          "a crash after the claim; the next delivery after expiry takes it over "
+                          f"({SIGNAL_BY_KEY['stuck'].metric.value}).")
+    only = st.toggle("Only expired (stuck)", value=False, key="stuck_only")
+    allk = stuck_keys(ds, f)
+    exp = int(allk["expired"].sum())
+    c1, c2 = st.columns(2)
+    c1.metric("Stuck (expired IN_PROGRESS)", f"{exp:,}")
+    c2.metric("Still IN_PROGRESS", f"{len(allk):,}")
+    df = allk[allk["expired"]] if only else allk
+    if df.empty:
+        st.success("No IN_PROGRESS keys claimed in this window.")
+    else:
+        shown = df.rename(columns={"idempotency_key": "key", "last_status": "status", "in_progress_expires_at": "expiry",
+                                   "last_seen": "last attempt"})[
+            ["key", "service", "operation", "status", "claimed_at", "age_s", "expiry", "expired", "last attempt",
+             "attempts", "last_outcome", "last_request_id"]]
+        ui.table(shown, key="stuck",
+                 age_s=st.column_config.NumberColumn("age (s)", format="%.0f"),
+                 claimed_at=st.column_config.DatetimeColumn("claimed at (UTC)", format="YYYY-MM-DD HH:mm:ss"))
+    ui.footer(TITLE)

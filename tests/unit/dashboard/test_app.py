@@ -1,0 +1,275 @@
+"""AppTest (streamlit.testing.v1) over every page: the numbers shown equal the tables.
+
+Expected values are derived by hand from tests/unit/dashboard/sample_tables.py (see the
+comments there), not by calling the dashboard's own computations.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pytest
+
+from emitter.contract import Outcome
+
+pytestmark = pytest.mark.timeout(300)
+
+PAGES = ["app_pages/overview.py", "app_pages/duplicates.py", "app_pages/conflicts.py", "app_pages/in_progress.py",
+         "app_pages/retries.py", "app_pages/poison.py", "app_pages/timeout_aborts.py", "app_pages/iterator_age.py",
+         "app_pages/stuck_keys.py", "app_pages/explorer.py", "app_pages/alarms.py"]
+
+
+def metrics(at) -> dict[str, tuple[str, str | None]]:
+    return {m.label: (m.value, m.delta or None) for m in at.main.metric}
+
+
+def figure(at, key: str) -> dict:
+    return json.loads(at.get_by_key(key).proto.spec)
+
+
+def frame(at, key: str):
+    return at.get_by_key(f"table-{key}").dataframe[0].value
+
+
+def footer(at) -> str:
+    caps = [c.value for c in at.main.caption if "rendered in" in c.value]
+    assert len(caps) == 1, caps
+    return caps[0]
+
+
+def no_exception(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_overview_tiles_equal_tables(app, sample_mod):
+    no_exception(app)
+    got = metrics(app)
+    for title, (value, delta) in sample_mod.EXPECTED["tiles"].items():
+        assert got[title] == (value, delta), title
+    assert "Overview" in footer(app)
+
+
+def test_overview_window_is_default_preset(app):
+    assert app.sidebar.selectbox(key="f_range").value == "Last 15 minutes"
+    assert any("2026-01-05 10:25 – 2026-01-05 10:40 UTC · bin 1 min" in c.value for c in app.sidebar.caption)
+
+
+def test_health_table(app, sample_mod):
+    h = frame(app, "health").set_index("operation")
+    assert list(h.index) == [sample_mod.XSS_OP, "ProcessOrders", "CapturePayment"]  # CRITICAL first, then by service
+    orders = h.loc["ProcessOrders"]
+    # [10:25, 10:40): received 30 + 10, duplicates 5, in-progress 2, retryable 3, poison 2 of 40
+    assert (orders.received, orders.succeeded, orders.duplicates, orders.in_progress_collisions) == (40, 30, 5, 2)
+    assert (orders.retryable_failures, orders.poison_messages, orders.stuck_keys) == (3, 2, 1)
+    assert orders.poison_rate == pytest.approx(2 / 40) and orders.retry_rate == pytest.approx(3 / 40)
+    assert orders.max_record_age_ms == 65000.0
+    assert orders.health == "CRITICAL" and orders.reasons == "1 stuck key(s); poison rate 5.00%; retry rate 7.5%"
+    pay = h.loc["CapturePayment"]
+    assert (pay.received, pay.conflicts, pay.timeout_budget_aborts, pay.health) == (8, 2, 1, "WARNING")
+    evil = h.loc[sample_mod.XSS_OP]
+    assert (evil.received, evil.poison_messages, evil.health) == (4, 1, "CRITICAL")
+    assert evil.poison_rate == pytest.approx(0.25)
+
+
+def test_all_data_range_has_no_delta(app, sample_mod):
+    app.sidebar.selectbox(key="f_range").select("All data").run()
+    no_exception(app)
+    got = metrics(app)
+    for title, value in sample_mod.EXPECTED["all_data_tiles"].items():
+        assert got[title] == (value, None), title
+
+
+def test_service_filter(app):
+    app.sidebar.multiselect(key="f_service").select("payments").run()
+    got = metrics(app)
+    assert got["Duplicates"] == ("0", "+0")
+    assert got["Payload conflicts"] == ("2", "+1")  # 10:26 x2 vs 10:20 x1
+    assert got["Poison rate"] == ("0.00%", "+0.00 pp")
+    assert got["Stuck keys"] == ("0", "-1")  # XSS_LINK (payments, claimed 10:12) was in the previous window
+    assert got["Max iterator age"] == ("–", None)
+    assert list(frame(app, "health")["operation"]) == ["CapturePayment"]
+    # operations offered follow the service selection
+    assert app.sidebar.multiselect(key="f_operation").options == ["CapturePayment"]
+
+
+def test_event_source_filter_reaches_tables_without_event_source(app):
+    app.sidebar.multiselect(key="f_source").select("sqs").run()
+    got = metrics(app)
+    assert got["Duplicates"] == ("5", "+3")
+    assert got["Poison rate"] == ("5.00%", "+0.00 pp")  # 2/40 vs 1/20
+    assert got["Stuck keys"] == ("1", "+1")  # stuck_keys has no event_source: filtered via (service, operation)
+
+
+def test_custom_range(app):
+    app.sidebar.selectbox(key="f_range").select("Custom range").run()
+    app.sidebar.slider(key="f_custom").set_value((datetime(2026, 1, 5, 10, 10), datetime(2026, 1, 5, 10, 20))).run()
+    got = metrics(app)
+    # [10:10, 10:20): only the 10:15 bin; previous [10:00, 10:10) starts before the data -> no delta
+    assert got["Duplicates"] == ("2", None)
+    assert got["Poison rate"] == ("5.00%", None)  # 1/20
+    assert got["Max iterator age"] == ("1.5 s", None)
+    assert got["Stuck keys"] == ("1", None)
+
+
+@pytest.mark.parametrize("page,title,total,series", [
+    ("app_pages/duplicates.py", "Duplicates", "5", {"ProcessOrders": [5]}),
+    ("app_pages/conflicts.py", "Payload conflicts", "2", {"CapturePayment": [2]}),
+    ("app_pages/in_progress.py", "In-progress collisions", "2", {"ProcessOrders": [2]}),
+    ("app_pages/retries.py", "Retries", "3", {"ProcessOrders": [3]}),
+    ("app_pages/timeout_aborts.py", "Timeout-budget aborts", "1", {"CapturePayment": [1]}),
+])
+def test_count_signal_pages(app, page, title, total, series):
+    app.switch_page(page).run()
+    no_exception(app)
+    assert metrics(app)[f"{title} in window"] == (total, None)
+    fig = figure(app, "series")
+    assert {d["name"]: d["y"] for d in fig["data"]} == series
+    assert title in footer(app)
+
+
+def test_duplicates_breakdown_and_offenders(app, sample_mod):
+    app.switch_page("app_pages/duplicates.py").run()
+    assert frame(app, "bdt_operation").to_dict("records") == [{"operation": "ProcessOrders", "events": 5}]
+    assert frame(app, "bdt_event_source").to_dict("records") == [{"event_source": "sqs", "events": 5}]
+    keys = frame(app, "top_keys")
+    # trail: order-1 duplicate_completed x3 at 10:30, the script-tag key x2 at 10:31
+    assert list(zip(keys["idempotency_key"], keys["events"])) == [("order-1", 3), (sample_mod.XSS_KEY, 2)]
+    ev = frame(app, "top_events")
+    assert list(zip(ev["event_id"], ev["events"], ev["max_attempt"])) == [("m-1", 3, 4), (sample_mod.XSS_LINK, 2, 2)]
+    # the plotly legend name of an untrusted value is HTML-escaped
+    app.switch_page("app_pages/poison.py").run()
+    names = [d["name"] for d in figure(app, "series")["data"]]
+    assert "&lt;script&gt;alert(&#x27;op&#x27;)&lt;/script&gt;" in names and sample_mod.XSS_OP not in names
+
+
+def test_retries_page_extras(app):
+    app.switch_page("app_pages/retries.py").run()
+    assert metrics(app)["Redeliveries (attempt > 1)"] == ("4", None)  # rates 10:30 redeliveries = 4
+    codes = frame(app, "codes")
+    assert list(zip(codes["error_code"], codes["events"])) == [("Throttled", 2), ("ServiceUnavailable", 1)]
+    att = frame(app, "attempts")
+    assert list(zip(att["attempt"], att["events"])) == [(1, 76), (2, 5), (3, 2)]  # 63 + 13 first attempts
+
+
+def test_poison_page(app, sample_mod):
+    app.switch_page("app_pages/poison.py").run()
+    no_exception(app)
+    m = metrics(app)
+    assert m["Poison rate in window"] == ("5.77%", None)
+    assert m["Poison messages / received"] == ("3 / 52", None)
+    fig = figure(app, "series")
+    by = {d["name"]: (d["x"], d["y"]) for d in fig["data"]}
+    # per-bin poison rate in percent: ProcessOrders 10:30 2/30, 10:39 0/10; evil 10:35 1/4
+    assert by["ProcessOrders"][1] == pytest.approx([2 / 30 * 100, 0.0])
+    assert by["&lt;script&gt;alert(&#x27;op&#x27;)&lt;/script&gt;"][1] == pytest.approx([25.0])
+    bd = frame(app, "bdt_operation")
+    assert list(bd["operation"]) == [sample_mod.XSS_OP, "ProcessOrders", "CapturePayment"]
+    assert list(bd["rate"]) == pytest.approx([0.25, 0.05, 0.0])
+    codes = frame(app, "codes")
+    assert list(zip(codes["error_code"], codes["events"])) == [("SchemaError", 2), (sample_mod.XSS_IMG, 1)]
+
+
+def test_iterator_age_page(app):
+    app.switch_page("app_pages/iterator_age.py").run()
+    no_exception(app)
+    assert metrics(app)["Max iterator age in window"] == ("1.1 min", None)
+    fig = figure(app, "series")
+    mx = next(d for d in fig["data"] if d["name"] == "max")
+    assert mx["y"] == [65000.0, 70.0]
+    ages = frame(app, "top_age")
+    assert list(ages["record_age_ms"]) == [65000.0, 900.0, 900.0]  # received records of order-1 at 10:30
+
+
+def test_conflicts_page_lists_conflicting_keys(app):
+    app.switch_page("app_pages/conflicts.py").run()
+    ck = frame(app, "conflicting")
+    assert list(zip(ck["idempotency_key"], ck["conflicts"])) == [("pay-7", 2)]  # pay-3 last seen 10:20
+
+
+def test_stuck_keys_page(app, sample_mod):
+    app.switch_page("app_pages/stuck_keys.py").run()
+    no_exception(app)
+    m = metrics(app)
+    assert m["Stuck (expired IN_PROGRESS)"] == ("1", None) and m["Still IN_PROGRESS"] == ("2", None)
+    s = frame(app, "stuck")
+    assert list(s["key"]) == [sample_mod.XSS_KEY, "k-live"]
+    assert list(s["expired"]) == [True, False]
+    assert list(s["age_s"]) == [780.0, 120.0]
+    assert str(s["expiry"].iloc[0]) == "2026-01-05 10:32:00"
+    app.toggle(key="stuck_only").set_value(True).run()
+    assert list(frame(app, "stuck")["key"]) == [sample_mod.XSS_KEY]
+
+
+def test_explorer_search_by_correlation_id(app):
+    app.switch_page("app_pages/explorer.py").run()
+    app.selectbox(key="ex_field").select("Correlation id").run()
+    app.text_input(key="ex_value").input("corr-9").run()
+    no_exception(app)
+    rows = frame(app, "trail_rows")
+    assert len(rows) == 9 and rows["matched"].all()
+    assert list(rows["outcome"]) == [Outcome.RECEIVED.value, Outcome.CLAIMED.value, Outcome.SUCCEEDED.value] + [
+        Outcome.RECEIVED.value, Outcome.DUPLICATE_COMPLETED.value] * 3
+    assert rows["timestamp"].is_monotonic_increasing
+    assert metrics(app)["Keys"] == ("1", None)
+
+
+def test_explorer_request_id_expands_to_whole_key_trail(app, sample_mod):
+    app.switch_page("app_pages/explorer.py").run()
+    app.selectbox(key="ex_field").select("Request id").run()
+    app.text_input(key="ex_value").input("r-5").run()
+    rows = frame(app, "trail_rows")
+    # r-5 is the claim of the script-tag key; its trail adds the two duplicates (same key / event id)
+    assert list(rows["function_request_id"]) == ["r-5", "r-60", "r-61"]
+    assert list(rows["matched"]) == [True, False, False]
+    assert list(rows["idempotency_key"]) == [sample_mod.XSS_KEY] * 3
+
+
+def test_explorer_untrusted_value_shown_as_text(app, sample_mod):
+    app.switch_page("app_pages/explorer.py").run()
+    app.text_input(key="ex_value").input(sample_mod.XSS_LINK).run()
+    rows = frame(app, "trail_rows")
+    # XSS_LINK is an event id (x2 duplicates, plus the claim sharing the key) and a key (poison record)
+    assert set(rows["function_request_id"]) == {"r-5", "r-60", "r-61", "r-10"}
+    app.text_input(key="ex_value").input("no-such-<b>key</b> [x](javascript:alert(1))").run()
+    info = app.main.info[0].value
+    assert "<b>" not in info and "](" not in info
+    assert "no\\-such\\-\\<b\\>key\\<\\/b\\> \\[x\\]\\(javascript\\:alert\\(1\\)\\)" in info
+
+
+def test_explorer_substring_search_escapes_like_wildcards(app):
+    app.switch_page("app_pages/explorer.py").run()
+    app.checkbox(key="ex_partial").check().run()
+    app.text_input(key="ex_value").input("ORDER-").run()
+    assert set(frame(app, "trail_rows")["idempotency_key"]) == {"order-1"}
+    app.text_input(key="ex_value").input("%").run()  # a literal percent sign matches nothing here
+    assert app.main.info and "No trail records" in app.main.info[0].value
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_unescaped_untrusted_text_in_markdown(app, sample_mod, page):
+    """Every markdown-rendered element (markdown, caption, info, title, metric labels, ...) of every page
+    must not carry a planted string raw; dataframes carry it as data (rendered as text by the grid)."""
+    app.switch_page(page).run()
+    no_exception(app)
+    planted = (sample_mod.XSS_KEY, sample_mod.XSS_LINK, sample_mod.XSS_IMG, sample_mod.XSS_OP, "javascript:")
+    for kind in ("markdown", "caption", "info", "warning", "error", "success", "title", "subheader", "header"):
+        for el in getattr(app, kind):
+            for s in planted:
+                assert s not in str(el.value), (kind, el.value)
+    for m in app.metric:
+        for s in planted:
+            assert s not in m.label and s not in str(m.value)
+
+
+def test_untrusted_operation_is_a_plain_filter_option(app, sample_mod):
+    assert sample_mod.XSS_OP in app.sidebar.multiselect(key="f_operation").options
+    app.sidebar.multiselect(key="f_operation").select(sample_mod.XSS_OP).run()
+    assert metrics(app)["Poison rate"] == ("25.00%", None)  # 1/4; previous window had no evil traffic -> 0 rec
+
+
+def test_alarms_page_renders(app):
+    app.switch_page("app_pages/alarms.py").run()
+    no_exception(app)
+    assert app.main.title[0].value == "Alarms"
+    assert "Alarms" in footer(app)
