@@ -67,7 +67,7 @@ class AwsTarget:
         """A client for ``service``. ``retries`` = total attempts botocore makes itself (1 = none: the Logs
         Insights runner owns its throttling policy)."""
         session = session or self.session()
-        cfg = Config(retries={"max_attempts": retries, "mode": "standard"}, max_pool_connections=32,
+        cfg = Config(retries={"total_max_attempts": retries, "mode": "standard"}, max_pool_connections=32,
                      connect_timeout=10, read_timeout=60)
         return session.client(service, endpoint_url=self.endpoint_url, config=cfg)
 

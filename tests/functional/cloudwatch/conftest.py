@@ -14,3 +14,30 @@ def _fake_aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
         monkeypatch.setenv(k, v)
     for k in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE"):
         monkeypatch.delenv(k, raising=False)
+
+
+@pytest.fixture
+def logs_client():
+    """Factory: a boto3 logs client for a 127.0.0.1 endpoint, botocore retries off (the runner owns retries)."""
+    import boto3
+    from botocore.config import Config
+
+    def make(url: str):
+        assert url.startswith("http://127.0.0.1:"), url  # traffic never leaves loopback
+        return boto3.client("logs", endpoint_url=url, region_name="us-east-1",
+                            config=Config(retries={"total_max_attempts": 1, "mode": "standard"}, max_pool_connections=32))
+
+    return make
+
+
+@pytest.fixture
+def fast_config():
+    """Runner config scaled for tests: polls every 10-50 ms, throttling backoff of a few ms."""
+    from collector.cloudwatch import Backoff, PollSchedule, RunnerConfig
+
+    def make(**kw):
+        base = dict(poll=PollSchedule(0.01, 1.5, 0.05), backoff=Backoff(0.005, 0.02, 6), max_polls_per_s=0)
+        base.update(kw)
+        return RunnerConfig(**base)
+
+    return make

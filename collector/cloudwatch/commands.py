@@ -1,0 +1,175 @@
+"""``idemwatch collect cloudwatch``: the standard tables from CloudWatch Logs Insights (+ metrics, stuck keys)."""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import UTC
+from pathlib import Path
+
+import click
+
+from collector.cloudwatch.constants import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_PRICE_PER_GB_SCANNED_USD,
+    DEFAULT_QUERY_DEADLINE_S,
+    DEFAULT_SCAN_SEGMENTS,
+    DEFAULT_WINDOW_S,
+)
+
+_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration_s(text: str) -> int:
+    """``90s``, ``15m``, ``24h``, ``7d``, ``1w`` -> seconds. Raises click.BadParameter."""
+    m = _DURATION.match(text)
+    if not m:
+        raise click.BadParameter(f"{text!r} is not a duration like 15m, 24h or 7d")
+    return int(m.group(1)) * _UNITS[m.group(2)]
+
+
+def parse_time_s(text: str, now: float) -> int:
+    """An epoch-seconds number, an ISO-8601 time (UTC if no offset) or a duration ago (``2h``) -> epoch seconds."""
+    from datetime import datetime
+
+    t = text.strip()
+    if t.isdigit():
+        return int(t)
+    if _DURATION.match(t):
+        return int(now) - parse_duration_s(t)
+    try:
+        dt = datetime.fromisoformat(t.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise click.BadParameter(f"{text!r}: expected epoch seconds, ISO-8601 or a duration like 24h") from exc
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return int(dt.timestamp())
+
+
+@click.command("cloudwatch")
+@click.option("--log-group", "log_groups", multiple=True, metavar="NAME", help="Log group to query (repeatable).")
+@click.option("--log-group-prefix", "prefixes", multiple=True, metavar="PREFIX",
+              help="Query every log group whose name starts with PREFIX (repeatable), e.g. /aws/lambda/orders-.")
+@click.option("--since", default="24h", show_default=True, help="Start: duration ago (24h, 7d), ISO-8601 or epoch s.")
+@click.option("--until", default=None, help="End (inclusive): same forms as --since; default now.")
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Data directory: tables/*.parquet and manifest.json are written here.")
+@click.option("--table", "tables", multiple=True, help="Only these standard tables (repeatable); default all.")
+@click.option("--metrics/--no-metrics", default=False, help="Also collect CloudWatch metrics (GetMetricData).")
+@click.option("--namespace", default=None, help="This project's metric namespace (default Idempotency).")
+@click.option("--queue", "queues", multiple=True, help="SQS queue for ApproximateAgeOfOldestMessage (repeatable).")
+@click.option("--dlq", "dlqs", multiple=True, help="SQS DLQ for ApproximateNumberOfMessagesVisible (repeatable).")
+@click.option("--idempotency-table", default=None, metavar="TABLE", help="DynamoDB idempotency table to scan.")
+@click.option("--schema", type=click.Choice(["powertools", "record"]), default="powertools", show_default=True,
+              help="Attribute preset of the idempotency table.")
+@click.option("--key-attr", default=None, help="Override: idempotency key attribute.")
+@click.option("--status-attr", default=None, help="Override: status attribute.")
+@click.option("--in-progress-value", default=None, help="Override: status value of a claimed record.")
+@click.option("--expiry-attr", default=None, help="Override: in-progress expiry attribute.")
+@click.option("--expiry-unit", type=click.Choice(["ms", "s"]), default=None, help="Override: unit of the expiry.")
+@click.option("--segments", default=DEFAULT_SCAN_SEGMENTS, show_default=True, help="Parallel Scan segments.")
+@click.option("--concurrency", default=DEFAULT_CONCURRENCY, show_default=True,
+              help="Logs Insights queries in flight at once (the account quota is shared with everyone).")
+@click.option("--window", "window", default=f"{DEFAULT_WINDOW_S // 3600}h", show_default=True,
+              help="Collection window size (multiple of 1m); capped windows are split further.")
+@click.option("--query-timeout", default=f"{int(DEFAULT_QUERY_DEADLINE_S // 60)}m", show_default=True,
+              help="Our deadline per query; StopQuery is called and the window split when it passes.")
+@click.option("--price-per-gb", type=float, default=DEFAULT_PRICE_PER_GB_SCANNED_USD, show_default=True,
+              help="Logs Insights price in USD per GB scanned (us-east-1 public price by default).")
+@click.option("--full", is_flag=True, help="Ignore earlier runs in --out and collect every window again.")
+@click.option("--profile", default=None, help="AWS profile (standard boto3 credential chain otherwise).")
+@click.option("--region", default=None, help="AWS Region.")
+@click.option("--endpoint-url", default=None, help="Endpoint URL (LocalStack, a test server).")
+@click.option("--role-arn", default=None, help="IAM role to assume (e.g. to read another account).")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def cloudwatch(log_groups, prefixes, since, until, out, tables, metrics, namespace, queues, dlqs, idempotency_table,
+               schema, key_attr, status_attr, in_progress_value, expiry_attr, expiry_unit, segments, concurrency,
+               window, query_timeout, price_per_gb, full, profile, region, endpoint_url, role_arn,
+               no_progress) -> None:
+    """Collect the standard tables from CloudWatch Logs Insights into OUT (incremental)."""
+    from collector.cloudwatch.collect import CollectOptions, load_standard_queries
+    from collector.cloudwatch.cost import CostModel
+    from collector.cloudwatch.exceptions import CloudWatchCollectorError
+    from collector.cloudwatch.metrics import MetricsOptions
+    from collector.cloudwatch.runner import RunnerConfig
+    from collector.cloudwatch.session import AwsTarget
+    from collector.cloudwatch.stuck_keys import StuckKeysOptions, schema_from
+    from emitter.contract import NAMESPACE_DEFAULT
+
+    if not log_groups and not prefixes:
+        raise click.UsageError("give --log-group NAME or --log-group-prefix PREFIX")
+    now = time.time()
+    window_s = parse_duration_s(window)
+    opts = CollectOptions(
+        since=parse_time_s(since, now), until=parse_time_s(until, now) if until else None,
+        log_groups=log_groups, log_group_prefixes=prefixes, window_s=window_s, full=full,
+        runner=RunnerConfig(concurrency=concurrency, deadline_s=float(parse_duration_s(query_timeout))),
+        cost=CostModel(price_per_gb_scanned=price_per_gb),
+        metrics=MetricsOptions(queues=queues, dlqs=dlqs, namespace=namespace or NAMESPACE_DEFAULT) if metrics else None,
+        idempotency=StuckKeysOptions(idempotency_table, schema_from(
+            schema, key_attr=key_attr, status_attr=status_attr, in_progress_value=in_progress_value,
+            in_progress_expiry_attr=expiry_attr, in_progress_expiry_unit=expiry_unit), segments=segments)
+        if idempotency_table else None,
+    )
+    target = AwsTarget(profile=profile, region=region, endpoint_url=endpoint_url, role_arn=role_arn)
+    try:
+        opts.queries = load_standard_queries(tables or None)
+        manifest = _run_with_progress(out, opts, target, show=not no_progress)
+    except CloudWatchCollectorError as exc:
+        raise click.ClickException(str(exc)) from None
+    _summary(manifest, out)
+
+
+def _run_with_progress(out: Path, opts, target, show: bool):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from collector.cloudwatch.collect import collect_cloudwatch
+
+    if not show:
+        return collect_cloudwatch(out, opts, target)
+    with Progress(TextColumn("[bold]Logs Insights[/]"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[note]}"), TimeElapsedColumn(), transient=False) as progress:
+        task = progress.add_task("queries", total=0, note="")
+        counts = {"split": 0, "retry": 0, "throttled": 0, "running": 0}
+
+        def on_progress(ev) -> None:
+            if ev.kind == "planned":
+                progress.update(task, total=(progress.tasks[0].total or 0) + ev.n)
+            elif ev.kind == "split":
+                counts["split"] += 1
+                progress.update(task, total=(progress.tasks[0].total or 0) + 1)  # one task became two
+            elif ev.kind == "done":
+                progress.advance(task)
+            elif ev.kind in counts:
+                counts[ev.kind] += 1
+            note = f"splits {counts['split']}  retries {counts['retry']}  throttled {counts['throttled']}"
+            progress.update(task, note=note)
+
+        return collect_cloudwatch(out, opts, target, on_progress=on_progress)
+
+
+def _summary(manifest: dict, out: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    t = Table(title=f"CloudWatch collection -> {out}")
+    for c in ("table", "rows", "status", "queries", "GB scanned"):
+        t.add_column(c, justify="right" if c not in ("table", "status") else "left")
+    for name, e in manifest["tables"].items():
+        t.add_row(name, str(e["rows"]), e["status"], str(e["queries"]), f"{e['stats']['bytes_scanned'] / 2**30:.4f}")
+    console.print(t)
+    q = manifest["queries"]["this_run"]
+    console.print(f"API calls: {q['api_calls']}  |  cost this run: ${q['cost_usd']:.4f} "
+                  f"(at ${manifest['queries']['price_per_gb_usd']}/GB scanned)")
+    bad = [n for n, e in manifest["tables"].items() if e["status"] in ("truncated", "failed")]
+    if bad:
+        console.print(f"[yellow]incomplete tables (see manifest.json): {', '.join(bad)}[/]")
+    if "metrics" in manifest:
+        m = manifest["metrics"]
+        console.print(f"metrics: {m['metrics_requested']} requested, {m['datapoints']} datapoints")
+    if "idempotency_table" in manifest:
+        s = manifest["idempotency_table"]
+        console.print(f"idempotency table {s['dynamodb_table']}: {s['scanned']} scanned, "
+                      f"{s['in_progress']} IN_PROGRESS, {s['stuck']} stuck")

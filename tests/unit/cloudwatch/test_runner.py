@@ -1,0 +1,212 @@
+"""LogsInsightsRunner over real HTTP against the fake Logs Insights server on 127.0.0.1.
+
+The oracle is the list of events put into the server: every event of the queried range must come back exactly once,
+whatever splits, pages, retries and faults happened on the way.
+"""
+
+from __future__ import annotations
+
+import boto3
+import pytest
+from botocore.config import Config
+
+from collector.cloudwatch import (
+    AccessDeniedError,
+    LogGroupNotFoundError,
+    LogsInsightsRunner,
+    MissingCredentialsError,
+    ThrottledError,
+    Window,
+)
+from collector.cloudwatch.runner import DEADLINE_EXCEEDED, batches, supports_result_pagination
+from collector.cloudwatch.testing import FakeLogsInsightsServer, Faults, raw_events_engine
+
+T0 = 1_767_607_200  # 2026-01-05 10:00:00 UTC
+GROUP = "/aws/lambda/orders"
+
+
+def events(n: int, per_second: int, start: int = T0) -> list[dict]:
+    """n events, per_second of them in each second, message = "e<i>"."""
+    return [{"timestamp": (start + i // per_second) * 1000 + (i % per_second) % 1000, "message": f"e{i}"}
+            for i in range(n)]
+
+
+def messages(result) -> list[str]:
+    return [r["@message"] for r in result.rows]
+
+
+@pytest.fixture
+def server():
+    with FakeLogsInsightsServer(engine=raw_events_engine) as srv:
+        yield srv
+
+
+def test_pagination_detected_from_installed_botocore(logs_client, server):
+    # botocore 1.44's GetQueryResults has nextToken / maxItems (up to 100,000 rows per query)
+    assert supports_result_pagination(logs_client(server.url)) is True
+
+
+def test_old_api_cap_splits_window_no_event_lost_or_doubled(logs_client, fast_config, server):
+    server.faults.no_pagination = True
+    evs = events(25_000, 20)  # 1,250 seconds of events, 20 per second
+    server.put_events(GROUP, evs)
+    runner = LogsInsightsRunner(logs_client(server.url), fast_config(paginate=False))
+    [res] = runner.run("fields @timestamp, @message", [GROUP], [Window(T0, T0 + 3599)])
+    got = messages(res)
+    assert len(got) == 25_000 and set(got) == {e["message"] for e in evs}
+    assert res.status == "complete"
+    # every capped window was split into [a, m], [m + 1, b]: the sub-windows tile the hour exactly
+    subs = res.sub_windows
+    assert subs[0].start == T0 and subs[-1].end == T0 + 3599
+    assert all(b.start == a.end + 1 for a, b in zip(subs, subs[1:]))
+    assert runner.limit == 10_000 and all(a.rows < 10_000 for a in res.attempts if a.status == "Complete"
+                                           and not a.capped)
+
+
+def test_pagination_reads_all_pages_of_one_query(logs_client, fast_config, server):
+    evs = events(25_000, 20)
+    server.put_events(GROUP, evs)
+    runner = LogsInsightsRunner(logs_client(server.url), fast_config())
+    [res] = runner.run("fields @timestamp, @message", [GROUP], [Window(T0, T0 + 3599)])
+    assert sorted(messages(res)) == sorted(e["message"] for e in evs)
+    [attempt] = res.attempts
+    assert (attempt.pages, attempt.rows, attempt.capped) == (3, 25_000, False)  # 10,000 + 10,000 + 5,000
+    assert runner.api_calls["StartQuery"] == 1
+
+
+def test_events_on_split_boundaries_counted_once(logs_client, fast_config, server):
+    server.faults.no_pagination = True
+    # 10,000 events in [T0, T0+99] force one split at T0+50; put extra events at 49.999 s and 50.000 s
+    evs = events(10_000, 100)
+    edge = [{"timestamp": (T0 + 49) * 1000 + 999, "message": "left-edge"},
+            {"timestamp": (T0 + 50) * 1000, "message": "right-edge"}]
+    server.put_events(GROUP, evs + edge)
+    runner = LogsInsightsRunner(logs_client(server.url), fast_config(paginate=False))
+    [res] = runner.run("fields @message", [GROUP], [Window(T0, T0 + 99)])
+    got = messages(res)
+    assert got.count("left-edge") == 1 and got.count("right-edge") == 1 and len(got) == 10_002
+    assert res.sub_windows == [Window(T0, T0 + 49), Window(T0 + 50, T0 + 99)]
+
+
+def test_capped_second_is_flagged_truncated_not_complete(logs_client, fast_config, server):
+    server.faults.no_pagination = True
+    server.put_events(GROUP, events(10_500, 10_500))  # all in one second: cannot be split
+    runner = LogsInsightsRunner(logs_client(server.url), fast_config(paginate=False))
+    [res] = runner.run("fields @message", [GROUP], [Window(T0, T0 + 9)])
+    assert res.status == "truncated"
+    assert res.truncated_windows == [Window(T0, T0)]
+    assert len(res.rows) == 10_000
+
+
+def test_binned_split_stays_on_minute_boundaries(logs_client, fast_config, server):
+    server.faults.no_pagination = True
+    server.put_events(GROUP, events(12_000, 50))  # 240 s
+    runner = LogsInsightsRunner(logs_client(server.url), fast_config(paginate=False))
+    [res] = runner.run("fields @message", [GROUP], [Window(T0, T0 + 599)], split_align_s=60)
+    assert len(res.rows) == 12_000
+    assert all(w.start % 60 == 0 and (w.end + 1) % 60 == 0 for w in res.sub_windows)
+
+
+def test_faults_survived_limit_exceeded_throttling_partial_timeout_unknown(logs_client, fast_config):
+    faults = Faults(limit_exceeded_first_n=3, throttle_get_first_n=2, partial_polls=2,
+                    terminal_statuses=["Timeout", "Unknown"])
+    with FakeLogsInsightsServer(engine=raw_events_engine, faults=faults) as srv:
+        evs = events(3_000, 1)  # one event per second over 50 minutes
+        srv.put_events(GROUP, evs)
+        runner = LogsInsightsRunner(logs_client(srv.url), fast_config())
+        [res] = runner.run("fields @message", [GROUP], [Window(T0, T0 + 3599)])
+        assert sorted(messages(res)) == sorted(e["message"] for e in evs)  # partial rows never leaked in
+        assert res.status == "complete"
+        statuses = [a.status for a in res.attempts]
+        # 1st query: Timeout -> split in two; one half (whichever started first): Unknown -> retried; both complete
+        assert statuses[0] == "Timeout" and sorted(statuses[1:]) == ["Complete", "Complete", "Unknown"]
+        assert res.sub_windows == [Window(T0, T0 + 1799), Window(T0 + 1800, T0 + 3599)]
+        assert srv.count("StartQuery") == 3 + 4  # 3 rejected with LimitExceededException, then 4 queries
+
+
+def test_stop_query_called_on_deadline(logs_client, fast_config):
+    with FakeLogsInsightsServer(engine=raw_events_engine, faults=Faults(hang_first_n=1)) as srv:
+        evs = events(600, 1)
+        srv.put_events(GROUP, evs)
+        runner = LogsInsightsRunner(logs_client(srv.url), fast_config(deadline_s=0.3))
+        [res] = runner.run("fields @message", [GROUP], [Window(T0, T0 + 599)])
+        first = res.attempts[0]
+        assert first.status == DEADLINE_EXCEEDED
+        stops = [body["queryId"] for op, body in srv.calls if op == "StopQuery"]
+        assert stops == [first.query_id] and srv.queries[first.query_id].stopped
+        assert sorted(messages(res)) == sorted(e["message"] for e in evs)  # the halves completed it
+
+
+def test_concurrency_cap_holds_and_is_used(logs_client, fast_config):
+    with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=0.08) as srv:
+        srv.put_events(GROUP, events(100, 1))
+        runner = LogsInsightsRunner(logs_client(srv.url), fast_config(concurrency=5))
+        windows = [Window(T0 + 60 * i, T0 + 60 * i + 59) for i in range(20)]
+        results = runner.run("fields @message", [GROUP], windows)
+        assert sum(len(r.rows) for r in results) == 100
+        assert srv.max_in_flight == 5  # never more than the cap, and the cap was reached
+
+
+def test_shared_account_quota_limit_exceeded_is_retried(logs_client, fast_config):
+    # other users hold the quota: only 2 queries may run at once though we would run 5
+    with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=0.03, faults=Faults(account_quota=2)) as srv:
+        srv.put_events(GROUP, events(120, 1))
+        runner = LogsInsightsRunner(logs_client(srv.url), fast_config(concurrency=5,
+                                    backoff=__import__("collector.cloudwatch").cloudwatch.Backoff(0.01, 0.05, 50)))
+        results = runner.run("fields @message", [GROUP], [Window(T0 + 10 * i, T0 + 10 * i + 9) for i in range(12)])
+        assert sum(len(r.rows) for r in results) == 120 and all(r.status == "complete" for r in results)
+        assert srv.max_in_flight <= 2 and srv.count("StartQuery") > 12
+
+
+def test_failed_after_retries_is_reported_failed(logs_client, fast_config):
+    with FakeLogsInsightsServer(engine=raw_events_engine, faults=Faults(terminal_statuses=["Failed"] * 3)) as srv:
+        srv.put_events(GROUP, events(10, 1))
+        runner = LogsInsightsRunner(logs_client(srv.url), fast_config(max_retries=2))
+        [res] = runner.run("fields @message", [GROUP], [Window(T0, T0 + 59)])
+        assert res.status == "failed" and "Failed" in res.error and res.rows == []
+
+
+def test_more_than_50_log_groups_are_batched(logs_client, fast_config, server):
+    groups = [f"/aws/lambda/fn-{i:03d}" for i in range(120)]
+    for i, g in enumerate(groups):
+        server.put_events(g, [{"timestamp": (T0 + i) * 1000, "message": g}])
+    runner = LogsInsightsRunner(logs_client(server.url), fast_config())
+    results = runner.run("fields @message", groups, [Window(T0, T0 + 3599)])
+    assert [len(r.log_groups) for r in results] == [50, 50, 20]
+    assert sorted(m for r in results for m in messages(r)) == groups
+    assert all(len(body["logGroupNames"]) <= 50 for op, body in server.calls if op == "StartQuery")
+    assert batches(groups)[2][0] == "/aws/lambda/fn-100"
+
+
+def test_unknown_log_group_is_a_clear_error(logs_client, fast_config, server):
+    runner = LogsInsightsRunner(logs_client(server.url), fast_config())
+    with pytest.raises(LogGroupNotFoundError, match="/aws/lambda/nope"):
+        runner.run("fields @message", ["/aws/lambda/nope"], [Window(T0, T0 + 59)])
+
+
+def test_access_denied_names_the_iam_action(logs_client, fast_config):
+    with FakeLogsInsightsServer(engine=raw_events_engine, faults=Faults(deny_operations={"StartQuery"})) as srv:
+        srv.put_events(GROUP, events(1, 1))
+        runner = LogsInsightsRunner(logs_client(srv.url), fast_config())
+        with pytest.raises(AccessDeniedError, match="logs:StartQuery"):
+            runner.run("fields @message", [GROUP], [Window(T0, T0 + 59)])
+
+
+def test_throttled_account_gives_up_with_clear_error(logs_client, fast_config):
+    with FakeLogsInsightsServer(engine=raw_events_engine, faults=Faults(limit_exceeded_first_n=10**6)) as srv:
+        srv.put_events(GROUP, events(1, 1))
+        runner = LogsInsightsRunner(logs_client(srv.url), fast_config())
+        with pytest.raises(ThrottledError, match="LimitExceededException"):
+            runner.run("fields @message", [GROUP], [Window(T0, T0 + 59)])
+        assert srv.count("StartQuery") == 1 + 6  # first try + backoff.max_attempts retries
+
+
+def test_missing_credentials_is_a_clear_error(fast_config, server, monkeypatch):
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(k)
+    client = boto3.session.Session().client("logs", endpoint_url=server.url, region_name="us-east-1",
+                                            config=Config(retries={"total_max_attempts": 1}))
+    runner = LogsInsightsRunner(client, fast_config())
+    with pytest.raises(MissingCredentialsError, match="no AWS credentials"):
+        runner.run("fields @message", [GROUP], [Window(T0, T0 + 59)])
+    assert server.calls == []  # nothing was sent unsigned
