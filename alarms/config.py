@@ -273,7 +273,8 @@ def _signal_set(raw: Any, at: str) -> frozenset[str]:
 def _no_unknown(d: dict, allowed: set[str], at: str) -> None:
     unknown = sorted(str(k) for k in d if k not in allowed)
     if unknown:
-        raise ConfigError(f"unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})", at)
+        where = f"{at}.{unknown[0]}" if at else unknown[0]
+        raise ConfigError(f"unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})", where)
 
 
 def _str(d: dict, key: str, at: str, required: bool = False, default: str | None = None) -> Any:
