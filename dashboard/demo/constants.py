@@ -1,4 +1,4 @@
-"""Names and sizes of the demo stack (shared with the alarms part's demo-stack config).
+"""Names and sizes of the demo stack (the same names as ``alarms/demo-stack.yaml``).
 
 Sizes follow the AWS guidance they are named after:
 - SQS event source: visibility timeout at least 6x the function timeout
@@ -24,15 +24,15 @@ FUNCTIONS: tuple[str, ...] = (ORDERS_CONSUMER, LEDGER_STREAM, CREATE_CASE_API, P
 
 ORDERS_QUEUE = "orders-queue"
 ORDERS_DLQ = "orders-dlq"
-LEDGER_STREAM_NAME = "ledger-events"
+LEDGER_STREAM_NAME = "ledger-stream"
 PAYMENT_DLQ = "payment-capture-dlq"
 REGION = "us-east-1"
 ACCOUNT_ID = "123456789012"
 
 # Operation dimension per function (bounded, one per handler).
 OPERATIONS: dict[str, str] = {
-    ORDERS_CONSUMER: "ProcessOrder",
-    LEDGER_STREAM: "ApplyLedgerEntry",
+    ORDERS_CONSUMER: "ProcessOrders",
+    LEDGER_STREAM: "ApplyLedgerEntries",
     CREATE_CASE_API: "CreateCase",
     PAYMENT_CAPTURE: "CapturePayment",
 }

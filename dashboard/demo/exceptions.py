@@ -6,8 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
-    "DemoError", "StoreError", "ClaimLostError", "DependencyError", "DependencyThrottled",
-    "DependencyUnavailable", "ProviderTimeout", "ValidationError", "PoisonRecordError", "SimulatedTimeout",
+    "ClaimLostError",
+    "DemoError",
+    "DependencyError",
+    "DependencyThrottled",
+    "DependencyUnavailable",
+    "PoisonRecordError",
+    "ProviderTimeout",
+    "SimulatedTimeout",
+    "StoreError",
+    "ValidationError",
 ]
 
 

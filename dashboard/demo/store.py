@@ -28,14 +28,14 @@ import threading
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from emitter.contract import IdempotencyStatus
 
 from .constants import IDEMPOTENCY_TABLE
 from .exceptions import ClaimLostError, StoreError
 
-__all__ = ["ClaimState", "Claim", "IdempotencyRecord", "SqliteIdempotencyStore"]
+__all__ = ["Claim", "ClaimState", "IdempotencyRecord", "SqliteIdempotencyStore"]
 
 
 class ClaimState(str, Enum):
@@ -146,7 +146,7 @@ class SqliteIdempotencyStore:
             self._connections.clear()
         self._local = threading.local()
 
-    def __enter__(self) -> "SqliteIdempotencyStore":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -1,0 +1,142 @@
+"""Fault injection: configurable rates, and the per-item plan the simulated dependencies consult.
+
+The traffic generator decides each source event's fate up front (seeded RNG) and registers
+one-shot faults in a :class:`FaultPlan`; a simulated dependency asks ``plan.fire(item, fault)``
+when it is called for that item. A fault is counted as *injected* when it fires, so the
+ground truth only holds faults that really happened inside the simulated window.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from dataclasses import dataclass, fields
+from enum import Enum
+
+__all__ = ["Fault", "FaultPlan", "FaultRates"]
+
+
+class Fault(str, Enum):
+    """Injected faults (values are the keys of ``injected`` in demo-truth.json)."""
+
+    # orders-consumer (SQS)
+    SQS_DUPLICATE_DELIVERY = "sqs_duplicate_delivery"  # at-least-once: a processed message delivered again
+    SQS_CONCURRENT_DUPLICATE = "sqs_concurrent_duplicate"  # one message in two batches at once (two environments)
+    SQS_POISON = "sqs_poison"  # unparseable body: quarantined to the DLQ
+    SQS_THROTTLED = "sqs_throttled"  # inventory call throttled once: batch item failure, redelivered
+    SQS_CRASH_AFTER_CLAIM = "sqs_crash_after_claim"  # invocation times out after the claim
+    # ledger-stream (Kinesis)
+    STREAM_POISON = "stream_poison"
+    STREAM_CRASH_AFTER_CLAIM = "stream_crash_after_claim"
+    STREAM_DUPLICATE_RECORD = "stream_duplicate_record"  # producer retry: same entry written twice to the stream
+    # create-case-api (API Gateway)
+    API_CLIENT_RETRY = "api_client_retry"  # response lost, client retries same key + body
+    API_KEY_REUSE_CONFLICT = "api_key_reuse_conflict"  # same key, different body
+    API_DOUBLE_SUBMIT = "api_double_submit"  # two identical requests at the same time (two environments)
+    API_VALIDATION_ERROR = "api_validation_error"  # HTTP 400
+    API_DEPENDENCY_FAILURE = "api_dependency_failure"  # HTTP 503, client retries later
+    API_CRASH_AFTER_CLAIM = "api_crash_after_claim"  # timeout after the claim, HTTP 502
+    # payment-capture (EventBridge, asynchronous invocation)
+    PAYMENT_AMBIGUOUS_COMMIT = "payment_ambiguous_commit"  # provider charged, response lost
+    PAYMENT_TIMEOUT_BUDGET = "payment_timeout_budget"  # slow fraud check leaves too little time for the capture
+    PAYMENT_DECLINED = "payment_declined"  # card declined: permanent
+    PAYMENT_DUPLICATE_EVENT = "payment_duplicate_event"  # EventBridge delivers the same event twice
+
+
+@dataclass(frozen=True)
+class FaultRates:
+    """Probability of each fault per source event (0..1), or a period (``*_every``: one per N).
+
+    A source event gets at most one fault, so rates must sum to at most 1 per function.
+    Defaults give every signal of the dashboard some data on a default-size run.
+    """
+
+    sqs_duplicate_delivery: float = 0.025
+    sqs_concurrent_duplicate: float = 0.008
+    sqs_poison_every: int = 150
+    sqs_throttled: float = 0.03
+    sqs_crash_after_claim: float = 0.004
+    stream_poison_every: int = 400
+    stream_crash_after_claim: float = 0.004
+    stream_duplicate_record: float = 0.01
+    api_client_retry: float = 0.03
+    api_key_reuse_conflict: float = 0.015
+    api_double_submit: float = 0.01
+    api_validation_error: float = 0.04
+    api_dependency_failure: float = 0.03
+    api_crash_after_claim: float = 0.006
+    api_crash_client_gives_up: float = 0.5  # fraction of crashed requests the client never retries
+    payment_ambiguous_commit: float = 0.012
+    payment_timeout_budget: float = 0.02
+    payment_declined: float = 0.03
+    payment_duplicate_event: float = 0.02
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name.endswith("_every"):
+                if not isinstance(v, int) or v < 1:
+                    raise ValueError(f"{f.name} must be an integer >= 1, got {v!r}")
+            elif not 0.0 <= float(v) <= 1.0:
+                raise ValueError(f"{f.name} must be within 0..1, got {v!r}")
+        for prefix in ("sqs_", "stream_", "api_", "payment_"):
+            total = sum(
+                getattr(self, f.name) for f in fields(self)
+                if f.name.startswith(prefix) and not f.name.endswith("_every") and f.name != "api_crash_client_gives_up"
+            )
+            if total > 1.0:
+                raise ValueError(f"{prefix}* fault rates sum to {total:.3f} > 1 (one fault per event at most)")
+
+    def scaled(self, factor: float) -> FaultRates:
+        """A copy with every probability multiplied by ``factor`` (capped at 1; periods unchanged)."""
+        kw = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            kw[f.name] = v if (f.name.endswith("_every") or f.name == "api_crash_client_gives_up") else min(1.0, v * factor)
+        return FaultRates(**kw)
+
+
+class FaultPlan:
+    """One-shot faults armed per item (message id, entry id, request key); thread-safe.
+
+    ``arm(item, fault)`` registers a fault; ``fire(item, fault)`` returns True exactly once per
+    armed fault and counts it in ``injected`` per function.
+    """
+
+    def __init__(self) -> None:
+        self._armed: dict[tuple[str, Fault], int] = {}
+        self.injected: dict[str, Counter[str]] = {}
+        self._lock = threading.Lock()
+
+    def arm(self, item: str, fault: Fault, times: int = 1) -> None:
+        with self._lock:
+            self._armed[(item, fault)] = self._armed.get((item, fault), 0) + times
+
+    def armed(self, item: str, fault: Fault) -> bool:
+        with self._lock:
+            return self._armed.get((item, fault), 0) > 0
+
+    def fire(self, function: str, item: str, fault: Fault) -> bool:
+        """Consume one armed ``fault`` for ``item``; True (and counted) if one was armed."""
+        with self._lock:
+            n = self._armed.get((item, fault), 0)
+            if n <= 0:
+                return False
+            self._armed[(item, fault)] = n - 1
+            self.injected.setdefault(function, Counter())[fault.value] += 1
+            return True
+
+    def take(self, item: str, fault: Fault) -> bool:
+        """Consume one armed ``fault`` without counting it (the generator counts it when the
+        follow-up it schedules is delivered inside the window)."""
+        with self._lock:
+            n = self._armed.get((item, fault), 0)
+            if n <= 0:
+                return False
+            self._armed[(item, fault)] = n - 1
+            return True
+
+    def count(self, function: str, fault: Fault) -> None:
+        """Count a fault injected by the traffic generator itself (e.g. a duplicate delivery)."""
+        with self._lock:
+            self.injected.setdefault(function, Counter())[fault.value] += 1
