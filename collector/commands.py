@@ -1,0 +1,180 @@
+"""Click commands of the collector: ``idemwatch query`` and ``idemwatch collect local``.
+
+``idemwatch collect cloudwatch`` lives in ``collector.cloudwatch.commands:cloudwatch`` and is
+loaded only when used (it needs boto3).
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import io
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+__all__ = ["collect", "parse_time", "query"]
+
+
+def parse_time(value: str) -> float:
+    """``2026-01-05T10:00:00Z`` / ``2026-01-05T10:00:00.250+01:00`` / ``2026-01-05 10:00:00``
+    (UTC when no offset) / ``2026-01-05`` / epoch seconds (``1767607200``) -> epoch seconds.
+    Raises ValueError when it is none of these."""
+    v = value.strip()
+    try:
+        return float(v)
+    except ValueError:
+        pass
+    iso = v[:-1] + "+00:00" if v.endswith(("Z", "z")) else v
+    try:
+        dt = datetime.fromisoformat(iso)
+    except ValueError:
+        raise ValueError(f"not an ISO-8601 time or epoch seconds: {value!r}") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.timestamp()
+
+
+class _TimeParam(click.ParamType):
+    name = "TIME"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_time(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+TIME = _TimeParam()
+
+
+def _cell(value) -> str:
+    from collector.insights import format_timestamp
+
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return format_timestamp(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+@click.command("query")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True,
+              help="Output format. json: an array of row objects (Logs Insights result format).")
+@click.option("--start", type=TIME, default=None, help="Inclusive start: ISO-8601 (2026-01-05T10:00:00Z) or epoch s.")
+@click.option("--end", type=TIME, default=None, help="Inclusive end: ISO-8601 or epoch seconds.")
+@click.option("--log-group", default=None, help="Log group for the events (default: derived from each file name).")
+@click.argument("query_text", metavar="QUERY")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def query(fmt: str, start: float | None, end: float | None, log_group: str | None, query_text: str,
+          files: tuple[Path, ...]) -> None:
+    """Run one Logs Insights QUERY over log FILE(s) and print the result.
+
+    Any of the ingest formats (JSON lines, Lambda text/JSON format, filter-log-events output,
+    console CSV, export-to-S3), plain or gzip. Without --start/--end, all events. At most
+    10,000 rows, as on CloudWatch. Exit code 2 on a query error.
+    """
+    from collector.ingest import EventStore
+    from collector.insights import QueryError, compile_query, run_query
+
+    try:  # fail on a bad query before reading any file
+        compile_query(query_text)
+    except QueryError as exc:
+        click.echo(f"Error: query: {exc}", err=True)
+        sys.exit(2)
+    store = EventStore()
+    skipped = 0
+    for f in files:
+        report = store.ingest_path(f, log_group=log_group)
+        skipped += int(getattr(report, "skipped", 0))
+    try:
+        result = run_query(store, query_text, start=start, end=end)
+    except QueryError as exc:
+        click.echo(f"Error: query: {exc}", err=True)
+        sys.exit(2)
+    if skipped:
+        click.echo(f"note: {skipped} input line(s) could not be read as log events (skipped)", err=True)
+    if fmt == "json":
+        click.echo(json.dumps(result.to_records_json(), ensure_ascii=False, indent=2))
+    elif fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(result.columns)
+        for row in result.rows:
+            w.writerow([_cell(v) for v in row])
+        click.echo(buf.getvalue(), nl=False)
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(show_lines=False, header_style="bold")
+        for c in result.columns:
+            table.add_column(c, overflow="fold")
+        for row in result.rows:
+            table.add_row(*[_cell(v) for v in row])
+        console = Console(width=max(80, Console().width))
+        console.print(table)
+        console.print(f"{len(result.rows)} row(s)", style="dim")
+
+
+class _CollectGroup(click.Group):
+    """``local`` here; ``cloudwatch`` imported lazily from collector.cloudwatch.commands."""
+
+    _LAZY = {"cloudwatch": ("collector.cloudwatch.commands", "cloudwatch")}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self._LAZY))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self._LAZY:
+            module, attr = self._LAZY[cmd_name]
+            try:
+                return getattr(importlib.import_module(module), attr)
+            except ModuleNotFoundError as exc:
+                raise click.ClickException(f"'collect {cmd_name}' needs {exc.name}; "
+                                           "install the extras: pip install 'idemwatch[collector]'") from exc
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group("collect", cls=_CollectGroup)
+def collect() -> None:
+    """Collect the standard tables from local log files or CloudWatch."""
+
+
+@collect.command("local")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output directory: tables/*.parquet + manifest.json.")
+@click.option("--since", type=TIME, default=None, help="Inclusive window start: ISO-8601 or epoch seconds.")
+@click.option("--until", type=TIME, default=None, help="Inclusive window end: ISO-8601 or epoch seconds.")
+def local(paths: tuple[Path, ...], out: Path, since: float | None, until: float | None) -> None:
+    """Ingest log files/directories at PATH(s) and write every standard table under --out.
+
+    Collecting again into the same --out only adds new data (unchanged files are skipped,
+    appended files contribute their new lines)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from collector.collect import CollectError, collect_local
+
+    try:
+        manifest = collect_local(list(paths), out, since=since, until=until)
+    except CollectError as exc:
+        raise click.ClickException(str(exc)) from exc
+    console = Console()
+    run, ingest = manifest["this_run"], manifest["ingest"]
+    console.print(f"sources: {run['new']} new, {run['appended']} appended, {run['replaced']} replaced, "
+                  f"{run['unchanged']} unchanged; events added: {run['events_added']}; "
+                  f"skipped lines (all sources): {ingest['skipped']}")
+    t = Table("table", "rows", header_style="bold")
+    for name, info in manifest["tables"].items():
+        t.add_row(name, str(info["rows"]))
+    console.print(t)
+    console.print(f"wrote {out / 'tables'} and {out / 'manifest.json'}")
