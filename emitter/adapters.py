@@ -55,7 +55,7 @@ def _arn_name(arn: Any) -> str | None:
     tail = arn.split(":", 5)[-1]
     # arn:aws:kinesis:...:stream/name ; arn:aws:dynamodb:...:table/T/stream/2019... ; arn:aws:sqs:...:queue
     parts = tail.split("/")
-    if parts[0] in ("stream", "table") and len(parts) > 1:
+    if parts[0] in ("stream", "table", "targetgroup") and len(parts) > 1:
         return parts[1]
     return parts[0]
 

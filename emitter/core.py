@@ -525,6 +525,7 @@ class Emitter:
         static = inv.static_json if inv is not None else self._idle_static
         op = inv.operation if inv is not None else self._default_operation
         rec = record if isinstance(record, EventRecord) else None
+        explicit_status = False
         f: dict[str, Any] = {LogKey.OUTCOME.value: outcome.value}
         es = rec.event_source if rec is not None else (inv.event_source if inv is not None else None)
         if es is not None:
@@ -544,13 +545,14 @@ class Emitter:
                     elif o != op:
                         op = o
                         static = self._static_json(inv, op)
-            status = props.pop(LogKey.IDEMPOTENCY_STATUS.value, None) or status
-            if status is not None and not isinstance(status, str) or (status is not None and str(status) not in _STATUS_VALUES):
-                status = getattr(status, "value", status)
-                if status not in _STATUS_VALUES:
+            st = props.pop(LogKey.IDEMPOTENCY_STATUS.value, None)
+            if st is not None:
+                st = getattr(st, "value", st)
+                if st in _STATUS_VALUES:
+                    status, explicit_status = st, True
+                else:
                     problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.IDEMPOTENCY_STATUS.value,
                                  "not an IdempotencyStatus value")
-                    status = None
             r = props.pop(LogKey.RETRYABLE.value, None)
             if r is not None:
                 retryable = bool(r)
@@ -573,7 +575,7 @@ class Emitter:
         k = key if key is not None else (rec.idempotency_key if rec is not None else None)
         if k is not None:
             f[LogKey.IDEMPOTENCY_KEY.value] = self._key(k, problems)
-        if status is not None and (k is not None or outcome in (Outcome.CLAIMED, Outcome.SUCCEEDED)):
+        if status is not None and (k is not None or explicit_status):  # a status describes a key's record
             f[LogKey.IDEMPOTENCY_STATUS.value] = status
         if exp is not None:
             v, reason = emf.coerce_metric_value(exp)
