@@ -64,7 +64,7 @@ def test_the_three_formats_round_trip_to_the_same_requests():
     tf = requests_from_terraform(json.loads(json.dumps(to_terraform(requests))))
     for got in (cfn, tf):
         got = sorted(got, key=lambda r: r["AlarmName"])
-        assert len(got) == len(want) == 55
+        assert len(got) == len(want) == 56
         for g, w in zip(got, want):
             # Terraform maps have no order: compare dimension/tag lists as sets
             for key in ("Dimensions", "Tags"):
@@ -86,7 +86,7 @@ def test_the_three_formats_round_trip_to_the_same_requests():
 def test_every_exported_file_validates():
     for fmt in ("cli", "cloudformation", "terraform"):
         requests = load_requests(EXPORTED / fmt)
-        assert len(requests) == 55
+        assert len(requests) == 56
         assert validate_requests(requests) == []
 
 

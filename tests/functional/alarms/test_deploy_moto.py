@@ -1,0 +1,130 @@
+"""`idemwatch alarms deploy` against moto's CloudWatch server over real HTTP on 127.0.0.1.
+
+moto accepts invalid alarms and never evaluates them: these tests prove the plumbing (diff, put,
+tags, idempotence, prune scope, dry run); validation and evaluation have their own tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import boto3
+import pytest
+import yaml
+from click.testing import CliRunner
+from moto.server import ThreadedMotoServer
+
+from alarms.commands import alarms
+
+ROOT = Path(__file__).resolve().parents[3]
+DEMO = ROOT / "alarms" / "demo-stack.yaml"
+REGION = "us-east-1"
+
+
+@pytest.fixture()
+def endpoint(monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    assert host == "127.0.0.1"
+    yield f"http://127.0.0.1:{port}"
+    server.stop()
+
+
+def _cw(endpoint):
+    return boto3.client("cloudwatch", region_name=REGION, endpoint_url=endpoint)
+
+
+def _deploy(endpoint, config, *extra):
+    res = CliRunner().invoke(alarms, ["deploy", "--config", str(config), "--region", REGION,
+                                      "--endpoint-url", endpoint, *extra])
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def _names(cw):
+    return sorted(a["AlarmName"] for p in cw.get_paginator("describe_alarms").paginate() for a in p["MetricAlarms"])
+
+
+def _config(tmp_path, mutate) -> Path:
+    data = yaml.safe_load(DEMO.read_text())
+    mutate(data)
+    p = tmp_path / "stack.yaml"
+    p.write_text(yaml.safe_dump(data))
+    return p
+
+
+def test_dry_run_changes_nothing(endpoint):
+    out = _deploy(endpoint, DEMO, "--dry-run")
+    assert "+ create shop-orders-dlq-MessagesVisible" in out
+    assert "56 to create, 0 to update, 0 to delete, 0 unchanged" in out
+    assert "dry run: nothing changed" in out
+    assert _names(_cw(endpoint)) == []
+
+
+def test_deploy_creates_tags_and_is_idempotent(endpoint):
+    out = _deploy(endpoint, DEMO)
+    assert "applied 56 change(s)" in out
+    cw = _cw(endpoint)
+    names = _names(cw)
+    assert len(names) == 56 and "shop-ledger-stream-IteratorAge" in names
+    alarm = cw.describe_alarms(AlarmNames=["shop-orders-dlq-MessagesVisible"])["MetricAlarms"][0]
+    assert (alarm["Namespace"], alarm["MetricName"], alarm["Statistic"], alarm["Period"]) == (
+        "AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 60)
+    assert alarm["Dimensions"] == [{"Name": "QueueName", "Value": "orders-dlq"}]
+    assert alarm["TreatMissingData"] == "notBreaching"
+    assert alarm["AlarmActions"] == ["arn:aws:sns:us-east-1:123456789012:shop-oncall"]
+    tags = {t["Key"]: t["Value"] for t in cw.list_tags_for_resource(ResourceARN=alarm["AlarmArn"])["Tags"]}
+    assert tags["idemwatch:managed-by"] == "idemwatch" and tags["idemwatch:stack"] == "shop"
+    math = cw.describe_alarms(AlarmNames=["shop-orders-consumer-PoisonRate"])["MetricAlarms"][0]
+    assert [q["Id"] for q in math["Metrics"]] == ["poison", "received", "poison_rate"]
+    # second run: nothing to do
+    out = _deploy(endpoint, DEMO)
+    assert "0 to create, 0 to update, 0 to delete, 56 unchanged" in out and "applied 0 change(s)" in out
+
+
+def test_changed_threshold_is_an_update_of_that_field_only(endpoint, tmp_path):
+    _deploy(endpoint, DEMO)
+    cfg = _config(tmp_path, lambda d: d["overrides"].update({"poison_rate": {"threshold": 2.5}}))
+    out = _deploy(endpoint, cfg, "--dry-run")
+    assert "~ update shop-orders-consumer-PoisonRate (AlarmDescription, Threshold)" in out
+    assert "0 to create, 4 to update, 0 to delete, 52 unchanged" in out
+    _deploy(endpoint, cfg)
+    cw = _cw(endpoint)
+    assert cw.describe_alarms(AlarmNames=["shop-orders-consumer-PoisonRate"])["MetricAlarms"][0]["Threshold"] == 2.5
+    assert "56 unchanged" in _deploy(endpoint, cfg, "--dry-run")
+
+
+def test_prune_deletes_only_managed_alarms_of_this_stack(endpoint, tmp_path):
+    _deploy(endpoint, DEMO)
+    cw = _cw(endpoint)
+    base = {"Namespace": "Idempotency", "MetricName": "PayloadConflict", "Statistic": "Sum", "Period": 60,
+            "EvaluationPeriods": 1, "Threshold": 0.0, "ComparisonOperator": "GreaterThanThreshold"}
+    cw.put_metric_alarm(AlarmName="shop-hand-made", **base)  # same prefix, no tags: never ours
+    cw.put_metric_alarm(AlarmName="other-stack-alarm", **base, Tags=[
+        {"Key": "idemwatch:managed-by", "Value": "idemwatch"}, {"Key": "idemwatch:stack", "Value": "other"}])
+    # remove create-case-api from the stack: its 12 alarms (8 idempotency signals without RecordAge, Lambda
+    # Errors + Throttles, 2 EMF error alarms) are no longer defined
+    cfg = _config(tmp_path, lambda d: d.update(functions=[f for f in d["functions"] if f["name"] != "create-case-api"]))
+    out = _deploy(endpoint, cfg)  # without --prune nothing is deleted
+    assert "0 to delete" in out and len(_names(cw)) == 58
+    out = _deploy(endpoint, cfg, "--prune", "--dry-run")
+    assert "- delete shop-create-case-api-PayloadConflict" in out and "12 to delete, 44 unchanged" in out
+    assert len(_names(cw)) == 58
+    out = _deploy(endpoint, cfg, "--prune")
+    names = _names(cw)
+    assert len(names) == 46
+    assert "shop-hand-made" in names and "other-stack-alarm" in names
+    assert not [n for n in names if n.startswith("shop-create-case-api-")]
+
+
+def test_unreachable_endpoint_is_a_clear_error():
+    res = CliRunner().invoke(alarms, ["deploy", "--config", str(DEMO), "--region", REGION,
+                                      "--endpoint-url", "http://127.0.0.1:9", "--dry-run"],
+                             env={"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y",
+                                  "AWS_MAX_ATTEMPTS": "1", "AWS_RETRY_MODE": "standard"})
+    assert res.exit_code == 1
+    assert "DescribeAlarms failed" in res.output
