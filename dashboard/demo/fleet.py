@@ -162,6 +162,7 @@ def _run_pinned_pair(pool: FunctionPool, deps: Deps, item: str, t_ms: int, first
         if not gate.claimed.wait(timeout=60):
             raise RuntimeError(f"pinned duplicate {item!r}: the first worker never claimed it")
         inv_b = pool.invoke(second[0], gate.claimed_at_ms + delay_ms, second[1], env_b)
+        gate.resume_at_ms = inv_b.end_ms + 1
     finally:
         gate.release.set()
         worker.join()

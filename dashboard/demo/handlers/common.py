@@ -29,6 +29,7 @@ class Gate:
         self.claimed = threading.Event()
         self.release = threading.Event()
         self.claimed_at_ms = 0
+        self.resume_at_ms = 0  # when the second worker's invocation ended (epoch ms)
         self.holder: str | None = None
 
 
@@ -83,15 +84,19 @@ class Deps:
         start, end, factor = self.backlog
         return factor if start <= now_ms < end else 1.0
 
-    def hold_if_gated(self, item: str, holder: str, now_ms: int) -> None:
-        """If ``item`` is a pinned concurrent duplicate and ``holder`` claimed it first, signal and
-        wait (at most 30 s of wall time) until the other worker is done."""
+    def hold_if_gated(self, item: str, ctx: Any) -> None:
+        """If ``item`` is a pinned concurrent duplicate and this invocation claimed it first, signal
+        and wait (at most 60 s of wall time) until the other worker is done. The wait is spent
+        in this invocation's dependency call: its simulated clock resumes after the other
+        invocation ended, so the logs read in a consistent order."""
         gate = self.gates.get(item)
         if gate is None or gate.claimed.is_set():
             return
-        gate.holder, gate.claimed_at_ms = holder, now_ms
+        gate.holder, gate.claimed_at_ms = ctx.aws_request_id, ctx.now_ms
         gate.claimed.set()
-        gate.release.wait(timeout=30)
+        gate.release.wait(timeout=60)
+        if gate.resume_at_ms > ctx.now_ms:
+            ctx.spend(gate.resume_at_ms - ctx.now_ms)
 
 
 def claim(em: Any, deps: Deps, function: str, record: Any, key: str, payload_hash: str, ctx: Any) -> Claim | None:

@@ -74,7 +74,7 @@ def make_handler(em: Any, env: Any) -> Callable[[Any, Any], Any]:
         if c.state is ClaimState.CONFLICT:
             return _response(409, {"error": "IdempotencyKeyReused",
                                    "message": "this Idempotency-Key was used with a different request body"})
-        deps.hold_if_gated(key_header, context.aws_request_id, context.now_ms)
+        deps.hold_if_gated(key_header, context)
         try:
             context.spend(context.rng.uniform(20.0, 90.0))  # insert the case, notify the CRM
             if deps.plan.fire(FUNCTION, key_header, Fault.API_CRASH_AFTER_CLAIM):

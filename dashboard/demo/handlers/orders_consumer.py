@@ -57,7 +57,7 @@ def make_handler(em: Any, env: Any) -> Callable[[Any, Any], Any]:
                 continue
             if c.state in (ClaimState.DUPLICATE_COMPLETED, ClaimState.CONFLICT):
                 continue  # already done (or a different order under the same id): delete the copy
-            deps.hold_if_gated(rec.event_id, context.aws_request_id, context.now_ms)
+            deps.hold_if_gated(rec.event_id, context)
             try:
                 reserve_inventory(order, rec.event_id, context)
             except DependencyThrottled as exc:

@@ -1,0 +1,119 @@
+"""``idemwatch demo``: simulate the demo fleet, collect its logs into tables, serve the dashboard."""
+
+from __future__ import annotations
+
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import click
+
+from emitter.contract import Outcome
+
+from .constants import DEFAULT_DURATION_S, DEFAULT_EVENTS, DEFAULT_OUT, DEFAULT_SEED
+from .simulate import LOGS_DIR, TRUTH_FILE
+
+__all__ = ["demo"]
+
+_COLUMNS: tuple[tuple[str, tuple[Outcome, ...]], ...] = (
+    ("received", (Outcome.RECEIVED,)),
+    ("succeeded", (Outcome.SUCCEEDED,)),
+    ("duplicates", (Outcome.DUPLICATE_COMPLETED,)),
+    ("in-progress", (Outcome.DUPLICATE_IN_PROGRESS,)),
+    ("conflicts", (Outcome.PAYLOAD_CONFLICT,)),
+    ("takeovers", (Outcome.STALE_CLAIM_TAKEOVER,)),
+    ("retryable", (Outcome.RETRYABLE_FAILURE,)),
+    ("permanent", (Outcome.PERMANENT_FAILURE,)),
+    ("poison", (Outcome.POISON_MESSAGE,)),
+    ("budget aborts", (Outcome.TIMEOUT_BUDGET_ABORT,)),
+    ("ambiguous", (Outcome.AMBIGUOUS_COMMIT,)),
+)
+
+
+def _parse_start(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise click.BadParameter(f"not an ISO-8601 time: {value!r}", param_hint="--start") from exc
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return int(dt.timestamp() * 1000)
+
+
+@click.command("demo")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT, show_default=True,
+              help="Data directory: logs/, demo-truth.json, tables/ and manifest.json are written here.")
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="RNG seed (same seed, same files).")
+@click.option("--events", type=click.IntRange(min=1), default=DEFAULT_EVENTS, show_default=True,
+              help="Source events over the window (orders, ledger records, API requests, payments).")
+@click.option("--duration", type=click.IntRange(min=60), default=DEFAULT_DURATION_S, show_default=True,
+              help="Simulated window in seconds.")
+@click.option("--start", "start", default=None, metavar="ISO-8601",
+              help="Window start (UTC). Default: the window ends at the current minute. Fix it for byte-identical runs.")
+@click.option("--no-serve", is_flag=True, help="Stop after collecting (CI, scripts).")
+@click.option("--port", type=click.IntRange(1, 65535), default=None, help="Dashboard port (default: a free one).")
+def demo(out: Path, seed: int, events: int, duration: int, start: str | None, no_serve: bool, port: int | None) -> None:
+    """Simulate the demo fleet (four at-least-once handlers on the real emitter, with injected faults),
+    collect its logs into the standard tables and serve the dashboard on 127.0.0.1."""
+    from rich.console import Console
+
+    from .simulate import run_demo
+
+    console = Console()
+    start_ms = _parse_start(start)
+    with console.status(f"simulating {events:,} events over {duration:,} s (seed {seed})..."):
+        truth = run_demo(out, seed=seed, events=events, duration_s=duration, start_ms=start_ms)
+    lines = sum(f.log_lines for f in truth.functions.values())
+    console.print(f"simulated {truth.start} .. {truth.end}: {lines:,} log lines in {truth.simulate_seconds:.1f} s "
+                  f"-> {out / LOGS_DIR}, ground truth -> {out / TRUTH_FILE}")
+
+    try:
+        from collector.collect import collect_local
+    except ImportError as exc:  # the collector extra (duckdb, pyarrow) is not installed
+        raise click.ClickException(f"cannot collect: {exc}; install the extras: pip install 'idemwatch[all]'") from exc
+    t0 = time.perf_counter()
+    with console.status("collecting the logs into tables..."):
+        manifest = collect_local([out / LOGS_DIR], out)
+    ingest = manifest.get("ingest", {})
+    console.print(f"collected {ingest.get('events', 0):,} log events in {time.perf_counter() - t0:.1f} s "
+                  f"(skipped {ingest.get('skipped', 0):,}) -> {out / 'tables'}")
+
+    _print_summary(console, truth, out)
+    if no_serve:
+        return
+    from dashboard.serve import serve
+
+    sys.exit(serve(out, port=port))
+
+
+def _print_summary(console, truth, out: Path) -> None:  # type: ignore[no-untyped-def]
+    from rich.table import Table
+
+    from .compare import counts_from_tables, mismatches, truth_counts
+
+    table = Table(title=f"demo fleet, service {truth.service!r} (ground truth)", show_lines=False)
+    table.add_column("function")
+    table.add_column("invocations", justify="right")
+    table.add_column("cold", justify="right")
+    table.add_column("timeouts", justify="right")
+    for name, _ in _COLUMNS:
+        table.add_column(name, justify="right")
+    table.add_column("stuck keys", justify="right")
+    for fn, ft in truth.functions.items():
+        cells = [str(sum(ft.outcomes.get(o.value, 0) for o in outs)) for _, outs in _COLUMNS]
+        table.add_row(fn, str(ft.invocations), str(ft.cold_starts), str(ft.timeouts), *cells, str(len(ft.stuck_keys)))
+    console.print(table)
+    try:
+        diff = mismatches(truth_counts(truth), counts_from_tables(out))
+    except Exception as exc:  # noqa: BLE001 - a summary line, never a crash after a good collect
+        console.print(f"[yellow]could not compare the tables with the ground truth: {exc}[/yellow]")
+        return
+    if diff:
+        console.print(f"[red]tables differ from the ground truth for {len(diff)} (function, outcome) pair(s):[/red]")
+        for (fn, outcome), (want, got) in diff.items():
+            console.print(f"  {fn} {outcome}: injected/expected {want}, tables {got}")
+    else:
+        console.print("[green]the outcomes table matches the ground truth for every function and outcome[/green]")
