@@ -477,7 +477,7 @@ class Emitter:
         return c
 
     # ------------------------------------------------------------------ the generic outcome writer
-    def record_outcome(self, outcome: Outcome | str, record: EventRecord | str | None = None, key: str | None = None,
+    def record_outcome(self, outcome: Outcome | str, /, record: EventRecord | str | None = None, key: str | None = None,
                        **props: Any) -> None:
         """Write one log record with ``outcome`` and count its metric (see contract.OUTCOME_METRIC).
 
