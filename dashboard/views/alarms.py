@@ -6,7 +6,6 @@ when that part is not installed or fails, the page says so instead of failing.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -57,45 +56,51 @@ def _backtest(config: str, config_mtime: int, data_dir: str, fingerprint: str):
 
 
 def describe(definition: Any) -> dict[str, Any]:
-    """A definition's scalar fields as a flat dict (for the definitions table)."""
-    if dataclasses.is_dataclass(definition):
-        d = dataclasses.asdict(definition)
-    elif hasattr(definition, "model_dump"):
-        d = definition.model_dump()
-    elif isinstance(definition, dict):
-        d = dict(definition)
-    else:
-        d = {k: v for k, v in vars(definition).items() if not k.startswith("_")}
-    out = {}
-    for k, v in d.items():
-        if hasattr(v, "value") and not isinstance(v, (int, float, str)):
-            v = v.value
-        out[k] = v if isinstance(v, (int, float, str, bool, type(None))) else str(v)
-    return out
+    """The definitions-table row of one ``alarms.AlarmDefinition``."""
+    cond = definition.condition() if callable(getattr(definition, "condition", None)) else ""
+    return {
+        "alarm": _name(definition),
+        "title": getattr(definition, "title", ""),
+        "severity": _val(getattr(definition, "severity", "")),
+        "target": getattr(definition, "target", ""),
+        "condition": cond,
+        "treat missing data": _val(getattr(definition, "treat_missing_data", "")),
+        "why": getattr(definition, "treat_missing_reason", ""),
+        "description": getattr(definition, "description", ""),
+    }
+
+
+def _val(v: Any) -> Any:
+    return v.value if hasattr(v, "value") else v
 
 
 def _name(definition: Any) -> str:
-    for attr in ("alarm_name", "name", "AlarmName"):
-        v = definition.get(attr) if isinstance(definition, dict) else getattr(definition, attr, None)
+    for attr in ("name", "alarm_name"):
+        v = getattr(definition, attr, None)
         if v:
             return str(v)
     return str(definition)
 
 
 def summary(results: list) -> pd.DataFrame:
-    """One row per alarm: name, state in the last period, periods per state, ALARM intervals."""
+    """One row per alarm: name, severity, state in the last period, periods per state, ALARM
+    intervals, backtest status and note (e.g. why a metric cannot be rebuilt from the tables)."""
     rows = []
     for r in results:
         tl = r.timeline
-        counts = tl["state"].value_counts() if len(tl) else pd.Series(dtype=int)
+        n = len(tl) if tl is not None else 0
+        counts = tl["state"].value_counts() if n else pd.Series(dtype=int)
         rows.append({
             "alarm": _name(r.definition),
-            "last state": str(tl["state"].iloc[-1]) if len(tl) else "INSUFFICIENT_DATA",
+            "severity": _val(getattr(r.definition, "severity", "")),
+            "last state": str(tl["state"].iloc[-1]) if n else "INSUFFICIENT_DATA",
             "periods in ALARM": int(counts.get("ALARM", 0)),
             "periods OK": int(counts.get("OK", 0)),
             "periods INSUFFICIENT_DATA": int(counts.get("INSUFFICIENT_DATA", 0)),
             "ALARM intervals": len(r.alarm_intervals),
             "first ALARM": r.alarm_intervals[0][0] if r.alarm_intervals else None,
+            "backtest": getattr(r, "status", "ok"),
+            "note": getattr(r, "note", ""),
         })
     return pd.DataFrame(rows)
 
@@ -130,7 +135,8 @@ def render() -> None:
         ui.footer(TITLE)
         return
     s = summary(results)
-    c1, c2, c3 = st.columns(3)
+    c0, c1, c2, c3 = st.columns(4)
+    c0.metric("Backtested", f"{int((s['backtest'] == 'ok').sum()) if len(s) else 0:,}")
     c1.metric("Alarms", f"{len(defs):,}")
     c2.metric("In ALARM at the end", f"{int((s['last state'] == 'ALARM').sum()) if len(s) else 0:,}")
     c3.metric("Alarms that fired", f"{int((s['ALARM intervals'] > 0).sum()) if len(s) else 0:,}")
@@ -138,7 +144,9 @@ def render() -> None:
     ui.table(s, key="alarm_summary")
     if results:
         names = [_name(r.definition) for r in results]
-        pick = st.selectbox("Timeline of", range(len(results)), format_func=lambda i: names[i], key="alarm_pick")
+        fired = [i for i, r in enumerate(results) if r.alarm_intervals]
+        pick = st.selectbox("Timeline of", range(len(results)), index=fired[0] if fired else 0,
+                            format_func=lambda i: names[i], key="alarm_pick")
         _timeline(results[pick], f)
     st.subheader("Definitions")
     ui.table(pd.DataFrame([describe(d) for d in defs]), key="alarm_defs")

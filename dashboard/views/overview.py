@@ -22,8 +22,11 @@ def render() -> None:
         cols = st.columns(4)
         for col, t in zip(cols, row):
             with col:
+                flat = t.delta is not None and abs(t.delta) < 1e-12
+                # an increase is bad for every signal (inverse colours); no change is grey without an arrow
                 st.metric(t.signal.title, format_value(t.signal, t.value), format_delta(t.signal, t.delta),
-                          delta_color="inverse", help=t.signal.description, border=True)
+                          delta_color="off" if flat else "inverse", delta_arrow="off" if flat else "auto",
+                          help=t.signal.description, border=True)
                 st.page_link(t.signal.page, label="Details")
     st.subheader("Health per operation")
     h = health_table(ds, f)
