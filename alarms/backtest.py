@@ -27,10 +27,11 @@ from __future__ import annotations
 import ast
 import json
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from alarms import constants as C
 from alarms.definitions import AlarmDefinition, MetricRef
@@ -127,8 +128,8 @@ class History:
             rows = df[df["log_group"] == group] if len(df) else df
             return (_per_minute(rows, "timeouts", "sum"), "invocations.timeouts",
                     "lower bound: REPORT lines show timeouts, not handler exceptions")
-        return None, "", f"no data in this history: {metric.namespace} {metric.metric_name} is not in the " \
-                         f"collected tables (collect it from CloudWatch to backtest it)"
+        return None, "", (f"no data in this history: {metric.namespace} {metric.metric_name} is not in the "
+                          "collected tables (collect it from CloudWatch to backtest it)")
 
     def _custom(self, name: str, stat: str, dims: Mapping[str, str]) -> tuple[dict[int, float] | None, str, str]:
         try:
@@ -157,8 +158,8 @@ class History:
                 return _per_minute(df, "records", "sum"), "record_age.records", ""
             return None, "", f"{stat} of RecordAge cannot be rebuilt from 1-minute percentiles (use Maximum)"
         if stat != "Sum":
-            return None, "", f"{stat} of {name} depends on how values were batched into EMF documents; only Sum " \
-                             f"can be rebuilt from the outcome counts"
+            return None, "", (f"{stat} of {name} depends on how values were batched into EMF documents; only Sum "
+                              "can be rebuilt from the outcome counts")
         if metric is Metric.REDELIVERY:
             df = pick("rates")
             if df is None:
@@ -284,7 +285,7 @@ def _empty(d: AlarmDefinition, status: str, source: str, note: str) -> BacktestR
 
 
 def _dt(epoch_s: int) -> datetime:
-    return datetime.fromtimestamp(epoch_s, tz=timezone.utc)
+    return datetime.fromtimestamp(epoch_s, tz=UTC)
 
 
 def _epoch_seconds(col: Any) -> Any:

@@ -52,11 +52,7 @@ def _targets(config: StackConfig, signal: Signal) -> list[_Target]:
     out: list[_Target] = []
     seen: set[str] = set()
     for fn in config.functions:
-        if signal.scope in (Scope.OPERATION, Scope.FUNCTION, Scope.LOG_GROUP):
-            out.append(_Target(fn.name, fn))
-        elif signal.scope == Scope.ASYNC_OPERATION and fn.event_source in ASYNC_SOURCES:
-            out.append(_Target(fn.name, fn))
-        elif signal.scope == Scope.STREAM_FUNCTION and fn.event_source in STREAM_SOURCES:
+        if signal.scope in (Scope.OPERATION, Scope.FUNCTION, Scope.LOG_GROUP) or signal.scope == Scope.ASYNC_OPERATION and fn.event_source in ASYNC_SOURCES or signal.scope == Scope.STREAM_FUNCTION and fn.event_source in STREAM_SOURCES:
             out.append(_Target(fn.name, fn))
         elif signal.scope == Scope.QUEUE and fn.queue and fn.queue not in seen:
             seen.add(fn.queue)
@@ -160,4 +156,4 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
-__all__ = ["build_catalogue", "Severity"]
+__all__ = ["Severity", "build_catalogue"]

@@ -33,10 +33,11 @@ treat_missing_data (needs treat_missing_reason), treat_missing_reason, enabled.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from alarms.constants import LAMBDA_LOG_GROUP_PREFIX
 from alarms.exceptions import ConfigError
@@ -76,7 +77,7 @@ class SignalOverride:
     treat_missing_reason: str | None = None
     enabled: bool | None = None
 
-    def merged(self, other: "SignalOverride | None") -> "SignalOverride":
+    def merged(self, other: SignalOverride | None) -> SignalOverride:
         """``other``'s set fields win over this one's."""
         if other is None:
             return self
@@ -250,7 +251,8 @@ def _overrides(raw: Any, at: str) -> Mapping[str, SignalOverride]:
                 value = _enum(Severity, value, f"{here}.{key}")
             elif key == "treat_missing_data":
                 value = _enum(TreatMissingData, value, f"{here}.{key}")
-            elif key in ("period", "evaluation_periods", "datapoints_to_alarm") and value < 1:
+            elif key in ("period", "evaluation_periods", "datapoints_to_alarm") and isinstance(value, int) \
+                    and value < 1:
                 raise ConfigError("must be >= 1", f"{here}.{key}")
             kw[key] = value
         if "treat_missing_data" in kw and not kw.get("treat_missing_reason"):

@@ -15,8 +15,9 @@ Credentials, region and endpoint are standard boto3 (``--profile``, ``--region``
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from alarms import constants as C
 from alarms.definitions import AlarmDefinition

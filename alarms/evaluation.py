@@ -23,7 +23,7 @@ Every row of the guide's two example tables is a unit test of :func:`evaluate_wi
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from alarms.constants import DEFAULT_EXTRA_RANGE_PERIODS
 from alarms.types import AlarmState, ComparisonOperator, TreatMissingData

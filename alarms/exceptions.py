@@ -26,7 +26,7 @@ class ConfigError(AlarmsError):
 class ValidationFailed(AlarmsError):
     """One or more alarm requests break the CloudWatch API model or its cross-field rules."""
 
-    def __init__(self, violations: "list[Violation]") -> None:
+    def __init__(self, violations: list[Violation]) -> None:
         self.violations = violations
         lines = "\n".join(f"  {v}" for v in violations)
         super().__init__(f"{len(violations)} alarm definition problem(s):\n{lines}")

@@ -20,9 +20,9 @@ worth knowing (each the fix for a silent failure named in the issue):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
 from alarms import constants as C
 from alarms.types import ComparisonOperator, Severity, Statistic, TreatMissingData

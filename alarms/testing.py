@@ -5,11 +5,12 @@ Only used by tests; imports pandas lazily.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
-BASE = datetime(2026, 1, 5, 10, 0, tzinfo=timezone.utc)
+BASE = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 """A period-aligned start time (multiple of 300 s and 3600 s) for hand-computed timelines."""
 
 

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from alarms import constants as C
 
@@ -157,7 +158,7 @@ def _cross_field(r: Mapping[str, Any], alarm: str) -> list[Violation]:
 
     ev = r.get("EvaluationPeriods")
     dta = r.get("DatapointsToAlarm")
-    is_int = lambda x: isinstance(x, int) and not isinstance(x, bool)  # noqa: E731
+    is_int = lambda x: isinstance(x, int) and not isinstance(x, bool)
     if "EvaluationCriteria" not in r:  # PromQL alarms are the only ones without these
         if ev is None:
             v("EvaluationPeriods", "evaluation_periods.required", "is required for a metric alarm")
@@ -165,7 +166,7 @@ def _cross_field(r: Mapping[str, Any], alarm: str) -> list[Violation]:
             v("ComparisonOperator", "comparison.required", "is required for a metric alarm")
         if r.get("Threshold") is None and r.get("ThresholdMetricId") is None:
             v("Threshold", "threshold.required", "is required unless ThresholdMetricId (anomaly band) is given")
-    if is_int(ev) and is_int(dta) and dta > ev:
+    if isinstance(ev, int) and isinstance(dta, int) and is_int(ev) and is_int(dta) and dta > ev:
         v("DatapointsToAlarm", "datapoints_to_alarm.le_evaluation_periods",
           f"DatapointsToAlarm ({dta}) must not exceed EvaluationPeriods ({ev})")
 

@@ -23,7 +23,8 @@ def _demo():
 
 def test_alarm_count_per_signal_computed_by_hand():
     # 4 functions: orders-consumer (sqs, queue + dlq), ledger-stream (kinesis), create-case-api (API),
-    # payment-capture (eventbridge, dlq); ledger-stream also has an on-failure SQS destination (dlq). RecordAge: the 3 non-API sources. IteratorAge: the stream only.
+    # payment-capture (eventbridge, dlq); ledger-stream also has an on-failure SQS destination (dlq).
+    # RecordAge: the 3 non-API sources. IteratorAge: the stream only.
     counts = Counter(d.signal for d in _demo().values())
     expected = {sid: 4 for sid in SIGNALS}
     expected.update(record_age_max=3, lambda_iterator_age=1, sqs_age_of_oldest_message=1, dlq_messages_visible=3)
