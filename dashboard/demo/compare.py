@@ -19,7 +19,7 @@ from emitter.contract import LogKey
 from .constants import FUNCTIONS, OPERATIONS
 from .truth import DemoTruth
 
-__all__ = ["counts_from_logs", "counts_from_tables", "truth_counts", "mismatches"]
+__all__ = ["counts_from_logs", "counts_from_tables", "mismatches", "truth_counts"]
 
 Counts = Counter[tuple[str, str]]
 
