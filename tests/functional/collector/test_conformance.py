@@ -1,0 +1,80 @@
+"""Conformance: every case in ../shared/conformance/logs-insights/ must pass.
+
+Each case's events (filter-log-events format) are ingested with
+``EventStore.ingest_events``; the query runs with the case's inclusive time range; columns
+are matched by name, numbers compared numerically, ``ordered: false`` rows as a multiset.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from collector.insights import run_query
+from collector.insights.testing import events_connection
+
+CASES_DIR = Path(__file__).resolve().parents[3].parent / "shared" / "conformance" / "logs-insights"
+CASES = sorted(CASES_DIR.glob("*.json"))
+
+
+def _store(case):
+    """The ingest's EventStore when it is importable; until then, a DuckDB events table
+    built the way the ingest documents (JSON object -> @json; REPORT fields)."""
+    try:
+        from collector.ingest import EventStore
+    except ImportError:
+        return events_connection([_fallback_event(e) for e in case["input"]["events"]], log_group=case["logGroup"])
+    store = EventStore()
+    store.ingest_events(case["input"]["events"], case["logGroup"])
+    return store
+
+
+_REPORT = re.compile(r"^REPORT RequestId: (\S+)\tDuration: ([\d.]+) ms\tBilled Duration: ([\d.]+) ms\t"
+                     r"Memory Size: ([\d.]+) MB\tMax Memory Used: ([\d.]+) MB(?:\tInit Duration: ([\d.]+) ms)?")
+
+
+def _fallback_event(e):
+    out = {"timestamp": e["timestamp"], "message": e["message"], "@logStream": e.get("logStreamName"),
+           "@ingestionTime": e.get("ingestionTime")}
+    m = _REPORT.match(e["message"])
+    if m:
+        out.update({"@type": "REPORT", "@requestId": m.group(1), "@duration": float(m.group(2)),
+                    "@initDuration": float(m.group(6)) if m.group(6) else None})
+    return out
+
+
+def _norm(v):
+    if isinstance(v, bool):
+        return ("s", str(v))
+    if isinstance(v, (int, float)):
+        return ("n", round(float(v), 9))
+    if isinstance(v, str):
+        try:
+            f = float(v)
+            if math.isfinite(f):
+                return ("n", round(f, 9))
+        except ValueError:
+            pass
+        return ("s", v)
+    return ("x", v)
+
+
+def test_cases_are_present():
+    assert len(CASES) >= 30, CASES_DIR
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_case(path):
+    case = json.loads(path.read_text(encoding="utf-8"))
+    result = run_query(_store(case), case["query"], start=case["start"], end=case["end"])
+    expected = case["expected"]
+    assert sorted(result.columns) == sorted(expected["columns"]), case["doc"]
+    got = [tuple(_norm(r.get(c)) for c in expected["columns"]) for r in result.to_records_json()]
+    want = [tuple(_norm(v) for v in row) for row in expected["rows"]]
+    if not expected["ordered"]:
+        got, want = sorted(got, key=repr), sorted(want, key=repr)
+    assert got == want, f"{case['id']}: {case['doc']}"
