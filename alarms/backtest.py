@@ -8,8 +8,10 @@ Input: the collector's standard tables (``<data>/tables/<name>.parquet``, schema
    metric, :data:`emitter.contract.METRIC_OUTCOME`), Redelivery from ``rates.redeliveries``,
    RecordAge Maximum / SampleCount from ``record_age`` (``max_ms`` / ``records``), AWS/Lambda
    Errors from ``invocations.timeouts`` of the function's log group (a lower bound: REPORT lines
-   show timeouts, not handler exceptions). Metrics no table holds (IteratorAge, Throttles, SQS
-   queue metrics, AWS/Logs EMF errors) report "no data in this history";
+   show timeouts, not handler exceptions). When the history was collected from CloudWatch with
+   ``--metrics``, the GetMetricData datapoints in ``cloudwatch_metrics`` are used first (for AWS and
+   this project's metrics alike: they are what the alarm would have seen). Metrics no table holds
+   (e.g. AWS/Logs EMF errors, or SQS metrics of a local history) report "no data in this history";
 2. they are aggregated to the alarm's period (periods aligned to multiples of the period since
    the epoch, like CloudWatch) with the alarm's statistic; a period without any bin is
    *missing*, exactly like a CloudWatch period without datapoints;
@@ -27,6 +29,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -44,7 +47,10 @@ STATUS_OK = "ok"
 STATUS_NO_DATA = "no_data"
 STATUS_UNSUPPORTED = "unsupported"
 
-_TABLES = ("outcomes", "record_age", "rates", "invocations")
+_TABLES = ("outcomes", "record_age", "rates", "invocations", "cloudwatch_metrics")
+CW_METRICS_TABLE = "cloudwatch_metrics"
+"""GetMetricData datapoints written by ``idemwatch collect cloudwatch --metrics`` (collector.cloudwatch.metrics):
+time, namespace, metric_name, dimensions (JSON object, keys sorted), stat, period_s, value."""
 
 
 @dataclass
@@ -115,9 +121,16 @@ class History:
 
     # ------------------------------------------------------------------ metric sources
     def minute_values(self, metric: MetricRef, stat: str) -> tuple[dict[int, float] | None, str, str]:
-        """1-minute values {bin start epoch s: value} for ``metric`` aggregated with ``stat`` within a bin,
-        with a description of the source and a note. ``None`` values: no table holds this metric."""
+        """Values {bin start epoch s: value} for ``metric`` aggregated with ``stat`` within a bin, with a
+        description of the source and a note. ``None`` values: no table holds this metric.
+
+        CloudWatch's own datapoints (``cloudwatch_metrics``, when collected) win over values rebuilt
+        from the logs: they are what the alarm would really have seen.
+        """
         dims = metric.dimension_map
+        cw = self._cloudwatch(metric, stat)
+        if cw is not None:
+            return cw
         if not metric.namespace.startswith("AWS/"):
             return self._custom(metric.metric_name, stat, dims)
         if metric.namespace == C.LAMBDA_NAMESPACE and metric.metric_name == C.LAMBDA_ERRORS and stat == "Sum":
@@ -130,6 +143,19 @@ class History:
                     "lower bound: REPORT lines show timeouts, not handler exceptions")
         return None, "", (f"no data in this history: {metric.namespace} {metric.metric_name} is not in the "
                           "collected tables (collect it from CloudWatch to backtest it)")
+
+    def _cloudwatch(self, metric: MetricRef, stat: str) -> tuple[dict[int, float], str, str] | None:
+        df = self.tables.get(CW_METRICS_TABLE)
+        if df is None or not len(df):
+            return None
+        dims = json.dumps(dict(sorted(metric.dimensions)), sort_keys=True, separators=(",", ":"))
+        rows = df[(df["namespace"] == metric.namespace) & (df["metric_name"] == metric.metric_name)
+                  & (df["dimensions"] == dims) & (df["stat"] == stat)]
+        if not len(rows):
+            return None
+        period_s = int(rows["period_s"].max())
+        out = {int(t): float(v) for t, v in zip(_epoch_seconds(rows["time"]), rows["value"]) if not math.isnan(v)}
+        return out, f"{CW_METRICS_TABLE}[{metric.metric_name} {stat} {period_s}s]", ""
 
     def _custom(self, name: str, stat: str, dims: Mapping[str, str]) -> tuple[dict[int, float] | None, str, str]:
         try:
@@ -198,8 +224,10 @@ def backtest_one(d: AlarmDefinition, history: History, evaluation_range: int | N
         minutes, source, note = history.minute_values(d.metric, d.statistic or "")
         if minutes is None:
             return _empty(d, STATUS_NO_DATA if note.startswith("no data") else STATUS_UNSUPPORTED, source, note)
-        agg = _AGG.get(d.statistic or "")
-        values = _per_period(minutes, starts, p, agg)
+        problem = _granularity_problem(source, p, d.statistic or "")
+        if problem:
+            return _empty(d, STATUS_UNSUPPORTED, source, problem)
+        values = _per_period(minutes, starts, p, _AGG.get(d.statistic or "", _single))
     else:
         series: dict[str, list[float | None]] = {}
         sources, notes = [], []
@@ -210,7 +238,10 @@ def backtest_one(d: AlarmDefinition, history: History, evaluation_range: int | N
             if minutes is None:
                 return _empty(d, STATUS_NO_DATA if note.startswith("no data") else STATUS_UNSUPPORTED, source,
                               f"{q.id}: {note}")
-            series[q.id] = _per_period(minutes, starts, q.period or p, _AGG.get(q.stat or ""))
+            problem = _granularity_problem(source, q.period or p, q.stat or "")
+            if problem:
+                return _empty(d, STATUS_UNSUPPORTED, source, f"{q.id}: {problem}")
+            series[q.id] = _per_period(minutes, starts, q.period or p, _AGG.get(q.stat or "", _single))
             sources.append(f"{q.id}={source}")
             if note:
                 notes.append(note)
@@ -241,6 +272,27 @@ _AGG: dict[str, Callable[[list[float]], float]] = {
 }
 
 
+def _granularity_problem(source: str, period: int, stat: str) -> str:
+    """Why CloudWatch datapoints of ``source``'s granularity cannot be aggregated to ``period`` ("" = fine).
+    Values rebuilt from the 1-minute tables always can (every period is a multiple of 60 s or sub-minute)."""
+    m = re.fullmatch(rf"{CW_METRICS_TABLE}\[.* (\d+)s\]", source)
+    if m is None:
+        return ""
+    g = int(m.group(1))
+    if period % g:
+        return f"collected at {g} s, which does not divide the alarm period {period} s"
+    if g != period and stat not in _AGG:
+        return f"{stat} of {g}-second datapoints cannot be combined into {period}-second periods"
+    return ""
+
+
+def _single(values: list[float]) -> float:
+    """A period made of exactly one datapoint of the same period (statistics that do not combine, e.g. Average)."""
+    if len(values) != 1:
+        raise ValueError("cannot combine several datapoints with this statistic")
+    return values[0]
+
+
 def _per_minute(df: Any, column: str, how: str) -> dict[int, float]:
     if df is None or not len(df):
         return {}
@@ -250,9 +302,7 @@ def _per_minute(df: Any, column: str, how: str) -> dict[int, float]:
 
 
 def _per_period(minutes: Mapping[int, float], starts: Sequence[int], period: int,
-                agg: Callable[[list[float]], float] | None) -> list[float | None]:
-    if agg is None:
-        raise ValueError("unsupported statistic for the backtest")
+                agg: Callable[[list[float]], float]) -> list[float | None]:
     buckets: dict[int, list[float]] = {}
     for t, v in minutes.items():
         buckets.setdefault(t // period * period, []).append(v)

@@ -21,15 +21,19 @@ def minute(i: int) -> datetime:
 
 def write_tables(data_dir: str | Path, rows: Mapping[str, Iterable[Iterable[Any]]]) -> Path:
     """Write ``<data_dir>/tables/<name>.parquet`` for each table name -> rows (tuples in the column order
-    of :data:`collector.tables.TABLES`). ``time``/TIMESTAMP columns take datetimes (UTC)."""
+    of :data:`collector.tables.TABLES`, or ``cloudwatch_metrics`` as collector.cloudwatch.metrics writes it).
+    ``time``/TIMESTAMP columns take datetimes (UTC)."""
     import pandas as pd
 
+    from collector.cloudwatch.metrics import METRICS_TABLE
     from collector.tables import TABLES
+
+    tables = {**TABLES, METRICS_TABLE.name: METRICS_TABLE}
 
     out = Path(data_dir) / "tables"
     out.mkdir(parents=True, exist_ok=True)
     for name, table_rows in rows.items():
-        table = TABLES[name]
+        table = tables[name]
         df = pd.DataFrame(list(table_rows), columns=list(table.column_names))
         for col, typ in table.columns:
             if typ == "TIMESTAMP":

@@ -192,3 +192,39 @@ def test_metric_math_evaluator():
     with pytest.raises(ValueError, match="cannot parse"):
         compile_expression("a /")
 
+
+
+def _cw_row(i, namespace, name, dims, stat, value, period=60):
+    return (minute(i), namespace, name, json.dumps(dims, sort_keys=True, separators=(",", ":")), stat, period, value)
+
+
+def test_cloudwatch_metrics_table_feeds_aws_metrics(tmp_path, defs):
+    # DLQ depth (Maximum per minute) as GetMetricData returned it: 0 0 3 2 0; alarm Maximum > 0, 1 of 1, range 3
+    dlq = [_cw_row(i, "AWS/SQS", "ApproximateNumberOfMessagesVisible", {"QueueName": "orders-dlq"}, "Maximum", v)
+           for i, v in enumerate([0, 0, 3, 2, 0])]
+    other = [_cw_row(2, "AWS/SQS", "ApproximateNumberOfMessagesVisible", {"QueueName": "ledger-stream-failures"},
+                     "Maximum", 50)]
+    write_tables(tmp_path, {"cloudwatch_metrics": dlq + other})
+    r = _one(defs["shop-orders-dlq-MessagesVisible"], tmp_path)
+    assert r.status == "ok" and r.source == "cloudwatch_metrics[ApproximateNumberOfMessagesVisible Maximum 60s]"
+    assert list(r.timeline["value"]) == [0, 0, 3, 2, 0]
+    assert list(r.timeline["state"]) == [O, O, A, A, O]  # 5 real datapoints: always the latest one decides
+    assert r.alarm_intervals == [(minute(2), minute(4))]
+
+
+def test_cloudwatch_datapoints_win_over_log_counts(tmp_path, defs):
+    dims = {"Operation": "ProcessOrders", "Service": "shop"}
+    write_tables(tmp_path, {
+        "outcomes": _received(range(5)) + [(minute(1), *OP, "payload_conflict", 1)],
+        "cloudwatch_metrics": [_cw_row(3, "Idempotency", "PayloadConflict", dims, "Sum", 2.0)],
+    })
+    r = _one(defs["shop-orders-consumer-PayloadConflict"], tmp_path)
+    assert r.source == "cloudwatch_metrics[PayloadConflict Sum 60s]"
+    assert [None if math.isnan(v) else v for v in r.timeline["value"]] == [None, None, None, 2.0, None]
+
+
+def test_coarser_cloudwatch_granularity_is_unsupported(tmp_path, defs):
+    rows = [_cw_row(0, "AWS/Lambda", "IteratorAge", {"FunctionName": "ledger-stream"}, "Maximum", 1.0, period=300)]
+    write_tables(tmp_path, {"cloudwatch_metrics": rows})
+    r = _one(defs["shop-ledger-stream-IteratorAge"], tmp_path)  # a 60 s alarm
+    assert r.status == "unsupported" and "collected at 300 s, which does not divide the alarm period 60 s" in r.note
