@@ -56,6 +56,8 @@ def parse_time_s(text: str, now: float) -> int:
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Data directory: tables/*.parquet and manifest.json are written here.")
 @click.option("--table", "tables", multiple=True, help="Only these standard tables (repeatable); default all.")
+@click.option("--query-file", "query_files", multiple=True, metavar="TABLE=PATH",
+              help="Use the Logs Insights query in PATH for TABLE instead of the standard one (repeatable).")
 @click.option("--metrics/--no-metrics", default=False, help="Also collect CloudWatch metrics (GetMetricData).")
 @click.option("--namespace", default=None, help="This project's metric namespace (default Idempotency).")
 @click.option("--queue", "queues", multiple=True, help="SQS queue for ApproximateAgeOfOldestMessage (repeatable).")
@@ -83,7 +85,7 @@ def parse_time_s(text: str, now: float) -> int:
 @click.option("--endpoint-url", default=None, help="Endpoint URL (LocalStack, a test server).")
 @click.option("--role-arn", default=None, help="IAM role to assume (e.g. to read another account).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
-def cloudwatch(log_groups, prefixes, since, until, out, tables, metrics, namespace, queues, dlqs, idempotency_table,
+def cloudwatch(log_groups, prefixes, since, until, out, tables, query_files, metrics, namespace, queues, dlqs, idempotency_table,
                schema, key_attr, status_attr, in_progress_value, expiry_attr, expiry_unit, segments, concurrency,
                window, query_timeout, price_per_gb, full, profile, region, endpoint_url, role_arn,
                no_progress) -> None:
@@ -114,11 +116,32 @@ def cloudwatch(log_groups, prefixes, since, until, out, tables, metrics, namespa
     )
     target = AwsTarget(profile=profile, region=region, endpoint_url=endpoint_url, role_arn=role_arn)
     try:
-        opts.queries = load_standard_queries(tables or None)
+        overrides = dict(_query_file(q) for q in query_files)
+        if tables:
+            wanted = [t for t in tables if t not in overrides]
+            opts.queries = load_standard_queries(wanted) if wanted else {}
+        else:
+            try:
+                opts.queries = load_standard_queries()
+            except CloudWatchCollectorError:
+                if not overrides:
+                    raise
+                opts.queries = {}
+        opts.queries.update(overrides)
         manifest = _run_with_progress(out, opts, target, show=not no_progress)
     except CloudWatchCollectorError as exc:
         raise click.ClickException(str(exc)) from None
     _summary(manifest, out)
+
+
+def _query_file(spec: str) -> tuple[str, str]:
+    name, sep, path = spec.partition("=")
+    if not sep or not name or not path:
+        raise click.BadParameter(f"{spec!r}: expected TABLE=PATH", param_hint="--query-file")
+    try:
+        return name, Path(path).read_text()
+    except OSError as exc:
+        raise click.BadParameter(f"cannot read {path}: {exc.strerror}", param_hint="--query-file") from None
 
 
 def _run_with_progress(out: Path, opts, target, show: bool):

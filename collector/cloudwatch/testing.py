@@ -71,6 +71,30 @@ def insights_engine(query: str, groups: dict[str, list[dict[str, Any]]], start: 
     return out
 
 
+def trail_engine(query: str, groups: dict[str, list[dict[str, Any]]], start: int, end: int) -> Rows:
+    """Simple evaluator (ignores the query): one ``trail``-table row per JSON log record that has an ``outcome``
+    key: ``timestamp`` (the event time), ``log_group`` and every other trail column read from the record's key of
+    the same name (``message`` = the raw message). For collector tests that must not depend on the offline engine."""
+    from collector.tables import TABLES
+
+    cols = TABLES["trail"].column_names
+    out: Rows = []
+    for g, events in groups.items():
+        for e in sorted(events, key=lambda e: e["timestamp"]):
+            try:
+                rec = json.loads(e["message"])
+            except ValueError:
+                continue
+            if not isinstance(rec, dict) or "outcome" not in rec:
+                continue
+            row: list[tuple[str, str | None]] = [("timestamp", format_ts(e["timestamp"])), ("log_group", g)]
+            for c in cols[2:]:
+                v = e["message"] if c == "message" else rec.get(c)
+                row.append((c, None if v is None else str(v)))
+            out.append(row)
+    return out
+
+
 def default_engine() -> Engine:
     """The offline engine when it is installed, else ``raw_events_engine``."""
     try:
@@ -131,7 +155,10 @@ class FakeLogsInsightsServer:
     """
 
     def __init__(self, *, latency_s: float = 0.0, engine: Engine | None = None, faults: Faults | None = None,
-                 port: int = 0) -> None:
+                 port: int = 0, upstream: str | None = None) -> None:
+        if upstream is not None and not upstream.startswith(("http://127.0.0.1:", "http://localhost:")):
+            raise ValueError("upstream must be a loopback URL")
+        self.upstream = upstream
         self.latency_s = latency_s
         self.engine = engine or default_engine()
         self.faults = faults or Faults()
@@ -336,6 +363,10 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b"{}"
         target = self.headers.get("X-Amz-Target", "")
         op = target.split(".", 1)[1] if "." in target else target
+        srv = self.server_ref
+        if srv.upstream and not (target.startswith("Logs_20140328.") and hasattr(srv, "_op_" + op)):
+            self._proxy(raw)
+            return
         try:
             body = json.loads(raw or b"{}")
             status, payload = self.server_ref.handle(op, body)
@@ -348,6 +379,26 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("x-amzn-RequestId", uuid.uuid4().hex)
         self.end_headers()
         self.wfile.write(data)
+
+    def _proxy(self, raw: bytes) -> None:
+        """Forward a request this server does not implement (e.g. CloudWatch, DynamoDB) to the upstream server."""
+        import http.client
+        from urllib.parse import urlsplit
+
+        up = urlsplit(self.server_ref.upstream or "")
+        conn = http.client.HTTPConnection(up.hostname, up.port, timeout=30)
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length", "connection")}
+        conn.request("POST", self.path, body=raw, headers=headers)
+        resp = conn.getresponse()
+        data = resp.read()
+        self.send_response(resp.status)
+        for k, v in resp.getheaders():
+            if k.lower() not in ("content-length", "connection", "transfer-encoding", "server", "date"):
+                self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        conn.close()
 
     def log_message(self, format: str, *args: Any) -> None:
         pass

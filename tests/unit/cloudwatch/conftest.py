@@ -41,3 +41,26 @@ def fast_config():
         return RunnerConfig(**base)
 
     return make
+
+
+@pytest.fixture(scope="module")
+def moto_url():
+    """moto's ThreadedMotoServer on 127.0.0.1 (free port); reset between modules."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def aws(moto_url, _fake_aws_env):
+    """Factory: boto3 client for a service on the moto server (loopback only)."""
+    import boto3
+
+    def make(service: str):
+        return boto3.client(service, endpoint_url=moto_url, region_name="us-east-1")
+
+    return make
