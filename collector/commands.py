@@ -81,7 +81,6 @@ def query(fmt: str, start: float | None, end: float | None, log_group: str | Non
     console CSV, export-to-S3), plain or gzip. Without --start/--end, all events. At most
     10,000 rows, as on CloudWatch. Exit code 2 on a query error.
     """
-    from collector.ingest import EventStore
     from collector.insights import QueryError, compile_query, run_query
 
     try:  # fail on a bad query before reading any file
@@ -89,6 +88,8 @@ def query(fmt: str, start: float | None, end: float | None, log_group: str | Non
     except QueryError as exc:
         click.echo(f"Error: query: {exc}", err=True)
         sys.exit(2)
+    from collector.ingest import EventStore
+
     store = EventStore()
     skipped = 0
     for f in files:

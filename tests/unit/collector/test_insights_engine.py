@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -44,7 +44,7 @@ def test_default_columns_and_default_sort_is_timestamp_desc(con):
     res = q(con, "filter ispresent(@type)")
     assert res.columns == ["@timestamp", "@message"]
     assert [r[1][:5] for r in res.rows] == ["REPOR", "START"]
-    assert res.rows[0][0] == datetime(2026, 1, 5, 10, 2, 5, 100000, tzinfo=timezone.utc)
+    assert res.rows[0][0] == datetime(2026, 1, 5, 10, 2, 5, 100000, tzinfo=UTC)
 
 
 def test_numeric_comparison_converts_numeric_strings_only(con):
@@ -129,7 +129,7 @@ def test_stats_functions_and_names(con):
     assert rec["stddev(n)"] == pytest.approx(sample_sd)
     assert (rec["earliest(st)"], rec["latest(st)"]) == ("IN_PROGRESS", "IN_PROGRESS")
     assert (rec["sortsFirst(s)"], rec["sortsLast(s)"]) == ("10", "y")
-    assert rec["first"] == datetime(2026, 1, 5, 10, 0, tzinfo=timezone.utc)
+    assert rec["first"] == datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 
 
 def test_stats_by_bin_with_alias_default_group_order_and_arithmetic_on_aggregates(con):

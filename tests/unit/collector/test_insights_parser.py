@@ -7,7 +7,16 @@ import pytest
 from collector.insights import QueryError, compile_query, parse_query
 from collector.insights.compiler import convert_named_groups, glob_to_regex
 from collector.insights.expressions import (
-    Binary, Call, Duration, Field, FieldsCmd, FilterCmd, InList, ParseCmd, SortCmd, StatsCmd,
+    Binary,
+    Call,
+    Duration,
+    Field,
+    FieldsCmd,
+    FilterCmd,
+    InList,
+    ParseCmd,
+    SortCmd,
+    StatsCmd,
 )
 from collector.insights.tokenizer import tokenize
 

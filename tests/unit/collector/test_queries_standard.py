@@ -4,21 +4,32 @@ and each query's table on a small fixed log set equals the table computed by han
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from collector.collect import add_stuck_key_ages, expand_library_signals, load_standard_queries, query_added_columns
 from collector.insights import parse_query, run_query
 from collector.insights.expressions import (
-    Binary, Call, DisplayCmd, Field, FieldsCmd, FilterCmd, InList, Literal, ParseCmd, SortCmd, StatsCmd, Unary,
+    Binary,
+    Call,
+    DisplayCmd,
+    Field,
+    FieldsCmd,
+    FilterCmd,
+    InList,
+    Literal,
+    ParseCmd,
+    SortCmd,
+    StatsCmd,
+    Unary,
 )
 from collector.insights.testing import events_connection
 from collector.tables import TABLES
 from emitter.contract import IdempotencyStatus, LogKey, Outcome
 
 QUERIES = load_standard_queries()
-UTC = timezone.utc
+UTC = UTC
 T0 = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 T0_MS = 1767607200000
 LOG_GROUP = "/aws/lambda/orders-pay"

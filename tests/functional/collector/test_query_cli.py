@@ -1,0 +1,93 @@
+"""``idemwatch query`` and ``idemwatch collect local`` through click's CliRunner, plus one
+real run of the installed console script."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from collector.cli import main as cli_main
+from collector.commands import parse_time
+
+ingest = pytest.importorskip("collector.ingest")
+HAVE_INGEST = hasattr(ingest, "EventStore")
+needs_ingest = pytest.mark.skipif(not HAVE_INGEST, reason="collector.ingest.EventStore not available yet")
+
+CASE = Path(__file__).resolve().parents[3].parent / "shared" / "conformance" / "logs-insights" / \
+    "22-time-range-inclusive.json"
+SCRIPT = Path(__file__).resolve().parents[3] / ".venv" / "bin" / "idemwatch"
+
+
+def test_parse_time_accepts_iso_and_epoch_seconds():
+    assert parse_time("2026-01-05T10:00:00Z") == 1767607200.0
+    assert parse_time("2026-01-05T11:00:00+01:00") == 1767607200.0
+    assert parse_time("2026-01-05 10:00:00.250") == 1767607200.25
+    assert parse_time("1767607200") == 1767607200.0
+    with pytest.raises(ValueError):
+        parse_time("yesterday")
+
+
+def test_query_error_exits_2_with_one_line(tmp_path):
+    f = tmp_path / "x.log"
+    f.write_text("hello\n")
+    res = CliRunner().invoke(cli_main, ["query", "fields a | unnest b", str(f)])
+    assert res.exit_code == 2
+    assert res.stderr.strip().count("\n") == 0
+    assert "unsupported command 'unnest'" in res.stderr and "column 12" in res.stderr
+
+
+@needs_ingest
+def test_query_json_with_inclusive_iso_bounds():
+    res = CliRunner().invoke(cli_main, ["query", "--format", "json", "--start", "2026-01-05T10:01:00Z",
+                                        "--end", "1767607320", "fields @timestamp, idempotency_key "
+                                        "| sort @timestamp asc", str(CASE)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout) == [
+        {"@timestamp": "2026-01-05 10:01:00.000", "idempotency_key": "order-22002"},
+        {"@timestamp": "2026-01-05 10:01:30.250", "idempotency_key": "order-22003"},
+        {"@timestamp": "2026-01-05 10:02:00.000", "idempotency_key": "order-22004"},
+    ]
+
+
+@needs_ingest
+def test_query_csv_and_table():
+    q = "stats count(*) as n by idempotency_key | sort idempotency_key asc | limit 2"
+    res = CliRunner().invoke(cli_main, ["query", "--format", "csv", q, str(CASE)])
+    assert res.exit_code == 0, res.output
+    assert list(csv.reader(io.StringIO(res.stdout))) == [["idempotency_key", "n"], ["order-22001", "1"],
+                                                          ["order-22002", "1"]]
+    res = CliRunner().invoke(cli_main, ["query", q, str(CASE)])
+    assert res.exit_code == 0 and "order-22001" in res.stdout and "2 row(s)" in res.stdout
+
+
+@needs_ingest
+def test_collect_local_command(tmp_path):
+    res = CliRunner().invoke(cli_main, ["collect", "local", str(CASE), "--out", str(tmp_path / "out"),
+                                        "--until", "2026-01-05T10:01:00Z"])
+    assert res.exit_code == 0, res.output
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["time_window"]["until"] == "2026-01-05T10:01:00Z"
+    assert (tmp_path / "out" / "tables" / "trail.parquet").is_file()
+
+
+def test_collect_group_lists_local_and_cloudwatch():
+    res = CliRunner().invoke(cli_main, ["collect", "--help"])
+    assert res.exit_code == 0 and "local" in res.output and "cloudwatch" in res.output
+
+
+@needs_ingest
+def test_console_script_subprocess():
+    assert SCRIPT.is_file()
+    proc = subprocess.run([str(SCRIPT), "query", "--format", "json", "--start", "1767607260", "--end", "1767607320",
+                           "stats count(*) as n", str(CASE)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == [{"n": 3}]
+    bad = subprocess.run([str(SCRIPT), "query", "stats nope(x)", str(CASE)], capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode == 2 and "unsupported function 'nope'" in bad.stderr
