@@ -190,8 +190,10 @@ def build_documents(
     """
     props = dict(properties or {})
     # Entries = (series, chunk of <= 100 values). A document holds <= 100 entries with distinct names.
+    # Series with the most chunks go first (each of its chunks must land in a different document); first-fit then
+    # reaches the minimum document count max(chunks of the longest series, ceil(entries / 100)) under the count limits.
     entries: list[tuple[MetricSeries, Sequence[float | int]]] = []
-    for s in series:
+    for s in sorted(series, key=lambda s: -len(s.values)):
         for chunk in _chunks(s.values, C.MAX_VALUES_PER_METRIC):
             entries.append((s, chunk))
     if not entries:
