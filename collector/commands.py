@@ -13,6 +13,7 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import ClassVar
 
 import click
 
@@ -128,7 +129,7 @@ def query(fmt: str, start: float | None, end: float | None, log_group: str | Non
 class _CollectGroup(click.Group):
     """``local`` here; ``cloudwatch`` imported lazily from collector.cloudwatch.commands."""
 
-    _LAZY = {"cloudwatch": ("collector.cloudwatch.commands", "cloudwatch")}
+    _LAZY: ClassVar[dict[str, tuple[str, str]]] = {"cloudwatch": ("collector.cloudwatch.commands", "cloudwatch")}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self._LAZY))

@@ -45,8 +45,8 @@ def test_query_error_exits_2_with_one_line(tmp_path):
 @needs_ingest
 def test_query_json_with_inclusive_iso_bounds():
     res = CliRunner().invoke(cli_main, ["query", "--format", "json", "--start", "2026-01-05T10:01:00Z",
-                                        "--end", "1767607320", "fields @timestamp, idempotency_key "
-                                        "| sort @timestamp asc", str(CASE)])
+                                        "--end", "1767607320",
+                                        "fields @timestamp, idempotency_key | sort @timestamp asc", str(CASE)])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout) == [
         {"@timestamp": "2026-01-05 10:01:00.000", "idempotency_key": "order-22002"},
@@ -85,9 +85,9 @@ def test_collect_group_lists_local_and_cloudwatch():
 def test_console_script_subprocess():
     assert SCRIPT.is_file()
     proc = subprocess.run([str(SCRIPT), "query", "--format", "json", "--start", "1767607260", "--end", "1767607320",
-                           "stats count(*) as n", str(CASE)], capture_output=True, text=True, timeout=120)
+                           "stats count(*) as n", str(CASE)], capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == [{"n": 3}]
     bad = subprocess.run([str(SCRIPT), "query", "stats nope(x)", str(CASE)], capture_output=True, text=True,
-                         timeout=120)
+                         timeout=120, check=False)
     assert bad.returncode == 2 and "unsupported function 'nope'" in bad.stderr

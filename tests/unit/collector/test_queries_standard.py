@@ -29,7 +29,6 @@ from collector.tables import TABLES
 from emitter.contract import IdempotencyStatus, LogKey, Outcome
 
 QUERIES = load_standard_queries()
-UTC = UTC
 T0 = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 T0_MS = 1767607200000
 LOG_GROUP = "/aws/lambda/orders-pay"
