@@ -87,7 +87,7 @@ def _definition(config: StackConfig, s: Signal, target: _Target, ov: SignalOverr
         "threshold": _num(threshold),
     }
     description = (
-        f"[{severity.value}] {s.title}. {s.meaning.format(**values)} "
+        f"[{severity.value}] {s.title}. {_cap(s.meaning.format(**values))} "
         f"Likely causes: {s.causes.format(**values)} "
         f"First check: {s.first_check.format(**values)} "
         f"Missing data: {treat.value}, because {reason.format(**values)}."
@@ -150,6 +150,10 @@ def _metric(config: StackConfig, fn: FunctionConfig, ns_key: str, name: str) -> 
     if ns_key == C.LOGS_NAMESPACE:
         return MetricRef(ns_key, name, ((C.LOGS_LOG_GROUP_DIMENSION, fn.log_group),))
     raise ValueError(f"unknown namespace key {ns_key!r}")
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _num(x: float) -> str:

@@ -261,13 +261,14 @@ _SIGNALS: tuple[Signal, ...] = (
         scope=Scope.QUEUE, metric=(C.SQS_NAMESPACE, C.SQS_AGE_OF_OLDEST_MESSAGE), statistic=Statistic.MAXIMUM,
         period=60, evaluation_periods=5, datapoints_to_alarm=5, threshold=300, comparison=GT,
         treat_missing_data=NOT_BREACHING,
-        treat_missing_reason="SQS stops publishing metrics for a queue inactive for 6 hours; an inactive queue "
-        "holds no old message",
+        treat_missing_reason="SQS reports this metric only while the queue holds at least one message; no data "
+        "means an empty queue",
         severity=Severity.WARNING, unit="Seconds",
         meaning="the oldest message in {queue} has waited more than {threshold} s for 5 minutes: {function} is "
         "not keeping up or is failing the same messages repeatedly.",
         causes="consumer throughput below the arrival rate; messages failing and returning after the visibility "
-        "timeout; the event source mapping disabled.",
+        "timeout; the event source mapping disabled. Messages received 3+ times without being deleted are left out "
+        "of this metric by SQS, so poison messages show in PoisonRate and the DLQ instead.",
         first_check="the Redelivery and RetryableFailure counts of {function}, then the event source mapping's "
         "state.",
     ),
@@ -276,7 +277,8 @@ _SIGNALS: tuple[Signal, ...] = (
         scope=Scope.DLQ, metric=(C.SQS_NAMESPACE, C.SQS_MESSAGES_VISIBLE), statistic=Statistic.MAXIMUM,
         period=60, evaluation_periods=1, datapoints_to_alarm=1, threshold=0, comparison=GT,
         treat_missing_data=NOT_BREACHING,
-        treat_missing_reason="SQS stops publishing metrics for a DLQ inactive for 6 hours, which means it is empty",
+        treat_missing_reason="SQS publishes queue metrics only while the queue is active; a DLQ without messages "
+        "or API activity for about 6 hours stops reporting, and it is empty",
         severity=Severity.CRITICAL, unit="Count",
         meaning="the dead-letter queue {dlq} holds messages: events that were never processed. Maximum of the "
         "gauge, because a Sum over a period multiplies the backlog by the number of samples.",
