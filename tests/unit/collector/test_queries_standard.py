@@ -89,8 +89,8 @@ def _references(text: str) -> tuple[list[str], list, list[str]]:
     return read, out["literals"], columns
 
 
-EXTRA_LITERALS = {"invocations": {"REPORT", "Status: timeout"}}
-EXTRA_FIELDS = {"library_signals": {"_aws.Timestamp"}}
+EXTRA_LITERALS = {"invocations": {"REPORT", "Status: timeout", "timeout"}}
+EXTRA_FIELDS = {"library_signals": {"_aws.Timestamp"}, "invocations": {"record.status"}}
 CONTRACT_VALUES = {o.value for o in Outcome} | {s.value for s in IdempotencyStatus}
 LOG_KEYS = {k.value for k in LogKey}
 
@@ -155,7 +155,8 @@ FIXED = [
     {"timestamp": T0_MS + 80, "message": json.dumps({"level": "INFO", "outcome": "received", "service": "x"})},
     platform(900, "REPORT RequestId: r1\tDuration: 100.00 ms\tBilled Duration: 100 ms\tMemory Size: 128 MB\t"
                   "Max Memory Used: 70 MB\tInit Duration: 200.00 ms\t",
-             **{"@type": "REPORT", "@requestId": "r1", "@duration": 100.0, "@initDuration": 200.0}),
+             **{"@type": "REPORT", "@requestId": "r1", "@duration": 100.0, "@initDuration": 200.0,
+                "@maxMemoryUsed": 70e6}),
     platform(60_000, "START RequestId: r2 Version: $LATEST", **{"@type": "START", "@requestId": "r2"}),
     rec(60_000, "received", request="r2", event_id="m3", attempt=3, record_age_ms=500),
     rec(60_100, "poison_message", request="r2", idempotency_key="k5", error_code="ValidationError",
@@ -164,9 +165,12 @@ FIXED = [
     rec(60_300, "claimed", request="r2", idempotency_key="k6", idempotency_status="IN_PROGRESS",
         in_progress_expires_at_ms=T0_MS + 600_000, attempt=1),
     rec(90_000, "received", operation="Ship", request="r2", event_id="m4", attempt=1, record_age_ms=50),
+    {"timestamp": T0_MS + 100_000, "@type": "REPORT", "@duration": 20.0, "@maxMemoryUsed": 60e6,
+     "message": json.dumps({"time": "2026-01-05T10:01:40.000Z", "type": "platform.report",
+                            "record": {"requestId": "r4", "status": "timeout", "metrics": {"durationMs": 20.0}}})},
     platform(63_000, "REPORT RequestId: r2\tDuration: 3000.00 ms\tBilled Duration: 3000 ms\tMemory Size: 128 MB\t"
                      "Max Memory Used: 90 MB\tStatus: timeout",
-             **{"@type": "REPORT", "@requestId": "r2", "@duration": 3000.0}),
+             **{"@type": "REPORT", "@requestId": "r2", "@duration": 3000.0, "@maxMemoryUsed": 90e6}),
     rec(120_000, "retryable_failure", request="r3", idempotency_key="k7", error_code="Throttled",
         error_class="retryable"),
 ]
@@ -247,7 +251,7 @@ def test_error_codes(con):
 def test_invocations(con):
     assert table(con, "invocations") == [
         (M0, LOG_GROUP, 1, 1, 0, 100.0, 100.0, 100.0, 70.0),
-        (M1, LOG_GROUP, 1, 0, 1, 3000.0, 3000.0, 3000.0, 90.0),
+        (M1, LOG_GROUP, 2, 0, 2, 1510.0, 3000.0, 3000.0, 90.0),  # a text and a JSON-format timeout
     ]
 
 
