@@ -95,7 +95,8 @@ def run_demo(
             t.outcomes = dict(sorted(t.outcomes.items()))
         t.injected = dict(sorted((k, v) for k, v in deps.plan.injected.get(fn, {}).items() if v))
         t.log_lines = logs[fn].dump(logs_dir / f"{fn}.log")
-        t.stuck_keys = [r.key for r in stuck if r.key.startswith(f"{fn}#")]
+        named = (deps.aliases.get(r.key, r.key) for r in stuck)
+        t.stuck_keys = sorted(k for k in named if k.startswith(f"{fn}#"))
     truth = DemoTruth(
         seed=seed, events=events, duration_s=duration_s, start=iso_ms(cfg.start_ms), end=iso_ms(cfg.end_ms),
         start_ms=cfg.start_ms, end_ms=cfg.end_ms, service=SERVICE, functions=truths,

@@ -73,6 +73,7 @@ class Deps:
     lock_ms: dict[str, int] = field(default_factory=dict)  # function -> in-progress expiry (ms)
     backlog: tuple[int, int, float] = (0, 0, 1.0)  # (start ms, end ms, latency factor) of the stream backlog phase
     gates: dict[str, Gate] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)  # stored (hashed) key -> logged key (Powertools layer)
     dlq: Counter[str] = field(default_factory=Counter)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -1,4 +1,7 @@
-"""create-case-api: synchronous API Gateway handler for ``POST /cases`` with client idempotency keys.
+"""create-case-api: synchronous API Gateway handler for ``POST /cases`` with client idempotency keys,
+built on the Powertools for AWS Lambda idempotency utility (``@idempotent_function``) over
+:class:`~..powertools_layer.InstrumentedSqlitePersistenceLayer`, which reports each decision
+through the emitter.
 
 Follows the IETF ``Idempotency-Key`` header draft (draft-ietf-httpapi-idempotency-key-header)
 as the issue asks: a repeated key with the same body returns the stored response
@@ -15,14 +18,18 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyAlreadyInProgressError,
+    IdempotencyValidationError,
+)
+
 from emitter.contract import IdempotencyStatus
 
 from ..constants import CREATE_CASE_API, OPERATIONS
-from ..events import payload_hash
 from ..exceptions import DependencyUnavailable, ValidationError
 from ..faults import Fault
-from ..store import ClaimState
-from .common import claim
+from ..powertools_layer import InstrumentedSqlitePersistenceLayer
 
 DELETED = IdempotencyStatus.DELETED.value  # the claim was released so the source can retry
 COMPLETED = IdempotencyStatus.COMPLETED.value
@@ -48,7 +55,24 @@ def _validate(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def make_handler(em: Any, env: Any) -> Callable[[Any, Any], Any]:
+    """Init phase: a Powertools idempotency config and persistence layer per execution environment."""
     deps = env.deps
+    layer = InstrumentedSqlitePersistenceLayer(deps.store, em, env.clock, deps.lock_ms[FUNCTION], deps.aliases)
+    config = IdempotencyConfig(event_key_jmespath="key", payload_validation_jmespath="body",
+                               expires_after_seconds=3600)
+
+    @idempotent_function(data_keyword_argument="request", config=config, persistence_store=layer, key_prefix=FUNCTION)
+    def create_case(request: dict[str, Any], context: Any) -> dict[str, Any]:
+        """Runs once per Idempotency-Key (Powertools); the returned dict is the stored response."""
+        key_header = request["key"]
+        deps.hold_if_gated(key_header, context)
+        context.spend(context.rng.uniform(20.0, 90.0))  # insert the case, notify the CRM
+        if deps.plan.fire(FUNCTION, key_header, Fault.API_CRASH_AFTER_CLAIM):
+            context.hang()
+        if deps.plan.fire(FUNCTION, key_header, Fault.API_DEPENDENCY_FAILURE):
+            raise DependencyUnavailable("CRM returned 503")  # Powertools deletes the IN_PROGRESS record
+        case_id = "case-" + hashlib.sha1(f"{FUNCTION}#{key_header}".encode()).hexdigest()[:12]
+        return {"statusCode": 201, "body": {"case_id": case_id, "status": "OPEN"}}
 
     @em.handler(operation=OPERATIONS[FUNCTION])
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
@@ -62,32 +86,23 @@ def make_handler(em: Any, env: Any) -> Callable[[Any, Any], Any]:
             em.permanent_failure(rec, key=key_header, error_code=exc.error_code)
             return _response(400, {"error": exc.error_code, "message": str(exc)})
         key = f"{FUNCTION}#{key_header}"
-        c = claim(em, deps, FUNCTION, rec, key, payload_hash(body), context)
-        if c is None:
-            return _response(503, {"error": "StoreUnavailable"}, {"Retry-After": "1"})
-        if c.state is ClaimState.DUPLICATE_COMPLETED:
-            stored = c.record.response
-            return _response(stored["statusCode"], stored["body"], {"Idempotent-Replayed": "true"})
-        if c.state is ClaimState.DUPLICATE_IN_PROGRESS:
-            wait_s = max(1, -(-(c.record.in_progress_expires_at_ms - context.now_ms) // 1000))
-            return _response(409, {"error": "RequestInProgress"}, {"Retry-After": str(wait_s)})
-        if c.state is ClaimState.CONFLICT:
+        layer.bind(context, rec, key)
+        config.register_lambda_context(context)
+        context.spend(context.rng.uniform(2.0, 9.0))  # the conditional write
+        try:
+            stored = create_case(request={"key": key_header, "body": body}, context=context)
+        except IdempotencyAlreadyInProgressError:
+            held = layer.last_existing
+            left_ms = (held.in_progress_expires_at_ms - context.now_ms) if held is not None else 1_000
+            return _response(409, {"error": "RequestInProgress"}, {"Retry-After": str(max(1, -(-left_ms // 1000)))})
+        except IdempotencyValidationError:
             return _response(409, {"error": "IdempotencyKeyReused",
                                    "message": "this Idempotency-Key was used with a different request body"})
-        deps.hold_if_gated(key_header, context)
-        try:
-            context.spend(context.rng.uniform(20.0, 90.0))  # insert the case, notify the CRM
-            if deps.plan.fire(FUNCTION, key_header, Fault.API_CRASH_AFTER_CLAIM):
-                context.hang()
-            if deps.plan.fire(FUNCTION, key_header, Fault.API_DEPENDENCY_FAILURE):
-                raise DependencyUnavailable("CRM returned 503")
         except DependencyUnavailable as exc:
-            deps.store.release(key, context.aws_request_id)
             em.retryable_failure(rec, key=key, error_code=exc.error_code, idempotency_status=DELETED)
             return _response(503, {"error": exc.error_code}, {"Retry-After": "2"})
-        case_id = "case-" + hashlib.sha1(key.encode()).hexdigest()[:12]
-        stored = {"statusCode": 201, "body": {"case_id": case_id, "status": "OPEN"}}
-        deps.store.complete(key, context.aws_request_id, stored, context.now_ms)
+        if layer.replayed:
+            return _response(stored["statusCode"], stored["body"], {"Idempotent-Replayed": "true"})
         em.succeeded(rec, key=key)
         return _response(201, stored["body"])
 

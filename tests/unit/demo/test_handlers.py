@@ -184,17 +184,31 @@ def test_api_duplicate_conflict_validation_and_503(tmp_path: Path) -> None:
     assert conflict["idempotency_key"] == "create-case-api#k-1" and conflict["correlation_id"] == "corr-1"
 
 
-def test_api_in_progress_is_409_with_retry_after(tmp_path: Path) -> None:
+def test_api_in_progress_is_409_with_retry_after_then_taken_over(tmp_path: Path) -> None:
     h = Harness(tmp_path, "create-case-api")
     body = {"customer_id": "c-1", "subject": "Late"}
-    from dashboard.demo.events import payload_hash
-
-    h.store.claim("create-case-api#k-7", payload_hash(body), "other", T0, 60_000)
-    inv = h.invoke(api_event("api-1", "k-7", body, T0 + 15_000, "corr-2"), T0 + 15_000)
+    h.deps.plan.arm("k-7", Fault.API_CRASH_AFTER_CLAIM)
+    crashed = h.invoke(api_event("api-1", "k-7", body, T0, "corr-2"), T0)
+    assert crashed.timed_out  # API Gateway answers 502; the claim stays IN_PROGRESS (Powertools never deleted it)
+    claim = next(r for r in h.records() if r["outcome"] == "claimed")
+    expires = claim["in_progress_expires_at_ms"]
+    inv = h.invoke(api_event("api-2", "k-7", body, T0 + 15_000, "corr-2"), T0 + 15_000)
     assert inv.result["statusCode"] == 409
     assert json.loads(inv.result["body"])["error"] == "RequestInProgress"
-    # the claim expires at T0 + 60 s; the handler ran at about T0 + 15.2 s (plus the cold start)
-    assert 44 <= int(inv.result["headers"]["Retry-After"]) <= 45
+    dup = next(r for r in h.records() if r["outcome"] == "duplicate_in_progress")
+    # Retry-After = seconds left on the claim, rounded up
+    assert int(inv.result["headers"]["Retry-After"]) == -(-(expires - _ms(dup["timestamp"])) // 1000)
+    late = h.invoke(api_event("api-3", "k-7", body, expires + 1_000, "corr-2"), expires + 1_000)
+    assert late.result["statusCode"] == 201
+    assert [r["outcome"] for r in h.records() if r["outcome"] not in ("received", "cold_start")] == [
+        "claimed", "duplicate_in_progress", "stale_claim_takeover", "succeeded"]
+    assert h.store.count("IN_PROGRESS") == 0
+
+
+def _ms(iso: str) -> int:
+    from datetime import datetime
+
+    return int(datetime.fromisoformat(iso).timestamp() * 1000)
 
 
 def test_payment_ambiguous_commit_is_replayed_not_charged_twice(tmp_path: Path) -> None:
