@@ -48,6 +48,7 @@ class DeployPlan:
     unchanged: list[str] = field(default_factory=list)
     delete: list[str] = field(default_factory=list)
     requests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    arns: dict[str, str] = field(default_factory=dict)  # existing alarms' ARNs (for re-tagging updates)
 
     @property
     def changes(self) -> int:
@@ -86,6 +87,7 @@ def plan(client: Any, definitions: Sequence[AlarmDefinition], stack: str, prune:
             p.create.append(name)
             continue
         changed = diff_fields(req, have)
+        p.arns[name] = have["AlarmArn"]
         if changed:
             p.update[name] = changed
         else:
@@ -101,10 +103,9 @@ def apply(client: Any, p: DeployPlan) -> None:
         for name in p.create + list(p.update):
             client.put_metric_alarm(**p.requests[name])
         for name in p.update:
-            arn = _describe(client, [name])[name]["AlarmArn"]
             tags = p.requests[name].get("Tags") or []
             if tags:
-                client.tag_resource(ResourceARN=arn, Tags=tags)
+                client.tag_resource(ResourceARN=p.arns[name], Tags=tags)
         for i in range(0, len(p.delete), _DELETE_CHUNK):
             client.delete_alarms(AlarmNames=p.delete[i: i + _DELETE_CHUNK])
     except Exception as exc:  # botocore ClientError / EndpointConnectionError / NoCredentialsError

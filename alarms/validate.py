@@ -10,8 +10,8 @@ Two layers, each violation naming the alarm and the field:
    User Guide): DatapointsToAlarm <= EvaluationPeriods; Period 10, 20, 30 or a multiple of 60;
    Period x EvaluationPeriods <= 1 day when Period < 1 hour, else <= 7 days; Statistic and
    ExtendedStatistic never together; metric math with at most 20 queries, at most 10 of them
-   MetricStat, exactly one returning data, ids matching ``^[a-z][A-Za-z0-9_]*$``, and no
-   top-level metric fields beside ``Metrics``; TreatMissingData and
+   MetricStat, exactly one returning data, ids matching ``^[a-z][A-Za-z0-9_]*$`` (unique, and every
+   id an expression uses defined), and no top-level metric fields beside ``Metrics``; TreatMissingData and
    EvaluateLowSampleCountPercentile values (free strings in the model, enumerated in the
    reference).
 """
@@ -29,6 +29,7 @@ from typing import Any
 from alarms import constants as C
 
 _ID_RE = re.compile(C.METRIC_ID_PATTERN)
+_WORD_RE = re.compile(r"(?<![A-Za-z0-9_.])[a-z][A-Za-z0-9_]*(?![A-Za-z0-9_(])")
 
 
 @dataclass(frozen=True, order=True)
@@ -231,6 +232,7 @@ def _metric_math(metrics: list | tuple, alarm: str, periods: list[tuple[str, Any
           f"exactly one query must return data (ReturnData true or omitted), got {len(returning)}"
           + (f" (Metrics{returning})" if returning else ""))
     ids: list[str] = []
+    expressions: list[tuple[int, str]] = []
     for i, q in enumerate(metrics):
         if not isinstance(q, Mapping):
             continue
@@ -249,6 +251,15 @@ def _metric_math(metrics: list | tuple, alarm: str, periods: list[tuple[str, Any
         stat = q.get("MetricStat")
         if isinstance(stat, Mapping):
             periods.append((f"Metrics[{i}].MetricStat.Period", stat.get("Period")))
+        if isinstance(q.get("Expression"), str):
+            expressions.append((i, q["Expression"]))
+    for i, expr in expressions:
+        # Function names are upper case and ids start lower case, so a lower-case word outside quotes is an id.
+        unquoted = re.sub(r"'[^']*'|\"[^\"]*\"", "", expr)
+        unknown = sorted({w for w in _WORD_RE.findall(unquoted) if w not in ids})
+        if unknown:
+            v(f"Metrics[{i}].Expression", "metrics.unknown_id",
+              f"refers to {', '.join(unknown)}, which no query of this alarm defines")
     return out
 
 

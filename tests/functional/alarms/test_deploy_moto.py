@@ -128,3 +128,25 @@ def test_unreachable_endpoint_is_a_clear_error():
                                   "AWS_MAX_ATTEMPTS": "1", "AWS_RETRY_MODE": "standard"})
     assert res.exit_code == 1
     assert "DescribeAlarms failed" in res.output
+
+
+def test_profile_gives_credentials_and_region(endpoint, tmp_path, monkeypatch):
+    config = tmp_path / "aws-config"
+    config.write_text("[profile idemtest]\nregion = eu-west-1\naws_access_key_id = AKIDTEST\n"
+                      "aws_secret_access_key = secret\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    res = CliRunner().invoke(alarms, ["deploy", "--config", str(DEMO), "--profile", "idemtest",
+                                      "--endpoint-url", endpoint])
+    assert res.exit_code == 0, res.output
+    eu = boto3.client("cloudwatch", region_name="eu-west-1", endpoint_url=endpoint, aws_access_key_id="AKIDTEST",
+                      aws_secret_access_key="secret")
+    assert len(_names(eu)) == 56  # created in the profile's region
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    assert _names(_cw(endpoint)) == []  # nothing in us-east-1
+    res = CliRunner().invoke(alarms, ["deploy", "--config", str(DEMO), "--profile", "nope", "--dry-run"])
+    assert res.exit_code == 1 and "nope" in res.output

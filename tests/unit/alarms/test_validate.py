@@ -174,3 +174,17 @@ def test_duplicate_names_across_requests():
 
 def test_non_object_request():
     assert validate_request(["not", "a", "dict"])[0].rule == "model.type"  # type: ignore[arg-type]
+
+
+def test_expression_referring_to_an_undefined_id():
+    bad = _with(MATH, Metrics=[_stat("poison"), _stat("received"),
+                               {"Id": "rate", "Expression": "100 * FILL(poisn, 0) / received", "ReturnData": True}])
+    assert ("t-math", "Metrics[2].Expression", "metrics.unknown_id") in _rules(bad)
+    assert "refers to poisn" in validate_request(bad)[0].message
+    # function names, numbers and quoted strings are not ids
+    ok = _with(MATH, Metrics=[_stat("m1"), {"Id": "e1", "Expression": "IF(m1 > 0, 1, 0) + FILL(m1, 0) * 2.5",
+                                            "ReturnData": True}])
+    assert validate_request(ok) == []
+    search = _with(MATH, Metrics=[{"Id": "s", "Expression": "SEARCH('{AWS/Lambda,FunctionName} Errors', 'Sum', 60)",
+                                   "ReturnData": True}])
+    assert not [v for v in validate_request(search) if v.rule == "metrics.unknown_id"]
