@@ -1,0 +1,68 @@
+"""CloudWatch console CSV export.
+
+The console's "Download search results (CSV)" / log-events export writes a header (``timestamp,message``;
+Logs Insights result exports use the field names, e.g. ``@timestamp,@message,@logStream``) and one row per
+event; messages are quoted, quotes doubled, and a message may span several physical lines (the Lambda
+runtime keeps the trailing newline inside the quotes). ``timestamp`` is epoch ms, or a date
+(``2026-11-30 00:29:28.657``, ISO-8601; UTC).
+
+A row without a message column is skipped (``csv_row_malformed``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from collector.ingest.constants import Reason
+from collector.ingest.lambda_text import iso_to_ms
+from collector.ingest.types import FileReport
+
+_ALIASES = {
+    "timestamp": "timestamp", "@timestamp": "timestamp",
+    "message": "message", "@message": "message",
+    "logstreamname": "stream", "@logstream": "stream", "logstream": "stream",
+    "ingestiontime": "ingest", "@ingestiontime": "ingest",
+}
+
+
+def _ts(value: str) -> int | None:
+    v = value.strip()
+    if not v:
+        return None
+    if v.isdigit():
+        n = int(v)
+        return n * 1000 if n < 10**11 else n
+    return iso_to_ms(v.replace(" ", "T", 1) if "T" not in v else v)
+
+
+def parse_csv(text: str, report: FileReport) -> list[dict[str, Any]]:
+    """Rows as dicts ``{timestamp, message, logStreamName, ingestionTime}`` (missing ones None)."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        return []
+    roles = [_ALIASES.get(h.strip().lstrip("\ufeff").lower()) for h in header]
+    if "message" not in roles:
+        raise ValueError(f"CSV header has no message column: {header!r}")
+    out: list[dict[str, Any]] = []
+    try:
+        for row in reader:
+            if not row or (len(row) == 1 and not row[0].strip()):
+                report.count(Reason.BLANK_LINE)
+                continue
+            rec: dict[str, Any] = {}
+            for role, value in zip(roles, row):
+                if role:
+                    rec[role] = value
+            if rec.get("message") is None:
+                report.count(Reason.CSV_ROW_MALFORMED)
+                continue
+            out.append({"timestamp": _ts(rec.get("timestamp", "")), "message": rec["message"],
+                        "logStreamName": rec.get("stream") or None,
+                        "ingestionTime": _ts(rec.get("ingest", "")) if rec.get("ingest") else None})
+    except csv.Error:
+        report.count(Reason.CSV_ROW_MALFORMED)
+    return out

@@ -1,0 +1,91 @@
+"""Limits, column names and reason codes of the ingest.
+
+Sources of the limits:
+- CloudWatch Logs ``PutLogEvents``: "Each log event can be no larger than 1 MB"; the batch size counts
+  every message in UTF-8 plus 26 bytes per event, so the largest message is 1,048,576 - 26 bytes.
+  https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_PutLogEvents.html
+- Logs Insights discovers at most 200 fields of a JSON log event (issue 3; "Supported logs and
+  discovered fields").
+"""
+
+from __future__ import annotations
+
+from emitter.contract import LogKey
+
+EVENTS_TABLE = "events"
+
+MAX_EVENT_BYTES = 1_048_576 - 26
+"""Largest message CloudWatch Logs stores (bytes of UTF-8); longer lines are truncated and counted."""
+
+MAX_DISCOVERED_FIELDS = 200
+"""At most this many JSON fields (leaf paths ``a.b`` / ``a.0``) are discovered per event; the rest are
+dropped from ``@json`` (in document order) and counted."""
+
+SNIFF_BYTES = 64 * 1024
+"""How much of a (decompressed) file the format sniffer reads."""
+
+LAMBDA_LOG_GROUP_PREFIX = "/aws/lambda/"
+"""``@log`` of a file without a log group: ``/aws/lambda/<file stem>`` (the demo's layout)."""
+
+# Columns of the events table, in order, with their DuckDB types (INTERFACES.md "Events store").
+EVENT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("@timestamp", "BIGINT"),
+    ("@message", "VARCHAR"),
+    ("@logStream", "VARCHAR"),
+    ("@log", "VARCHAR"),
+    ("@ingestionTime", "BIGINT"),
+    ("@type", "VARCHAR"),
+    ("@requestId", "VARCHAR"),
+    ("@duration", "DOUBLE"),
+    ("@billedDuration", "DOUBLE"),
+    ("@memorySize", "DOUBLE"),
+    ("@maxMemoryUsed", "DOUBLE"),
+    ("@initDuration", "DOUBLE"),
+    ("@seq", "BIGINT"),
+    ("@json", "JSON"),
+)
+
+HOT_FIELDS: tuple[str, ...] = tuple(
+    k.value
+    for k in (
+        LogKey.LEVEL, LogKey.SERVICE, LogKey.OPERATION, LogKey.EVENT_SOURCE, LogKey.OUTCOME,
+        LogKey.IDEMPOTENCY_KEY, LogKey.IDEMPOTENCY_STATUS, LogKey.ATTEMPT, LogKey.RECORD_AGE_MS,
+        LogKey.ERROR_CODE, LogKey.ERROR_CLASS, LogKey.FUNCTION_REQUEST_ID, LogKey.CORRELATION_ID,
+        LogKey.EVENT_ID, LogKey.IN_PROGRESS_EXPIRES_AT_MS, LogKey.REMAINING_TIME_MS,
+    )
+)
+"""Top-level contract keys materialised as extra JSON columns named like the field (the engine reads the
+column instead of parsing ``@json`` again). Same value as ``json_extract("@json", '$.<key>')``."""
+
+MB = 1_000_000
+"""Logs Insights reports ``@memorySize`` / ``@maxMemoryUsed`` in bytes with 1 MB = 10^6 bytes (AWS Lambda
+operator guide queries divide by 1000/1000 to get MB)."""
+
+
+class Reason:
+    """Reason codes of ``IngestReport.by_reason`` (number of lines or events each).
+
+    SKIPPED: input that produced no event. REPAIRED: an event whose content was changed to be
+    stored. NOTED: kept unchanged but worth knowing (never silently).
+    """
+
+    # skipped
+    BLANK_LINE = "blank_line"
+    EVENT_WITHOUT_MESSAGE = "event_without_message"
+    CSV_ROW_MALFORMED = "csv_row_malformed"
+    # repaired
+    INVALID_UTF8 = "invalid_utf8_replaced"
+    CRLF = "crlf_line_ending_stripped"
+    TRUNCATED_OVER_1MB = "event_truncated_over_1mb"
+    JSON_FIELDS_OVER_200 = "json_fields_over_200_dropped"
+    GZIP_TRUNCATED = "gzip_truncated_partial_last_line"
+    # noted
+    INVALID_JSON = "invalid_json_kept_as_text"
+    TIMESTAMP_INFERRED = "timestamp_from_neighbour_event"
+    TIMESTAMP_FROM_FILE = "timestamp_from_file_mtime"
+    EXPORT_LINE_WITHOUT_TIMESTAMP = "export_line_without_timestamp"
+    GZIP_TRUNCATED_STREAM = "gzip_stream_truncated"
+    MULTILINE_JOINED = "continuation_lines_joined"
+
+    SKIPPED = frozenset({BLANK_LINE, EVENT_WITHOUT_MESSAGE, CSV_ROW_MALFORMED})
+    REPAIRED = frozenset({INVALID_UTF8, CRLF, TRUNCATED_OVER_1MB, JSON_FIELDS_OVER_200, GZIP_TRUNCATED})

@@ -1,0 +1,81 @@
+"""Format sniffing from the first bytes of a (decompressed) source.
+
+Rules, in order (first match wins), on the first ``SNIFF_BYTES`` bytes:
+1. the text starts with ``{``/``[`` and its first line is not a complete JSON object, and an
+   ``"events"`` key appears -> filter-log-events / get-log-events output;
+2. the first line is a CSV header naming ``timestamp`` (or ``@timestamp``) and ``message`` ->
+   console CSV export;
+3. every non-blank sampled line starts ``<ISO-8601 timestamp> `` -> export-to-S3;
+4. a complete JSON object line with ``"type": "platform.*"`` -> Lambda JSON log format;
+5. Lambda text markers (START/END/REPORT/INIT_START lines, ``[LEVEL]\\t<ts>\\t`` runtime lines)
+   together with a continuation line (a traceback or pretty-printed line that starts no event), or in a
+   file not named ``*.jsonl``/``*.ndjson`` -> Lambda text format (multi-line events);
+6. anything else -> JSON lines (one event per line; non-JSON lines are text events).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from collector.ingest.constants import SNIFF_BYTES
+from collector.ingest.types import LogFormat
+
+ISO_PREFIX = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? ")
+"""``<ISO-8601> `` at the start of an export-to-S3 line."""
+
+LAMBDA_TEXT_START = re.compile(
+    r"^(?:(?:START|END|REPORT) RequestId: |INIT_START |INIT_REPORT |INIT_RUNTIME_DONE|RESTORE_START |RESTORE_REPORT |"
+    r"EXTENSION\t|TELEMETRY\t|LOGS\t|"
+    r"\[(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\](?:\t| )|"
+    r"RequestId: \S+ Error: |"
+    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z[\t ]\S+[\t ])"
+)
+"""A line that starts a new Lambda text-format event (platform line, runtime log line, runtime error)."""
+
+_MARKER = re.compile(r"^(?:(?:START|END|REPORT) RequestId: |INIT_START |\[(?:INFO|WARN|WARNING|ERROR|DEBUG)\]\t)")
+_CSV_HEADER = re.compile(r'^\ufeff?"?@?timestamp"?,.*"?@?message"?', re.IGNORECASE)
+
+
+def _is_json_object(line: str) -> bool:
+    s = line.strip()
+    if not (s.startswith("{") and s.endswith("}")):
+        return False
+    try:
+        return isinstance(json.loads(s), dict)
+    except ValueError:
+        return False
+
+
+def sniff(head: bytes, name: str = "") -> LogFormat:
+    """The format of a source whose first bytes are ``head`` (decompressed); ``name`` is the file name."""
+    text = head[:SNIFF_BYTES].decode("utf-8", "replace").lstrip("\ufeff")
+    stripped = text.lstrip()
+    lines = text.split("\n")
+    if len(head) > SNIFF_BYTES and len(lines) > 1:
+        lines = lines[:-1]  # the last one may be cut by the sniff window
+    lines = [ln.rstrip("\r") for ln in lines]
+    nonblank = [ln for ln in lines if ln.strip()]
+    first = nonblank[0] if nonblank else ""
+    if stripped[:1] in "{[" and stripped[:1] and not _is_json_object(first) and '"events"' in text:
+        return LogFormat.FILTER_LOG_EVENTS
+    if _CSV_HEADER.match(first):
+        return LogFormat.CONSOLE_CSV
+    sample = nonblank[:200]
+    if sample and all(ISO_PREFIX.match(ln) for ln in sample) and not all(LAMBDA_TEXT_START.match(ln) for ln in sample):
+        return LogFormat.EXPORT_S3
+    json_lines = [ln for ln in sample if ln.lstrip().startswith("{") and _is_json_object(ln)]
+    for ln in json_lines[:50]:
+        try:
+            rec = json.loads(ln)
+        except ValueError:
+            continue
+        if str(rec.get("type", "")).startswith("platform."):
+            return LogFormat.LAMBDA_JSON
+    has_marker = any(_MARKER.match(ln) for ln in sample)
+    if has_marker:
+        continuation = any(not LAMBDA_TEXT_START.match(ln) and not _is_json_object(ln) for ln in sample)
+        lowered = name.lower().removesuffix(".gz")
+        if continuation or not lowered.endswith((".jsonl", ".ndjson", ".json")):
+            return LogFormat.LAMBDA_TEXT
+    return LogFormat.JSON_LINES

@@ -1,0 +1,365 @@
+"""EventStore: a DuckDB table of log events with the fields Logs Insights discovers.
+
+Table ``events`` (INTERFACES.md "Events store"): ``@timestamp`` BIGINT epoch ms, ``@message``,
+``@logStream``, ``@log``, ``@ingestionTime`` BIGINT epoch ms (NULL when the source has none),
+``@type``, ``@requestId``, ``@duration``/``@billedDuration``/``@initDuration`` DOUBLE ms,
+``@memorySize``/``@maxMemoryUsed`` DOUBLE bytes (1 MB = 10^6 bytes, as Logs Insights reports them),
+``@seq`` BIGINT (ingest order over the store's life; the tie-breaker), ``@json`` JSON (the message when it
+is a JSON object, at most 200 fields), plus the hot contract fields as JSON columns named like the field.
+
+Timestamp rule (sources without a per-event timestamp): the event's own time when it has one (a
+``[LEVEL]\\t<ts>`` / ``<ts> <request id>`` prefix in the Lambda text format; in a JSON record EMF
+``_aws.Timestamp``, then ``timestamp``, then ``time``), otherwise the time of the previous event of the same
+file, otherwise of the next one (``timestamp_from_neighbour_event``), and for a file with no timestamp at
+all its modification time (``timestamp_from_file_mtime``). filter-log-events, console CSV and export-to-S3
+events use the CloudWatch timestamp they carry.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Self
+
+import pyarrow as pa
+
+from collector.ingest import console_csv, filter_log_events, json_lines, lambda_text
+from collector.ingest.constants import (
+    EVENT_COLUMNS,
+    EVENTS_TABLE,
+    HOT_FIELDS,
+    LAMBDA_LOG_GROUP_PREFIX,
+    MAX_DISCOVERED_FIELDS,
+    SNIFF_BYTES,
+    Reason,
+)
+from collector.ingest.derive import MACROS, insert_sql
+from collector.ingest.exceptions import IngestError
+from collector.ingest.fields import count_fields, keep_first_fields
+from collector.ingest.lines import clip_message, decode_text, line_table
+from collector.ingest.sniff import sniff
+from collector.ingest.source import read_source
+from collector.ingest.types import FileReport, IngestReport, LogFormat
+
+_KNOWN_SUFFIXES = (".log", ".jsonl", ".ndjson", ".json", ".txt", ".csv", ".out")
+_LINES_VIEW = "_iw_lines"
+_STAGE_VIEW = "_iw_stage"
+
+
+def default_log_group(path: Path) -> str:
+    """``/aws/lambda/<file stem>``: ``orders.log.gz`` -> ``/aws/lambda/orders``."""
+    name = path.name
+    if name.lower().endswith(".gz"):
+        name = name[:-3]
+    for suf in _KNOWN_SUFFIXES:
+        if name.lower().endswith(suf):
+            name = name[: -len(suf)]
+            break
+    return LAMBDA_LOG_GROUP_PREFIX + name
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _run(con: Any, sql: str, params: Any = None) -> list[tuple]:
+    """Execute and read the result to its end (the connection allows one open result at a time)."""
+    cur = con.execute(sql, params) if params is not None else con.execute(sql)
+    return cur.fetchall()
+
+
+class EventStore:
+    """Log events in a DuckDB table, ready for the offline Logs Insights engine.
+
+    Args:
+        path: DuckDB database file; None = in memory.
+        hot_fields: top-level JSON keys materialised as extra JSON columns (default: the hot contract
+            keys, ``constants.HOT_FIELDS``); ``()`` for none.
+
+    Attributes:
+        connection: the duckdb connection (session time zone UTC).
+        table: name of the events table (``"events"``).
+        hot_fields: the materialised fields (each also a column of that name).
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, hot_fields: Iterable[str] = HOT_FIELDS) -> None:
+        import duckdb
+
+        self.connection = duckdb.connect(str(path) if path is not None else ":memory:")
+        self.table = EVENTS_TABLE
+        _run(self.connection, "SET TimeZone = 'UTC'")
+        for macro in MACROS:
+            _run(self.connection, macro)
+        existing = self._existing_columns()
+        if existing:
+            base = {n for n, _ in EVENT_COLUMNS}
+            self.hot_fields = tuple(c for c in existing if c not in base)
+        else:
+            self.hot_fields = tuple(dict.fromkeys(hot_fields))
+            cols = list(EVENT_COLUMNS) + [(h, "JSON") for h in self.hot_fields]
+            _run(self.connection,
+                 f"CREATE TABLE {_q(self.table)} (" + ", ".join(f"{_q(n)} {t}" for n, t in cols) + ")")
+        row = _run(self.connection, f'SELECT max("@seq") FROM {_q(self.table)}')[0]
+        self._next_seq = 0 if row is None or row[0] is None else int(row[0]) + 1
+
+    # ------------------------------------------------------------------ public API
+    def ingest_path(self, path: str | os.PathLike[str], log_group: str | None = None,
+                    log_stream: str | None = None) -> IngestReport:
+        """Ingest a file (any of the six formats, plain or gzip, sniffed) or every non-hidden file under
+        a directory (recursively, sorted by path).
+
+        Args:
+            path: file or directory.
+            log_group: ``@log`` of every event; default ``/aws/lambda/<file stem>`` per file.
+            log_stream: ``@logStream`` when the source has none; default the file name.
+
+        Returns:
+            IngestReport with one FileReport per file.
+
+        Raises:
+            IngestError: ``path`` does not exist or a file cannot be read.
+        """
+        p = Path(path)
+        report = IngestReport()
+        if p.is_dir():
+            files = sorted(f for f in p.rglob("*") if f.is_file()
+                           and not any(part.startswith(".") for part in f.relative_to(p).parts))
+        elif p.is_file():
+            files = [p]
+        else:
+            raise IngestError(f"no such file or directory: {p}")
+        for f in files:
+            report.add(self._ingest_file(f, log_group, log_stream))
+        return report
+
+    def ingest_events(self, events: Iterable[Mapping[str, Any]], log_group: str,
+                      log_stream: str | None = None) -> IngestReport:
+        """Ingest filter-log-events event dicts (``timestamp`` epoch ms, ``message``, ``logStreamName``,
+        ``ingestionTime``, ``eventId``), in the given order.
+
+        Events without a ``message`` are skipped (``event_without_message``); a missing timestamp takes a
+        neighbour's (``timestamp_from_neighbour_event``).
+        """
+        rep = FileReport(source="<events>", format=LogFormat.FILTER_LOG_EVENTS.value)
+        self._stage_event_dicts(list(events), log_group, log_stream or "", rep, own_ts=False,
+                                fallback_ts=int(time.time() * 1000))
+        out = IngestReport()
+        out.add(rep)
+        return out
+
+    def ingest_bytes(self, data: bytes, name: str, log_group: str | None = None, log_stream: str | None = None,
+                     *, fmt: LogFormat | None = None, mtime_ms: int | None = None) -> FileReport:
+        """Ingest already-read (decompressed) bytes named ``name`` (used for the log group default)."""
+        rep = FileReport(source=name, format="")
+        self._ingest_data(data, Path(name), log_group, log_stream, rep, fmt=fmt,
+                          mtime_ms=mtime_ms if mtime_ms is not None else int(time.time() * 1000))
+        return rep
+
+    def count(self) -> int:
+        """Number of events in the store."""
+        return int(_run(self.connection, f"SELECT count(*) FROM {_q(self.table)}")[0][0])
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ per file
+    def _ingest_file(self, path: Path, log_group: str | None, log_stream: str | None) -> FileReport:
+        try:
+            src = read_source(path)
+            mtime_ms = int(path.stat().st_mtime * 1000)
+        except OSError as exc:
+            raise IngestError(f"cannot read {path}: {exc}") from exc
+        rep = FileReport(source=str(path), format="", compressed=src.compressed)
+        if src.truncated:
+            rep.count(Reason.GZIP_TRUNCATED_STREAM)
+        self._ingest_data(src.data, path, log_group, log_stream, rep, truncated=src.truncated, mtime_ms=mtime_ms)
+        return rep
+
+    def _ingest_data(self, data: bytes, path: Path, log_group: str | None, log_stream: str | None,
+                     rep: FileReport, *, fmt: LogFormat | None = None, truncated: bool = False,
+                     mtime_ms: int) -> None:
+        fmt = fmt or sniff(data[: SNIFF_BYTES + 1], path.name)
+        rep.format = fmt.value
+        group = log_group or default_log_group(path)
+        stream = log_stream or path.name
+        if fmt in (LogFormat.JSON_LINES, LogFormat.LAMBDA_JSON, LogFormat.EXPORT_S3):
+            self._ingest_lines(data, fmt, group, stream, rep, truncated, mtime_ms)
+        elif fmt is LogFormat.LAMBDA_TEXT:
+            text = decode_text(data, rep)
+            raw_lines = text.split("\n")
+            if raw_lines and raw_lines[-1] == "":
+                raw_lines.pop()
+            elif truncated and raw_lines:
+                rep.count(Reason.GZIP_TRUNCATED)
+            crlf = sum(1 for ln in raw_lines if ln.endswith("\r"))
+            if crlf and crlf * 2 >= len(raw_lines):  # a CRLF file; otherwise "\r" is message content
+                rep.count(Reason.CRLF, crlf)
+                lines = [ln.removesuffix("\r") for ln in raw_lines]
+            else:
+                lines = raw_lines
+            framed = lambda_text.frame_events(lines)
+            rep.count(Reason.BLANK_LINE, len(lines) - sum(n for _, _, n in framed))
+            rows = [{"timestamp": ts, "message": msg} for ts, msg, _ in framed]
+            self._stage_event_dicts(rows, group, stream, rep, own_ts=True, fallback_ts=mtime_ms)
+        elif fmt is LogFormat.FILTER_LOG_EVENTS:
+            events = filter_log_events.parse_document(decode_text(data, rep), rep)
+            self._stage_event_dicts(events, group, stream, rep, own_ts=False, fallback_ts=mtime_ms)
+        elif fmt is LogFormat.CONSOLE_CSV:
+            try:
+                rows = console_csv.parse_csv(decode_text(data, rep), rep)
+            except ValueError as exc:
+                raise IngestError(f"{path}: {exc}") from exc
+            self._stage_event_dicts(rows, group, stream, rep, own_ts=False, fallback_ts=mtime_ms)
+        else:  # pragma: no cover - every LogFormat is handled above
+            raise IngestError(f"{path}: unsupported format {fmt}")
+
+    def _ingest_lines(self, data: bytes, fmt: LogFormat, group: str, stream: str, rep: FileReport,
+                      truncated: bool, mtime_ms: int) -> None:
+        tbl, crlf = line_table(data, rep, stream_truncated=truncated)
+        n_lines = tbl.num_rows
+        if not n_lines:
+            return
+        lo = self._next_seq
+        src = (json_lines.export_src if fmt is LogFormat.EXPORT_S3 else json_lines.json_lines_src)(_LINES_VIEW, lo, crlf)
+        con = self.connection
+        con.register(_LINES_VIEW, tbl)
+        try:
+            _run(con, insert_sql(self.table, src, self.hot_fields, own_ts=fmt is not LogFormat.EXPORT_S3),
+                 {"stream": stream, "lg": group})
+        finally:
+            con.unregister(_LINES_VIEW)
+        self._next_seq = lo + n_lines
+        inserted = self._finish_batch(lo, lo + n_lines - 1, rep, mtime_ms,
+                                      no_ts_reason=Reason.EXPORT_LINE_WITHOUT_TIMESTAMP
+                                      if fmt is LogFormat.EXPORT_S3 else None)
+        rep.count(Reason.BLANK_LINE, n_lines - inserted)
+
+    def _stage_event_dicts(self, events: list[Mapping[str, Any]], group: str, stream: str, rep: FileReport,
+                           *, own_ts: bool, fallback_ts: int) -> None:
+        seqs: list[int] = []
+        tss: list[int | None] = []
+        msgs: list[str] = []
+        streams: list[str | None] = []
+        ings: list[int | None] = []
+        seq = self._next_seq
+        for ev in events:
+            if not isinstance(ev, Mapping):
+                rep.count(Reason.EVENT_WITHOUT_MESSAGE)
+                continue
+            msg = ev.get("message")
+            if msg is None or (isinstance(msg, str) and not msg.strip()):
+                rep.count(Reason.EVENT_WITHOUT_MESSAGE if msg is None else Reason.BLANK_LINE)
+                continue
+            if not isinstance(msg, str):
+                msg = json.dumps(msg) if isinstance(msg, (dict, list)) else str(msg)
+            seqs.append(seq)
+            seq += 1
+            tss.append(_as_ms(ev.get("timestamp")))
+            msgs.append(clip_message(msg, rep))
+            streams.append(ev.get("logStreamName") or stream)
+            ings.append(_as_ms(ev.get("ingestionTime")))
+        if not seqs:
+            return
+        lo = self._next_seq
+        self._next_seq = seq
+        tbl = pa.table({
+            "seq": pa.array(seqs, pa.int64()), "ts": pa.array(tss, pa.int64()),
+            "msg": pa.array(msgs, pa.large_string()), "stream": pa.array(streams, pa.large_string()),
+            "lg": pa.array([group] * len(seqs), pa.large_string()), "ing": pa.array(ings, pa.int64()),
+        })
+        con = self.connection
+        con.register(_STAGE_VIEW, tbl)
+        try:
+            _run(con, insert_sql(self.table, _STAGE_VIEW, self.hot_fields, own_ts=own_ts))
+        finally:
+            con.unregister(_STAGE_VIEW)
+        self._finish_batch(lo, seq - 1, rep, fallback_ts)
+
+    # ------------------------------------------------------------------ after insert
+    def _finish_batch(self, lo: int, hi: int, rep: FileReport, fallback_ts: int,
+                      no_ts_reason: str | None = None) -> int:
+        """Count, fill missing timestamps, cap JSON fields for rows ``lo <= @seq <= hi``; returns the row count."""
+        con, t = self.connection, _q(self.table)
+        total, no_ts, bad_json, wide = _run(con, 
+            f"""SELECT count(*),
+                   count(*) FILTER (WHERE "@timestamp" IS NULL),
+                   count(*) FILTER (WHERE "@json" IS NULL AND starts_with("@message", '{{')),
+                   count(*) FILTER (WHERE "@json" IS NOT NULL AND strlen("@message") >= {2 * MAX_DISCOVERED_FIELDS}
+                       AND strlen("@message") - strlen(replace("@message", ',', '')) >= {MAX_DISCOVERED_FIELDS})
+               FROM {t} WHERE "@seq" BETWEEN $1 AND $2""", [lo, hi])[0]
+        rep.events += int(total)
+        rep.count(Reason.INVALID_JSON, int(bad_json))
+        if no_ts:
+            rep.count(no_ts_reason or Reason.TIMESTAMP_INFERRED, int(no_ts))
+            _run(con,
+                 f"""UPDATE {t} SET "@timestamp" = f.fts FROM (
+                        SELECT "@seq" AS s, COALESCE(
+                            last_value("@timestamp" IGNORE NULLS) OVER (ORDER BY "@seq"
+                                ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
+                            first_value("@timestamp" IGNORE NULLS) OVER (ORDER BY "@seq"
+                                ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING)) AS fts
+                        FROM {t} WHERE "@seq" BETWEEN $1 AND $2) AS f
+                    WHERE {t}."@seq" = f.s AND {t}."@timestamp" IS NULL""", [lo, hi])
+            left = _run(con, f'SELECT count(*) FROM {t} WHERE "@seq" BETWEEN $1 AND $2 AND "@timestamp" IS NULL',
+                        [lo, hi])[0][0]
+            if left:
+                rep.count(Reason.TIMESTAMP_FROM_FILE, int(left))
+                _run(con, f'UPDATE {t} SET "@timestamp" = $3 WHERE "@seq" BETWEEN $1 AND $2 AND "@timestamp" IS NULL',
+                            [lo, hi, int(fallback_ts)])
+        if wide:
+            self._cap_fields(lo, hi, rep)
+        return int(total)
+
+    def _cap_fields(self, lo: int, hi: int, rep: FileReport) -> None:
+        con, t = self.connection, _q(self.table)
+        rows = _run(con,
+            f"""SELECT "@seq", "@message" FROM {t} WHERE "@seq" BETWEEN $1 AND $2 AND "@json" IS NOT NULL
+                AND strlen("@message") >= {2 * MAX_DISCOVERED_FIELDS}
+                AND strlen("@message") - strlen(replace("@message", ',', '')) >= {MAX_DISCOVERED_FIELDS}""",
+            [lo, hi])
+        updates = []
+        for seq, msg in rows:
+            try:
+                doc = json.loads(msg)
+            except ValueError:
+                continue
+            if not isinstance(doc, dict) or count_fields(doc) <= MAX_DISCOVERED_FIELDS:
+                continue
+            kept, _ = keep_first_fields(doc)
+            updates.append((json.dumps(kept, ensure_ascii=False), seq))
+        if not updates:
+            return
+        rep.count(Reason.JSON_FIELDS_OVER_200, len(updates))
+        for j, seq in updates:
+            sets = ['"@json" = CAST($1 AS JSON)'] + [
+                f"{_q(h)} = json_extract(CAST($1 AS JSON), $" + str(i + 3) + ")" for i, h in enumerate(self.hot_fields)]
+            _run(con, f'UPDATE {t} SET {", ".join(sets)} WHERE "@seq" = $2',
+                 [j, seq] + [f"$.{h}" for h in self.hot_fields])
+
+    def _existing_columns(self) -> list[str]:
+        rows = _run(self.connection,
+                    "SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position",
+                    [self.table])
+        return [r[0] for r in rows]
+
+
+def _as_ms(value: Any) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return int(value)
+    if isinstance(value, str):
+        v = value.strip()
+        if v.lstrip("-").isdigit():
+            return int(v)
+        return lambda_text.iso_to_ms(v)
+    return None
