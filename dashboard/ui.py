@@ -17,7 +17,7 @@ import string
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
@@ -224,19 +224,24 @@ def _py(values: Iterable) -> list:
     return out
 
 
-def bar_series(df: pd.DataFrame, by: str, *, value: str = "value", y_title: str = "events", percent: bool = False,
-               stacked: bool = True, height: int = 320) -> go.Figure:
-    """Time series (one bar trace per ``by`` value), values as plain JSON lists (no typed arrays)."""
+def bar_series(df: pd.DataFrame, by: str, window: tuple[datetime, datetime], bin_width: timedelta, *,
+               value: str = "value", y_title: str = "events", percent: bool = False, stacked: bool = True,
+               height: int = 320) -> go.Figure:
+    """Time series (one trace per ``by`` value: stacked bars one bin wide, or lines), x axis fixed
+    to the selected window. Values go in as plain JSON lists (no typed arrays)."""
     fig = go.Figure()
+    width_ms = bin_width.total_seconds() * 1000 * 0.9
     for name, g in df.sort_values("time").groupby(by, sort=True):
         y = g[value] * 100 if percent else g[value]
         if stacked:
-            fig.add_trace(go.Bar(x=_py(g["time"]), y=_py(y), name=plot_text(name)))
+            # bars are centred on x: shift by half a bin so a bar covers [bin start, bin end)
+            fig.add_trace(go.Bar(x=_py(g["time"] + bin_width / 2), y=_py(y), name=plot_text(name), width=width_ms))
         else:
             fig.add_trace(go.Scatter(x=_py(g["time"]), y=_py(y), name=plot_text(name), mode="lines+markers"))
     fig.update_layout(barmode="stack", height=height, margin={"l": 10, "r": 10, "t": 10, "b": 10},
                       yaxis_title=y_title + (" (%)" if percent else ""), xaxis_title="time (UTC)",
-                      legend_title_text=by)
+                      legend_title_text=by, showlegend=True,
+                      xaxis_range=[window[0].isoformat(), window[1].isoformat()])
     return fig
 
 

@@ -46,7 +46,7 @@ def render(key: str) -> None:
         if df.empty or df["value"].fillna(0).sum() == 0:
             st.info(f"No {sig.outcome.value} records in this window.")  # type: ignore[union-attr]
         else:
-            ui.chart(ui.bar_series(df, "operation", percent=sig.kind is SignalKind.RATE, stacked=sig.kind is SignalKind.COUNT,
+            ui.chart(ui.bar_series(df, "operation", (f.start, f.end), b, percent=sig.kind is SignalKind.RATE, stacked=sig.kind is SignalKind.COUNT,
                                    y_title="poison rate" if sig.kind is SignalKind.RATE else "events"), key="series")
         st.caption(f"bin: {int(b.total_seconds() // 60)} min")
 
@@ -115,6 +115,6 @@ def _age_series(ds, f) -> None:
     for col, name in (("max_ms", "max"), ("p95_ms", "p95 (max of 1-min p95)"), ("p50_ms", "p50 (weighted)")):
         fig.add_trace(go.Scatter(x=ui._py(df["time"]), y=ui._py(df[col]), name=name, mode="lines+markers"))
     fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 10, "b": 10}, yaxis_title="record age (ms)",
-                      xaxis_title="time (UTC)")
+                      xaxis_title="time (UTC)", xaxis_range=[f.start.isoformat(), f.end.isoformat()])
     ui.chart(fig, key="series")
     st.caption(f"bin: {int(b.total_seconds() // 60)} min · only max is exact after re-binning 1-minute percentiles")
