@@ -192,6 +192,9 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
             frames = list(fresh.values())
         merged_all = merge_frames(table, spec, frames) if frames or not (out / "tables" / f"{name}.parquet").exists() \
             else None
+        if merged_all is not None and name == "stuck_keys":
+            window_end_ms = (options.until if options.until is not None else t_now) * 1000
+            merged_all.frame = derive_stuck_columns(merged_all.frame, window_end_ms)
         if merged_all is not None:
             dups += merged_all.unmerged_duplicates
             rows = write_parquet(merged_all.frame, table, out / "tables" / f"{name}.parquet")
@@ -251,6 +254,20 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
     }
     mf.save(out, manifest)
     return manifest
+
+
+def derive_stuck_columns(df: pd.DataFrame, window_end_ms: int) -> pd.DataFrame:
+    """Fill the ``stuck_keys`` columns a query cannot compute (as collect_local does): ``age_s`` = window end -
+    claimed_at (seconds), ``expired`` = in_progress_expires_at < window end. ``window_end_ms``: epoch ms (--until,
+    else the collection time)."""
+    if df.empty:
+        return df
+    end = pd.Timestamp(window_end_ms, unit="ms", tz="UTC")
+    df = df.copy()
+    df["age_s"] = ((end - df["claimed_at"]).dt.total_seconds()).astype("float64")
+    expired = df["in_progress_expires_at"] < end
+    df["expired"] = expired.astype("boolean").mask(df["in_progress_expires_at"].isna())
+    return df
 
 
 def _retype(df: pd.DataFrame, table: Any) -> pd.DataFrame:

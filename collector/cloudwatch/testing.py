@@ -52,23 +52,80 @@ def raw_events_engine(query: str, groups: dict[str, list[dict[str, Any]]], start
              ("@log", g)] for ts, g, e in evs]
 
 
-def insights_engine(query: str, groups: dict[str, list[dict[str, Any]]], start: int, end: int) -> Rows:
-    """Engine backed by the offline Logs Insights engine (collector.insights over collector.ingest.EventStore)."""
-    from collector.ingest import EventStore
-    from collector.insights import run_query
+class InsightsEngine:
+    """Engine backed by the offline Logs Insights engine (``collector.insights.run_query``) over one
+    ``collector.ingest.EventStore`` of all the server's events (``collector.insights.testing.events_connection`` while
+    the ingest is not installed), rebuilt only when events are added. A query over some log groups runs on a view
+    restricted to them; the time window is applied by ``run_query`` (start/end inclusive, as StartQuery).
+    Values are rendered as the API does: strings; nulls omitted by the server."""
 
-    store = EventStore()
-    for g, events in groups.items():
-        if events:
-            store.ingest_events(events, g)
-    res = run_query(store, query, start=start, end=end, limit_cap=None)
-    out: Rows = []
-    for rec in res.to_records_json():
-        if isinstance(rec, dict):
-            out.append([(k, None if v is None else str(v)) for k, v in rec.items()])
-        else:  # [{"field":..., "value":...}, ...]
-            out.append([(f["field"], f.get("value")) for f in rec])
-    return out
+    def __init__(self) -> None:
+        self._key: tuple[int, int] | None = None
+        self._store: Any = None
+        self._views: dict[tuple[str, ...], str] = {}
+
+    def __call__(self, query: str, groups: dict[str, list[dict[str, Any]]], start: int, end: int) -> Rows:
+        # called without a server (direct use): build a store for just these events
+        return self._run(self._build(groups), "events", query, start, end)
+
+    def run_on(self, server: "FakeLogsInsightsServer", query: str, names: tuple[str, ...], start: int,
+               end: int) -> Rows:
+        key = (id(server), server.version)
+        if self._key != key:
+            self._store, self._key, self._views = self._build(server.groups), key, {}
+        table = self._views.get(names)
+        if table is None:
+            table = f"q_{len(self._views)}"
+            in_list = ", ".join("'" + n.replace("'", "''") + "'" for n in names)
+            self._store.connection.execute(f'CREATE TEMP VIEW {table} AS SELECT * FROM {self._store.table} '
+                                           f'WHERE "@log" IN ({in_list})').fetchall()
+            self._views[names] = table
+        return self._run(self._store, table, query, start, end)
+
+    @staticmethod
+    def _build(groups: dict[str, list[dict[str, Any]]]) -> Any:
+        try:
+            from collector.ingest import EventStore
+
+            store = EventStore()
+            for g, events in sorted(groups.items()):
+                if events:
+                    store.ingest_events(events, g)
+            return store
+        except ImportError:
+            from types import SimpleNamespace
+
+            from collector.insights.testing import events_connection
+
+            flat = [dict(e, **{"@log": g, "@logStream": e.get("logStreamName", "stream")})
+                    for g, events in sorted(groups.items()) for e in events]
+            flat.sort(key=lambda e: (e["timestamp"], e.get("eventId", "")))
+            return SimpleNamespace(connection=events_connection(flat), table="events")
+
+    @staticmethod
+    def _run(store: Any, table: str, query: str, start: int, end: int) -> Rows:
+        from types import SimpleNamespace
+
+        from collector.insights import run_query
+
+        res = run_query(SimpleNamespace(connection=store.connection, table=table), query, start=start, end=end,
+                        limit_cap=None)
+        return [[(k, _text(v)) for k, v in rec.items()] for rec in res.to_records_json()]
+
+
+def insights_engine(query: str, groups: dict[str, list[dict[str, Any]]], start: int, end: int) -> Rows:
+    """One-shot form of ``InsightsEngine`` (builds a store for ``groups``): the offline path of tests."""
+    return InsightsEngine()(query, groups, start, end)
+
+
+def _text(v: Any) -> str | None:
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, separators=(",", ":"))
+    return str(v)
 
 
 def trail_engine(query: str, groups: dict[str, list[dict[str, Any]]], start: int, end: int) -> Rows:
@@ -102,7 +159,7 @@ def default_engine() -> Engine:
         import collector.insights  # noqa: F401
     except ImportError:
         return raw_events_engine
-    return insights_engine
+    return InsightsEngine()
 
 
 @dataclass
@@ -166,6 +223,7 @@ class FakeLogsInsightsServer:
         self.queries: dict[str, _Query] = {}
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.max_in_flight = 0
+        self.version = 0  # bumped when events are added (engines cache on it)
         self._lock = threading.RLock()
         self._engine_lock = threading.Lock()
         self._counters: dict[str, int] = {}
@@ -202,6 +260,7 @@ class FakeLogsInsightsServer:
         """Add filter-log-events style events (``timestamp`` epoch ms, ``message``, optional ``logStreamName``,
         ``ingestionTime``, ``eventId``) to ``log_group`` (created if missing)."""
         with self._lock:
+            self.version += 1
             bucket = self.groups.setdefault(log_group, [])
             for e in events:
                 ev = dict(e)
@@ -287,7 +346,10 @@ class FakeLogsInsightsServer:
         nbytes = sum(len(e["message"].encode()) for v in window.values() for e in v)
         with self._engine_lock:
             try:
-                rows = self.engine(body["queryString"], window, start, end)
+                if hasattr(self.engine, "run_on"):
+                    rows = self.engine.run_on(self, body["queryString"], tuple(sorted(names)), start, end)
+                else:
+                    rows = self.engine(body["queryString"], window, start, end)
             except Exception as exc:  # noqa: BLE001 - the engine's parse errors become MalformedQueryException
                 return _error("MalformedQueryException", str(exc))
         stats = {"recordsMatched": float(scanned), "recordsScanned": float(scanned), "bytesScanned": float(nbytes),
