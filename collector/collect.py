@@ -38,6 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from collector.insights import QueryResult, run_query
+from collector.insights.engine import prepare_query
+from collector.insights.sql import Typed, as_num, as_text, quote_ident
+from collector.insights.types import ValueType
 from collector.tables import TABLES, Table
 
 __all__ = [
@@ -302,36 +305,40 @@ class _EventsDB:
 
     def exists(self) -> bool:
         return bool(self.con.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'events'").fetchone()[0])
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'events'").fetchall()[0][0])
 
     def max_seq(self) -> int:
         if not self.exists():
             return -1
-        v = self.con.execute('SELECT max("@seq") FROM events').fetchone()[0]
+        v = self.con.execute('SELECT max("@seq") FROM events').fetchall()[0][0]
         return -1 if v is None else int(v)
 
     def append_from(self, store: Any) -> tuple[int, tuple[int, int] | None]:
-        """Copy a fresh EventStore's events in, renumbering ``@seq`` after the current maximum."""
-        arrow = store.connection.execute(f'SELECT * FROM "{store.table}"').fetch_arrow_table()
+        """Copy a fresh EventStore's events in, renumbering ``@seq`` after the current maximum.
+        Column types are kept (JSON columns stay JSON; Arrow carries them as text)."""
+        src_types = store.connection.execute(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1 "
+            "ORDER BY ordinal_position", [store.table]).fetchall()
+        arrow = store.connection.sql(f"SELECT * FROM {_qi(store.table)}").to_arrow_table()
         n = arrow.num_rows
         if n == 0:
             return 0, None
         base = self.max_seq() + 1
+        shift = base - _min_seq(arrow)
+        select = ", ".join(
+            f'"@seq" + {int(shift)} AS "@seq"' if name == "@seq" else f"CAST({_qi(name)} AS {duck}) AS {_qi(name)}"
+            for name, duck in src_types)
         self.con.register("_iw_batch", arrow)
         try:
             if not self.exists():
-                self.con.execute('CREATE TABLE events AS SELECT * REPLACE ("@seq" + $1 AS "@seq") '
-                                 'FROM _iw_batch', [base - _min_seq(arrow)])
+                self.con.execute(f"CREATE TABLE events AS SELECT {select} FROM _iw_batch").fetchall()
             else:
                 have = {r[0] for r in self.con.execute(
                     "SELECT column_name FROM information_schema.columns WHERE table_name = 'events'").fetchall()}
-                for field in arrow.schema:
-                    if field.name not in have:
-                        duck = self.con.execute("SELECT typeof(" + _qi(field.name) + ") FROM _iw_batch LIMIT 1"
-                                                ).fetchone()[0]
-                        self.con.execute(f"ALTER TABLE events ADD COLUMN {_qi(field.name)} {duck}")
-                self.con.execute('INSERT INTO events BY NAME SELECT * REPLACE ("@seq" + $1 AS "@seq") '
-                                 'FROM _iw_batch', [base - _min_seq(arrow)])
+                for name, duck in src_types:
+                    if name not in have:
+                        self.con.execute(f"ALTER TABLE events ADD COLUMN {_qi(name)} {duck}").fetchall()
+                self.con.execute(f"INSERT INTO events BY NAME SELECT {select} FROM _iw_batch").fetchall()
         finally:
             self.con.unregister("_iw_batch")
         return n, (base, base + n - 1)
@@ -339,7 +346,7 @@ class _EventsDB:
     def delete_ranges(self, ranges: Iterable[Sequence[int]]) -> int:
         removed = 0
         for lo, hi in ranges:
-            removed += self.con.execute('DELETE FROM events WHERE "@seq" BETWEEN $1 AND $2', [lo, hi]).fetchone()[0]
+            removed += self.con.execute('DELETE FROM events WHERE "@seq" BETWEEN $1 AND $2', [lo, hi]).fetchall()[0][0]
         return removed
 
     def close(self) -> None:
@@ -503,22 +510,82 @@ def _write_tables(db: _EventsDB, out: Path, queries: Mapping[str, str], since: f
             where.append(f'"@timestamp" <= ${len(params) + 1}')
             params.append(math.floor(until * 1000))
         lo, hi = db.con.execute('SELECT min("@timestamp"), max("@timestamp") FROM events'
-                                + (" WHERE " + " AND ".join(where) if where else ""), params).fetchone()
+                                + (" WHERE " + " AND ".join(where) if where else ""), params).fetchall()[0]
         data_start = None if lo is None else datetime.fromtimestamp(lo / 1000, tz=UTC)
         data_end = None if hi is None else datetime.fromtimestamp(hi / 1000, tz=UTC)
     window_end = _epoch_to_dt(until) if until is not None else data_end
     info: dict[str, Any] = {}
     for name, table in TABLES.items():
         started = time.perf_counter()
-        records = _run_table(db, name, table, queries[name], since, until, window_end) if db.exists() else []
-        bad = write_table(table, records, out / "tables" / f"{name}.parquet")
-        info[name] = {"path": f"tables/{name}.parquet", "rows": len(records),
+        path = out / "tables" / f"{name}.parquet"
+        if db.exists() and name not in _PYTHON_POST_PROCESSED:
+            rows, bad = _write_table_via_sql(db, table, queries[name], since, until, path)
+        else:
+            records = _run_table(db, name, table, queries[name], since, until, window_end) if db.exists() else []
+            rows, bad = len(records), write_table(table, records, path)
+        info[name] = {"path": f"tables/{name}.parquet", "rows": rows,
                       "query_seconds": round(time.perf_counter() - started, 4)}
         if bad:
             info[name]["bad_values"] = bad
     window = {"since": _iso(_epoch_to_dt(since)), "until": _iso(_epoch_to_dt(until)),
               "data_start": _iso(data_start), "data_end": _iso(data_end), "window_end": _iso(window_end)}
     return info, window
+
+
+_PYTHON_POST_PROCESSED = {"stuck_keys", "library_signals"}
+
+
+def _convert_sql(t: Typed, duck_type: str) -> str:
+    """SQL converting an engine value to a table column type (null when it does not convert)."""
+    if duck_type == "VARCHAR":
+        return as_text(t)
+    if duck_type == "DOUBLE":
+        return f"CAST({as_num(t)} AS DOUBLE)"
+    if duck_type == "BIGINT":
+        n = f"CAST({as_num(t)} AS DOUBLE)"
+        return f"(CASE WHEN {n} = floor({n}) AND abs({n}) < 9.2e18 THEN CAST({n} AS BIGINT) END)"
+    if duck_type == "TIMESTAMP":
+        return t.sql if t.type is ValueType.TIMESTAMP else f"TRY_CAST({as_text(t)} AS TIMESTAMP)"
+    if duck_type == "BOOLEAN":
+        if t.type is ValueType.BOOLEAN:
+            return t.sql
+        return (f"(CASE lower({as_text(t)}) WHEN 'true' THEN TRUE WHEN '1' THEN TRUE "
+                f"WHEN 'false' THEN FALSE WHEN '0' THEN FALSE END)")
+    raise CollectError(f"unsupported table column type {duck_type}")
+
+
+def _write_table_via_sql(db: _EventsDB, table: Table, query: str, since: float | None, until: float | None,
+                         path: Path) -> tuple[int, dict[str, int]]:
+    """Run a standard query and write its table without a round trip through Python values:
+    the engine's SQL is wrapped in a typed SELECT, fetched as Arrow and written as Parquet."""
+    import pyarrow.parquet as pq
+
+    con, compiled = prepare_query(db, query, since, until, limit_cap=None)
+    names = [n for n, _ in compiled.columns]
+    if names != list(table.column_names):
+        raise CollectError(f"query for table {table.name!r} returns columns {names}, "
+                           f"the table has {list(table.column_names)}")
+    aliases = [f"c{i}" for i in range(len(names))]
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _iw_result AS SELECT * FROM ({compiled.sql}) AS q({', '.join(aliases)})",
+                compiled.params).fetchall()
+    try:
+        converted, bad_terms = [], []
+        for alias, (name, vtype), (_, duck) in zip(aliases, compiled.columns, table.columns):
+            t = Typed(vtype, alias)
+            expr = _convert_sql(t, duck)
+            converted.append(f"{expr} AS {quote_ident(name)}")
+            bad_terms.append(f"count(*) FILTER (WHERE {as_text(t)} IS NOT NULL AND ({expr}) IS NULL)")
+        counts = con.execute(f"SELECT count(*), {', '.join(bad_terms)} FROM _iw_result").fetchall()[0]
+        arrow = con.sql(f"SELECT {', '.join(converted)} FROM _iw_result").to_arrow_table()
+    finally:
+        con.execute("DROP TABLE IF EXISTS _iw_result").fetchall()
+    arrow = arrow.cast(_arrow_schema(table))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".parquet.tmp")
+    pq.write_table(arrow, tmp)
+    tmp.replace(path)
+    bad = {name: int(n) for name, n in zip(table.column_names, counts[1:]) if n}
+    return int(counts[0]), bad
 
 
 def _run_table(db: _EventsDB, name: str, table: Table, query: str, since: float | None, until: float | None,

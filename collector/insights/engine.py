@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from collector.insights.compiler import DEFAULT_LIMIT, compile_query
+from collector.insights.compiler import DEFAULT_LIMIT, CompiledQuery, compile_query
 from collector.insights.exceptions import QueryError
 from collector.insights.result import QueryResult, decode_value
 
-__all__ = ["run_query", "table_columns"]
+__all__ = ["prepare_query", "run_query", "table_columns"]
 
 
 def _connection_and_table(store: Any) -> tuple[Any, str]:
@@ -35,6 +35,20 @@ def _seconds_to_ms(value: float | None, *, upper: bool) -> int | None:
     return math.floor(ms) if upper else math.ceil(ms)
 
 
+def prepare_query(store: Any, query: str, start: float | None = None, end: float | None = None,
+                  limit_cap: int | None = DEFAULT_LIMIT) -> tuple[Any, CompiledQuery]:
+    """Compile ``query`` against ``store``'s events table without running it.
+
+    Returns (DuckDB connection, CompiledQuery) so a caller can run ``compiled.sql`` with
+    ``compiled.params`` inside its own statement (e.g. typed Parquet export). Same arguments
+    and errors as :func:`run_query`.
+    """
+    con, table = _connection_and_table(store)
+    compiled = compile_query(query, table_columns(con, table), table,
+                             _seconds_to_ms(start, upper=False), _seconds_to_ms(end, upper=True), limit_cap)
+    return con, compiled
+
+
 def run_query(store: Any, query: str, start: float | None = None, end: float | None = None,
               limit_cap: int | None = DEFAULT_LIMIT) -> QueryResult:
     """Run a Logs Insights query over the events of ``store``.
@@ -52,9 +66,7 @@ def run_query(store: Any, query: str, start: float | None = None, end: float | N
         QueryError: on a syntax error or an unsupported command/function (message names
             it and its line/column).
     """
-    con, table = _connection_and_table(store)
-    compiled = compile_query(query, table_columns(con, table), table,
-                             _seconds_to_ms(start, upper=False), _seconds_to_ms(end, upper=True), limit_cap)
+    con, compiled = prepare_query(store, query, start, end, limit_cap)
     try:
         raw_rows = con.execute(compiled.sql, compiled.params).fetchall()
     except Exception as exc:  # a runtime error in DuckDB (e.g. invalid regex) is a query error

@@ -10,7 +10,8 @@ the ingest may do for hot contract fields.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from collector.insights.compiler import EVENT_COLUMN_TYPES
 

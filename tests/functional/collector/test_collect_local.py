@@ -60,7 +60,7 @@ def test_tables_have_exactly_the_standard_schema(tmp_path):
         types = [c[1].replace(" WITH TIME ZONE", "") for c in cols]
         assert types == [t for _, t in table.columns], name
         assert manifest["tables"][name]["rows"] == con.execute(
-            f"SELECT count(*) FROM read_parquet('{path}')").fetchone()[0]
+            f"SELECT count(*) FROM read_parquet('{path}')").fetchall()[0][0]
     assert outcome_counts(tmp_path / "out") == {"received": 1, "claimed": 1, "payload_conflict": 1}
     assert manifest["tables"]["stuck_keys"]["rows"] == 1
     assert manifest["tables"]["conflicting_keys"]["rows"] == 1

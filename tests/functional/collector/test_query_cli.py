@@ -24,6 +24,14 @@ CASE = Path(__file__).resolve().parents[3].parent / "shared" / "conformance" / "
 SCRIPT = Path(__file__).resolve().parents[3] / ".venv" / "bin" / "idemwatch"
 
 
+@pytest.fixture()
+def events_file(tmp_path):
+    """The conformance case's events exactly as ``aws logs filter-log-events --output json`` prints them."""
+    path = tmp_path / "orders-idempotent.json"
+    path.write_text(json.dumps(json.loads(CASE.read_text())["input"], indent=4))  # as the CLI prints it
+    return path
+
+
 def test_parse_time_accepts_iso_and_epoch_seconds():
     assert parse_time("2026-01-05T10:00:00Z") == 1767607200.0
     assert parse_time("2026-01-05T11:00:00+01:00") == 1767607200.0
@@ -43,10 +51,10 @@ def test_query_error_exits_2_with_one_line(tmp_path):
 
 
 @needs_ingest
-def test_query_json_with_inclusive_iso_bounds():
+def test_query_json_with_inclusive_iso_bounds(events_file):
     res = CliRunner().invoke(cli_main, ["query", "--format", "json", "--start", "2026-01-05T10:01:00Z",
                                         "--end", "1767607320",
-                                        "fields @timestamp, idempotency_key | sort @timestamp asc", str(CASE)])
+                                        "fields @timestamp, idempotency_key | sort @timestamp asc", str(events_file)])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout) == [
         {"@timestamp": "2026-01-05 10:01:00.000", "idempotency_key": "order-22002"},
@@ -56,19 +64,19 @@ def test_query_json_with_inclusive_iso_bounds():
 
 
 @needs_ingest
-def test_query_csv_and_table():
+def test_query_csv_and_table(events_file):
     q = "stats count(*) as n by idempotency_key | sort idempotency_key asc | limit 2"
-    res = CliRunner().invoke(cli_main, ["query", "--format", "csv", q, str(CASE)])
+    res = CliRunner().invoke(cli_main, ["query", "--format", "csv", q, str(events_file)])
     assert res.exit_code == 0, res.output
     assert list(csv.reader(io.StringIO(res.stdout))) == [["idempotency_key", "n"], ["order-22001", "1"],
                                                           ["order-22002", "1"]]
-    res = CliRunner().invoke(cli_main, ["query", q, str(CASE)])
+    res = CliRunner().invoke(cli_main, ["query", q, str(events_file)])
     assert res.exit_code == 0 and "order-22001" in res.stdout and "2 row(s)" in res.stdout
 
 
 @needs_ingest
-def test_collect_local_command(tmp_path):
-    res = CliRunner().invoke(cli_main, ["collect", "local", str(CASE), "--out", str(tmp_path / "out"),
+def test_collect_local_command(tmp_path, events_file):
+    res = CliRunner().invoke(cli_main, ["collect", "local", str(events_file), "--out", str(tmp_path / "out"),
                                         "--until", "2026-01-05T10:01:00Z"])
     assert res.exit_code == 0, res.output
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
@@ -82,12 +90,12 @@ def test_collect_group_lists_local_and_cloudwatch():
 
 
 @needs_ingest
-def test_console_script_subprocess():
+def test_console_script_subprocess(events_file):
     assert SCRIPT.is_file()
     proc = subprocess.run([str(SCRIPT), "query", "--format", "json", "--start", "1767607260", "--end", "1767607320",
-                           "stats count(*) as n", str(CASE)], capture_output=True, text=True, timeout=120, check=False)
+                           "stats count(*) as n", str(events_file)], capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == [{"n": 3}]
-    bad = subprocess.run([str(SCRIPT), "query", "stats nope(x)", str(CASE)], capture_output=True, text=True,
+    bad = subprocess.run([str(SCRIPT), "query", "stats nope(x)", str(events_file)], capture_output=True, text=True,
                          timeout=120, check=False)
     assert bad.returncode == 2 and "unsupported function 'nope'" in bad.stderr

@@ -1,0 +1,133 @@
+"""Logs Insights engine benchmark: figures side by side with the named alternatives, as ratios.
+
+Generates N emitter-shaped events (received/claimed/succeeded/... records with the contract's
+keys, plus REPORT lines) straight into a DuckDB ``events`` table (the ingest is measured by the
+ingest's own benchmark), then times:
+
+1. every standard query (collector/queries/*.insights) through ``run_query`` (uncapped), with
+   fields read from ``@json`` and with hot fields materialised as columns;
+2. the outcomes table three ways: the engine, a hand-written DuckDB SQL statement over the same
+   table (the practical floor), and pandas (``json.loads`` per line + ``groupby``, the usual
+   notebook approach).
+
+Run: ``.venv/bin/python benchmarks/insights_bench.py [--events 1000000]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+HOT = ("outcome", "service", "operation", "event_source", "idempotency_key", "idempotency_status",
+       "schema_version", "attempt", "record_age_ms")
+
+
+def build(con, n: int, hot: tuple[str, ...]) -> None:
+    from collector.insights.compiler import EVENT_COLUMN_TYPES
+
+    cols = list(EVENT_COLUMN_TYPES.items()) + [(h, "JSON") for h in hot]
+    con.execute("CREATE OR REPLACE TABLE events (" + ", ".join(f'"{c}" {t}' for c, t in cols) + ")")
+    outcomes = "['received','claimed','succeeded','duplicate_completed','retryable_failure','poison_message'," \
+               "'payload_conflict','duplicate_in_progress']"
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE gen AS
+        SELECT i, 1767607200000 + i * 7 AS ts,
+               {outcomes}[CAST(1 + (hash(i) % 8) AS BIGINT)] AS outcome,
+               'svc' || (i % 3) AS service, 'Op' || (i % 5) AS operation,
+               'k' || (hash(i * 31) % (greatest({n} // 4, 1))) AS ikey,
+               1 + (hash(i * 7) % 3) AS attempt, (hash(i * 13) % 5000) AS age
+        FROM range({n}) t(i)""")
+    doc = ("json_object('level','INFO','message','x','service',service,'operation',operation,'schema_version','1',"
+           "'outcome',outcome,'event_source','sqs','idempotency_key',ikey,"
+           "'idempotency_status', CASE outcome WHEN 'claimed' THEN 'IN_PROGRESS' WHEN 'succeeded' THEN 'COMPLETED' END,"
+           "'attempt',attempt,'record_age_ms',age,'error_code', CASE WHEN outcome LIKE '%failure' THEN 'Throttled' END,"
+           "'in_progress_expires_at_ms', CASE outcome WHEN 'claimed' THEN ts + 60000 END)")
+    hot_sql = "".join(f", json_extract(j, '$.{h}')" for h in hot)
+    con.execute(f"""
+        INSERT INTO events SELECT ts, CAST(j AS VARCHAR), 'stream', '/aws/lambda/bench', ts, NULL, NULL, NULL, NULL,
+               NULL, NULL, NULL, i, j{hot_sql}
+        FROM (SELECT *, {doc} AS j FROM gen)""")
+    # one REPORT line per 10 events
+    con.execute("""
+        INSERT INTO events ("@timestamp", "@message", "@log", "@type", "@duration", "@maxMemoryUsed", "@seq")
+        SELECT ts + 1, 'REPORT RequestId: x' || i || '\tDuration: 12.0 ms', '/aws/lambda/bench', 'REPORT',
+               (hash(i) % 900) / 3.0, 70e6, i + 1000000000 FROM gen WHERE i % 10 = 0""")
+
+
+def timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def main() -> None:
+    import duckdb
+    import pandas as pd
+
+    from collector.collect import load_standard_queries
+    from collector.insights import run_query
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--events", type=int, default=200_000)
+    args = ap.parse_args()
+    queries = load_standard_queries()
+    print(f"events: {args.events:,} emitter records + {args.events // 10:,} REPORT lines")
+    results = {}
+    for label, hot in (("@json only", ()), ("hot columns", HOT)):
+        con = duckdb.connect()
+        build(con, args.events, hot)
+        total = 0.0
+        per = {}
+        for name, text in queries.items():
+            t, res = timed(lambda text=text: run_query(con, text, limit_cap=None))
+            per[name] = (t, len(res.rows))
+            total += t
+        results[label] = (total, per, con)
+        print(f"\nstandard queries, {label}: {total:.2f} s total")
+        for name, (t, rows) in per.items():
+            print(f"  {name:18s} {t:7.3f} s  {rows:>9,} rows")
+
+    con = results["hot columns"][2]
+    engine_t, res = timed(lambda: run_query(con, queries["outcomes"], limit_cap=None))
+    sql = """SELECT epoch_ms((("@timestamp") // 60000) * 60000) AS time, service->>'$' AS service,
+                    operation->>'$' AS operation, event_source->>'$' AS event_source, outcome->>'$' AS outcome,
+                    count(*) AS events
+             FROM events WHERE schema_version IS NOT NULL AND outcome IS NOT NULL GROUP BY ALL"""
+    raw_t, raw = timed(lambda: con.execute(sql).fetchall())
+    assert len(raw) == len(res.rows), (len(raw), len(res.rows))
+    n_pandas = min(args.events, 200_000)
+    messages = [r[0] for r in con.execute('SELECT "@message" FROM events ORDER BY "@seq" LIMIT $1',
+                                          [n_pandas]).fetchall()]
+
+    def pandas_outcomes():
+        rows = []
+        for m in messages:
+            try:
+                d = json.loads(m)
+            except ValueError:
+                continue
+            if "schema_version" in d and "outcome" in d:
+                rows.append(d)
+        df = pd.DataFrame(rows)
+        df["time"] = pd.to_datetime(df["timestamp"] if "timestamp" in df else 0, utc=True, errors="coerce")
+        return df.groupby(["service", "operation", "event_source", "outcome"]).size()
+
+    pandas_t, _ = timed(pandas_outcomes)
+    pandas_scaled = pandas_t * args.events / n_pandas
+    print("\noutcomes table (hot columns):")
+    print(f"  engine (run_query)          {engine_t:7.3f} s   1.00x")
+    print(f"  hand-written DuckDB SQL     {raw_t:7.3f} s   engine/handwritten = {engine_t / raw_t:.2f}x")
+    print(f"  pandas json.loads+groupby   {pandas_scaled:7.3f} s   (measured on {n_pandas:,}, scaled) "
+          f"pandas/engine = {pandas_scaled / engine_t:.1f}x")
+    j, h = results["@json only"][0], results["hot columns"][0]
+    print(f"\nall standard queries: @json only {j:.2f} s vs hot columns {h:.2f} s  ({j / h:.2f}x)")
+
+
+if __name__ == "__main__":
+    main()
