@@ -85,7 +85,7 @@ def main() -> None:
         total = 0.0
         per = {}
         for name, text in queries.items():
-            t, res = timed(lambda text=text: run_query(con, text, limit_cap=None))
+            t, res = timed(lambda text=text, con=con: run_query(con, text, limit_cap=None))
             per[name] = (t, len(res.rows))
             total += t
         results[label] = (total, per, con)
@@ -115,7 +115,7 @@ def main() -> None:
             if "schema_version" in d and "outcome" in d:
                 rows.append(d)
         df = pd.DataFrame(rows)
-        df["time"] = pd.to_datetime(df["timestamp"] if "timestamp" in df else 0, utc=True, errors="coerce")
+        df["time"] = pd.to_datetime(df.get("timestamp", 0), utc=True, errors="coerce")
         return df.groupby(["service", "operation", "event_source", "outcome"]).size()
 
     pandas_t, _ = timed(pandas_outcomes)
