@@ -5,7 +5,8 @@ Rules, in order (first match wins), on the first ``SNIFF_BYTES`` bytes:
    ``"events"`` key appears -> filter-log-events / get-log-events output;
 2. the first line is a CSV header naming ``timestamp`` (or ``@timestamp``) and ``message`` ->
    console CSV export;
-3. every non-blank sampled line starts ``<ISO-8601 timestamp> `` -> export-to-S3;
+3. the first non-blank line and at least half of the sampled lines start ``<ISO-8601 timestamp> `` (and
+   not all of them look like Lambda text ``<ts>\t<request id>`` lines) -> export-to-S3;
 4. a complete JSON object line with ``"type": "platform.*"`` -> Lambda JSON log format;
 5. Lambda text markers (START/END/REPORT/INIT_START lines, ``[LEVEL]\\t<ts>\\t`` runtime lines)
    together with a continuation line (a traceback or pretty-printed line that starts no event), or in a
@@ -29,7 +30,7 @@ LAMBDA_TEXT_START = re.compile(
     r"EXTENSION\t|TELEMETRY\t|LOGS\t|"
     r"\[(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\](?:\t| )|"
     r"RequestId: \S+ Error: |"
-    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z[\t ]\S+[\t ])"
+    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z[\t ][0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}[\t ])"
 )
 """A line that starts a new Lambda text-format event (platform line, runtime log line, runtime error)."""
 
@@ -62,7 +63,9 @@ def sniff(head: bytes, name: str = "") -> LogFormat:
     if _CSV_HEADER.match(first):
         return LogFormat.CONSOLE_CSV
     sample = nonblank[:200]
-    if sample and all(ISO_PREFIX.match(ln) for ln in sample) and not all(LAMBDA_TEXT_START.match(ln) for ln in sample):
+    stamped = [ln for ln in sample if ISO_PREFIX.match(ln)]
+    if (sample and ISO_PREFIX.match(sample[0]) and 2 * len(stamped) >= len(sample)
+            and not all(LAMBDA_TEXT_START.match(ln) for ln in sample)):
         return LogFormat.EXPORT_S3
     json_lines = [ln for ln in sample if ln.lstrip().startswith("{") and _is_json_object(ln)]
     for ln in json_lines[:50]:
