@@ -56,8 +56,58 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, Mapping
 
-_dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
-_dumps_str = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+
+
+def _no_default(o: Any) -> Any:
+    raise TypeError(f"{type(o).__name__} is not JSON serializable")
+
+
+_esc = json.encoder.encode_basestring_ascii  # str -> quoted, escaped JSON string (C)
+_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+if _c_make_encoder is not None:
+    # The C encoder called directly: json.dumps/JSONEncoder.encode add ~2 us of Python-level overhead per call.
+    # No circular-reference markers: every value is built or sanitized (depth-limited copies) by the emitter.
+    _encode_c = _c_make_encoder(None, _no_default, json.encoder.encode_basestring_ascii, None, ":", ",",
+                                False, False, False)
+
+    def _dumps(o: Any) -> str:
+        return "".join(_encode_c(o, 0))
+else:  # pragma: no cover - other interpreters
+    _dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+
+# Plain-str copies of enum values: Enum.value goes through a descriptor (~0.5 us each) on the hot path.
+_K_ATTEMPT = LogKey.ATTEMPT.value
+_K_COLD_START = LogKey.COLD_START.value
+_K_CORRELATION_ID = LogKey.CORRELATION_ID.value
+_K_ERROR_CLASS = LogKey.ERROR_CLASS.value
+_K_ERROR_CODE = LogKey.ERROR_CODE.value
+_K_EVENT_ID = LogKey.EVENT_ID.value
+_K_EVENT_SOURCE = LogKey.EVENT_SOURCE.value
+_K_FUNCTION_NAME = LogKey.FUNCTION_NAME.value
+_K_FUNCTION_REQUEST_ID = LogKey.FUNCTION_REQUEST_ID.value
+_K_IDEMPOTENCY_KEY = LogKey.IDEMPOTENCY_KEY.value
+_K_IDEMPOTENCY_STATUS = LogKey.IDEMPOTENCY_STATUS.value
+_K_IN_PROGRESS_EXPIRES_AT_MS = LogKey.IN_PROGRESS_EXPIRES_AT_MS.value
+_K_OPERATION = LogKey.OPERATION.value
+_K_OUTCOME = LogKey.OUTCOME.value
+_K_RECORD_AGE_MS = LogKey.RECORD_AGE_MS.value
+_K_REMAINING_TIME_MS = LogKey.REMAINING_TIME_MS.value
+_K_RETRYABLE = LogKey.RETRYABLE.value
+_K_SCHEMA_VERSION = LogKey.SCHEMA_VERSION.value
+_K_SERVICE = LogKey.SERVICE.value
+_K_SIDE_EFFECT_REF = LogKey.SIDE_EFFECT_REF.value
+_K_TENANT_ID = LogKey.TENANT_ID.value
+_K_WARNING_CODE = LogKey.WARNING_CODE.value
+_K_XRAY_TRACE_ID = LogKey.XRAY_TRACE_ID.value
+_M_RECORD_AGE = Metric.RECORD_AGE.value
+_M_REDELIVERY = Metric.REDELIVERY.value
+_M_REMAINING_TIME_AT_SIDE_EFFECT = Metric.REMAINING_TIME_AT_SIDE_EFFECT.value
+_U_COUNT, _U_MS = Unit.COUNT.value, Unit.MILLISECONDS.value
+_ES_VALUE = {e: e.value for e in EventSource}
+_OUTCOME_VALUE = {o: o.value for o in Outcome}
+_OUTCOME_METRIC_NAME = {o: (m.value if m is not None else None) for o, m in OUTCOME_METRIC.items()}
+_REMAINING_OUTCOMES = frozenset({Outcome.SIDE_EFFECT_STARTED, Outcome.TIMEOUT_BUDGET_ABORT, Outcome.COLD_START})
+_MAX_FIELD = C.MAX_LOG_FIELD_CHARS
 
 DEFAULT_OPERATION = "default"
 """Operation dimension value for outcomes recorded outside any invocation without an explicit operation."""
@@ -101,9 +151,9 @@ _STATUS_VALUES = frozenset(s.value for s in IdempotencyStatus)
 _ERROR_CLASS_VALUES = frozenset(c.value for c in ErrorClass)
 _CONTRACT_METRICS = frozenset(m.value for m in Metric)
 _MS_METRICS = frozenset(m.value for m in Metric if m.unit is Unit.MILLISECONDS)
-_EMF_PROPS = (LogKey.FUNCTION_NAME.value, LogKey.FUNCTION_REQUEST_ID.value)
+_EMF_PROPS = (_K_FUNCTION_NAME, _K_FUNCTION_REQUEST_ID)
 _SERVICE, _OPERATION, _EVENT_SOURCE = Dimension.SERVICE.value, Dimension.OPERATION.value, Dimension.EVENT_SOURCE.value
-_ROOT_RESERVED = frozenset({"_aws", _SERVICE, _OPERATION, _EVENT_SOURCE, *_EMF_PROPS, LogKey.SCHEMA_VERSION.value})
+_ROOT_RESERVED = frozenset({"_aws", _SERVICE, _OPERATION, _EVENT_SOURCE, *_EMF_PROPS, _K_SCHEMA_VERSION})
 
 
 def _default_clock() -> int:
@@ -183,6 +233,9 @@ class Emitter:
         self.event_source_dimension = event_source_dimension
         self.classifier = classifier or ErrorClassifier()
         self._redacted = normalized_set(redact_keys) | normalized_set(C.PAYLOAD_PROPERTY_NAMES)
+        self._redact_cache: dict[str, bool] = {}
+        self._valid_ops: set[str] = set()
+        self._group_cache: dict[tuple[Any, ...], tuple[dict[str, str], list[list[str]]]] = {}
         self._hasher = KeyHasher(key_tenant_separator, key_hash_salt) if hash_idempotency_keys else None
         self._lock = threading.RLock()
         self._groups: dict[tuple[str | None, str | None], dict[str, emf.MetricSeries]] = {}
@@ -270,9 +323,12 @@ class Emitter:
             now = self.clock()
             info = InvocationInfo(context, self.clock, now)
             op = operation if operation is not None else self._default_operation
-            if reason := emf.check_dimension_value(op):
-                problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{_OPERATION}", reason)
-                op = None
+            if op not in self._valid_ops:
+                if reason := emf.check_dimension_value(op):
+                    problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{_OPERATION}", reason)
+                    op = None
+                elif len(self._valid_ops) < 256:
+                    self._valid_ops.add(op)
             info.operation = op
             info.event_source = detect_source(event) if event is not None else None
             with self._lock:
@@ -290,7 +346,8 @@ class Emitter:
             self._count_warning(C.WarningCode.INTERNAL_ERROR, 1)
             self._stderr(f"idemwatch: invocation start failed: {type(exc).__name__}")
             return self._inv
-        self._report(problems)
+        if problems:
+            self._report(problems)
         if info.cold_start:
             self.record_outcome(Outcome.COLD_START, remaining_time_ms=info.remaining_ms())
         return prev
@@ -488,27 +545,29 @@ class Emitter:
         """
         problems = _Problems()
         try:
-            try:
-                outcome = Outcome(outcome)
-            except ValueError:
-                problems.add(C.WarningCode.INVALID_PROPERTY, "outcome", "not an Outcome value; nothing recorded")
-                self._report(problems)
-                return
+            if outcome.__class__ is not Outcome:
+                try:
+                    outcome = Outcome(outcome)
+                except ValueError:
+                    problems.add(C.WarningCode.INVALID_PROPERTY, "outcome", "not an Outcome value; nothing recorded")
+                    self._report(problems)
+                    return
             line, metric_value, op, es = self._build_record(outcome, record, key, props, problems)
-            self._report(problems)  # strict raises here, before anything is written
-            metric = OUTCOME_METRIC[outcome]
+            if problems:
+                self._report(problems)  # strict raises here, before anything is written
+            metric = _OUTCOME_METRIC_NAME[outcome]
             with self._lock:
                 if metric is not None:
-                    if metric is Metric.REMAINING_TIME_AT_SIDE_EFFECT:
+                    if metric is _M_REMAINING_TIME_AT_SIDE_EFFECT:
                         if metric_value is not None:
-                            self._add(op, es, metric.value, Unit.MILLISECONDS.value, 60, metric_value, False)
+                            self._add(op, es, metric, _U_MS, 60, metric_value, False)
                     else:
-                        self._add(op, es, metric.value, Unit.COUNT.value, 60, 1, True)
+                        self._add(op, es, metric, _U_COUNT, 60, 1, True)
                 if outcome is Outcome.RECEIVED and isinstance(record, EventRecord):
                     if record.attempt > 1:
-                        self._add(op, es, Metric.REDELIVERY.value, Unit.COUNT.value, 60, 1, True)
+                        self._add(op, es, _M_REDELIVERY, _U_COUNT, 60, 1, True)
                     if metric_value is not None:
-                        self._add(op, es, Metric.RECORD_AGE.value, Unit.MILLISECONDS.value, 60, metric_value, False)
+                        self._add(op, es, _M_RECORD_AGE, _U_MS, 60, metric_value, False)
                 self._write([line])
         except EmfValidationError:
             raise
@@ -526,15 +585,18 @@ class Emitter:
         op = inv.operation if inv is not None else self._default_operation
         rec = record if isinstance(record, EventRecord) else None
         explicit_status = False
-        f: dict[str, Any] = {LogKey.OUTCOME.value: outcome.value}
+        f: dict[str, Any] = {_K_OUTCOME: _OUTCOME_VALUE[outcome]}
         es = rec.event_source if rec is not None else (inv.event_source if inv is not None else None)
         if es is not None:
-            f[LogKey.EVENT_SOURCE.value] = es.value if isinstance(es, EventSource) else es
+            es = _ES_VALUE.get(es, es)
+            f[_K_EVENT_SOURCE] = es
         if rec is not None:
-            if rec.event_id is not None:
-                f[LogKey.EVENT_ID.value] = self._field(rec.event_id, LogKey.EVENT_ID.value, problems)
+            eid = rec.event_id
+            if eid is not None:
+                f[_K_EVENT_ID] = eid if eid.__class__ is str and len(eid) <= _MAX_FIELD else self._field(
+                    eid, _K_EVENT_ID, problems)
         elif record is not None:
-            f[LogKey.EVENT_ID.value] = self._field(record, LogKey.EVENT_ID.value, problems)
+            f[_K_EVENT_ID] = self._field(record, _K_EVENT_ID, problems)
 
         if props:
             if "operation" in props:
@@ -545,85 +607,91 @@ class Emitter:
                     elif o != op:
                         op = o
                         static = self._static_json(inv, op)
-            st = props.pop(LogKey.IDEMPOTENCY_STATUS.value, None)
+            st = props.pop(_K_IDEMPOTENCY_STATUS, None)
             if st is not None:
                 st = getattr(st, "value", st)
                 if st in _STATUS_VALUES:
                     status, explicit_status = st, True
                 else:
-                    problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.IDEMPOTENCY_STATUS.value,
+                    problems.add(C.WarningCode.INVALID_PROPERTY, _K_IDEMPOTENCY_STATUS,
                                  "not an IdempotencyStatus value")
-            r = props.pop(LogKey.RETRYABLE.value, None)
+            r = props.pop(_K_RETRYABLE, None)
             if r is not None:
                 retryable = bool(r)
-            ec = props.pop(LogKey.ERROR_CLASS.value, None)
+            ec = props.pop(_K_ERROR_CLASS, None)
             if ec is not None:
                 ec = getattr(ec, "value", ec)
                 if ec in _ERROR_CLASS_VALUES:
                     error_class = ec
                 else:
-                    problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.ERROR_CLASS.value, "not an ErrorClass value")
-            code = props.pop(LogKey.ERROR_CODE.value, None)
+                    problems.add(C.WarningCode.INVALID_PROPERTY, _K_ERROR_CLASS, "not an ErrorClass value")
+            code = props.pop(_K_ERROR_CODE, None)
             if code is not None:
-                error_code = self._field(code, LogKey.ERROR_CODE.value, problems)
+                error_code = self._field(code, _K_ERROR_CODE, problems)
             exp = props.pop("expires_at_ms", None)
             if exp is None:
-                exp = props.pop(LogKey.IN_PROGRESS_EXPIRES_AT_MS.value, None)
+                exp = props.pop(_K_IN_PROGRESS_EXPIRES_AT_MS, None)
         else:
             exp = None
 
         k = key if key is not None else (rec.idempotency_key if rec is not None else None)
         if k is not None:
-            f[LogKey.IDEMPOTENCY_KEY.value] = self._key(k, problems)
+            f[_K_IDEMPOTENCY_KEY] = k if (k.__class__ is str and self._hasher is None and len(k) <= _MAX_FIELD) \
+                else self._key(k, problems)
         if status is not None and (k is not None or explicit_status):  # a status describes a key's record
-            f[LogKey.IDEMPOTENCY_STATUS.value] = status
+            f[_K_IDEMPOTENCY_STATUS] = status
         if exp is not None:
             v, reason = emf.coerce_metric_value(exp)
             if reason is None:
-                f[LogKey.IN_PROGRESS_EXPIRES_AT_MS.value] = int(v)  # type: ignore[arg-type]
+                f[_K_IN_PROGRESS_EXPIRES_AT_MS] = int(v)  # type: ignore[arg-type]
             else:
-                problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.IN_PROGRESS_EXPIRES_AT_MS.value, reason)
+                problems.add(C.WarningCode.INVALID_PROPERTY, _K_IN_PROGRESS_EXPIRES_AT_MS, reason)
         if error_code is not None:
-            f[LogKey.ERROR_CODE.value] = error_code
+            f[_K_ERROR_CODE] = error_code
         if error_class is not None:
-            f[LogKey.ERROR_CLASS.value] = error_class
+            f[_K_ERROR_CLASS] = error_class
         if retryable is not None:
-            f[LogKey.RETRYABLE.value] = retryable
+            f[_K_RETRYABLE] = retryable
         if rec is not None:
-            f[LogKey.ATTEMPT.value] = rec.attempt
-            corr = props.pop(LogKey.CORRELATION_ID.value, None) if props else None
+            f[_K_ATTEMPT] = rec.attempt
+            corr = props.pop(_K_CORRELATION_ID, None) if props else None
             corr = corr if corr is not None else rec.correlation_id
             if corr is not None:
-                f[LogKey.CORRELATION_ID.value] = self._field(corr, LogKey.CORRELATION_ID.value, problems)
+                f[_K_CORRELATION_ID] = self._field(corr, _K_CORRELATION_ID, problems)
 
         metric_value: float | None = None
         if outcome is Outcome.RECEIVED and rec is not None:
             if rec.record_age_ms is not None:
                 metric_value, reason = emf.coerce_metric_value(rec.record_age_ms)
                 if reason is None:
-                    f[LogKey.RECORD_AGE_MS.value] = metric_value
+                    f[_K_RECORD_AGE_MS] = metric_value
                 else:
-                    problems.add(C.WarningCode.INVALID_METRIC_VALUE, Metric.RECORD_AGE.value, reason)
+                    problems.add(C.WarningCode.INVALID_METRIC_VALUE, _M_RECORD_AGE, reason)
             for dk, dv in rec.details.items():
-                if dv is not None and isinstance(dk, str) and dk not in f and dk not in _RESERVED_KEYS:
-                    props.setdefault(dk, dv)
-        if props and LogKey.REMAINING_TIME_MS.value in props:
-            rem = props.pop(LogKey.REMAINING_TIME_MS.value)
-        elif outcome in (Outcome.SIDE_EFFECT_STARTED, Outcome.TIMEOUT_BUDGET_ABORT, Outcome.COLD_START):
+                if dv is not None and dk not in f and dk not in props and dk not in _RESERVED_KEYS:
+                    if self._is_redacted(dk):
+                        f[dk] = REDACTED
+                    elif dv.__class__ in (str, int) and (dv.__class__ is int or len(dv) <= _MAX_FIELD):
+                        f[dk] = dv  # adapter-made bounded values: no sanitizing needed
+                    else:
+                        props[dk] = dv
+        if props and _K_REMAINING_TIME_MS in props:
+            rem = props.pop(_K_REMAINING_TIME_MS)
+        elif outcome in _REMAINING_OUTCOMES:
             rem = inv.remaining_ms() if inv is not None else None
         else:
             rem = None
         if rem is not None:
             v, reason = emf.coerce_metric_value(rem)
             if reason is None and v >= 0:  # type: ignore[operator]
-                f[LogKey.REMAINING_TIME_MS.value] = v
+                f[_K_REMAINING_TIME_MS] = v
                 if outcome is Outcome.SIDE_EFFECT_STARTED:
                     metric_value = v
             else:
-                problems.add(C.WarningCode.INVALID_METRIC_VALUE, Metric.REMAINING_TIME_AT_SIDE_EFFECT.value,
+                problems.add(C.WarningCode.INVALID_METRIC_VALUE, _M_REMAINING_TIME_AT_SIDE_EFFECT,
                              reason or "negative remaining time")
         if props:
-            for name in (LogKey.SIDE_EFFECT_REF.value, LogKey.TENANT_ID.value):
+            for name in (_K_SIDE_EFFECT_REF, _K_TENANT_ID):
                 if name in props:
                     v = props.pop(name)
                     if v is not None:
@@ -633,7 +701,7 @@ class Emitter:
         line = self._line(level, message, static, f)
         if len(line) > C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM:
             line = self._shrink(level, message, static, f, problems)
-        return line, metric_value, op, (es.value if isinstance(es, EventSource) else es) if self.event_source_dimension else None
+        return line, metric_value, op, es if self.event_source_dimension else None
 
     # ------------------------------------------------------------------ record helpers
     def _field(self, value: Any, name: str, problems: _Problems) -> str:
@@ -650,21 +718,29 @@ class Emitter:
         if not isinstance(key, str):
             key = str(key) if isinstance(key, (int, float)) and not isinstance(key, bool) else None
             if key is None:
-                problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.IDEMPOTENCY_KEY.value, "key must be a string")
+                problems.add(C.WarningCode.INVALID_PROPERTY, _K_IDEMPOTENCY_KEY, "key must be a string")
                 return "<invalid>"
         if self._hasher is not None:
             return self._hasher(key)
-        return self._field(key, LogKey.IDEMPOTENCY_KEY.value, problems)
+        return self._field(key, _K_IDEMPOTENCY_KEY, problems)
 
     def _extra_props(self, f: dict[str, Any], props: dict[str, Any], problems: _Problems) -> None:
         for name, value in props.items():
             if name in _RESERVED_KEYS:
                 problems.add(C.WarningCode.NAME_CONFLICT, f"property:{name}", "the emitter owns this log key")
                 continue
-            if normalize_name(name) in self._redacted:
+            if self._is_redacted(name):
                 f[name] = REDACTED
                 continue
             f[name] = _sanitize(value, self._redacted, problems, name, 0)
+
+    def _is_redacted(self, name: str) -> bool:
+        hit = self._redact_cache.get(name)
+        if hit is None:
+            hit = normalize_name(name) in self._redacted
+            if len(self._redact_cache) < 1024:
+                self._redact_cache[name] = hit
+        return hit
 
     def _line(self, level: str, message: str, static: str, f: dict[str, Any]) -> str:
         body = _dumps(f)
@@ -694,20 +770,21 @@ class Emitter:
         return f"{prefix}.{frac:03d}Z"
 
     def _static_json(self, inv: InvocationInfo | None, operation: str | None) -> str:
-        """Invocation-constant keys, serialized once per invocation."""
-        s: dict[str, Any] = {LogKey.SERVICE.value: self.service}
+        """Invocation-constant keys, serialized once per invocation (string concatenation of C-escaped values:
+        this runs on every invocation)."""
+        parts = [f'"{_K_SERVICE}":{_esc(self.service)}']
         if inv is not None:
-            s[LogKey.COLD_START.value] = inv.cold_start
+            parts.append(f'"{_K_COLD_START}":{"true" if inv.cold_start else "false"}')
             if inv.function_name:
-                s[LogKey.FUNCTION_NAME.value] = inv.function_name
+                parts.append(f'"{_K_FUNCTION_NAME}":{_esc(inv.function_name)}')
             if inv.request_id:
-                s[LogKey.FUNCTION_REQUEST_ID.value] = inv.request_id
+                parts.append(f'"{_K_FUNCTION_REQUEST_ID}":{_esc(inv.request_id)}')
             if inv.xray_trace_id:
-                s[LogKey.XRAY_TRACE_ID.value] = inv.xray_trace_id
+                parts.append(f'"{_K_XRAY_TRACE_ID}":{_esc(inv.xray_trace_id)}')
         if operation is not None:
-            s[LogKey.OPERATION.value] = operation
-        s[LogKey.SCHEMA_VERSION.value] = SCHEMA_VERSION
-        return _dumps(s)[1:-1]
+            parts.append(f'"{_K_OPERATION}":{_esc(operation)}')
+        parts.append(f'"{_K_SCHEMA_VERSION}":"{SCHEMA_VERSION}"')
+        return ",".join(parts)
 
     # ------------------------------------------------------------------ metrics
     def _add(self, op: str | None, es: str | None, name: str, unit: str, resolution: int, value: float | int,
@@ -808,26 +885,37 @@ class Emitter:
                     props[_EMF_PROPS[0]] = inv.function_name
                 if inv.request_id:
                     props[_EMF_PROPS[1]] = inv.request_id
-            props[LogKey.SCHEMA_VERSION.value] = SCHEMA_VERSION
+            props[_K_SCHEMA_VERSION] = SCHEMA_VERSION
             lines: list[str] = []
             for (op, es), series in groups.items():
-                dims: dict[str, str] = {}
-                if self._service_dim is not None:
-                    dims[_SERVICE] = self._service_dim
-                if op is not None:
-                    dims[_OPERATION] = op
-                if es is not None:
-                    dims[_EVENT_SOURCE] = es
-                base_sets = list(DIMENSION_SETS) + ([EVENT_SOURCE_DIMENSION_SET] if es is not None else [])
-                sets: list[list[str]] = []
-                for bs in base_sets:
-                    s = [d for d in bs if d in dims] + list(self._dimensions)
-                    if s not in sets:
-                        sets.append(s)
-                dims.update(self._dimensions)
-                lines.extend(emf.build_documents(self.namespace, dims, sets, series.values(), ts, props))
+                dims, sets = self._group_dimensions(op, es)
+                lines.extend(emf.build_documents(self.namespace, dims, sets, list(series.values()), ts, props))
             self._write(lines)
             return lines
+
+    def _group_dimensions(self, op: str | None, es: str | None) -> tuple[dict[str, str], list[list[str]]]:
+        """Root dimension members and dimension sets of a group (cached; custom dimensions are part of the key)."""
+        key = (op, es, tuple(self._dimensions.items()))
+        hit = self._group_cache.get(key)
+        if hit is not None:
+            return hit
+        dims: dict[str, str] = {}
+        if self._service_dim is not None:
+            dims[_SERVICE] = self._service_dim
+        if op is not None:
+            dims[_OPERATION] = op
+        if es is not None:
+            dims[_EVENT_SOURCE] = es
+        base_sets = list(DIMENSION_SETS) + ([EVENT_SOURCE_DIMENSION_SET] if es is not None else [])
+        sets: list[list[str]] = []
+        for bs in base_sets:
+            s = [d for d in bs if d in dims] + list(self._dimensions)
+            if s not in sets:
+                sets.append(s)
+        dims.update(self._dimensions)
+        if len(self._group_cache) < 256:
+            self._group_cache[key] = (dims, sets)
+        return dims, sets
 
     def pending(self) -> dict[tuple[str | None, str | None], dict[str, list[float | int]]]:
         """Metrics not yet flushed: {(operation, event_source|None): {metric name: values}} (Count metrics summed)."""
@@ -864,7 +952,7 @@ class Emitter:
         inv = self._inv
         static = inv.static_json if inv is not None else self._idle_static
         f = {
-            LogKey.WARNING_CODE.value: problems[0][0],
+            _K_WARNING_CODE: problems[0][0],
             "idemwatch_dropped": [{"code": c, "element": e, "reason": r} for c, e, r in problems],
         }
         self._write([self._line("WARNING", "idemwatch dropped or fixed invalid input", static, f)])

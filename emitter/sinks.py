@@ -36,8 +36,11 @@ class StdoutSink:
 
     def write_lines(self, lines: Iterable[str]) -> None:
         out = sys.stdout
-        out.write("".join(line + "\n" for line in lines))
-        out.flush()
+        if isinstance(lines, list) and len(lines) == 1:
+            out.write(lines[0] + "\n")
+        else:
+            out.write("".join(line + "\n" for line in lines))
+        out.flush()  # a Lambda killed at its timeout must not lose buffered records
 
 
 class StreamSink:
