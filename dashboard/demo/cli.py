@@ -62,7 +62,8 @@ def demo(out: Path, seed: int, events: int, duration: int, start: str | None, no
 
     from .simulate import run_demo
 
-    console = Console()
+    # piped output (CI logs, scripts) gets a fixed wide table rather than rich's 80-column default
+    console = Console() if sys.stdout.isatty() else Console(width=140)
     start_ms = _parse_start(start)
     with console.status(f"simulating {events:,} events over {duration:,} s (seed {seed})..."):
         truth = run_demo(out, seed=seed, events=events, duration_s=duration, start_ms=start_ms)
@@ -94,17 +95,22 @@ def _print_summary(console, truth, out: Path) -> None:  # type: ignore[no-untype
 
     from .compare import counts_from_tables, mismatches, truth_counts
 
-    table = Table(title=f"demo fleet, service {truth.service!r} (ground truth)", show_lines=False)
-    table.add_column("function")
-    table.add_column("invocations", justify="right")
-    table.add_column("cold", justify="right")
-    table.add_column("timeouts", justify="right")
-    for name, _ in _COLUMNS:
-        table.add_column(name, justify="right")
-    table.add_column("stuck keys", justify="right")
-    for fn, ft in truth.functions.items():
-        cells = [str(sum(ft.outcomes.get(o.value, 0) for o in outs)) for _, outs in _COLUMNS]
-        table.add_row(fn, str(ft.invocations), str(ft.cold_starts), str(ft.timeouts), *cells, str(len(ft.stuck_keys)))
+    table = Table(title=f"demo fleet, service {truth.service!r}: ground truth (outcome records, invocations)")
+    table.add_column("signal")
+    for fn in truth.functions:
+        table.add_column(fn, justify="right")
+    table.add_column("total", justify="right")
+
+    def row(label: str, values: list[int]) -> None:
+        table.add_row(label, *(f"{v:,}" for v in values), f"{sum(values):,}")
+
+    fts = list(truth.functions.values())
+    row("invocations", [ft.invocations for ft in fts])
+    row("cold starts", [ft.cold_starts for ft in fts])
+    row("timeouts", [ft.timeouts for ft in fts])
+    for name, outs in _COLUMNS:
+        row(name, [sum(ft.outcomes.get(o.value, 0) for o in outs) for ft in fts])
+    row("stuck keys", [len(ft.stuck_keys) for ft in fts])
     console.print(table)
     try:
         diff = mismatches(truth_counts(truth), counts_from_tables(out))

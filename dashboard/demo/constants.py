@@ -39,7 +39,7 @@ OPERATIONS: dict[str, str] = {
 
 # --------------------------------------------------------------------------- defaults (sizes)
 DEFAULT_SEED = 7
-DEFAULT_EVENTS = 6_000
+DEFAULT_EVENTS = 10_000
 """Source events (orders + ledger records + API requests + payments) over the whole run."""
 DEFAULT_DURATION_S = 3 * 3600
 """Three simulated hours: enough 1-minute bins for time series and alarm backtests."""

@@ -18,6 +18,7 @@ concurrent duplicates, whose interleaving is fixed by a :class:`~.handlers.commo
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import heapq
 import itertools
@@ -311,11 +312,15 @@ class StreamSource:
         if shard.poll_at is None and shard.busy_until <= t:
             self._schedule(shard, t + self.rng.randint(100, 1_000))  # pollers read each shard about once a second
 
+    def put_at(self, entry: Any, partition_key: str, entry_id: str, poison: bool, duplicate: bool, t: int) -> None:
+        """:meth:`put` with the time last (a scheduler callback)."""
+        self.put(t, entry, partition_key, entry_id, poison=poison, duplicate=duplicate)
+
     def _schedule(self, shard: _Shard, t: int) -> None:
         shard.poll_at = t
-        self.f.sched.at(t, LEDGER_STREAM, lambda now, s=shard: self._poll(s, now))
+        self.f.sched.at(t, LEDGER_STREAM, functools.partial(self._poll, shard))
 
-    def _poll(self, shard: _Shard, t: int) -> None:
+    def _poll(self, shard: _Shard, t: int) -> None:  # (shard, now) so functools.partial can bind the shard
         shard.poll_at = None
         ready = [r for r in shard.records[shard.position:shard.position + self.cfg.stream_batch_size]
                  if r.arrival_ms <= t]
@@ -508,14 +513,13 @@ class Fleet:
                 elif fault is Fault.STREAM_DUPLICATE_RECORD:  # the producer's retry wrote it twice
                     dt = rng.randint(50, 2_000)
                     self.sched.at(t + dt, LEDGER_STREAM,
-                                  lambda now, d=data, a=account, e=entry_id: self.stream.put(now, d, a, e, duplicate=True))
-            self.sched.at(t, LEDGER_STREAM,
-                          lambda now, d=data, a=account, e=entry_id, p=poison: self.stream.put(now, d, a, e, poison=p))
+                                  functools.partial(self.stream.put_at, data, account, entry_id, False, True))
+            self.sched.at(t, LEDGER_STREAM, functools.partial(self.stream.put_at, data, account, entry_id, poison, False))
         # create-case-api
         rng = random.Random(f"{cfg.seed}:cases")
         for i, t in enumerate(_arrivals(rng, self._count(CREATE_CASE_API), cfg.start_ms, dur, 0.6)):
             key = request_id(rng)
-            body: dict[str, Any] = {"customer_id": f"c-{rng.randint(1, 900)}", "subject": rng.choice(
+            case: dict[str, Any] = {"customer_id": f"c-{rng.randint(1, 900)}", "subject": rng.choice(
                 ["Parcel damaged", "Refund request", "Wrong size", "Late delivery", "Invoice copy"]),
                 "channel": rng.choice(["web", "app", "phone"])}
             fault = self._pick(rng, [(Fault.API_CLIENT_RETRY, r.api_client_retry),
@@ -526,11 +530,11 @@ class Fleet:
                                      (Fault.API_CRASH_AFTER_CLAIM, r.api_crash_after_claim)])
             give_up = False
             if fault is Fault.API_VALIDATION_ERROR:
-                del body["subject"]
+                del case["subject"]
             elif fault is not None:
                 self.plan.arm(key, fault)
                 give_up = fault is Fault.API_CRASH_AFTER_CLAIM and rng.random() < r.api_crash_client_gives_up
-            self.api.send(t, _ApiRequest(key, body, f"corr-{request_id(rng)[:13]}", give_up_after_crash=give_up))
+            self.api.send(t, _ApiRequest(key, case, f"corr-{request_id(rng)[:13]}", give_up_after_crash=give_up))
         # payment-capture
         rng = random.Random(f"{cfg.seed}:payments")
         for i, t in enumerate(_arrivals(rng, self._count(PAYMENT_CAPTURE), cfg.start_ms, dur, 0.2)):

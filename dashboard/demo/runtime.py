@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -135,9 +136,10 @@ class ExecutionEnvironment:
         self.cold = True
         self.busy_until_ms = created_ms
         self.idle_reclaim_ms = int(self.rng.uniform(*config.idle_reclaim_s) * 1000)
-        self.log_stream = f"2026/01/01/[$LATEST]{self.rng.getrandbits(128):032x}"
+        day = time.strftime("%Y/%m/%d", time.gmtime(created_ms // 1000))
+        self.log_stream = f"{day}/[$LATEST]{self.rng.getrandbits(128):032x}"
         self._lock = threading.Lock()
-        emitter = Emitter(service=SERVICE, sink=StreamSink(self._write), clock=self.clock)
+        emitter = Emitter(service=SERVICE, sink=StreamSink(self._write), clock=self.clock)  # type: ignore[arg-type]
         self.emitter = CountingEmitter(emitter, tally, config.name)
         self.handler = factory(self.emitter, self)
 

@@ -46,7 +46,7 @@ def run_demo(
         out: data directory (created; previous demo logs, truth and store in it are replaced).
         seed: RNG seed. With the same ``seed``, ``events``, ``duration_s``, ``start_ms`` and ``rates``
             the files are identical byte for byte.
-        events: source events over the window (default 6,000), split 40/30/18/12 % between
+        events: source events over the window (default 10,000), split 40/30/18/12 % between
             orders-consumer, ledger-stream, create-case-api and payment-capture.
         duration_s: simulated window in seconds (default 3 h; at least 60).
         start_ms: window start, epoch ms. Default: the window ends at the current minute (wall
