@@ -14,6 +14,10 @@ Two layers, each violation naming the alarm and the field:
    id an expression uses defined), and no top-level metric fields beside ``Metrics``; TreatMissingData and
    EvaluateLowSampleCountPercentile values (free strings in the model, enumerated in the
    reference).
+3. **Silent failures the API accepts**: a gauge (SQS queue depth or age, Lambda IteratorAge) on
+   a statistic other than Maximum; a dimension set the metric is never published with (this
+   project's metrics: the sets in :data:`emitter.contract.DIMENSION_SETS`; AWS metrics: their
+   documented dimensions) -- such an alarm never gets data and sits in INSUFFICIENT_DATA.
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ def validate_request(request: Mapping[str, Any]) -> list[Violation]:
         return [Violation(alarm, "<request>", "model.type", "the request must be a JSON object")]
     _check_shape(request, _input_shape(), "", alarm, out)
     out.extend(_cross_field(request, alarm))
+    out.extend(_semantic(request, alarm))
     return out
 
 
@@ -260,6 +265,75 @@ def _metric_math(metrics: list | tuple, alarm: str, periods: list[tuple[str, Any
         if unknown:
             v(f"Metrics[{i}].Expression", "metrics.unknown_id",
               f"refers to {', '.join(unknown)}, which no query of this alarm defines")
+    return out
+
+
+# --------------------------------------------------------------------------- semantic layer
+# Alarms the API accepts but that fail silently (the issue's list): a gauge summed over a period, an age
+# alarm on a statistic that hides the worst shard, a dimension name the metric is never published with.
+_GAUGES_MAX_ONLY = {
+    (C.SQS_NAMESPACE, C.SQS_MESSAGES_VISIBLE): "a queue-depth gauge",
+    (C.SQS_NAMESPACE, C.SQS_AGE_OF_OLDEST_MESSAGE): "an age gauge",
+    (C.LAMBDA_NAMESPACE, C.LAMBDA_ITERATOR_AGE): "the iterator age (the oldest record of the batch)",
+}
+_AWS_DIMENSIONS = {
+    (C.LAMBDA_NAMESPACE, None): {"FunctionName", "Resource", "ExecutedVersion"},
+    (C.SQS_NAMESPACE, None): {C.SQS_QUEUE_DIMENSION},
+    (C.LOGS_NAMESPACE, C.LOGS_EMF_VALIDATION_ERRORS): {C.LOGS_LOG_GROUP_DIMENSION},
+    (C.LOGS_NAMESPACE, C.LOGS_EMF_PARSING_ERRORS): {C.LOGS_LOG_GROUP_DIMENSION},
+}
+
+
+def _semantic(r: Mapping[str, Any], alarm: str) -> list[Violation]:
+    out: list[Violation] = []
+    if "MetricName" in r:
+        out.extend(_semantic_metric(r.get("Namespace"), r.get("MetricName"), r.get("Dimensions"),
+                                    r.get("Statistic"), "", alarm))
+    metrics = r.get("Metrics")
+    if isinstance(metrics, (list, tuple)):
+        for i, q in enumerate(metrics):
+            stat = q.get("MetricStat") if isinstance(q, Mapping) else None
+            metric = stat.get("Metric") if isinstance(stat, Mapping) else None
+            if isinstance(metric, Mapping):
+                out.extend(_semantic_metric(metric.get("Namespace"), metric.get("MetricName"),
+                                            metric.get("Dimensions"), stat.get("Stat"),  # type: ignore[union-attr]
+                                            f"Metrics[{i}].MetricStat.", alarm))
+    return out
+
+
+def _semantic_metric(namespace: Any, name: Any, dimensions: Any, stat: Any, prefix: str,
+                     alarm: str) -> list[Violation]:
+    from emitter.contract import DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET, Metric
+
+    out: list[Violation] = []
+    if not isinstance(namespace, str) or not isinstance(name, str):
+        return out
+    stat_field = f"{prefix}Stat" if prefix else "Statistic"
+    what = _GAUGES_MAX_ONLY.get((namespace, name))
+    if what and stat in ("SampleCount", "Average", "Sum", "Minimum"):
+        out.append(Violation(alarm, stat_field, "semantic.gauge_statistic",
+                             f"{namespace} {name} is {what}: alarm on Maximum; {stat} "
+                             + ("multiplies it by the number of samples" if stat == "Sum" else "hides the worst value")))
+    names = tuple(d.get("Name") for d in dimensions if isinstance(d, Mapping)) if isinstance(dimensions, list) else ()
+    dim_field = f"{prefix}Metric.Dimensions" if prefix else "Dimensions"
+    if namespace.startswith("AWS/"):
+        allowed = _AWS_DIMENSIONS.get((namespace, name)) or _AWS_DIMENSIONS.get((namespace, None))
+        wrong = [n for n in names if allowed is not None and n not in allowed]
+        if wrong:
+            out.append(Violation(alarm, dim_field, "semantic.dimension_name",
+                                 f"{namespace} {name} is not published with dimension(s) {', '.join(map(str, wrong))} "
+                                 f"(valid: {', '.join(sorted(allowed or ()))}); the alarm would never get data"))
+    else:
+        try:
+            Metric(name)
+        except ValueError:
+            return out
+        valid_sets = {tuple(sorted(s)) for s in (*DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET)}
+        if tuple(sorted(str(n) for n in names)) not in valid_sets:
+            sets = " or ".join("[" + ", ".join(s) + "]" for s in (*DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET))
+            out.append(Violation(alarm, dim_field, "semantic.dimension_name",
+                                 f"{name} is published with the dimension sets {sets}, not "
+                                 f"[{', '.join(map(str, names))}]; the alarm would never get data"))
     return out
 
 

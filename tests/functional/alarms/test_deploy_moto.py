@@ -6,6 +6,7 @@ tags, idempotence, prune scope, dry run); validation and evaluation have their o
 
 from __future__ import annotations
 
+import urllib.request
 from pathlib import Path
 
 import boto3
@@ -30,7 +31,10 @@ def endpoint(monkeypatch):
     server.start()
     host, port = server.get_host_and_port()
     assert host == "127.0.0.1"
-    yield f"http://127.0.0.1:{port}"
+    url = f"http://127.0.0.1:{port}"
+    # moto keeps its backends per process: start every test from an empty account
+    urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=10).read()
+    yield url
     server.stop()
 
 

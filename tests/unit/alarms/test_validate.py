@@ -188,3 +188,40 @@ def test_expression_referring_to_an_undefined_id():
     search = _with(MATH, Metrics=[{"Id": "s", "Expression": "SEARCH('{AWS/Lambda,FunctionName} Errors', 'Sum', 60)",
                                    "ReturnData": True}])
     assert not [v for v in validate_request(search) if v.rule == "metrics.unknown_id"]
+
+
+SILENT = [
+    ("DLQ depth summed", _with(SINGLE, Namespace="AWS/SQS", MetricName="ApproximateNumberOfMessagesVisible",
+                               Dimensions=[{"Name": "QueueName", "Value": "orders-dlq"}]),
+     ("t-single", "Statistic", "semantic.gauge_statistic"), "alarm on Maximum; Sum multiplies it"),
+    ("iterator age averaged", _with(SINGLE, Namespace="AWS/Lambda", MetricName="IteratorAge", Statistic="Average",
+                                    Dimensions=[{"Name": "FunctionName", "Value": "ledger-stream"}]),
+     ("t-single", "Statistic", "semantic.gauge_statistic"), "Average hides the worst value"),
+    ("wrong dimension name on our metric", _with(SINGLE, Dimensions=[{"Name": "service", "Value": "shop"},
+                                                                     {"Name": "Operation", "Value": "X"}]),
+     ("t-single", "Dimensions", "semantic.dimension_name"), "the alarm would never get data"),
+    ("our metric with a dimension set it is never published with", _with(SINGLE, Dimensions=[
+        {"Name": "Operation", "Value": "X"}]),
+     ("t-single", "Dimensions", "semantic.dimension_name"), "[Service, Operation] or [Service]"),
+    ("wrong dimension name on an AWS metric", _with(SINGLE, Namespace="AWS/Lambda", MetricName="Errors",
+                                                    Dimensions=[{"Name": "Function", "Value": "f"}]),
+     ("t-single", "Dimensions", "semantic.dimension_name"), "not published with dimension(s) Function"),
+    ("wrong dimension inside metric math", _with(MATH, Metrics=[
+        {"Id": "a", "ReturnData": True, "MetricStat": {"Metric": {
+            "Namespace": "Idempotency", "MetricName": "PoisonMessage",
+            "Dimensions": [{"Name": "FunctionName", "Value": "f"}]}, "Period": 60, "Stat": "Sum"}}]),
+     ("t-math", "Metrics[0].MetricStat.Metric.Dimensions", "semantic.dimension_name"), "would never get data"),
+]
+
+
+@pytest.mark.parametrize("label,request_,expected,message", SILENT, ids=[w[0] for w in SILENT])
+def test_silent_failures_the_api_accepts_are_rejected(label, request_, expected, message):
+    hit = [v for v in validate_request(request_) if (v.alarm, v.field, v.rule) == expected]
+    assert hit and message in hit[0].message, validate_request(request_)
+
+
+def test_valid_dimension_sets_and_unknown_metrics_pass():
+    assert validate_request(_with(SINGLE, Dimensions=[{"Name": "Service", "Value": "shop"}])) == []
+    assert validate_request(_with(SINGLE, Dimensions=[{"Name": "Service", "Value": "s"},
+                                                      {"Name": "EventSource", "Value": "sqs"}])) == []
+    assert validate_request(_with(SINGLE, MetricName="MyOwnMetric", Dimensions=[{"Name": "Anything", "Value": "x"}])) == []
