@@ -181,7 +181,8 @@ class ExprCompiler:
         if ts is None:
             raise self.error(f"{call.name}() needs @timestamp, which is not available after stats", call.pos)
         if self.scope.seq_ident:
-            return f"{{'t': {ts.ident}, 's': {self.scope.seq_ident}}}"
+            # (@timestamp, @seq) packed in one HUGEINT: same order as the pair, cheaper than a struct
+            return f"(CAST({ts.ident} AS HUGEINT) * 1000000000000 + {self.scope.seq_ident})"
         return ts.ident
 
     # ---- expressions
@@ -398,6 +399,7 @@ class _QueryCompiler:
         for cmd in self.query.commands:
             if after_dedup and not isinstance(cmd, LimitCmd):
                 raise self.error("only limit can follow dedup", cmd.pos)
+            prev, scope = self._prefetch_json(prev, scope, cmd)
             if isinstance(cmd, FilterCmd):
                 t = ExprCompiler(self, scope).compile(cmd.expr)
                 prev = self.add_stage(f"SELECT * FROM {prev} WHERE {as_bool(t)}")
@@ -441,6 +443,35 @@ class _QueryCompiler:
         limit = f" LIMIT {int(self.limit_cap)}" if self.limit_cap is not None else ""
         sql = (f"WITH {', '.join(self.stages)} SELECT {', '.join(select) or 'NULL'} FROM {prev}{order}{limit}")
         return CompiledQuery(sql, list(self.params.values), out_cols)
+
+    def _prefetch_json(self, prev: str, scope: _Scope, cmd) -> tuple[str, _Scope]:
+        """Read every JSON field a command uses with ONE parse of ``@json`` per row
+        (``json_extract(@json, [paths])``) instead of one parse per field; the values become
+        stage columns, so later commands reuse them too. Only when a command reads >= 2."""
+        if scope.json_ident is None:
+            return prev, scope
+        names = [n for n in dict.fromkeys(_command_fields(cmd))
+                 if n not in scope.columns and not n.startswith("@")]
+        if len(names) < 2:
+            return prev, scope
+        paths: list[str] = []
+        index: dict[str, list[int]] = {}
+        for n in names:
+            index[n] = []
+            for p in _json_paths(n):
+                if p not in paths:
+                    paths.append(p)
+                index[n].append(paths.index(p) + 1)
+        lst = self.new_ident("j")
+        param = self.params.add(tuple(paths))
+        stage = self.add_stage(f"SELECT *, json_extract({scope.json_ident}, CAST({param} AS VARCHAR[])) AS {lst} "
+                               f"FROM {prev}")
+        cols = dict(scope.columns)
+        for n in names:
+            refs = [f"{lst}[{i}]" for i in index[n]]
+            sql = refs[0] if len(refs) == 1 else f"coalesce({', '.join(refs)})"
+            cols[n] = Column(n, sql, V.DYNAMIC)
+        return stage, _Scope(cols, scope.json_ident, scope.seq_ident, scope.is_stats, scope.group_keys)
 
     def _base_scope(self) -> _Scope:
         columns: dict[str, Column] = {}
@@ -584,6 +615,44 @@ class _QueryCompiler:
 
 
 # --------------------------------------------------------------------------- helpers
+def _expr_fields(e, out: list[str]) -> None:
+    if isinstance(e, Field):
+        out.append(e.name)
+    elif isinstance(e, Binary):
+        _expr_fields(e.left, out)
+        _expr_fields(e.right, out)
+    elif isinstance(e, Unary):
+        _expr_fields(e.operand, out)
+    elif isinstance(e, InList):
+        _expr_fields(e.operand, out)
+        for i in e.items:
+            _expr_fields(i, out)
+    elif isinstance(e, Call):
+        for a in e.args:
+            _expr_fields(a, out)
+
+
+def _command_fields(cmd) -> list[str]:
+    """Field names a command reads, in order of appearance."""
+    out: list[str] = []
+    if isinstance(cmd, FilterCmd):
+        _expr_fields(cmd.expr, out)
+    elif isinstance(cmd, (FieldsCmd, DisplayCmd)):
+        for item in cmd.items:
+            _expr_fields(item.expr, out)
+    elif isinstance(cmd, StatsCmd):
+        for item in cmd.by + cmd.items:
+            _expr_fields(item.expr, out)
+    elif isinstance(cmd, SortCmd):
+        for e, _ in cmd.keys:
+            _expr_fields(e, out)
+    elif isinstance(cmd, ParseCmd):
+        _expr_fields(cmd.source, out)
+    elif isinstance(cmd, DedupCmd):
+        out.extend(f.name for f in cmd.fields)
+    return out
+
+
 def _json_paths(name: str) -> list[str]:
     """JSON paths a flattened field name can mean, most likely first."""
     segs = name.split(".")
