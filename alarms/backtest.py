@@ -141,8 +141,8 @@ class History:
             rows = df[df["log_group"] == group] if len(df) else df
             return (_per_minute(rows, "timeouts", "sum"), "invocations.timeouts",
                     "lower bound: REPORT lines show timeouts, not handler exceptions")
-        return None, "", (f"no data in this history: {metric.namespace} {metric.metric_name} is not in the "
-                          "collected tables (collect it from CloudWatch to backtest it)")
+        return None, "", (f"no data in this history: {metric.namespace} {metric.metric_name} was not collected "
+                          "(idemwatch collect cloudwatch --metrics)")
 
     def _cloudwatch(self, metric: MetricRef, stat: str) -> tuple[dict[int, float], str, str] | None:
         df = self.tables.get(CW_METRICS_TABLE)
@@ -202,18 +202,20 @@ class History:
 
 
 def run_backtest(definitions: Sequence[AlarmDefinition], data_dir: str | Path,
-                 evaluation_range: int | None = None) -> list[BacktestResult]:
+                 extra_range: int | None = None) -> list[BacktestResult]:
     """Backtest every definition on the history in ``data_dir`` (one :class:`BacktestResult` each, same order).
 
-    ``evaluation_range``: datapoints retrieved per evaluation (default EvaluationPeriods + 2).
-    Raises :class:`BacktestError` when the tables cannot be read.
+    ``extra_range``: datapoints retrieved per evaluation beyond EvaluationPeriods (default
+    :data:`~alarms.constants.DEFAULT_EXTRA_RANGE_PERIODS` = 2). Raises :class:`BacktestError` when the
+    tables cannot be read.
     """
     history = History(data_dir)
-    return [backtest_one(d, history, evaluation_range) for d in definitions]
+    return [backtest_one(d, history, extra_range) for d in definitions]
 
 
-def backtest_one(d: AlarmDefinition, history: History, evaluation_range: int | None = None) -> BacktestResult:
-    """Backtest one definition on a loaded :class:`History`."""
+def backtest_one(d: AlarmDefinition, history: History, extra_range: int | None = None) -> BacktestResult:
+    """Backtest one definition on a loaded :class:`History` (``extra_range`` as in :func:`run_backtest`)."""
+    evaluation_range = None if extra_range is None else d.evaluation_periods + extra_range
     import pandas as pd
 
     if history.start_s is None or history.end_s is None:

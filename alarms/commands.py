@@ -154,7 +154,11 @@ def deploy_cmd(config_path: Path, dry_run: bool, prune: bool, profile: str | Non
               help="Collected history (the folder holding tables/ and manifest.json).")
 @click.option("--alarm", "names", multiple=True, help="Only these alarm names (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (one object per alarm) instead of a table.")
-def backtest_cmd(config_path: Path, data_dir: Path, names: tuple[str, ...], as_json: bool) -> None:
+@click.option("--extra-range", type=click.IntRange(0, 100), default=None,
+              help="Datapoints retrieved per evaluation beyond EvaluationPeriods (default 2: the CloudWatch User "
+                   "Guide's example retrieves 5 for 3 evaluation periods). 0 = no re-evaluation of old datapoints.")
+def backtest_cmd(config_path: Path, data_dir: Path, names: tuple[str, ...], as_json: bool,
+                 extra_range: int | None) -> None:
     """Evaluate each alarm on the collected history and list every interval it would have been in ALARM."""
     from alarms.backtest import run_backtest
 
@@ -165,7 +169,7 @@ def backtest_cmd(config_path: Path, data_dir: Path, names: tuple[str, ...], as_j
             raise click.BadParameter(f"not in the catalogue: {', '.join(unknown)}", param_hint="--alarm")
         defs = [d for d in defs if d.name in names]
     try:
-        results = run_backtest(defs, data_dir)
+        results = run_backtest(defs, data_dir, extra_range=extra_range)
     except BacktestError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
@@ -176,12 +180,17 @@ def backtest_cmd(config_path: Path, data_dir: Path, names: tuple[str, ...], as_j
     from rich.markup import escape
     from rich.table import Table
 
-    t = Table("alarm", "condition", "periods", "missing", "ALARM intervals", "source / note", box=None)
+    t = Table("alarm", "condition", "periods", "missing", "ALARM intervals (UTC)", "source / note", box=None)
     for r in results:
-        spans = "; ".join(f"{a:%Y-%m-%d %H:%M}-{b:%H:%M}" for a, b in r.alarm_intervals) or "-"
+        if r.status != "ok":
+            spans = r.status.replace("_", " ")
+        else:
+            shown = [f"{a:%m-%d %H:%M}-{b:%H:%M}" for a, b in r.alarm_intervals[:3]]
+            more = len(r.alarm_intervals) - len(shown)
+            spans = ", ".join(shown) + (f" (+{more} more)" if more > 0 else "") or "-"
         t.add_row(r.definition.name, escape(r.definition.condition()), str(r.periods), str(r.missing_periods),
-                  spans if r.status == "ok" else r.status, escape(r.note or r.source))
-    Console(width=240).print(t)
+                  spans, escape(r.note or r.source))
+    Console().print(t)
     fired = sum(1 for r in results if r.alarm_intervals)
     no_data = sum(1 for r in results if r.status != "ok")
     click.echo(f"{len(results)} alarms: {fired} would have fired, {no_data} without data in this history")

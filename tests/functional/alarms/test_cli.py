@@ -75,9 +75,10 @@ def test_backtest_json_lists_alarm_intervals(tmp_path):
     assert amb["alarm_intervals"] == [[minute(4).isoformat(), minute(7).isoformat()]]
     assert amb["states"] == {"OK": 7, "ALARM": 3, "INSUFFICIENT_DATA": 0}
     assert dlq["status"] == "no_data"
-    table = _run("backtest", "--config", str(DEMO), "--data", str(tmp_path),
-                 "--alarm", "shop-orders-consumer-AmbiguousCommit")
-    assert "2026-01-05 10:04-10:07" in table.output and "1 would have fired" in table.output
+    table = CliRunner().invoke(main, ["alarms", "backtest", "--config", str(DEMO), "--data", str(tmp_path),
+                                      "--alarm", "shop-orders-consumer-AmbiguousCommit"], env={"COLUMNS": "250"})
+    assert "01-05 10:04-10:07" in table.output
+    assert "1 would have fired" in table.output
     res = _run("backtest", "--config", str(DEMO), "--data", str(tmp_path), "--alarm", "nope")
     assert res.exit_code == 2 and "not in the catalogue: nope" in res.output
     res = _run("backtest", "--config", str(DEMO), "--data", str(tmp_path / "missing"))

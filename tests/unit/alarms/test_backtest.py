@@ -228,3 +228,15 @@ def test_coarser_cloudwatch_granularity_is_unsupported(tmp_path, defs):
     write_tables(tmp_path, {"cloudwatch_metrics": rows})
     r = _one(defs["shop-ledger-stream-IteratorAge"], tmp_path)  # a 60 s alarm
     assert r.status == "unsupported" and "collected at 300 s, which does not divide the alarm period 60 s" in r.note
+
+
+def test_extra_range_zero_stops_reevaluating_old_datapoints(tmp_path, defs):
+    # Same data as the first test; with no extra range a 1-of-1 alarm only sees the newest period:
+    # values 3, -, 4, -, -, ... -> ALARM, OK (missing -> notBreaching), ALARM, OK ...
+    rows = _received(range(40)) + [(minute(1), *OP, "timeout_budget_abort", 2),
+                                   (minute(3), *OP, "timeout_budget_abort", 1),
+                                   (minute(12), *OP, "timeout_budget_abort", 4)]
+    write_tables(tmp_path, {"outcomes": rows})
+    [r] = run_backtest([defs["shop-orders-consumer-TimeoutBudgetAbort"]], tmp_path, extra_range=0)
+    assert list(r.timeline["state"]) == [A, O, A, O, O, O, O, O]
+    assert r.alarm_intervals == [(minute(0), minute(5)), (minute(10), minute(15))]
