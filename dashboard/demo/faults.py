@@ -51,11 +51,11 @@ class FaultRates:
     Defaults give every signal of the dashboard some data on a default-size run.
     """
 
-    sqs_duplicate_delivery: float = 0.025
-    sqs_concurrent_duplicate: float = 0.008
+    sqs_duplicate_delivery: float = 0.015
+    sqs_concurrent_duplicate: float = 0.005
     sqs_poison_every: int = 150
-    sqs_throttled: float = 0.03
-    sqs_crash_after_claim: float = 0.004
+    sqs_throttled: float = 0.006
+    sqs_crash_after_claim: float = 0.003
     stream_poison_every: int = 400
     stream_crash_after_claim: float = 0.004
     stream_duplicate_record: float = 0.01

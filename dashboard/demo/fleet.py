@@ -70,7 +70,7 @@ class FleetConfig:
     # orders-queue event source mapping
     sqs_batch_size: int = 10
     sqs_batching_window_ms: int = 1_000
-    sqs_visibility_timeout_s: int = 180  # 6 x the function timeout (AWS guidance)
+    sqs_visibility_timeout_s: int = 60  # 6 x the function timeout (AWS guidance)
     sqs_max_receive_count: int = 5
     # ledger-stream event source mapping
     stream_shards: int = 2
@@ -79,6 +79,9 @@ class FleetConfig:
     backlog_phase: tuple[float, float] = (0.55, 0.66)  # fraction of the window with a slow ledger table
     backlog_latency_factor: float = 260.0
     backlog_traffic_share: float = 0.35  # share of ledger records produced during the phase
+    # an inventory throttling incident: orders arriving in this fraction of the window are throttled
+    # with this probability (on top of the baseline rate), so retries and late records cluster in time
+    orders_incident: tuple[float, float, float] = (0.22, 0.27, 0.3)
     # asynchronous invocation retries (Lambda: 2 retries, ~1 and ~2 minutes apart)
     async_retry_delays_ms: tuple[int, ...] = (60_000, 120_000)
 
@@ -94,7 +97,7 @@ class FleetConfig:
 
 
 FUNCTION_CONFIGS: dict[str, FunctionConfig] = {
-    ORDERS_CONSUMER: FunctionConfig(ORDERS_CONSUMER, OPERATIONS[ORDERS_CONSUMER], timeout_s=30, memory_mb=256),
+    ORDERS_CONSUMER: FunctionConfig(ORDERS_CONSUMER, OPERATIONS[ORDERS_CONSUMER], timeout_s=10, memory_mb=256),
     LEDGER_STREAM: FunctionConfig(LEDGER_STREAM, OPERATIONS[LEDGER_STREAM], timeout_s=120, memory_mb=512),
     CREATE_CASE_API: FunctionConfig(CREATE_CASE_API, OPERATIONS[CREATE_CASE_API], timeout_s=10, memory_mb=512),
     PAYMENT_CAPTURE: FunctionConfig(PAYMENT_CAPTURE, OPERATIONS[PAYMENT_CAPTURE], timeout_s=15, memory_mb=256),
@@ -104,7 +107,7 @@ IN_PROGRESS_LOCK_MS: dict[str, int] = {
     # A fixed in-progress expiry longer than the function timeout: a crashed claim stays stuck
     # until it expires (Powertools derives it from the remaining time instead when the Lambda
     # context is registered).
-    ORDERS_CONSUMER: 120_000,
+    ORDERS_CONSUMER: 30_000,  # shorter than the visibility timeout: a redelivered crash takes over
     LEDGER_STREAM: 180_000,
     CREATE_CASE_API: 60_000,
     PAYMENT_CAPTURE: 120_000,
@@ -269,7 +272,7 @@ class SqsSource:
                 # the delete did not reach every replica: the message is delivered once more later
                 again = _Copy(c.message_id, c.body, c.sent_ms, receive_count=c.receive_count,
                               first_receive_ms=c.first_receive_ms, duplicate=True)
-                self.send(inv.end_ms + self.rng.randint(2_000, 900_000), again)
+                self.send(inv.end_ms + self.rng.randint(1_000, 60_000), again)
 
 
 # --------------------------------------------------------------------------- Kinesis
@@ -444,7 +447,7 @@ class AsyncSource:
             return
         pid = str(event["detail"]["payment_id"])
         if not duplicate and self.f.plan.take(pid, Fault.PAYMENT_DUPLICATE_EVENT):
-            self.send(inv.end_ms + self.rng.randint(1_000, 600_000), event, duplicate=True)
+            self.send(inv.end_ms + self.rng.randint(1_000, 60_000), event, duplicate=True)
 
 
 # --------------------------------------------------------------------------- the fleet
@@ -490,6 +493,10 @@ class Fleet:
                                          (Fault.SQS_CONCURRENT_DUPLICATE, r.sqs_concurrent_duplicate),
                                          (Fault.SQS_THROTTLED, r.sqs_throttled),
                                          (Fault.SQS_CRASH_AFTER_CLAIM, r.sqs_crash_after_claim)])
+                lo, hi, p_incident = cfg.orders_incident
+                in_incident = cfg.start_ms + lo * dur <= t < cfg.start_ms + hi * dur
+                if fault is None and in_incident and rng.random() < p_incident:
+                    fault = Fault.SQS_THROTTLED
                 if fault is not None:
                     self.plan.arm(mid, fault)
             self.sqs.send(t, _Copy(mid, body, t, poison=poison))

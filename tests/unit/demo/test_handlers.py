@@ -73,11 +73,11 @@ def test_sqs_batch_partial_failure_poison_and_redelivery(orders: Harness) -> Non
     assert dict(orders.deps.plan.injected["orders-consumer"]) == {"sqs_throttled": 1}
 
     # redelivered after the visibility timeout, ApproximateReceiveCount 2
-    again = orders.invoke({"Records": [sqs_record("m-3", _order("o-3"), T0 - 400, 2, T0)]}, T0 + 180_000)
+    again = orders.invoke({"Records": [sqs_record("m-3", _order("o-3"), T0 - 400, 2, T0)]}, T0 + 60_000)
     assert again.result == {"batchItemFailures": []}
     received = [r for r in orders.records() if r["outcome"] == "received"]
-    # warm environment, so the records are read at the invoke time: age = (T0 + 180 s) - (T0 - 0.4 s)
-    assert (received[-1]["attempt"], received[-1]["record_age_ms"]) == (2, 180_400)
+    # warm environment, so the records are read at the invoke time: age = (T0 + 60 s) - (T0 - 0.4 s)
+    assert (received[-1]["attempt"], received[-1]["record_age_ms"]) == (2, 60_400)
     assert orders.store.get("orders-consumer#order-o-3").status == "COMPLETED"
     # a duplicate copy of a processed message is acknowledged, not processed again
     orders.invoke({"Records": [sqs_record("m-1", _order("o-1"), T0 - 1_500, 2, T0)]}, T0 + 200_000)
@@ -93,10 +93,10 @@ def test_crash_after_claim_times_out_and_is_taken_over_after_expiry(orders: Harn
     start = next(m for m in msgs if m.startswith("START"))
     assert start == "START RequestId: req-0001 Version: $LATEST"
     timeout = next(m for m in msgs if "Task timed out" in m)
-    assert timeout.endswith(" req-0001 Task timed out after 30.00 seconds")
+    assert timeout.endswith(" req-0001 Task timed out after 10.00 seconds")
     report = next(m for m in msgs if m.startswith("REPORT"))
     fields = dict(p.split(": ", 1) for p in report.rstrip("\t").split("\t")[1:])
-    assert fields["Duration"] == "30000.00 ms" and fields["Billed Duration"] == "30000 ms"
+    assert fields["Duration"] == "10000.00 ms" and fields["Billed Duration"] == "10000 ms"
     assert fields["Status"] == "timeout" and "Init Duration" in fields
     # the killed runtime never flushed its EMF document: lost, and counted
     assert orders.truth.lines_lost_to_timeouts >= 1
@@ -104,11 +104,11 @@ def test_crash_after_claim_times_out_and_is_taken_over_after_expiry(orders: Harn
     rec = orders.store.get("orders-consumer#order-o-9")
     assert rec.status == "IN_PROGRESS" and rec.owner == "req-0001"
 
-    # a retry before the in-progress expiry (120 s) collides; after it, takes over
+    # a retry before the in-progress expiry (30 s) collides; after it, takes over
     claimed_at = rec.claimed_at_ms
-    early = orders.invoke({"Records": [sqs_record("m-9", _order("o-9"), T0, 2, T0)]}, claimed_at + 60_000)
+    early = orders.invoke({"Records": [sqs_record("m-9", _order("o-9"), T0, 2, T0)]}, claimed_at + 20_000)
     assert early.result == {"batchItemFailures": [{"itemIdentifier": "m-9"}]}
-    late = orders.invoke({"Records": [sqs_record("m-9", _order("o-9"), T0, 3, T0)]}, claimed_at + 180_000)
+    late = orders.invoke({"Records": [sqs_record("m-9", _order("o-9"), T0, 3, T0)]}, claimed_at + 60_000)
     assert late.result == {"batchItemFailures": []}
     out = orders.outcomes()
     assert (out["duplicate_in_progress"], out["stale_claim_takeover"], out["succeeded"]) == (1, 1, 1)
