@@ -22,7 +22,7 @@ Method
   sink (``write``/``flush`` do nothing), so no one pays for a terminal or a pipe. The emitter is also shown with
   its DiscardSink, and a "full path" row adds ``em.records(event)`` (10 ``received`` records, RecordAge, Redelivery)
   and ``batch_item_failures`` (which the other libraries have no equivalent for).
-  Timing: the best of 60 batches of 300 invocations per candidate, candidates interleaved batch by batch
+  Timing: the best of 400 batches of 40 invocations per candidate, candidates interleaved batch by batch
   (perf_counter_ns), reported in microseconds per invocation: on a shared machine the minimum of many short
   batches is the figure least disturbed by preemption.
 - Bytes: the emitter's output for one invocation of the workload, split into log records and EMF, per outcome;
@@ -263,13 +263,13 @@ def measure_bytes() -> dict[str, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="20 processes, 15 batches of 300 invocations")
+    ap.add_argument("--quick", action="store_true", help="20 processes, 100 batches of 40 invocations")
     ap.add_argument("--processes", type=int, default=None)
     ap.add_argument("--invocations", type=int, default=None)
     args = ap.parse_args()
     processes = args.processes or (20 if args.quick else 30)
-    n = args.invocations or 300
-    repeats = 15 if args.quick else 60
+    n = args.invocations or 40
+    repeats = 100 if args.quick else 400
 
     print(f"python {sys.version.split()[0]} on {os.cpu_count()} CPU(s)\n")
     imp = measure_imports(processes)

@@ -37,7 +37,7 @@ class InvocationInfo:
     """Context values captured at invocation start. ``remaining_ms()`` gives milliseconds left (None if unknown)."""
 
     __slots__ = ("request_id", "function_name", "start_ms", "_remaining", "cold_start", "operation",
-                 "event_source", "xray_trace_id", "static_json")
+                 "event_source", "xray_trace_id", "static_json", "emf_props_json")
 
     def __init__(self, context: Any, clock: Callable[[], int], start_ms: int) -> None:
         self.start_ms = start_ms
@@ -51,6 +51,7 @@ class InvocationInfo:
         self.event_source: Any = None
         self.xray_trace_id = _xray_root(os.environ.get("_X_AMZN_TRACE_ID"))
         self.static_json = ""
+        self.emf_props_json: str | None = None
 
     def remaining_ms(self) -> float | None:
         if self._remaining is None:

@@ -108,6 +108,11 @@ _OUTCOME_VALUE = {o: o.value for o in Outcome}
 _OUTCOME_METRIC_NAME = {o: (m.value if m is not None else None) for o, m in OUTCOME_METRIC.items()}
 _REMAINING_OUTCOMES = frozenset({Outcome.SIDE_EFFECT_STARTED, Outcome.TIMEOUT_BUDGET_ABORT, Outcome.COLD_START})
 _MAX_FIELD = C.MAX_LOG_FIELD_CHARS
+_F_EXPIRES = "expires_at_ms"
+
+
+class _SlowPath(Exception):
+    """Internal: the call needs the general record builder."""
 
 DEFAULT_OPERATION = "default"
 """Operation dimension value for outcomes recorded outside any invocation without an explicit operation."""
@@ -139,6 +144,9 @@ _OUTCOME_SPEC: dict[Outcome, tuple[str, str | None, bool | None, str | None, str
     Outcome.STORE_ERROR: ("ERROR", None, True, None, "IdempotencyStoreError", "Idempotency store error"),
     Outcome.COLD_START: ("INFO", None, None, None, None, "Cold start"),
 }
+
+_LINE_HEAD = {o: f'{{"level":"{spec[0]}","message":{json.encoder.encode_basestring_ascii(spec[5])},"timestamp":"'
+              for o, spec in _OUTCOME_SPEC.items()}
 
 # Keys the emitter owns in a log record: props cannot set them.
 _RESERVED_KEYS = frozenset(
@@ -269,6 +277,7 @@ class Emitter:
             else:
                 self._default_operation = operation
         self._idle_static = self._static_json(None, self._default_operation)
+        self._idle_emf_props = self._emf_props_json(None)
         for name, value in (dimensions or {}).items():
             self._add_dimension(name, value, problems)
         self._report(problems)
@@ -408,48 +417,48 @@ class Emitter:
     def claimed(self, record: EventRecord | None = None, key: str | None = None, *,
                 expires_at_ms: int | None = None, **props: Any) -> None:
         """Key claimed (record written IN_PROGRESS). No metric; ``expires_at_ms`` (epoch ms) feeds stuck-key detection."""
-        self.record_outcome(Outcome.CLAIMED, record, key, expires_at_ms=expires_at_ms, **props)
+        self._outcome(Outcome.CLAIMED, record, key, _F_EXPIRES, expires_at_ms, props)
 
     def succeeded(self, record: EventRecord | None = None, key: str | None = None, **props: Any) -> None:
         """First processing finished and recorded COMPLETED: EventsSucceeded."""
-        self.record_outcome(Outcome.SUCCEEDED, record, key, **props)
+        self._outcome(Outcome.SUCCEEDED, record, key, None, None, props)
 
     def duplicate_completed(self, record: EventRecord | None = None, key: str | None = None, **props: Any) -> None:
         """Key already COMPLETED with the same payload hash: DuplicateCompleted."""
-        self.record_outcome(Outcome.DUPLICATE_COMPLETED, record, key, **props)
+        self._outcome(Outcome.DUPLICATE_COMPLETED, record, key, None, None, props)
 
     def duplicate_in_progress(self, record: EventRecord | None = None, key: str | None = None, **props: Any) -> None:
         """Key IN_PROGRESS and not expired (concurrent duplicate): DuplicateInProgress."""
-        self.record_outcome(Outcome.DUPLICATE_IN_PROGRESS, record, key, **props)
+        self._outcome(Outcome.DUPLICATE_IN_PROGRESS, record, key, None, None, props)
 
     def payload_conflict(self, record: EventRecord | None = None, key: str | None = None, **props: Any) -> None:
         """Key reused with a different payload hash: PayloadConflict."""
-        self.record_outcome(Outcome.PAYLOAD_CONFLICT, record, key, **props)
+        self._outcome(Outcome.PAYLOAD_CONFLICT, record, key, None, None, props)
 
     def stale_claim_takeover(self, record: EventRecord | None = None, key: str | None = None, *,
                              expires_at_ms: int | None = None, **props: Any) -> None:
         """Expired IN_PROGRESS claim taken over: StaleClaimTakeover. ``expires_at_ms`` = the NEW claim's expiry."""
-        self.record_outcome(Outcome.STALE_CLAIM_TAKEOVER, record, key, expires_at_ms=expires_at_ms, **props)
+        self._outcome(Outcome.STALE_CLAIM_TAKEOVER, record, key, _F_EXPIRES, expires_at_ms, props)
 
     def retryable_failure(self, record: EventRecord | None = None, key: str | None = None, *,
                           error_code: str | None = None, **props: Any) -> None:
         """Failure the source will retry: RetryableFailure."""
-        self.record_outcome(Outcome.RETRYABLE_FAILURE, record, key, error_code=error_code, **props)
+        self._outcome(Outcome.RETRYABLE_FAILURE, record, key, _K_ERROR_CODE, error_code, props)
 
     def permanent_failure(self, record: EventRecord | None = None, key: str | None = None, *,
                           error_code: str | None = None, **props: Any) -> None:
         """Validation or other permanent failure: PermanentFailure."""
-        self.record_outcome(Outcome.PERMANENT_FAILURE, record, key, error_code=error_code, **props)
+        self._outcome(Outcome.PERMANENT_FAILURE, record, key, _K_ERROR_CODE, error_code, props)
 
     def poison_message(self, record: EventRecord | None = None, key: str | None = None, *,
                        error_code: str | None = None, **props: Any) -> None:
         """Event quarantined or routed to a DLQ: PoisonMessage."""
-        self.record_outcome(Outcome.POISON_MESSAGE, record, key, error_code=error_code, **props)
+        self._outcome(Outcome.POISON_MESSAGE, record, key, _K_ERROR_CODE, error_code, props)
 
     def ambiguous_commit(self, record: EventRecord | None = None, key: str | None = None, *,
                          side_effect_ref: str | None = None, **props: Any) -> None:
         """Side-effect outcome unknown (e.g. timeout after the call): AmbiguousCommit."""
-        self.record_outcome(Outcome.AMBIGUOUS_COMMIT, record, key, side_effect_ref=side_effect_ref, **props)
+        self._outcome(Outcome.AMBIGUOUS_COMMIT, record, key, _K_SIDE_EFFECT_REF, side_effect_ref, props)
 
     def side_effect_started(self, record: EventRecord | None = None, key: str | None = None, *,
                             side_effect_ref: str | None = None, **props: Any) -> None:
@@ -460,7 +469,7 @@ class Emitter:
     def store_error(self, record: EventRecord | None = None, key: str | None = None, *,
                     error_code: str | None = None, **props: Any) -> None:
         """The idempotency persistence layer failed: IdempotencyStoreError."""
-        self.record_outcome(Outcome.STORE_ERROR, record, key, error_code=error_code, **props)
+        self._outcome(Outcome.STORE_ERROR, record, key, _K_ERROR_CODE, error_code, props)
 
     def batch_item_failures(self, failed: Iterable[EventRecord | str]) -> dict[str, list[dict[str, str]]]:
         """Build the partial-batch response and write one ``batch_item_failure`` record per item (BatchItemFailures).
@@ -534,6 +543,93 @@ class Emitter:
         return c
 
     # ------------------------------------------------------------------ the generic outcome writer
+    def _outcome(self, outcome: Outcome, record: Any, key: Any, field: str | None, value: Any,
+                 props: dict[str, Any]) -> None:
+        """Outcome methods land here. The common call (an EventRecord or None, a plain key, at most one known
+        keyword, no extra properties) takes a fast path that writes exactly what :meth:`record_outcome` writes for
+        the same call (a test compares them); anything else goes through record_outcome."""
+        try:
+            if (
+                props
+                or (record is not None and record.__class__ is not EventRecord)
+                or (value is not None and (value.__class__ is not (int if field is _F_EXPIRES else str)
+                                           or (field is not _F_EXPIRES and len(value) > _MAX_FIELD)))
+            ):
+                raise _SlowPath
+            level, status, retryable, error_class, error_code, message = _OUTCOME_SPEC[outcome]
+            inv = self._inv
+            f: dict[str, Any] = {_K_OUTCOME: _OUTCOME_VALUE[outcome]}
+            if record is not None:
+                es = record.event_source
+                eid = record.event_id
+                if key is None:
+                    key = record.idempotency_key
+            else:
+                es = inv.event_source if inv is not None else None
+                eid = None
+            if es is not None:
+                es = _ES_VALUE.get(es, es)
+                f[_K_EVENT_SOURCE] = es
+            if eid is not None:
+                if eid.__class__ is not str or len(eid) > _MAX_FIELD:
+                    raise _SlowPath
+                f[_K_EVENT_ID] = eid
+            if key is not None:
+                if key.__class__ is not str or len(key) > _MAX_FIELD:
+                    raise _SlowPath
+                f[_K_IDEMPOTENCY_KEY] = key if self._hasher is None else self._hasher(key)
+                if status is not None:
+                    f[_K_IDEMPOTENCY_STATUS] = status
+            if value is not None:
+                if field is _F_EXPIRES:
+                    f[_K_IN_PROGRESS_EXPIRES_AT_MS] = value
+                elif field is _K_ERROR_CODE:
+                    error_code = value
+            if error_code is not None:
+                f[_K_ERROR_CODE] = error_code
+            if error_class is not None:
+                f[_K_ERROR_CLASS] = error_class
+            if retryable is not None:
+                f[_K_RETRYABLE] = retryable
+            if record is not None:
+                f[_K_ATTEMPT] = record.attempt
+                corr = record.correlation_id
+                if corr is not None:
+                    if corr.__class__ is not str or len(corr) > _MAX_FIELD:
+                        raise _SlowPath
+                    f[_K_CORRELATION_ID] = corr
+            if field is _K_SIDE_EFFECT_REF and value is not None:
+                f[_K_SIDE_EFFECT_REF] = value
+            if inv is not None:
+                static, op = inv.static_json, inv.operation
+            else:
+                static, op = self._idle_static, self._default_operation
+            line = f'{_LINE_HEAD[outcome]}{self._iso(self.clock())}",{static},{_dumps(f)[1:]}'
+            metric = _OUTCOME_METRIC_NAME[outcome]
+            es = es if self.event_source_dimension else None
+            with self._lock:
+                if metric is not None:
+                    group = self._groups.get((op, es))
+                    if group is None:
+                        group = self._groups[(op, es)] = {}
+                    ser = group.get(metric)
+                    if ser is None:
+                        group[metric] = emf.MetricSeries(metric, _U_COUNT, 60, [1])
+                    else:
+                        ser.values[0] += 1
+                self._write([line])
+        except _SlowPath:
+            if value is not None:
+                props[field] = value  # type: ignore[index]
+            self.record_outcome(outcome, record, key, **props)
+        except EmfValidationError:
+            raise
+        except Exception as exc:  # never break the handler
+            if self.strict:
+                raise
+            self._count_warning(C.WarningCode.INTERNAL_ERROR, 1)
+            self._stderr(f"idemwatch: could not record {outcome!s}: {type(exc).__name__}")
+
     def record_outcome(self, outcome: Outcome | str, /, record: EventRecord | str | None = None, key: str | None = None,
                        **props: Any) -> None:
         """Write one log record with ``outcome`` and count its metric (see contract.OUTCOME_METRIC).
@@ -879,22 +975,41 @@ class Emitter:
                 return []
             ts = ts if ts is not None else int(self.clock())
             inv = self._inv
-            props: dict[str, Any] = {}
             if inv is not None:
-                if inv.function_name:
-                    props[_EMF_PROPS[0]] = inv.function_name
-                if inv.request_id:
-                    props[_EMF_PROPS[1]] = inv.request_id
-            props[_K_SCHEMA_VERSION] = SCHEMA_VERSION
+                props_body = inv.emf_props_json
+                if props_body is None:
+                    props_body = inv.emf_props_json = self._emf_props_json(inv)
+            else:
+                props_body = self._idle_emf_props
             lines: list[str] = []
             for (op, es), series in groups.items():
-                dims, sets = self._group_dimensions(op, es)
-                lines.extend(emf.build_documents(self.namespace, dims, sets, list(series.values()), ts, props))
+                dims, sets, header, dims_body = self._group_dimensions(op, es)
+                values = list(series.values())
+                body = f"{dims_body},{props_body}" if dims_body else props_body
+                line = emf.fast_document(header, ts, body, values)
+                if line is not None:
+                    lines.append(line)
+                else:
+                    props = json.loads("{" + props_body + "}")
+                    lines.extend(emf.build_documents(self.namespace, dims, sets, values, ts, props))
             self._write(lines)
             return lines
 
-    def _group_dimensions(self, op: str | None, es: str | None) -> tuple[dict[str, str], list[list[str]]]:
-        """Root dimension members and dimension sets of a group (cached; custom dimensions are part of the key)."""
+    @staticmethod
+    def _emf_props_json(inv: InvocationInfo | None) -> str:
+        """Root members copied into every EMF document: function name, request id, schema version (JSON text)."""
+        props: dict[str, Any] = {}
+        if inv is not None:
+            if inv.function_name:
+                props[_EMF_PROPS[0]] = inv.function_name
+            if inv.request_id:
+                props[_EMF_PROPS[1]] = inv.request_id
+        props[_K_SCHEMA_VERSION] = SCHEMA_VERSION
+        return _dumps(props)[1:-1]
+
+    def _group_dimensions(self, op: str | None, es: str | None) -> tuple[dict[str, str], list[list[str]], str, str]:
+        """Root dimension members, dimension sets, directive header and dimension members as JSON text of a group
+        (cached; custom dimensions are part of the key)."""
         key = (op, es, tuple(self._dimensions.items()))
         hit = self._group_cache.get(key)
         if hit is not None:
@@ -913,9 +1028,10 @@ class Emitter:
             if s not in sets:
                 sets.append(s)
         dims.update(self._dimensions)
+        out = (dims, sets, emf.directive_header(self.namespace, sets), _dumps(dims)[1:-1] if dims else "")
         if len(self._group_cache) < 256:
-            self._group_cache[key] = (dims, sets)
-        return dims, sets
+            self._group_cache[key] = out
+        return out
 
     def pending(self) -> dict[tuple[str | None, str | None], dict[str, list[float | int]]]:
         """Metrics not yet flushed: {(operation, event_source|None): {metric name: values}} (Count metrics summed)."""

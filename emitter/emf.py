@@ -253,6 +253,41 @@ def _num(v: float | int) -> str:
     return int.__repr__(v) if v.__class__ is int else float.__repr__(v)  # type: ignore[arg-type]
 
 
+def directive_header(namespace: str, dimension_sets: Sequence[Sequence[str]]) -> str:
+    """The constant part of a document after ``Timestamp``: ``"CloudWatchMetrics":[{"Namespace":..,"Dimensions":..,
+    "Metrics":[`` (callers cache it per group)."""
+    sets_json = _dumps([list(ds) for ds in dimension_sets])
+    return f'"CloudWatchMetrics":[{{"Namespace":{_esc(namespace)},"Dimensions":{sets_json},"Metrics":['
+
+
+def fast_document(header: str, timestamp_ms: int, root_body: str, series: list[MetricSeries],
+                  max_bytes: int = C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM) -> str | None:
+    """One document from pre-serialized parts, or None when the group needs splitting (more than 100 metrics, a
+    metric with more than 100 values, or over ``max_bytes``): then use :func:`build_documents`.
+
+    ``header``: from :func:`directive_header`; ``root_body``: the dimension and property members as JSON text without
+    braces (may be empty). Equivalent to json.dumps of the same document (tested)."""
+    if len(series) > C.MAX_METRICS_PER_DIRECTIVE:
+        return None
+    defs = []
+    members = []
+    for s in series:
+        v = s.values
+        if len(v) > C.MAX_VALUES_PER_METRIC:
+            return None
+        dk = (s.name, s.unit, s.resolution)
+        d = _DEFINITIONS.get(dk)
+        if d is None:
+            d = _dumps(s.definition())
+            if len(_DEFINITIONS) < 4096:
+                _DEFINITIONS[dk] = d
+        defs.append(d)
+        members.append(_esc(s.name) + ":" + (_num(v[0]) if len(v) == 1 else "[" + ",".join(map(_num, v)) + "]"))
+    line = (f'{{"_aws":{{"Timestamp":{int(timestamp_ms)},{header}{",".join(defs)}]}}]}}'
+            f'{"," + root_body if root_body else ""},{",".join(members)}}}')
+    return line if len(line) <= max_bytes else None
+
+
 def _serialize_one(namespace: str, dimensions: Mapping[str, str], dimension_sets: Sequence[Sequence[str]],
                    series: list[MetricSeries], timestamp_ms: int, props: Mapping[str, Any]) -> str:
     """One document by string assembly of C-escaped parts (the per-invocation hot path; equivalent to

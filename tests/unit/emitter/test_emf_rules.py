@@ -185,3 +185,22 @@ def test_validate_document_rejects_non_json_and_multiline():
     assert emf.validate_document("{nope")[0].startswith("not JSON")
     line = json.dumps({"_aws": {"Timestamp": 1, "CloudWatchMetrics": []}}, indent=1)
     assert "document spans several lines" in emf.validate_document(line)
+
+
+def test_fast_document_equals_json_dumps():
+    """The string-assembled document is byte-for-byte what json.dumps writes for the same object."""
+    s = [emf.MetricSeries("Événements \"quoted\"", "Count", 1, [3]), emf.MetricSeries("Lat", "Milliseconds", 60,
+                                                                                       [1.5, 2, 1e-300, -7.25e100])]
+    dims = {"Service": "svc", "Operation": "op/1"}
+    props = {"function_request_id": "r-ü", "schema_version": "1"}
+    header = emf.directive_header("Ns", [["Service", "Operation"], ["Service"]])
+    body = json.dumps({**dims, **props}, separators=(",", ":"))[1:-1]
+    line = emf.fast_document(header, NOW, body, s)
+    expected = {"_aws": {"Timestamp": NOW, "CloudWatchMetrics": [{"Namespace": "Ns",
+                "Dimensions": [["Service", "Operation"], ["Service"]],
+                "Metrics": [{"Name": "Événements \"quoted\"", "Unit": "Count", "StorageResolution": 1},
+                            {"Name": "Lat", "Unit": "Milliseconds"}]}]},
+                **dims, **props, "Événements \"quoted\"": 3, "Lat": [1.5, 2, 1e-300, -7.25e100]}
+    assert line == json.dumps(expected, separators=(",", ":"))
+    assert emf.fast_document(header, NOW, body, series(101, 1)) is None
+    assert emf.fast_document(header, NOW, body, series(1, 101)) is None

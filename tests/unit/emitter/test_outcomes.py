@@ -357,3 +357,24 @@ def test_classifier_on_real_botocore_client_error():
                         "ResponseMetadata": {"HTTPStatusCode": 400}}, "PutItem")
     assert clf(throttled) == Classification(ErrorClass.RETRYABLE, "ProvisionedThroughputExceededException", True)
     assert clf(cond) == Classification(ErrorClass.PERMANENT, "ConditionalCheckFailedException", False)
+
+
+@pytest.mark.parametrize("method,outcome,kwargs", CALLS)
+@pytest.mark.parametrize("hashing", [False, True])
+def test_fast_path_writes_exactly_what_record_outcome_writes(make, method, outcome, kwargs, hashing):
+    """Outcome methods take a fast path for plain calls; record_outcome is the general builder. Same bytes."""
+    fast, fast_sink = make(hash_idempotency_keys=hashing)
+    slow, slow_sink = make(hash_idempotency_keys=hashing)
+    r = EventRecord(event_id="m-9", event_source=EventSource.KINESIS, attempt=3, correlation_id="c-1",
+                    idempotency_key="acme:from-record")
+    for em in (fast, slow):
+        em._cold = False
+    with fast.invocation(Ctx(), operation="Op"):
+        getattr(fast, method)(r, key="acme:k", **kwargs)
+        getattr(fast, method)(r, **kwargs)
+        getattr(fast, method)(None, **kwargs)
+    with slow.invocation(Ctx(), operation="Op"):
+        slow.record_outcome(outcome, r, "acme:k", **kwargs)
+        slow.record_outcome(outcome, r, **kwargs)
+        slow.record_outcome(outcome, None, **kwargs)
+    assert fast_sink.lines == slow_sink.lines
