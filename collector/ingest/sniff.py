@@ -8,9 +8,9 @@ Rules, in order (first match wins), on the first ``SNIFF_BYTES`` bytes:
 3. the first non-blank line and at least half of the sampled lines start ``<ISO-8601 timestamp> `` (and
    not all of them look like Lambda text ``<ts>\t<request id>`` lines) -> export-to-S3;
 4. a complete JSON object line with ``"type": "platform.*"`` -> Lambda JSON log format;
-5. Lambda text markers (START/END/REPORT/INIT_START lines, ``[LEVEL]\\t<ts>\\t`` runtime lines)
-   together with a continuation line (a traceback or pretty-printed line that starts no event), or in a
-   file not named ``*.jsonl``/``*.ndjson`` -> Lambda text format (multi-line events);
+5. Lambda text markers (START/END/REPORT/INIT_START lines, ``[LEVEL]\\t<ts>\\t`` runtime lines) in a
+   file not named ``*.jsonl``/``*.ndjson`` -> Lambda text format (multi-line events); a ``.jsonl`` name
+   says one event per line, so such a file stays JSON lines even with platform lines in it;
 6. anything else -> JSON lines (one event per line; non-JSON lines are text events).
 """
 
@@ -75,10 +75,7 @@ def sniff(head: bytes, name: str = "") -> LogFormat:
             continue
         if str(rec.get("type", "")).startswith("platform."):
             return LogFormat.LAMBDA_JSON
-    has_marker = any(_MARKER.match(ln) for ln in sample)
-    if has_marker:
-        continuation = any(not LAMBDA_TEXT_START.match(ln) and not _is_json_object(ln) for ln in sample)
-        lowered = name.lower().removesuffix(".gz")
-        if continuation or not lowered.endswith((".jsonl", ".ndjson", ".json")):
-            return LogFormat.LAMBDA_TEXT
+    lowered = name.lower().removesuffix(".gz")
+    if any(_MARKER.match(ln) for ln in sample) and not lowered.endswith((".jsonl", ".ndjson")):
+        return LogFormat.LAMBDA_TEXT
     return LogFormat.JSON_LINES

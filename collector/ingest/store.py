@@ -299,22 +299,23 @@ class EventStore:
         rep.events += int(total)
         rep.count(Reason.INVALID_JSON, int(bad_json))
         if no_ts:
-            rep.count(no_ts_reason or Reason.TIMESTAMP_INFERRED, int(no_ts))
-            _run(con,
-                 f"""UPDATE {t} SET "@timestamp" = f.fts FROM (
-                        SELECT "@seq" AS s, COALESCE(
-                            last_value("@timestamp" IGNORE NULLS) OVER (ORDER BY "@seq"
-                                ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
-                            first_value("@timestamp" IGNORE NULLS) OVER (ORDER BY "@seq"
-                                ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING)) AS fts
-                        FROM {t} WHERE "@seq" BETWEEN $1 AND $2) AS f
-                    WHERE {t}."@seq" = f.s AND {t}."@timestamp" IS NULL""", [lo, hi])
-            left = _run(con, f'SELECT count(*) FROM {t} WHERE "@seq" BETWEEN $1 AND $2 AND "@timestamp" IS NULL',
-                        [lo, hi])[0][0]
-            if left:
-                rep.count(Reason.TIMESTAMP_FROM_FILE, int(left))
-                _run(con, f'UPDATE {t} SET "@timestamp" = $3 WHERE "@seq" BETWEEN $1 AND $2 AND "@timestamp" IS NULL',
-                            [lo, hi, int(fallback_ts)])
+            if no_ts_reason:
+                rep.count(no_ts_reason, int(no_ts))
+            if no_ts == total:  # no timestamp anywhere in the source
+                rep.count(Reason.TIMESTAMP_FROM_FILE, int(no_ts))
+                _run(con, f'UPDATE {t} SET "@timestamp" = $3 WHERE "@seq" BETWEEN $1 AND $2', [lo, hi, int(fallback_ts)])
+            else:
+                if not no_ts_reason:
+                    rep.count(Reason.TIMESTAMP_INFERRED, int(no_ts))
+                # previous timestamped event (ASOF join: cost ~ rows without a timestamp), else the first one
+                _run(con, f"""UPDATE {t} SET "@timestamp" = f.fts FROM (
+                        SELECT n.s, COALESCE(p.ts, (SELECT "@timestamp" FROM {t} WHERE "@seq" BETWEEN $1 AND $2
+                                AND "@timestamp" IS NOT NULL ORDER BY "@seq" LIMIT 1)) AS fts
+                        FROM (SELECT "@seq" AS s FROM {t} WHERE "@seq" BETWEEN $1 AND $2 AND "@timestamp" IS NULL) AS n
+                        ASOF LEFT JOIN (SELECT "@seq" AS s, "@timestamp" AS ts FROM {t}
+                                        WHERE "@seq" BETWEEN $1 AND $2 AND "@timestamp" IS NOT NULL) AS p
+                            ON n.s >= p.s) AS f
+                    WHERE {t}."@seq" = f.s""", [lo, hi])
         if wide:
             self._cap_fields(lo, hi, rep)
         return int(total)
