@@ -390,7 +390,7 @@ def _ingest_file(path: Path, db: _EventsDB, offset: int = 0) -> _Batch:
 
 # --------------------------------------------------------------------------- main entry
 def _iso(dt: datetime | None) -> str | None:
-    return None if dt is None else dt.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return None if dt is None else dt.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _epoch_to_dt(seconds: float | None) -> datetime | None:

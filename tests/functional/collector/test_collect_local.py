@@ -70,7 +70,7 @@ def test_tables_have_exactly_the_standard_schema(tmp_path):
     (src,) = on_disk["sources"]
     assert src["path"].endswith("orders-pay.log") and src["ingest"]["events"] == 3
     assert on_disk["ingest"]["skipped"] == src["ingest"]["skipped"]
-    assert on_disk["time_window"]["data_start"] == "2026-01-05T10:00:00Z"
+    assert on_disk["time_window"]["data_start"] == "2026-01-05T10:00:00.000Z"
     assert on_disk["collected_at"].endswith("Z")
 
 
@@ -105,7 +105,7 @@ def test_time_window_selects_rows_and_sets_stuck_key_age(tmp_path):
     until = (T0 + timedelta(seconds=50)).timestamp()
     m = collect_local([log], tmp_path / "out", since=T0.timestamp(), until=until)
     assert outcome_counts(tmp_path / "out") == {"received": 1, "claimed": 1, "payload_conflict": 1}
-    assert m["time_window"]["until"] == "2026-01-05T10:00:50Z"
+    assert m["time_window"]["until"] == "2026-01-05T10:00:50.000Z"
     (stuck,) = pq.read_table(tmp_path / "out" / "tables" / "stuck_keys.parquet").to_pylist()
     assert stuck["idempotency_key"] == "k1" and stuck["age_s"] == pytest.approx(49.99)
     assert stuck["expired"] is True  # lock expired at 10:00:30, window ends 10:00:50

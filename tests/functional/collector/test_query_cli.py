@@ -80,7 +80,7 @@ def test_collect_local_command(tmp_path, events_file):
                                         "--until", "2026-01-05T10:01:00Z"])
     assert res.exit_code == 0, res.output
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
-    assert manifest["time_window"]["until"] == "2026-01-05T10:01:00Z"
+    assert manifest["time_window"]["until"] == "2026-01-05T10:01:00.000Z"
     assert (tmp_path / "out" / "tables" / "trail.parquet").is_file()
 
 
