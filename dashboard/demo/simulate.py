@@ -93,6 +93,7 @@ def run_demo(
         if t.cold_starts:
             t.outcomes[Outcome.COLD_START.value] = t.cold_starts  # written by the emitter's wrapper itself
             t.outcomes = dict(sorted(t.outcomes.items()))
+        t.redeliveries = tally.redeliveries.get(fn, 0)
         t.injected = dict(sorted((k, v) for k, v in deps.plan.injected.get(fn, {}).items() if v))
         t.log_lines = logs[fn].dump(logs_dir / f"{fn}.log")
         named = (deps.aliases.get(r.key, r.key) for r in stuck)

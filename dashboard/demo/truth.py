@@ -25,6 +25,7 @@ class Tally:
 
     def __init__(self) -> None:
         self.counts: dict[str, Counter[str]] = {}
+        self.redeliveries: Counter[str] = Counter()  # function -> 'received' records with attempt > 1
         self._lock = threading.Lock()
 
     def add(self, function: str, outcome: Outcome, n: int = 1) -> None:
@@ -75,13 +76,20 @@ class CountingEmitter:
 
     def records(self, event: Any) -> list[Any]:
         recs = self._em.records(event)
-        self._tally.add(self._function, Outcome.RECEIVED, len(recs))
+        self._received(recs)
         return recs
 
     def record_for(self, event: Any) -> Any:
         rec = self._em.record_for(event)
-        self._tally.add(self._function, Outcome.RECEIVED)
+        self._received([rec])
         return rec
+
+    def _received(self, recs: list[Any]) -> None:
+        self._tally.add(self._function, Outcome.RECEIVED, len(recs))
+        again = sum(1 for r in recs if getattr(r, "attempt", 1) > 1)
+        if again:
+            with self._tally._lock:
+                self._tally.redeliveries[self._function] += again
 
     def batch_item_failures(self, failed: list[Any]) -> dict[str, Any]:
         self._tally.add(self._function, Outcome.BATCH_ITEM_FAILURE, len(failed))

@@ -18,6 +18,7 @@ import pytest
 
 from dashboard.demo import Fault, FaultRates, run_demo
 from dashboard.demo.constants import FUNCTIONS, OPERATIONS
+from emitter.contract import Outcome
 
 START_MS = 1_767_600_000_000  # 2026-01-05T08:00:00Z: fixed so the run is reproducible
 SEED = 11
@@ -75,6 +76,7 @@ def test_logs_report_exactly_the_ground_truth(run) -> None:
         assert logs[fn]["reports"] == ft.invocations
         assert logs[fn]["cold"] == ft.cold_starts
         assert logs[fn]["timeouts"] == ft.timeouts
+        assert logs[fn]["redeliveries"] == ft.redeliveries
         assert sorted(logs[fn]["stuck"]) == sorted(ft.stuck_keys), fn
 
 
@@ -154,7 +156,7 @@ def _q(con, sql: str, *params):
 
 
 def test_tables_report_exactly_the_ground_truth(run, tables) -> None:
-    out, truth = run
+    _, truth = run
     tdir, con = tables
     by_op = {op: fn for fn, op in OPERATIONS.items()}
     rows = _q(con, "SELECT service, operation, outcome, sum(events) FROM read_parquet(?) GROUP BY ALL",
@@ -181,12 +183,11 @@ def test_tables_report_exactly_the_ground_truth(run, tables) -> None:
 
     redeliveries = _q(con, "SELECT operation, sum(events) FROM read_parquet(?) WHERE attempt > 1 GROUP BY ALL",
                       str(tdir / "attempts.parquet"))
-    logs = _parse_logs(out / "logs")
     assert {by_op[op]: int(n) for op, n in redeliveries} == {
-        fn: logs[fn]["redeliveries"] for fn in FUNCTIONS if logs[fn]["redeliveries"]}
+        fn: ft.redeliveries for fn, ft in truth.functions.items() if ft.redeliveries}
 
     conflicts = _q(con, "SELECT sum(conflicts) FROM read_parquet(?)", str(tdir / "conflicting_keys.parquet"))
-    assert int(conflicts[0][0]) == truth.total(__import__("emitter").Outcome.PAYLOAD_CONFLICT)
+    assert int(conflicts[0][0]) == truth.total(Outcome.PAYLOAD_CONFLICT)
 
 
 def test_same_seed_same_files_byte_for_byte(run, tmp_path: Path) -> None:
