@@ -52,6 +52,26 @@ SPLIT_STATUSES = frozenset({"Timeout", DEADLINE_EXCEEDED})
 """Terminal statuses meaning the window was too big to scan in time: split it (or retry if it cannot be split)."""
 
 
+WINDOW_FILTER = "filter toMillis(@timestamp) <= {end_ms}"
+"""Prepended to every query so a window ``[a, b]`` covers exactly ``a*1000 .. b*1000+999`` ms.
+
+StartQuery's endTime is in seconds and the service compares it at millisecond precision: "EndTime is inclusive but
+not at second level. Internally they convert to milliseconds straight" (CloudWatch team, aws/aws-sdk#280). A query
+over ``[a, b]`` therefore misses events in ``b.001 .. b.999``, and adjacent windows ``[a, m]``, ``[m + 1, b]`` lose the
+sub-second events of second ``m``. The runner asks for ``[a, b + 1]`` and filters ``@timestamp <= b.999``: adjacent
+windows then share no event and miss none."""
+
+
+def restrict_to_window(query: str, w: Window) -> str:
+    """``query`` with the window filter as its first command (comments before it kept, text after it unchanged)."""
+    lines = query.splitlines()
+    first = next((i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith("#")), None)
+    if first is None:
+        raise CloudWatchCollectorError("the query has no command")
+    flt = WINDOW_FILTER.format(end_ms=w.end * 1000 + 999)
+    return "\n".join(lines[:first] + [flt, "| " + lines[first].lstrip()] + lines[first + 1:])
+
+
 def supports_result_pagination(client: Any) -> bool:
     """True when the client's GetQueryResults model has ``nextToken`` (botocore >= 1.40-ish: up to 100,000 rows per
     query, 10,000 per page); older models cap a query at 10,000 rows with no way to page."""
@@ -281,8 +301,8 @@ class LogsInsightsRunner:
         """StartQuery, poll to a terminal status or our deadline, read all pages. Worker thread."""
         names = list(task.log_groups)
         resource = names[0] if len(names) == 1 else f"{len(names)} log groups ({names[0]}, ...)"
-        params: dict[str, Any] = {"startTime": task.window.start, "endTime": task.window.end,
-                                  "queryString": task.query, "limit": self.limit}
+        params: dict[str, Any] = {"startTime": task.window.start, "endTime": task.window.end + 1,
+                                  "queryString": restrict_to_window(task.query, task.window), "limit": self.limit}
         params["logGroupNames"] = names
         if task.delay_s > 0:
             self.sleep(task.delay_s)

@@ -68,7 +68,7 @@ class InsightsEngine:
         # called without a server (direct use): build a store for just these events
         return self._run(self._build(groups), "events", query, start, end)
 
-    def run_on(self, server: "FakeLogsInsightsServer", query: str, names: tuple[str, ...], start: int,
+    def run_on(self, server: FakeLogsInsightsServer, query: str, names: tuple[str, ...], start: int,
                end: int) -> Rows:
         key = (id(server), server.version)
         if self._key != key:
@@ -334,14 +334,15 @@ class FakeLogsInsightsServer:
             n = self._bump("StartQuery")
             if n <= self.faults.limit_exceeded_first_n:
                 return _error("LimitExceededException", "Account maximum query concurrency limit of [30] reached.")
-            if self.faults.account_quota and self._in_flight() >= self.faults.account_quota:
-                return _error("LimitExceededException", "Account maximum query concurrency limit reached.")
             for g in names:
                 if g not in self.groups:
                     return _error("ResourceNotFoundException", f"Log group '{g}' does not exist for account ID "
                                                                "'123456789012'")
-            window = {g: [e for e in self.groups[g] if start * 1000 <= e["timestamp"] <= end * 1000 + 999]
-                      for g in names}
+            # the service's window: start*1000 <= t <= end*1000 (endTime compared in ms, aws/aws-sdk#280); simple
+            # engines also get the runner's leading "filter toMillis(@timestamp) <= N" applied here
+            bound = _leading_time_filter(body["queryString"])
+            window = {g: [e for e in self.groups[g] if start * 1000 <= e["timestamp"] <= end * 1000
+                          and (bound is None or e["timestamp"] <= bound)] for g in names}
         scanned = sum(len(v) for v in window.values())
         nbytes = sum(len(e["message"].encode()) for v in window.values() for e in v)
         with self._engine_lock:
@@ -355,7 +356,9 @@ class FakeLogsInsightsServer:
         stats = {"recordsMatched": float(scanned), "recordsScanned": float(scanned), "bytesScanned": float(nbytes),
                  "resultCount": float(min(len(rows), limit))}
         q = _Query(uuid.uuid4().hex, start, end, tuple(names), limit, time.monotonic(), rows, stats)
-        with self._lock:
+        with self._lock:  # quota check and registration in one step, so concurrent starts cannot both pass
+            if self.faults.account_quota and self._in_flight() >= self.faults.account_quota:
+                return _error("LimitExceededException", "Account maximum query concurrency limit reached.")
             q.final_status = next(self._status_iter, "Complete")
             q.hang = self._bump("started") <= self.faults.hang_first_n
             self.queries[q.qid] = q
@@ -403,6 +406,17 @@ class FakeLogsInsightsServer:
                 return _error("InvalidParameterException", "Query is not running.")
             q.stopped = True
         return 200, {"success": True}
+
+
+def _leading_time_filter(query: str) -> int | None:
+    """N of a first command ``filter toMillis(@timestamp) <= N`` (what the runner prepends), else None."""
+    import re
+
+    for line in query.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            m = re.match(r"\s*filter toMillis\(@timestamp\) <= (\d+)\s*$", line)
+            return int(m.group(1)) if m else None
+    return None
 
 
 def _fields(rows: Rows) -> list[list[dict[str, str]]]:

@@ -17,8 +17,13 @@ import pandas as pd
 import pytest
 
 from collector.cloudwatch import Backoff, PollSchedule, RunnerConfig
-from collector.cloudwatch.collect import Clients, CollectOptions, collect_cloudwatch, derive_stuck_columns, \
-    load_standard_queries
+from collector.cloudwatch.collect import (
+    Clients,
+    CollectOptions,
+    collect_cloudwatch,
+    derive_stuck_columns,
+    load_standard_queries,
+)
 from collector.cloudwatch.convert import arrow_schema, frame_from_arrow
 from collector.cloudwatch.testing import FakeLogsInsightsServer, InsightsEngine, insights_engine
 from collector.tables import TABLES
@@ -77,7 +82,9 @@ def test_every_standard_table_identical(demo_events, logs_client, tmp_path):
         assert entry["status"] == "complete", (name, entry)
         assert entry["unmerged_duplicates"] == 0 and entry["conversion"]["bad_values"] == {}, name
         cloud = pd.read_parquet(tmp_path / "tables" / f"{name}.parquet")
-        offline = _offline(queries[name], demo_events, start, end, table)
+        # one query over everything; endTime end + 1 because the engine, like the service, compares endTime at the
+        # millisecond (aws/aws-sdk#280) and events of second `end` (end.001 .. end.999) belong to the range
+        offline = _offline(queries[name], demo_events, start, end + 1, table)
         if name == "stuck_keys":
             offline = derive_stuck_columns(offline, end * 1000)
         import pyarrow as pa

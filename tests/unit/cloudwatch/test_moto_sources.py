@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 import pytest
@@ -13,8 +13,8 @@ from collector.cloudwatch import LogGroupNotFoundError, TableNotFoundError
 from collector.cloudwatch.log_groups import discover_log_groups
 from collector.cloudwatch.metrics import (
     METRICS_TABLE,
-    MetricSpec,
     MetricsOptions,
+    MetricSpec,
     collect_metrics,
     get_metric_data,
     plan_metrics,
@@ -51,7 +51,7 @@ def test_get_metric_data_chunks_at_500_queries_and_values_match(aws):
     calls: list[int] = []
     cw.meta.events.register("provide-client-params.cloudwatch.GetMetricData",
                             lambda params, **kw: calls.append(len(params["MetricDataQueries"])))
-    t = _minute(datetime.now(timezone.utc) - timedelta(minutes=10))
+    t = _minute(datetime.now(UTC) - timedelta(minutes=10))
     ns = f"Test/{uuid.uuid4().hex[:6]}"
     # 520 metrics (different dimension values), value = i, one datapoint each in the same minute
     for base in range(0, 520, 20):
@@ -69,7 +69,7 @@ def test_get_metric_data_chunks_at_500_queries_and_values_match(aws):
 
 def test_collect_metrics_lambda_and_own_namespace(aws, tmp_path):
     cw = aws("cloudwatch")
-    t = _minute(datetime.now(timezone.utc) - timedelta(minutes=5))
+    t = _minute(datetime.now(UTC) - timedelta(minutes=5))
     ns = f"{NAMESPACE_DEFAULT}-{uuid.uuid4().hex[:6]}"
     dims = [{"Name": "Service", "Value": "orders"}, {"Name": "Operation", "Value": "Pay"}]
     cw.put_metric_data(Namespace=ns, MetricData=[

@@ -210,3 +210,28 @@ def test_missing_credentials_is_a_clear_error(fast_config, server, monkeypatch):
     with pytest.raises(MissingCredentialsError, match="no AWS credentials"):
         runner.run("fields @message", [GROUP], [Window(T0, T0 + 59)])
     assert server.calls == []  # nothing was sent unsigned
+
+
+def test_window_filter_is_prepended_after_comments():
+    from collector.cloudwatch.runner import restrict_to_window
+
+    q = "# Table: x\n\nfilter ispresent(outcome)\n| stats count(*) as n by bin(1m)"
+    assert restrict_to_window(q, Window(60, 119)).splitlines() == [
+        "# Table: x", "", "filter toMillis(@timestamp) <= 119999", "| filter ispresent(outcome)",
+        "| stats count(*) as n by bin(1m)"]
+
+
+def test_millisecond_boundaries_with_the_offline_engine(logs_client, fast_config):
+    """The service compares endTime at the millisecond (aws/aws-sdk#280); so does the offline engine. Events at
+    .000 and .999 of every split second must come back exactly once."""
+    from collector.cloudwatch.testing import InsightsEngine
+
+    with FakeLogsInsightsServer(engine=InsightsEngine(), faults=Faults(no_pagination=True)) as srv:
+        evs = [{"timestamp": (T0 + s) * 1000 + ms, "message": f"s{s}-{ms}"} for s in range(120) for ms in (0, 1, 500, 999)]
+        srv.put_events(GROUP, evs)
+        runner = LogsInsightsRunner(logs_client(srv.url), fast_config(limit=50, paginate=False))
+        [res] = runner.run("fields @timestamp, @message | sort @timestamp asc", [GROUP], [Window(T0, T0 + 119)])
+        assert sorted(messages(res)) == sorted(e["message"] for e in evs)
+        assert len(res.sub_windows) > 8  # 480 events / 50-row limit: many splits, each at a second boundary
+        sent = [body for op, body in srv.calls if op == "StartQuery"]
+        assert all(b["endTime"] == int(b["queryString"].split("<= ")[1].split("\n")[0]) // 1000 + 1 for b in sent)
