@@ -113,10 +113,74 @@ def evaluate_states(
     The alarm is evaluated once at the end of every period over the last ``evaluation_range``
     periods (default EvaluationPeriods + 2, the user guide's example); periods before the first
     value count as missing. A new alarm starts in ``initial`` (INSUFFICIENT_DATA, as CloudWatch).
+
+    Same result as calling :func:`evaluate_window` on every window (a property test checks it),
+    in O(len(values)): prefix counts of real and breaching datapoints replace rescanning the window.
     """
     r = evaluation_range or evaluation_periods + DEFAULT_EXTRA_RANGE_PERIODS
-    if r < evaluation_periods:
+    n, m = evaluation_periods, datapoints_to_alarm
+    if r < n:
         raise ValueError("the evaluation range cannot be shorter than EvaluationPeriods")
+    if not 1 <= m <= n:
+        raise ValueError(f"need 1 <= DatapointsToAlarm ({m}) <= EvaluationPeriods ({n})")
+    treat = TreatMissingData(treat_missing)
+    marks = classify(values, threshold, comparison)
+    real_idx: list[int] = []  # positions of real datapoints
+    cum_b = [0]  # cum_b[j] = breaching among the first j real datapoints
+    first = 0  # index into real_idx of the first real datapoint inside the window
+    state = initial
+    states: list[AlarmState] = []
+    for i, mark in enumerate(marks):
+        if mark != MISSING:
+            real_idx.append(i)
+            cum_b.append(cum_b[-1] + (mark == BREACHING))
+        lo = i - r + 1
+        while first < len(real_idx) and real_idx[first] < lo:
+            first += 1
+        end = len(real_idx)
+        reals = end - first
+        if reals >= n:
+            state = AlarmState.ALARM if cum_b[end] - cum_b[end - n] >= m else AlarmState.OK
+        else:
+            fill = n - reals
+            real_b = cum_b[end] - cum_b[first]
+            if treat is TreatMissingData.BREACHING:
+                state = AlarmState.ALARM if real_b + fill >= m else AlarmState.OK
+            elif treat is TreatMissingData.NOT_BREACHING:
+                state = AlarmState.ALARM if real_b >= m else AlarmState.OK
+            elif reals == 0:
+                state = AlarmState.INSUFFICIENT_DATA if treat is TreatMissingData.MISSING else state
+            elif real_b >= m:
+                state = AlarmState.ALARM
+            elif reals - real_b:
+                state = AlarmState.OK
+            elif treat is TreatMissingData.MISSING:
+                # oldest of the `fill` most recent missing slots of the window (slots before the data count too)
+                found, j = 0, i
+                while True:
+                    if j < 0 or marks[j] == MISSING:
+                        found += 1
+                        if found == fill:
+                            break
+                    j -= 1
+                state = AlarmState.ALARM if real_idx[first] < j else AlarmState.INSUFFICIENT_DATA
+        states.append(state)
+    return states
+
+
+def evaluate_states_reference(
+    values: Sequence[float | None],
+    *,
+    threshold: float,
+    comparison: ComparisonOperator | str,
+    evaluation_periods: int,
+    datapoints_to_alarm: int,
+    treat_missing: TreatMissingData | str,
+    evaluation_range: int | None = None,
+    initial: AlarmState = AlarmState.INSUFFICIENT_DATA,
+) -> list[AlarmState]:
+    """:func:`evaluate_states` the direct way (one :func:`evaluate_window` per period); the oracle of its tests."""
+    r = evaluation_range or evaluation_periods + DEFAULT_EXTRA_RANGE_PERIODS
     marks = classify(values, threshold, comparison)
     state = initial
     states: list[AlarmState] = []

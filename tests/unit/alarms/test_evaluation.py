@@ -8,8 +8,10 @@ X = breaching, - = missing). "Retain current state" is checked with two differen
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from alarms.evaluation import classify, evaluate_states, evaluate_window
+from alarms.evaluation import classify, evaluate_states, evaluate_states_reference, evaluate_window
 from alarms.types import AlarmState, TreatMissingData
 
 A, O, I, KEEP = AlarmState.ALARM, AlarmState.OK, AlarmState.INSUFFICIENT_DATA, "keep"
@@ -101,3 +103,19 @@ def test_timeline_ignore_keeps_state_without_evidence():
     # missing: p5 'XX---' -> fill 1 (slot 4); oldest evaluated = slot 0 (real X) -> ALARM; p6 'X----' -> ALARM;
     # p7 '-----' -> INSUFFICIENT_DATA; p0 '----X' -> INSUFF; p1 '---XX' fill 1 at slot 2 -> oldest filled -> INSUFF.
     assert got_missing == [I, I, A, A, A, A, A, I]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    marks=st.lists(st.sampled_from([None, 0.0, 1.0]), max_size=40),
+    n=st.integers(1, 6),
+    m_frac=st.integers(1, 6),
+    extra=st.integers(0, 4),
+    treat=st.sampled_from(list(T)),
+    initial=st.sampled_from(list(AlarmState)),
+)
+def test_fast_evaluation_equals_the_window_by_window_reference(marks, n, m_frac, extra, treat, initial):
+    kw = {"threshold": 0.5, "comparison": "GreaterThanThreshold", "evaluation_periods": n,
+          "datapoints_to_alarm": min(m_frac, n), "treat_missing": treat, "evaluation_range": n + extra,
+          "initial": initial}
+    assert evaluate_states(marks, **kw) == evaluate_states_reference(marks, **kw)
