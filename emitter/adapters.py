@@ -48,10 +48,23 @@ def _header(headers: Any, wanted: str) -> str | None:
     return None
 
 
+_ARN_NAMES: dict[str, str | None] = {}
+
+
 def _arn_name(arn: Any) -> str | None:
-    """Resource name at the end of an ARN (queue, stream, table, topic); None if not an ARN string."""
+    """Resource name at the end of an ARN (queue, stream, table, topic); None if not an ARN string. Cached: a
+    function sees the same few ARNs on every record."""
     if not isinstance(arn, str) or not arn.startswith("arn:"):
         return None
+    hit = _ARN_NAMES.get(arn)
+    if hit is None:
+        hit = _arn_name_uncached(arn)
+        if len(_ARN_NAMES) < 256:
+            _ARN_NAMES[arn] = hit
+    return hit
+
+
+def _arn_name_uncached(arn: str) -> str | None:
     tail = arn.split(":", 5)[-1]
     # arn:aws:kinesis:...:stream/name ; arn:aws:dynamodb:...:table/T/stream/2019... ; arn:aws:sqs:...:queue
     parts = tail.split("/")
@@ -61,6 +74,8 @@ def _arn_name(arn: Any) -> str | None:
 
 
 def _int(v: Any) -> int | None:
+    if v.__class__ is str and v.isascii() and v.isdecimal():  # the usual SQS attribute: a decimal string
+        return int(v)
     if isinstance(v, bool):
         return None
     if isinstance(v, int):
@@ -133,7 +148,7 @@ def _age(sent_at_ms: int | None, now_ms: int) -> int | None:
 
 def _attr_value(attrs: Any, wanted: str) -> str | None:
     """SQS/SNS message attribute by name (case-insensitive): SQS ``stringValue`` or SNS ``Value``."""
-    if not isinstance(attrs, dict):
+    if not attrs or not isinstance(attrs, dict):
         return None
     for k, v in attrs.items():
         if isinstance(k, str) and _norm(k) == wanted and isinstance(v, dict):

@@ -100,6 +100,7 @@ _K_TENANT_ID = LogKey.TENANT_ID.value
 _K_WARNING_CODE = LogKey.WARNING_CODE.value
 _K_XRAY_TRACE_ID = LogKey.XRAY_TRACE_ID.value
 _M_RECORD_AGE = Metric.RECORD_AGE.value
+_M_EVENTS_RECEIVED = Metric.EVENTS_RECEIVED.value
 _M_REDELIVERY = Metric.REDELIVERY.value
 _M_REMAINING_TIME_AT_SIDE_EFFECT = Metric.REMAINING_TIME_AT_SIDE_EFFECT.value
 _U_COUNT, _U_MS = Unit.COUNT.value, Unit.MILLISECONDS.value
@@ -147,6 +148,29 @@ _OUTCOME_SPEC: dict[Outcome, tuple[str, str | None, bool | None, str | None, str
 
 _LINE_HEAD = {o: f'{{"level":"{spec[0]}","message":{json.encoder.encode_basestring_ascii(spec[5])},"timestamp":"'
               for o, spec in _OUTCOME_SPEC.items()}
+
+
+
+def _fast_parts(o: Outcome) -> tuple[str, str, str, str]:
+    level, status, retryable, error_class, error_code, message = _OUTCOME_SPEC[o]
+    tail = []
+    if error_class is not None:
+        tail.append(f'"{LogKey.ERROR_CLASS.value}":"{error_class}"')
+    if retryable is not None:
+        tail.append(f'"{LogKey.RETRYABLE.value}":{"true" if retryable else "false"}')
+    return (
+        _LINE_HEAD[o],
+        f'"{LogKey.IDEMPOTENCY_STATUS.value}":"{status}"' if status else "",
+        f'"{LogKey.ERROR_CODE.value}":{json.encoder.encode_basestring_ascii(error_code)}' if error_code else "",
+        ",".join(tail),
+    )
+
+
+_FAST_PARTS = {o: _fast_parts(o) for o in Outcome}
+_RECEIVED_HEAD = f'"{LogKey.OUTCOME.value}":"{Outcome.RECEIVED.value}"'
+_RECEIVED_TAKEN = frozenset(k.value for k in (LogKey.OUTCOME, LogKey.EVENT_SOURCE, LogKey.EVENT_ID,
+                                              LogKey.IDEMPOTENCY_KEY, LogKey.ATTEMPT, LogKey.CORRELATION_ID,
+                                              LogKey.RECORD_AGE_MS))
 
 # Keys the emitter owns in a log record: props cannot set them.
 _RESERVED_KEYS = frozenset(
@@ -304,8 +328,14 @@ class Emitter:
             else:
 
                 def wrapper(event: Any, context: Any = None, *args: Any, **kwargs: Any) -> Any:
-                    with _Invocation(self, context, op, event, None):
-                        return func(event, context, *args, **kwargs)
+                    prev = self._begin(context, op, event, None)  # inlined `with invocation()`: per-call cost
+                    failed = True
+                    try:
+                        result = func(event, context, *args, **kwargs)
+                        failed = False
+                        return result
+                    finally:
+                        self._end(prev, failed)
 
             for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
                 try:
@@ -393,7 +423,7 @@ class Emitter:
             recs, errors = [EventRecord(raw=event)], [f"adapter crashed ({type(exc).__name__})"]
         self._adapter_errors(errors)
         for r in recs:
-            self.record_outcome(Outcome.RECEIVED, r)
+            self._received(r)
         return recs
 
     def record_for(self, event: Any) -> EventRecord:
@@ -403,8 +433,72 @@ class Emitter:
         except Exception as exc:  # pragma: no cover
             rec, err = EventRecord(raw=event), f"adapter crashed ({type(exc).__name__})"
         self._adapter_errors([err] if err else [])
-        self.record_outcome(Outcome.RECEIVED, rec)
+        self._received(rec)
         return rec
+
+    def _received(self, rec: EventRecord) -> None:
+        """The ``received`` outcome of an adapter-made record: a fast path writing exactly what
+        ``record_outcome(Outcome.RECEIVED, rec)`` writes (tested); unusual values go through record_outcome."""
+        try:
+            eid, key, corr, attempt, age = rec.event_id, rec.idempotency_key, rec.correlation_id, rec.attempt, \
+                rec.record_age_ms
+            if (
+                attempt.__class__ is not int
+                or (eid is not None and (eid.__class__ is not str or len(eid) > _MAX_FIELD))
+                or (key is not None and (key.__class__ is not str or len(key) > _MAX_FIELD))
+                or (corr is not None and (corr.__class__ is not str or len(corr) > _MAX_FIELD))
+                or (age is not None and (age.__class__ is not int or age < 0))
+            ):
+                raise _SlowPath
+            es = _ES_VALUE.get(rec.event_source)
+            if es is None:
+                raise _SlowPath
+            parts = [_RECEIVED_HEAD, f'"{_K_EVENT_SOURCE}":"{es}"']
+            if eid is not None:
+                parts.append(f'"{_K_EVENT_ID}":{_esc(eid)}')
+            if key is not None:
+                parts.append(f'"{_K_IDEMPOTENCY_KEY}":{_esc(key if self._hasher is None else self._hasher(key))}')
+            parts.append(f'"{_K_ATTEMPT}":{int.__repr__(attempt)}')
+            if corr is not None:
+                parts.append(f'"{_K_CORRELATION_ID}":{_esc(corr)}')
+            if age is not None:
+                parts.append(f'"{_K_RECORD_AGE_MS}":{int.__repr__(age)}')
+            for dk, dv in rec.details.items():
+                if dv is None:
+                    continue
+                if dk.__class__ is not str or dk in _RECEIVED_TAKEN or dk in _RESERVED_KEYS:
+                    raise _SlowPath
+                if self._is_redacted(dk):
+                    parts.append(f'{_esc(dk)}:"{REDACTED}"')
+                elif dv.__class__ is str and len(dv) <= _MAX_FIELD:
+                    parts.append(f"{_esc(dk)}:{_esc(dv)}")
+                elif dv.__class__ is int:
+                    parts.append(f"{_esc(dk)}:{int.__repr__(dv)}")
+                else:
+                    raise _SlowPath
+            inv = self._inv
+            if inv is not None:
+                static, op = inv.static_json, inv.operation
+            else:
+                static, op = self._idle_static, self._default_operation
+            line = f'{_LINE_HEAD[Outcome.RECEIVED]}{self._iso(self.clock())}",{static},{",".join(parts)}}}'
+            if len(line) > C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM:
+                raise _SlowPath
+            es = es if self.event_source_dimension else None
+            with self._lock:
+                self._add(op, es, _M_EVENTS_RECEIVED, _U_COUNT, 60, 1, True)
+                if attempt > 1:
+                    self._add(op, es, _M_REDELIVERY, _U_COUNT, 60, 1, True)
+                if age is not None:
+                    self._add(op, es, _M_RECORD_AGE, _U_MS, 60, age, False)
+                self._write([line])
+        except _SlowPath:
+            self.record_outcome(Outcome.RECEIVED, rec)
+        except Exception as exc:  # never break the handler
+            if self.strict:
+                raise
+            self._count_warning(C.WarningCode.INTERNAL_ERROR, 1)
+            self._stderr(f"idemwatch: could not record received: {type(exc).__name__}")
 
     def _adapter_errors(self, errors: list[str]) -> None:
         if errors:
@@ -556,55 +650,57 @@ class Emitter:
                                            or (field is not _F_EXPIRES and len(value) > _MAX_FIELD)))
             ):
                 raise _SlowPath
-            level, status, retryable, error_class, error_code, message = _OUTCOME_SPEC[outcome]
+            # JSON assembled from C-escaped pieces in the key order record_outcome uses (same bytes, tested).
+            head, status_part, code_default, tail_const = _FAST_PARTS[outcome]
             inv = self._inv
-            f: dict[str, Any] = {_K_OUTCOME: _OUTCOME_VALUE[outcome]}
             if record is not None:
                 es = record.event_source
                 eid = record.event_id
                 if key is None:
                     key = record.idempotency_key
+                attempt = record.attempt
+                corr = record.correlation_id
+                if attempt.__class__ is not int or (corr is not None and (
+                        corr.__class__ is not str or len(corr) > _MAX_FIELD)):
+                    raise _SlowPath
             else:
                 es = inv.event_source if inv is not None else None
-                eid = None
+                eid = corr = attempt = None
+            parts = [f'"{_K_OUTCOME}":"{_OUTCOME_VALUE[outcome]}"']
             if es is not None:
                 es = _ES_VALUE.get(es, es)
-                f[_K_EVENT_SOURCE] = es
+                if es.__class__ is not str:
+                    raise _SlowPath
+                parts.append(f'"{_K_EVENT_SOURCE}":{_esc(es)}')
             if eid is not None:
                 if eid.__class__ is not str or len(eid) > _MAX_FIELD:
                     raise _SlowPath
-                f[_K_EVENT_ID] = eid
+                parts.append(f'"{_K_EVENT_ID}":{_esc(eid)}')
             if key is not None:
                 if key.__class__ is not str or len(key) > _MAX_FIELD:
                     raise _SlowPath
-                f[_K_IDEMPOTENCY_KEY] = key if self._hasher is None else self._hasher(key)
-                if status is not None:
-                    f[_K_IDEMPOTENCY_STATUS] = status
-            if value is not None:
-                if field is _F_EXPIRES:
-                    f[_K_IN_PROGRESS_EXPIRES_AT_MS] = value
-                elif field is _K_ERROR_CODE:
-                    error_code = value
-            if error_code is not None:
-                f[_K_ERROR_CODE] = error_code
-            if error_class is not None:
-                f[_K_ERROR_CLASS] = error_class
-            if retryable is not None:
-                f[_K_RETRYABLE] = retryable
-            if record is not None:
-                f[_K_ATTEMPT] = record.attempt
-                corr = record.correlation_id
-                if corr is not None:
-                    if corr.__class__ is not str or len(corr) > _MAX_FIELD:
-                        raise _SlowPath
-                    f[_K_CORRELATION_ID] = corr
-            if field is _K_SIDE_EFFECT_REF and value is not None:
-                f[_K_SIDE_EFFECT_REF] = value
+                parts.append(f'"{_K_IDEMPOTENCY_KEY}":{_esc(key if self._hasher is None else self._hasher(key))}')
+                if status_part:
+                    parts.append(status_part)
+            if value is not None and field is _F_EXPIRES:
+                parts.append(f'"{_K_IN_PROGRESS_EXPIRES_AT_MS}":{int.__repr__(value)}')
+            if value is not None and field is _K_ERROR_CODE:
+                parts.append(f'"{_K_ERROR_CODE}":{_esc(value)}')
+            elif code_default:
+                parts.append(code_default)
+            if tail_const:
+                parts.append(tail_const)
+            if attempt is not None:
+                parts.append(f'"{_K_ATTEMPT}":{int.__repr__(attempt)}')
+            if corr is not None:
+                parts.append(f'"{_K_CORRELATION_ID}":{_esc(corr)}')
+            if value is not None and field is _K_SIDE_EFFECT_REF:
+                parts.append(f'"{_K_SIDE_EFFECT_REF}":{_esc(value)}')
             if inv is not None:
                 static, op = inv.static_json, inv.operation
             else:
                 static, op = self._idle_static, self._default_operation
-            line = f'{_LINE_HEAD[outcome]}{self._iso(self.clock())}",{static},{_dumps(f)[1:]}'
+            line = f'{head}{self._iso(self.clock())}",{static},{",".join(parts)}}}'
             metric = _OUTCOME_METRIC_NAME[outcome]
             es = es if self.event_source_dimension else None
             with self._lock:

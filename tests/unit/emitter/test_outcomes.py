@@ -378,3 +378,32 @@ def test_fast_path_writes_exactly_what_record_outcome_writes(make, method, outco
         slow.record_outcome(outcome, r, **kwargs)
         slow.record_outcome(outcome, None, **kwargs)
     assert fast_sink.lines == slow_sink.lines
+
+
+@pytest.mark.parametrize("sample", ["sqs_standard", "sqs_fifo", "kinesis", "dynamodb", "sns", "eventbridge",
+                                    "apigw_rest", "apigw_http", "alb", "s3_unknown"])
+@pytest.mark.parametrize("hashing", [False, True])
+def test_received_fast_path_writes_exactly_what_record_outcome_writes(make, read, load_event, sample, hashing):
+    from emitter.adapters import adapt_event
+
+    fast, fast_sink = make(hash_idempotency_keys=hashing, redact_keys={"queue"})
+    slow, slow_sink = make(hash_idempotency_keys=hashing, redact_keys={"queue"})
+    event = load_event(sample)
+    with fast.invocation(Ctx(), operation="Op", cold_start=False):
+        recs = fast.records(event)
+    with slow.invocation(Ctx(), operation="Op", cold_start=False):
+        for r in adapt_event(event, slow.clock())[0]:
+            slow.record_outcome(Outcome.RECEIVED, r)
+    assert fast_sink.lines == slow_sink.lines
+    assert read(fast_sink).count("received") == len(recs)
+
+
+def test_received_with_unusual_values_takes_the_general_path(make, read):
+    em, sink = make()
+    r = EventRecord(event_id="e", event_source=EventSource.SQS, attempt=2, record_age_ms=12.5,
+                    details={"nested": {"a": 1}, "flag": True})
+    em.record_outcome(Outcome.RECEIVED, r)
+    em._received(r)
+    out = read(sink)
+    assert out.lines[0] == out.lines[1]
+    assert out.outcomes[0]["nested"] == {"a": 1} and out.outcomes[0]["record_age_ms"] == 12.5
