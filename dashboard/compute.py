@@ -10,10 +10,16 @@ belongs to a window when its 1-minute bin start is inside it.
 
 from __future__ import annotations
 
+import functools
 import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
+import numpy as np
 import pandas as pd
 
 from dashboard.constants import (
@@ -28,6 +34,8 @@ from dashboard.constants import (
 )
 from dashboard.data import Dataset
 from emitter.contract import Outcome
+
+T = TypeVar("T")
 
 __all__ = [
     "Filters",
@@ -120,6 +128,34 @@ def _bin_floor(times: pd.Series, bin_width: timedelta) -> pd.Series:
     return times.dt.floor(pd.Timedelta(bin_width))
 
 
+# ----------------------------------------------------------------------------- memo
+_MEMO: OrderedDict[tuple, Any] = OrderedDict()
+_MEMO_SIZE = 512
+_memo_lock = threading.Lock()
+
+
+def _memo(fn: Callable[..., T]) -> Callable[..., T]:
+    """Cache ``fn(ds, *args)`` on (data dir, dataset fingerprint, function, args), process-wide:
+    a rerun or another session asking the same question over the same manifest version gets
+    the answer without recomputing. Results are shared: callers must not mutate them."""
+
+    @functools.wraps(fn)
+    def wrapper(ds: Dataset, *args: Any, **kwargs: Any) -> T:
+        key = (str(ds.data_dir), ds.fingerprint, fn.__name__, args, tuple(sorted(kwargs.items())))
+        with _memo_lock:
+            if key in _MEMO:
+                _MEMO.move_to_end(key)
+                return _MEMO[key]
+        value = fn(ds, *args, **kwargs)
+        with _memo_lock:
+            _MEMO[key] = value
+            while len(_MEMO) > _MEMO_SIZE:
+                _MEMO.popitem(last=False)
+        return value
+
+    return wrapper
+
+
 # ----------------------------------------------------------------------------- filtering
 def _pairs_for_sources(ds: Dataset, sources: tuple[str, ...]) -> pd.MultiIndex:
     o = ds.table("outcomes")
@@ -131,8 +167,13 @@ def filter_frame(ds: Dataset, name: str, f: Filters, *, time_col: str | None = "
                  window: bool = True) -> pd.DataFrame:
     """Rows of table ``name`` matching the filters (time on ``time_col`` when ``window``)."""
     df = ds.table(name)
+    if window and time_col == "time" and "time" in df.columns:
+        # time-binned tables are sorted by time at load: the window is a binary-search slice
+        t = df["time"].to_numpy()
+        lo, hi = t.searchsorted(np.datetime64(f.start, "ms")), t.searchsorted(np.datetime64(f.end, "ms"))
+        df = df.iloc[lo:hi]
     mask = pd.Series(True, index=df.index)
-    if window and time_col is not None and time_col in df.columns:
+    if window and time_col is not None and time_col != "time" and time_col in df.columns:
         mask &= (df[time_col] >= f.start) & (df[time_col] < f.end)
     if f.services and "service" in df.columns:
         mask &= df["service"].isin(f.services)
@@ -148,21 +189,33 @@ def filter_frame(ds: Dataset, name: str, f: Filters, *, time_col: str | None = "
     return df[mask]
 
 
+@_memo
+def dimension_values(ds: Dataset, col: str, services: tuple[str, ...] = ()) -> list[str]:
+    """Sorted distinct values of ``col`` in the outcomes table (restricted to ``services`` when given):
+    the options of the sidebar filters."""
+    o = ds.table("outcomes")
+    if services:
+        o = o[o["service"].isin(services)]
+    return sorted(str(v) for v in o[col].unique().tolist())
+
+
 def _covers(ds: Dataset, f: Filters) -> bool:
     return ds.start is not None and ds.start <= f.start and f.end <= ds.end  # type: ignore[operator]
 
 
 # ----------------------------------------------------------------------------- values
+@_memo
 def outcome_totals(ds: Dataset, f: Filters) -> dict[str, int]:
     """Outcome value -> number of records in the window (every Outcome present, 0 if none)."""
     o = filter_frame(ds, "outcomes", f)
-    sums = o.groupby("outcome")["events"].sum()
+    sums = o.groupby("outcome", observed=True)["events"].sum()
     out = {oc.value: 0 for oc in Outcome}
     for k, v in sums.items():
         out[str(k)] = int(v)
     return out
 
 
+@_memo
 def signal_value(ds: Dataset, sig: Signal, f: Filters) -> float | None:
     """The tile value of ``sig`` over ``f``.
 
@@ -226,6 +279,7 @@ def format_ms(ms: float) -> str:
 
 
 # ----------------------------------------------------------------------------- series
+@_memo
 def timeseries(ds: Dataset, sig: Signal, f: Filters, by: str = "operation") -> tuple[pd.DataFrame, timedelta]:
     """Per-bin values of a COUNT or RATE signal, split by ``by`` (a dimension column).
 
@@ -235,15 +289,16 @@ def timeseries(ds: Dataset, sig: Signal, f: Filters, by: str = "operation") -> t
     b = choose_bin(f.start, f.end)
     o = filter_frame(ds, "outcomes", f)
     o = o.assign(time=_bin_floor(o["time"], b))
-    num = o[o["outcome"] == sig.outcome.value].groupby(["time", by], as_index=False)["events"].sum()  # type: ignore[union-attr]
+    num = o[o["outcome"] == sig.outcome.value].groupby(["time", by], as_index=False, observed=True)["events"].sum()  # type: ignore[union-attr]
     if sig.kind is SignalKind.COUNT:
         return num.rename(columns={"events": "value"}), b
-    den = o[o["outcome"] == Outcome.RECEIVED.value].groupby(["time", by], as_index=False)["events"].sum()
+    den = o[o["outcome"] == Outcome.RECEIVED.value].groupby(["time", by], as_index=False, observed=True)["events"].sum()
     m = den.merge(num, on=["time", by], how="left", suffixes=("_received", "_num")).fillna({"events_num": 0})
     m["value"] = m["events_num"] / m["events_received"].where(m["events_received"] > 0)
     return m[["time", by, "value"]], b
 
 
+@_memo
 def record_age_series(ds: Dataset, f: Filters) -> tuple[pd.DataFrame, timedelta]:
     """Max / p95 (max of the 1-minute p95s) / p50 (records-weighted mean of 1-minute p50s) RecordAge per bin, ms.
 
@@ -254,12 +309,13 @@ def record_age_series(ds: Dataset, f: Filters) -> tuple[pd.DataFrame, timedelta]
     a = filter_frame(ds, "record_age", f)
     a = a[a["records"] > 0]
     a = a.assign(time=_bin_floor(a["time"], b), w=a["p50_ms"] * a["records"])
-    g = a.groupby("time", as_index=False).agg(records=("records", "sum"), max_ms=("max_ms", "max"),
+    g = a.groupby("time", as_index=False, observed=True).agg(records=("records", "sum"), max_ms=("max_ms", "max"),
                                               p95_ms=("p95_ms", "max"), w=("w", "sum"))
     g["p50_ms"] = g["w"] / g["records"]
     return g[["time", "records", "p50_ms", "p95_ms", "max_ms"]], b
 
 
+@_memo
 def breakdown(ds: Dataset, sig: Signal, f: Filters, by: str) -> pd.DataFrame:
     """Totals of a signal per value of ``by`` (service/operation/event_source), largest first.
 
@@ -268,12 +324,12 @@ def breakdown(ds: Dataset, sig: Signal, f: Filters, by: str) -> pd.DataFrame:
     if sig.kind is SignalKind.AGE:
         a = filter_frame(ds, "record_age", f)
         a = a[a["records"] > 0]
-        g = a.groupby(by, as_index=False).agg(records=("records", "sum"), max_ms=("max_ms", "max"))
+        g = a.groupby(by, as_index=False, observed=True).agg(records=("records", "sum"), max_ms=("max_ms", "max"))
         return g.sort_values(["max_ms", by], ascending=[False, True], ignore_index=True)
     o = filter_frame(ds, "outcomes", f)
-    num = o[o["outcome"] == sig.outcome.value].groupby(by, as_index=False)["events"].sum()  # type: ignore[union-attr]
+    num = o[o["outcome"] == sig.outcome.value].groupby(by, as_index=False, observed=True)["events"].sum()  # type: ignore[union-attr]
     if sig.kind is SignalKind.RATE:
-        den = o[o["outcome"] == Outcome.RECEIVED.value].groupby(by, as_index=False)["events"].sum()
+        den = o[o["outcome"] == Outcome.RECEIVED.value].groupby(by, as_index=False, observed=True)["events"].sum()
         m = den.rename(columns={"events": "received"}).merge(num, on=by, how="left").fillna({"events": 0})
         m["events"] = m["events"].astype("int64")
         m["rate"] = m["events"] / m["received"].where(m["received"] > 0)
@@ -282,27 +338,31 @@ def breakdown(ds: Dataset, sig: Signal, f: Filters, by: str) -> pd.DataFrame:
     return num.sort_values(["events", by], ascending=[False, True], ignore_index=True)
 
 
+@_memo
 def error_codes(ds: Dataset, outcome: str, f: Filters) -> pd.DataFrame:
     """Error code / class totals of one failure outcome from the ``error_codes`` table."""
     e = filter_frame(ds, "error_codes", f)
     e = e[e["outcome"] == outcome]
-    g = e.groupby(["error_code", "error_class"], as_index=False, dropna=False)["events"].sum()
+    g = e.groupby(["error_code", "error_class"], as_index=False, dropna=False, observed=True)["events"].sum()
     return g.sort_values(["events", "error_code"], ascending=[False, True], ignore_index=True)
 
 
+@_memo
 def attempt_distribution(ds: Dataset, f: Filters) -> pd.DataFrame:
     """Delivery attempt number -> received records (the attempts table has no time column:
     it covers the whole collection window)."""
     a = filter_frame(ds, "attempts", f, time_col=None)
-    return a.groupby("attempt", as_index=False)["events"].sum().sort_values("attempt", ignore_index=True)
+    return a.groupby("attempt", as_index=False, observed=True)["events"].sum().sort_values("attempt", ignore_index=True)
 
 
+@_memo
 def redeliveries(ds: Dataset, f: Filters) -> int:
     """Received records with attempt > 1 in the window (from the ``rates`` table)."""
     return int(filter_frame(ds, "rates", f)["redeliveries"].sum())
 
 
 # ----------------------------------------------------------------------------- stuck keys
+@_memo
 def stuck_keys(ds: Dataset, f: Filters, *, only_expired: bool = False) -> pd.DataFrame:
     """Keys still IN_PROGRESS at the end of collection, claimed in the window, oldest claim first."""
     s = filter_frame(ds, "stuck_keys", f, time_col="claimed_at")
@@ -327,6 +387,7 @@ _HEALTH_OUTCOMES = {
 }
 
 
+@_memo
 def health_table(ds: Dataset, f: Filters) -> pd.DataFrame:
     """One row per (service, operation): outcome counts, rates, max record age, stuck keys,
     and a health verdict with its reasons.
@@ -339,19 +400,19 @@ def health_table(ds: Dataset, f: Filters) -> pd.DataFrame:
     keys = ["service", "operation"]
     if o.empty:
         return pd.DataFrame(columns=list(HEALTH_COLUMNS))
-    piv = o.pivot_table(index=keys, columns="outcome", values="events", aggfunc="sum", fill_value=0)
+    piv = o.groupby([*keys, "outcome"], observed=True)["events"].sum().unstack("outcome", fill_value=0)
     t = pd.DataFrame(index=piv.index)
     for col, oc in _HEALTH_OUTCOMES.items():
         t[col] = piv[oc.value].astype("int64") if oc.value in piv.columns else 0
-    t["event_source"] = o.groupby(keys)["event_source"].agg(lambda s: ", ".join(sorted(set(s))))
+    t["event_source"] = o.groupby(keys, observed=True)["event_source"].agg(lambda s: ", ".join(sorted(set(s))))
     rec = t["received"].where(t["received"] > 0)
     t["poison_rate"] = t["poison_messages"] / rec
     t["retry_rate"] = t["retryable_failures"] / rec
     a = filter_frame(ds, "record_age", f)
     a = a[a["records"] > 0]
-    t["max_record_age_ms"] = a.groupby(keys)["max_ms"].max().reindex(t.index)
+    t["max_record_age_ms"] = a.groupby(keys, observed=True)["max_ms"].max().reindex(t.index)
     s = stuck_keys(ds, f, only_expired=True)
-    t["stuck_keys"] = s.groupby(keys).size().reindex(t.index).fillna(0).astype("int64")
+    t["stuck_keys"] = s.groupby(keys, observed=True).size().reindex(t.index).fillna(0).astype("int64")
     verdicts = [_verdict(r) for r in t.itertuples()]
     t["health"] = [v[0].value for v in verdicts]
     t["reasons"] = [v[1] for v in verdicts]

@@ -39,6 +39,9 @@ TRAIL = "trail"
 NOT_SET = "(none)"
 """Shown for a null service/operation/event source (e.g. a record without ``event_source``)."""
 _DIMENSION_COLUMNS = ("service", "operation", "event_source")
+_CATEGORY_COLUMNS = (*_DIMENSION_COLUMNS, "outcome", "log_group", "error_class")
+"""Low-cardinality columns held as pandas categoricals: filters and group-bys on 100k-row
+tables stay in the millisecond range."""
 _CACHE_SIZE = 4
 
 
@@ -185,7 +188,10 @@ def _load(data_dir: Path, fp: str) -> Dataset:
             problems.append(f"table {name!r}: missing columns {missing}; table ignored")
             tables[name] = empty_table(name)
             continue
-        tables[name] = _coerce(df[list(TABLES[name].column_names)], name)
+        df = _coerce(df[list(TABLES[name].column_names)], name)
+        if "time" in df.columns:  # sorted by bin so a time window is a binary-search slice
+            df = df.sort_values("time", kind="stable", ignore_index=True)
+        tables[name] = df
 
     trail_path = tdir / f"{TRAIL}.parquet"
     trail_rows = 0
@@ -240,8 +246,9 @@ def _coerce(df: pd.DataFrame, name: str) -> pd.DataFrame:
         else:
             s = s.astype("object").where(s.notna(), None)
             if col in _DIMENSION_COLUMNS:
-                s = s.fillna(NOT_SET)
-            s = s.astype(str) if col in _DIMENSION_COLUMNS else s
+                s = s.fillna(NOT_SET).astype(str)
+            if col in _CATEGORY_COLUMNS:
+                s = s.astype("category")
         out[col] = s.reset_index(drop=True)
     return pd.DataFrame(out, columns=list(TABLES[name].column_names))
 

@@ -150,13 +150,12 @@ def _search(path: Path, fp: str, cols: tuple[str, ...], value: str, partial: boo
         cond = " OR ".join(f"{c} = ?" for c in cols)
         params = [value] * len(cols)
     names = ", ".join(TABLES["trail"].column_names)
-    sql = f"""WITH t AS (SELECT row_number() OVER () AS rid, * FROM TRAIL),
-              hit AS (SELECT * FROM t WHERE {cond}),
-              hk AS (SELECT DISTINCT idempotency_key FROM hit WHERE idempotency_key IS NOT NULL),
-              he AS (SELECT DISTINCT event_id FROM hit WHERE event_id IS NOT NULL)
-              SELECT (rid IN (SELECT rid FROM hit)) AS matched, {names} FROM t
-              WHERE rid IN (SELECT rid FROM hit)
-                 OR idempotency_key IN (SELECT idempotency_key FROM hk)
-                 OR event_id IN (SELECT event_id FROM he)
-              ORDER BY timestamp, rid LIMIT {MAX_TRAIL_ROWS + 1}"""
+    # one pass finds the hits' keys and event ids, a second pass returns every record sharing one
+    sql = f"""WITH hit AS (SELECT idempotency_key, event_id FROM TRAIL WHERE {cond})
+              SELECT ({cond}) AS matched, {names} FROM TRAIL
+              WHERE ({cond})
+                 OR idempotency_key IN (SELECT idempotency_key FROM hit WHERE idempotency_key IS NOT NULL)
+                 OR event_id IN (SELECT event_id FROM hit WHERE event_id IS NOT NULL)
+              ORDER BY timestamp, function_request_id, outcome LIMIT {MAX_TRAIL_ROWS + 1}"""
+    params = params * 3
     return _query(path, sql, params)

@@ -24,14 +24,13 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.compute import Filters, choose_bin, default_preset, preset_window
+from dashboard.compute import Filters, choose_bin, default_preset, dimension_values, preset_window
 from dashboard.constants import CUSTOM_RANGE, ENV_DATA_DIR, RANGE_PRESETS
 from dashboard.data import Dataset, DataStatus, load_dataset, manifest_summary
 
 __all__ = [
     "RENDERED_MARK",
     "Context",
-    "bar_breakdown",
     "bar_series",
     "build_context",
     "context",
@@ -108,14 +107,6 @@ def context() -> Context:
     return ctx
 
 
-def _opts(ds: Dataset, col: str, where: dict[str, tuple[str, ...]] | None = None) -> list[str]:
-    o = ds.table("outcomes")
-    for k, v in (where or {}).items():
-        if v:
-            o = o[o[k].isin(v)]
-    return sorted(o[col].unique().tolist())
-
-
 def _sidebar(ds: Dataset) -> Filters:
     assert ds.start is not None and ds.end is not None
     sb = st.sidebar
@@ -132,10 +123,10 @@ def _sidebar(ds: Dataset) -> Filters:
     else:
         span = dict(RANGE_PRESETS)[choice]
         start, end = preset_window(ds.start, ds.end, span)
-    services = tuple(sb.multiselect("Service", _opts(ds, "service"), key="f_service", placeholder="All"))
-    operations = tuple(sb.multiselect("Operation", _opts(ds, "operation", {"service": services}),
+    services = tuple(sb.multiselect("Service", dimension_values(ds, "service"), key="f_service", placeholder="All"))
+    operations = tuple(sb.multiselect("Operation", dimension_values(ds, "operation", services),
                                       key="f_operation", placeholder="All"))
-    sources = tuple(sb.multiselect("Event source", _opts(ds, "event_source"), key="f_source", placeholder="All"))
+    sources = tuple(sb.multiselect("Event source", dimension_values(ds, "event_source"), key="f_source", placeholder="All"))
     b = choose_bin(start, end)
     sb.caption(f"{_fmt(start)} – {_fmt(end)} UTC · bin {_fmt_bin(b)}")
     with sb.expander("Data"):
@@ -231,7 +222,7 @@ def bar_series(df: pd.DataFrame, by: str, window: tuple[datetime, datetime], bin
     to the selected window. Values go in as plain JSON lists (no typed arrays)."""
     fig = go.Figure()
     width_ms = bin_width.total_seconds() * 1000 * 0.9
-    for name, g in df.sort_values("time").groupby(by, sort=True):
+    for name, g in df.sort_values("time").groupby(by, sort=True, observed=True):
         y = g[value] * 100 if percent else g[value]
         if stacked:
             # bars are centred on x: shift by half a bin so a bar covers [bin start, bin end)
@@ -242,14 +233,6 @@ def bar_series(df: pd.DataFrame, by: str, window: tuple[datetime, datetime], bin
                       yaxis_title=y_title + (" (%)" if percent else ""), xaxis_title="time (UTC)",
                       legend_title_text=by, showlegend=True,
                       xaxis_range=[window[0].isoformat(), window[1].isoformat()])
-    return fig
-
-
-def bar_breakdown(df: pd.DataFrame, by: str, value: str, *, height: int = 260) -> go.Figure:
-    d = df.head(20)
-    fig = go.Figure(go.Bar(x=_py(d[value]), y=[plot_text(v) for v in d[by]], orientation="h"))
-    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 10, "b": 10}, yaxis={"autorange": "reversed"},
-                      xaxis_title=value)
     return fig
 
 

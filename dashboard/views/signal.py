@@ -61,8 +61,12 @@ def render(key: str) -> None:
             if bd.empty:
                 st.caption("nothing in this window")
                 continue
-            ui.chart(ui.bar_breakdown(bd, col, value), key=f"bd_{col}")
-            ui.table(bd, key=f"bdt_{col}")
+            # a bar column inside the table, not a chart per tab: one Plotly figure per page keeps
+            # page switches fast (every tab's content is rendered, hidden or not)
+            top = float(bd[value].max()) if len(bd) else 0.0
+            fmt = "percent" if value == "rate" else "%.0f"
+            ui.table(bd, key=f"bdt_{col}", **{value: st.column_config.ProgressColumn(
+                value, min_value=0.0, max_value=top if top > 0 else 1.0, format=fmt)})
     if has_codes:
         with tabs[-1]:
             ec = error_codes(ds, sig.outcome.value, f)  # type: ignore[union-attr]

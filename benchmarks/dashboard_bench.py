@@ -1,0 +1,307 @@
+"""Dashboard speed in a real browser: navigation -> fully rendered Overview, and page switches.
+
+Two data sets:
+- demo: a seeded demo run (run_demo + collect_local) when those parts are installed; otherwise
+  the hand-made sample tables of the dashboard tests (said in the output).
+- 1M: tables synthesized directly (not through the emitter/collector, which would take
+  minutes) from 1,000,000 emitter outcome records with realistic cardinality: 24 h, 4 services
+  x 2 operations, 6 event sources, ~330k idempotency keys (~3 records each), a realistic outcome mix, per-minute
+  bins. The trail table holds all 1,000,000 records; the aggregate tables are derived from
+  it with DuckDB exactly as the standard queries define them.
+
+"Fully rendered" = the page's last element (the footer caption) is on screen, no element is
+stale (Streamlit marks elements of the previous run ``data-stale``), the app is not running,
+and every Plotly chart has drawn its SVG. Times are wall-clock from the action in the browser.
+
+Targets (issue 4): Overview < 2 s and page switch < 0.5 s on the 1M-event tables.
+
+    .venv/bin/python benchmarks/dashboard_bench.py [--events 1000000] [--rounds 3]
+                                                   [--screenshot dashboard/assets/overview.png]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from collector.tables import TABLES  # noqa: E402
+from dashboard.constants import SIGNALS  # noqa: E402
+from dashboard.serve import DashboardServer  # noqa: E402
+from emitter.contract import ErrorClass, EventSource, IdempotencyStatus, Outcome  # noqa: E402
+
+TARGET_OVERVIEW_S = 2.0
+TARGET_SWITCH_S = 0.5
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync"]
+NAV = '[data-testid="stSidebarNav"] a'
+RENDERED = re.compile(r"rendered in (\d+) ms")
+
+# ----------------------------------------------------------------------------- synthetic 1M tables
+OPS = [  # service, operation, event source
+    ("orders", "ProcessOrders", EventSource.SQS.value), ("orders", "ReconcileOrders", EventSource.EVENTBRIDGE.value),
+    ("ledger", "ApplyLedgerEntries", EventSource.KINESIS.value), ("ledger", "ProjectBalances", EventSource.DYNAMODB.value),
+    ("cases", "CreateCase", EventSource.API_GATEWAY_REST.value), ("cases", "UpdateCase", EventSource.API_GATEWAY_HTTP.value),
+    ("payments", "CapturePayment", EventSource.EVENTBRIDGE.value), ("payments", "RefundPayment", EventSource.SQS.value),
+]
+MIX = [  # outcome, share of records (sums to 1)
+    (Outcome.RECEIVED, 0.300), (Outcome.CLAIMED, 0.270), (Outcome.SUCCEEDED, 0.262),
+    (Outcome.DUPLICATE_COMPLETED, 0.040), (Outcome.DUPLICATE_IN_PROGRESS, 0.008), (Outcome.PAYLOAD_CONFLICT, 0.002),
+    (Outcome.STALE_CLAIM_TAKEOVER, 0.001), (Outcome.RETRYABLE_FAILURE, 0.030), (Outcome.PERMANENT_FAILURE, 0.005),
+    (Outcome.POISON_MESSAGE, 0.003), (Outcome.TIMEOUT_BUDGET_ABORT, 0.002), (Outcome.AMBIGUOUS_COMMIT, 0.0005),
+    (Outcome.SIDE_EFFECT_STARTED, 0.030), (Outcome.BATCH_ITEM_FAILURE, 0.0395), (Outcome.STORE_ERROR, 0.0005),
+    (Outcome.COLD_START, 0.006),
+]
+CODES = {  # failure outcome -> (error codes, error class)
+    Outcome.RETRYABLE_FAILURE: (["Throttled", "ServiceUnavailable", "ProvisionedThroughputExceeded"],
+                                ErrorClass.RETRYABLE),
+    Outcome.PERMANENT_FAILURE: (["ValidationError", "NotFound"], ErrorClass.PERMANENT),
+    Outcome.POISON_MESSAGE: (["SchemaError", "DeserializationError"], ErrorClass.POISON),
+    Outcome.TIMEOUT_BUDGET_ABORT: (["TimeoutBudget"], ErrorClass.RETRYABLE),
+    Outcome.STORE_ERROR: (["ConditionalCheckFailed", "StoreUnavailable"], ErrorClass.RETRYABLE),
+}
+
+
+def _sql_list(values: list[str]) -> str:
+    return "[" + ", ".join(f"'{v}'" for v in values) + "]"
+
+
+def synthesize(out: Path, n: int, seed: int = 7) -> Path:
+    """Write <out>/tables/*.parquet + manifest.json from ``n`` synthetic outcome records."""
+    (out / "tables").mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute(f"SELECT setseed({(seed % 100) / 100})")
+    ops = ", ".join(f"({i}, '{s}', '{o}', '{e}')" for i, (s, o, e) in enumerate(OPS))
+    con.execute(f"CREATE TABLE ops(i INT, service VARCHAR, operation VARCHAR, event_source VARCHAR); "
+                f"INSERT INTO ops VALUES {ops}")
+    cum, acc = [], 0.0
+    for oc, share in MIX:
+        acc += share
+        cum.append((oc.value, acc))
+    case = "CASE " + " ".join(f"WHEN u < {c:.6f} THEN '{o}'" for o, c in cum) + f" ELSE '{MIX[0][0].value}' END"
+    codes = "CASE outcome " + " ".join(
+        f"WHEN '{o.value}' THEN list_element({_sql_list(c)}, 1 + CAST(floor(random() * {len(c)}) AS INT))"
+        for o, (c, _) in CODES.items()) + " ELSE NULL END"
+    classes = "CASE outcome " + " ".join(f"WHEN '{o.value}' THEN '{k.value}'" for o, (_, k) in CODES.items()) + \
+        " ELSE NULL END"
+    status = (f"CASE outcome WHEN '{Outcome.CLAIMED.value}' THEN '{IdempotencyStatus.IN_PROGRESS.value}' "
+              f"WHEN '{Outcome.STALE_CLAIM_TAKEOVER.value}' THEN '{IdempotencyStatus.IN_PROGRESS.value}' "
+              f"WHEN '{Outcome.RECEIVED.value}' THEN NULL ELSE '{IdempotencyStatus.COMPLETED.value}' END")
+    con.execute(f"""
+        CREATE TABLE trail AS
+        WITH r AS (
+            SELECT range AS seq, random() AS u, CAST(floor(random() * {len(OPS)}) AS INT) AS op,
+                   CAST(floor(random() * {max(1, n // 3 // len(OPS))}) AS BIGINT) AS k,
+                   -- diurnal-ish load: more traffic mid-window
+                   TIMESTAMP '2026-01-05 00:00:00' + to_milliseconds(CAST(floor(86400000 *
+                       (0.5 + 0.5 * sin(random() * 6.283) * 0.2 + (random() - 0.5) * 0.8)) AS BIGINT)) AS ts
+            FROM range({n}))
+        SELECT ts AS timestamp, '/aws/lambda/' || ops.service || '-' || lower(ops.operation) AS log_group,
+               ops.service, ops.operation, ops.event_source, {case} AS outcome,
+               ops.operation || '#' || CAST(k AS VARCHAR) AS idempotency_key,
+               CAST(NULL AS VARCHAR) AS idempotency_status,
+               'evt-' || CAST(k AS VARCHAR) AS event_id, 'corr-' || CAST(k // 4 AS VARCHAR) AS correlation_id,
+               'req-' || CAST(seq // 10 AS VARCHAR) AS function_request_id,
+               CAST(1 + (CASE WHEN random() < 0.06 THEN 1 ELSE 0 END) + (CASE WHEN random() < 0.01 THEN 1 ELSE 0 END)
+                    AS BIGINT) AS attempt,
+               CAST(NULL AS VARCHAR) AS error_code,
+               CASE WHEN ops.event_source IN ('sqs', 'kinesis', 'dynamodb') THEN
+                    round(exp(random() * 9) + CASE WHEN hour(ts) BETWEEN 14 AND 15 THEN random() * 600000 ELSE 0 END)
+               END AS record_age_ms,
+               CAST(NULL AS DOUBLE) AS remaining_time_ms, '' AS message
+        FROM r JOIN ops ON ops.i = r.op""")
+    con.execute(f"UPDATE trail SET idempotency_status = {status}, error_code = {codes}")
+    con.execute(f"UPDATE trail SET record_age_ms = NULL WHERE outcome <> '{Outcome.RECEIVED.value}'")
+    con.execute("UPDATE trail SET message = '{\"outcome\":\"' || outcome || '\"}'")
+    bin_ = "time_bucket(INTERVAL 1 minute, timestamp)"
+    rec = Outcome.RECEIVED.value
+    queries = {
+        "outcomes": f"SELECT {bin_} AS time, service, operation, event_source, outcome, count(*) AS events "
+                    f"FROM trail GROUP BY ALL",
+        "record_age": f"SELECT {bin_} AS time, service, operation, event_source, count(*) AS records, "
+                      f"quantile_cont(record_age_ms, 0.5) AS p50_ms, quantile_cont(record_age_ms, 0.95) AS p95_ms, "
+                      f"max(record_age_ms) AS max_ms FROM trail WHERE outcome = '{rec}' AND record_age_ms IS NOT NULL "
+                      f"GROUP BY ALL",
+        "attempts": f"SELECT service, operation, event_source, attempt, count(*) AS events FROM trail "
+                    f"WHERE outcome = '{rec}' GROUP BY ALL",
+        "rates": f"""SELECT {bin_} AS time, service, operation,
+                        count(*) FILTER (WHERE outcome = '{rec}') AS received,
+                        count(*) FILTER (WHERE outcome = '{rec}' AND attempt > 1) AS redeliveries,
+                        count(*) FILTER (WHERE outcome = '{Outcome.RETRYABLE_FAILURE.value}') AS retryable_failures,
+                        count(*) FILTER (WHERE outcome = '{Outcome.POISON_MESSAGE.value}') AS poison_messages,
+                        retryable_failures / nullif(received, 0) AS retry_rate,
+                        poison_messages / nullif(received, 0) AS poison_rate
+                     FROM trail GROUP BY ALL""",
+        "stuck_keys": f"""SELECT idempotency_key, any_value(service) AS service, any_value(operation) AS operation,
+                        '{IdempotencyStatus.IN_PROGRESS.value}' AS last_status, '{Outcome.CLAIMED.value}' AS last_outcome,
+                        max(timestamp) AS claimed_at, max(timestamp) AS last_seen,
+                        max(timestamp) + INTERVAL 5 minute AS in_progress_expires_at, count(*) AS attempts,
+                        any_value(function_request_id) AS last_request_id,
+                        epoch(TIMESTAMP '2026-01-06 00:00:00' - max(timestamp)) AS age_s,
+                        max(timestamp) + INTERVAL 5 minute < TIMESTAMP '2026-01-06 00:00:00' AS expired
+                     FROM trail WHERE outcome = '{Outcome.CLAIMED.value}' AND hash(idempotency_key) % 1000 = 0
+                     GROUP BY idempotency_key""",
+        "conflicting_keys": f"""SELECT idempotency_key, any_value(service) AS service, any_value(operation) AS operation,
+                        count(*) AS conflicts, min(timestamp) AS first_seen, max(timestamp) AS last_seen
+                     FROM trail WHERE outcome = '{Outcome.PAYLOAD_CONFLICT.value}' GROUP BY idempotency_key
+                     ORDER BY conflicts DESC""",
+        "error_codes": f"SELECT {bin_} AS time, service, operation, outcome, error_code, "
+                       f"{classes} AS error_class, count(*) AS events FROM trail "
+                       f"WHERE error_code IS NOT NULL GROUP BY ALL",
+        "invocations": f"""SELECT {bin_} AS time, log_group, count(DISTINCT function_request_id) AS invocations,
+                        count(*) FILTER (WHERE outcome = '{Outcome.COLD_START.value}') AS cold_starts, 0 AS timeouts,
+                        120.0 AS avg_duration_ms, 480.0 AS p95_duration_ms, 2900.0 AS max_duration_ms,
+                        96.0 AS max_memory_used_mb FROM trail GROUP BY ALL""",
+        "library_signals": "SELECT * FROM (SELECT TIMESTAMP '2026-01-05' AS time, '' AS log_group, '' AS library, "
+                           "'' AS signal, 0.0 AS events) WHERE false",
+        "trail": "SELECT * FROM trail ORDER BY timestamp",
+    }
+    counts = {}
+    for name, sql in queries.items():
+        cols = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t in TABLES[name].columns)
+        path = out / "tables" / f"{name}.parquet"
+        con.execute(f"COPY (SELECT {cols} FROM ({sql})) TO '{path}' (FORMAT parquet)")
+        counts[name] = con.execute(f"SELECT count(*) FROM '{path}'").fetchone()[0]
+    con.close()
+    (out / "manifest.json").write_text(json.dumps({"collected_at": "2026-01-06T00:00:00Z",
+                                                   "sources": [f"synthetic {n:,} outcome records"],
+                                                   "row_counts": counts}))
+    return out
+
+
+# ----------------------------------------------------------------------------- data sets
+def demo_data(tmp: Path) -> tuple[Path, str]:
+    try:
+        from collector.collect import collect_local
+        from dashboard.demo import run_demo
+
+        out = tmp / "demo"
+        run_demo(out, seed=7)
+        collect_local([out / "logs"], out)
+        return out, "seeded demo run (seed 7, default size)"
+    except Exception as exc:  # noqa: BLE001 - fall back, and say so in the output
+        spec = importlib.util.spec_from_file_location("sample", ROOT / "tests/unit/dashboard/sample_tables.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)  # type: ignore[union-attr]
+        return mod.write_data_dir(tmp / "sample"), f"hand-made sample tables (demo unavailable: {exc})"
+
+
+# ----------------------------------------------------------------------------- browser timing
+_SETTLED = """() => {
+  const stale = document.querySelectorAll('[data-stale="true"]').length;
+  const running = document.querySelector('[data-testid="stStatusWidget"]');
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  const drawn = plots.every(p => p.querySelector('.main-svg'));
+  return stale === 0 && !running && drawn;
+}"""
+
+
+def wait_page(page, title: str, timeout_ms: int = 120_000) -> int:
+    """Wait for the page's footer and a settled DOM; return the server-side render ms from the footer."""
+    loc = page.get_by_text(f"idemwatch · {title} · rendered in")
+    loc.wait_for(timeout=timeout_ms)
+    page.wait_for_function(_SETTLED, timeout=timeout_ms, polling="raf")
+    m = RENDERED.search(loc.inner_text())
+    return int(m.group(1)) if m else -1
+
+
+def measure(browser, data_dir: Path, rounds: int, screenshot: Path | None) -> dict:
+    titles = [s.title for s in SIGNALS if s.key != "stuck"] + ["Stuck keys", "Events explorer", "Alarms"]
+    res: dict = {"overview": [], "overview_server": [], "switch": {t: [] for t in titles}, "switch_server": []}
+    t0 = time.perf_counter()
+    with DashboardServer(data_dir) as srv:
+        res["server_start_s"] = time.perf_counter() - t0
+        for r in range(rounds + 1):  # round 0 = cold (first session: imports + table load)
+            page = browser.new_page(viewport={"width": 1440, "height": 1000})
+            t = time.perf_counter()
+            page.goto(srv.url + "/")
+            ms = wait_page(page, "Overview")
+            dt = time.perf_counter() - t
+            if r == 0:
+                res["overview_cold"], res["overview_cold_server"] = dt, ms
+                if screenshot is not None:
+                    screenshot.parent.mkdir(parents=True, exist_ok=True)
+                    page.screenshot(path=str(screenshot), full_page=False)
+            else:
+                res["overview"].append(dt)
+                res["overview_server"].append(ms)
+            for title in titles + ["Overview"]:
+                t = time.perf_counter()
+                page.locator(NAV, has_text=re.compile(f"^{re.escape(title)}$")).click()
+                ms = wait_page(page, title)
+                dt = time.perf_counter() - t
+                if r > 0 and title != "Overview":
+                    res["switch"][title].append(dt)
+                    res["switch_server"].append(ms)
+            page.close()
+    return res
+
+
+def report(label: str, source: str, res: dict) -> None:
+    med = statistics.median
+    ov = med(res["overview"])
+    switches = {t: med(v) for t, v in res["switch"].items()}
+    worst = max(switches.items(), key=lambda kv: kv[1])
+    allsw = [x for v in res["switch"].values() for x in v]
+    print(f"\n== {label}: {source}")
+    print(f"   server start (streamlit healthy)     {res['server_start_s']:7.2f} s")
+    print(f"   Overview, cold (first session)       {res['overview_cold']:7.2f} s   (server render "
+          f"{res['overview_cold_server']} ms)")
+    print(f"   Overview, warm (median)              {ov:7.2f} s   target {TARGET_OVERVIEW_S:.1f} s  "
+          f"ratio {ov / TARGET_OVERVIEW_S:5.2f}x of target   (server render {med(res['overview_server']):.0f} ms)")
+    print(f"   page switch, median over pages       {med(allsw):7.2f} s   target {TARGET_SWITCH_S:.1f} s  "
+          f"ratio {med(allsw) / TARGET_SWITCH_S:5.2f}x of target   (server render {med(res['switch_server']):.0f} ms)")
+    print(f"   page switch, slowest page (median)   {worst[1]:7.2f} s   ({worst[0]})  "
+          f"ratio {worst[1] / TARGET_SWITCH_S:5.2f}x of target")
+    for t, v in switches.items():
+        print(f"      {t:<24} {v:6.2f} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--screenshot", type=Path, default=None, help="save the demo Overview (cold load) here")
+    ap.add_argument("--skip-demo", action="store_true")
+    args = ap.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    exe = shutil.which("chromium") or "/usr/bin/chromium"
+    tmp = Path(tempfile.mkdtemp(prefix="dash-bench-"))
+    try:
+        sets = []
+        if not args.skip_demo:
+            t = time.perf_counter()
+            d, src = demo_data(tmp)
+            sets.append(("demo", d, src + f"; built in {time.perf_counter() - t:.1f} s", args.screenshot))
+        t = time.perf_counter()
+        big = synthesize(tmp / "big", args.events)
+        rows = json.loads((big / "manifest.json").read_text())["row_counts"]
+        src = (f"synthetic tables from {args.events:,} outcome records (built in {time.perf_counter() - t:.1f} s; "
+               f"rows: " + ", ".join(f"{k} {v:,}" for k, v in rows.items()) + ")")
+        sets.append((f"{args.events:,} events", big, src, None))
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
+            for label, d, src, shot in sets:
+                report(label, src, measure(browser, d, args.rounds, shot))
+            browser.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
