@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.demo import Fault, FaultRates, run_demo
+from dashboard.demo import DemoTruth, Fault, FaultRates, run_demo
 from dashboard.demo.constants import FUNCTIONS, OPERATIONS
 from emitter.contract import Outcome
 
@@ -197,6 +197,7 @@ def test_same_seed_same_files_byte_for_byte(run, tmp_path: Path) -> None:
         assert (tmp_path / "logs" / f"{fn}.log").read_bytes() == (out / "logs" / f"{fn}.log").read_bytes(), fn
     assert (tmp_path / "demo-truth.json").read_bytes() == (out / "demo-truth.json").read_bytes()
     assert again.functions == truth.functions
+    assert DemoTruth.read(tmp_path / "demo-truth.json").functions == truth.functions  # the file round-trips
 
 
 def test_another_seed_gives_other_traffic(run, tmp_path: Path) -> None:
