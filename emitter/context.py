@@ -41,10 +41,17 @@ class InvocationInfo:
 
     def __init__(self, context: Any, clock: Callable[[], int], start_ms: int) -> None:
         self.start_ms = start_ms
-        self.request_id = _str(_get(context, "aws_request_id", "request_id")) if context is not None else None
-        self.function_name = (
-            _str(_get(context, "function_name")) if context is not None else None
-        ) or os.environ.get("AWS_LAMBDA_FUNCTION_NAME") or None
+        rid = fname = None
+        if context is not None:
+            try:  # a LambdaContext: plain attributes (the common case, kept cheap)
+                rid = context.aws_request_id
+                fname = context.function_name
+            except Exception:
+                rid = _get(context, "aws_request_id", "request_id")
+                fname = _get(context, "function_name")
+        self.request_id = rid if rid.__class__ is str and rid else _str(rid)
+        self.function_name = (fname if fname.__class__ is str and fname else _str(fname)) or \
+            os.environ.get("AWS_LAMBDA_FUNCTION_NAME") or None
         self._remaining = _remaining_fn(context, clock, start_ms)
         self.cold_start = False
         self.operation: str | None = None

@@ -700,7 +700,12 @@ class Emitter:
                 static, op = inv.static_json, inv.operation
             else:
                 static, op = self._idle_static, self._default_operation
-            line = f'{head}{self._iso(self.clock())}",{static},{",".join(parts)}}}'
+            ms = self.clock()
+            sec = ms // 1000
+            ts = self._ts_cache  # read once: another thread may replace it
+            if ts[0] != sec:
+                ts = self._ts_entry(sec)
+            line = f'{head}{ts[1]}.{ms - sec * 1000:03d}Z",{static},{",".join(parts)}}}'
             metric = _OUTCOME_METRIC_NAME[outcome]
             es = es if self.event_source_dimension else None
             with self._lock:
@@ -954,12 +959,17 @@ class Emitter:
         return line
 
     def _iso(self, ms: int) -> str:
-        sec, frac = divmod(int(ms), 1000)
-        cached_sec, prefix = self._ts_cache
-        if sec != cached_sec:
-            prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec))
-            self._ts_cache = (sec, prefix)
-        return f"{prefix}.{frac:03d}Z"
+        """ISO-8601 UTC with milliseconds for epoch ms (the seconds part is cached: most records share it)."""
+        sec = int(ms) // 1000
+        ts = self._ts_cache
+        if ts[0] != sec:
+            ts = self._ts_entry(sec)
+        return f"{ts[1]}.{int(ms) - sec * 1000:03d}Z"
+
+    def _ts_entry(self, sec: int) -> tuple[int, str]:
+        ts = (sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)))
+        self._ts_cache = ts
+        return ts
 
     def _static_json(self, inv: InvocationInfo | None, operation: str | None) -> str:
         """Invocation-constant keys, serialized once per invocation (string concatenation of C-escaped values:
