@@ -132,7 +132,6 @@ def build_candidates():
             em.payload_conflict(recs[2], key="acme:order-2")
             em.retryable_failure(recs[3], key="acme:order-3", error_code="Throttled")
             em.poison_message(recs[4], key="acme:order-4", error_code="SchemaMismatch")
-            return None
 
         return handler, em
 

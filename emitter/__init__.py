@@ -29,9 +29,9 @@ from emitter.sinks import AgentSink, DiscardSink, FileSink, MemorySink, StdoutSi
 from emitter.types import Classification, EventRecord
 
 __all__ = [
+    "DEFAULT_REDACTED_KEYS",
     "AgentSink",
     "Classification",
-    "DEFAULT_REDACTED_KEYS",
     "DiscardSink",
     "EmfValidationError",
     "Emitter",

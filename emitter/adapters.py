@@ -12,13 +12,13 @@ images, headers and attributes are never copied (``raw`` keeps the record for th
 
 from __future__ import annotations
 
-
 from emitter.contract import EventSource
 from emitter.types import EventRecord
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from collections.abc import Callable
+    from typing import Any
 
 IDEMPOTENCY_HEADER = "idempotency-key"
 CORRELATION_HEADERS = ("x-correlation-id", "x-request-id")

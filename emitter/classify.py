@@ -18,13 +18,13 @@ The exception message is never used (it may carry payload data).
 
 from __future__ import annotations
 
-
 from emitter.contract import ErrorClass
 from emitter.types import Classification
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
+    from typing import Any
 
 RETRYABLE_AWS_CODES = frozenset(
     {

@@ -15,7 +15,8 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from collections.abc import Callable
+    from typing import Any
 
 
 def _get(ctx: Any, *names: str) -> Any:
@@ -36,8 +37,18 @@ def _str(v: Any) -> str | None:
 class InvocationInfo:
     """Context values captured at invocation start. ``remaining_ms()`` gives milliseconds left (None if unknown)."""
 
-    __slots__ = ("request_id", "function_name", "start_ms", "_remaining", "cold_start", "operation",
-                 "event_source", "xray_trace_id", "static_json", "emf_props_json")
+    __slots__ = (
+        "_remaining",
+        "cold_start",
+        "emf_props_json",
+        "event_source",
+        "function_name",
+        "operation",
+        "request_id",
+        "start_ms",
+        "static_json",
+        "xray_trace_id",
+    )
 
     def __init__(self, context: Any, clock: Callable[[], int], start_ms: int) -> None:
         self.start_ms = start_ms

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from enum import Enum
 from types import MappingProxyType
+
 TYPE_CHECKING = False  # typing costs ~2 ms to import; annotations only (Lambda cold start)
 if TYPE_CHECKING:
-    from typing import Mapping
+    from collections.abc import Mapping
 
 SCHEMA_VERSION = "1"
 """Value of the ``schema_version`` log key; bumped on any incompatible change."""

@@ -13,10 +13,9 @@ Design (the contract is in ``emitter/CONTRACT.md``):
 
 from __future__ import annotations
 
-import json
+import _thread
 import os
 import sys
-import threading
 import time
 
 from emitter import constants as C
@@ -48,32 +47,19 @@ from emitter.contract import (
     Unit,
 )
 from emitter.exceptions import EmfValidationError, SinkError, TimeoutBudgetExceeded
+from emitter.jsonfast import dumps as _dumps
+from emitter.jsonfast import esc as _esc
 from emitter.redact import KeyHasher, normalize_name, normalized_set
 from emitter.sinks import Sink, StdoutSink
 from emitter.types import Classification, EventRecord
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
+    from typing import Any
 
 
 
-def _no_default(o: Any) -> Any:
-    raise TypeError(f"{type(o).__name__} is not JSON serializable")
-
-
-_esc = json.encoder.encode_basestring_ascii  # str -> quoted, escaped JSON string (C)
-_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-if _c_make_encoder is not None:
-    # The C encoder called directly: json.dumps/JSONEncoder.encode add ~2 us of Python-level overhead per call.
-    # No circular-reference markers: every value is built or sanitized (depth-limited copies) by the emitter.
-    _encode_c = _c_make_encoder(None, _no_default, json.encoder.encode_basestring_ascii, None, ":", ",",
-                                False, False, False)
-
-    def _dumps(o: Any) -> str:
-        return "".join(_encode_c(o, 0))
-else:  # pragma: no cover - other interpreters
-    _dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 
 # Plain-str copies of enum values: Enum.value goes through a descriptor (~0.5 us each) on the hot path.
 _K_ATTEMPT = LogKey.ATTEMPT.value
@@ -146,7 +132,7 @@ _OUTCOME_SPEC: dict[Outcome, tuple[str, str | None, bool | None, str | None, str
     Outcome.COLD_START: ("INFO", None, None, None, None, "Cold start"),
 }
 
-_LINE_HEAD = {o: f'{{"level":"{spec[0]}","message":{json.encoder.encode_basestring_ascii(spec[5])},"timestamp":"'
+_LINE_HEAD = {o: f'{{"level":"{spec[0]}","message":{_esc(spec[5])},"timestamp":"'
               for o, spec in _OUTCOME_SPEC.items()}
 
 
@@ -161,7 +147,7 @@ def _fast_parts(o: Outcome) -> tuple[str, str, str, str]:
     return (
         _LINE_HEAD[o],
         f'"{LogKey.IDEMPOTENCY_STATUS.value}":"{status}"' if status else "",
-        f'"{LogKey.ERROR_CODE.value}":{json.encoder.encode_basestring_ascii(error_code)}' if error_code else "",
+        f'"{LogKey.ERROR_CODE.value}":{_esc(error_code)}' if error_code else "",
         ",".join(tail),
     )
 
@@ -200,20 +186,20 @@ class _Problems(list):  # list[tuple[code, element, reason]]
 class _Invocation:
     """Context manager returned by :meth:`Emitter.invocation`."""
 
-    __slots__ = ("_em", "_context", "_operation", "_event", "_cold", "_prev")
+    __slots__ = ("_cold", "_context", "_em", "_event", "_operation", "_prev")
 
-    def __init__(self, em: "Emitter", context: Any, operation: str | None, event: Any, cold_start: bool | None) -> None:
+    def __init__(self, em: Emitter, context: Any, operation: str | None, event: Any, cold_start: bool | None) -> None:
         self._em, self._context, self._operation, self._event, self._cold = em, context, operation, event, cold_start
         self._prev: InvocationInfo | None = None
 
-    def __enter__(self) -> "Emitter":
+    def __enter__(self) -> Emitter:
         self._prev = self._em._begin(self._context, self._operation, self._event, self._cold)
         return self._em
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         self._em._end(self._prev, failed=exc_type is not None)
 
-    async def __aenter__(self) -> "Emitter":
+    async def __aenter__(self) -> Emitter:
         return self.__enter__()
 
     async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
@@ -269,7 +255,7 @@ class Emitter:
         self._valid_ops: set[str] = set()
         self._group_cache: dict[tuple[Any, ...], tuple[dict[str, str], list[list[str]]]] = {}
         self._hasher = KeyHasher(key_tenant_separator, key_hash_salt) if hash_idempotency_keys else None
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()
         self._groups: dict[tuple[str | None, str | None], dict[str, emf.MetricSeries]] = {}
         self._dimensions: dict[str, str] = {}
         self._inv: InvocationInfo | None = None
@@ -989,7 +975,7 @@ class Emitter:
         return ",".join(parts)
 
     # ------------------------------------------------------------------ metrics
-    def _add(self, op: str | None, es: str | None, name: str, unit: str, resolution: int, value: float | int,
+    def _add(self, op: str | None, es: str | None, name: str, unit: str, resolution: int, value: float,
              summed: bool) -> None:
         group = self._groups.get((op, es))
         if group is None:
@@ -1096,6 +1082,8 @@ class Emitter:
                 if line is not None:
                     lines.append(line)
                 else:
+                    import json  # rare path (a group over 100 metrics/values or 256 KB): json is loaded lazily
+
                     props = json.loads("{" + props_body + "}")
                     lines.extend(emf.build_documents(self.namespace, dims, sets, values, ts, props))
             self._write(lines)

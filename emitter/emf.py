@@ -15,23 +15,17 @@ Spec: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_
 
 from __future__ import annotations
 
-import json
 import math
 
 from emitter import constants as C
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
 
-_dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
-_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-if _c_make_encoder is not None:
-    _encode_c = _c_make_encoder(None, None, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, False)
-
-    def _dumps(o: Any) -> str:  # noqa: F811 - the C encoder without JSONEncoder's per-call overhead
-        return "".join(_encode_c(o, 0))
-
+from emitter.jsonfast import dumps as _dumps
+from emitter.jsonfast import esc as _esc
 
 # --------------------------------------------------------------------------- element checks
 # Each returns None when valid, else a short reason (never containing the offending string value itself,
@@ -152,7 +146,7 @@ class MetricSeries:
     """Aggregated values of one metric in one group. ``values`` is a list (every value kept) or, for summed
     Count metrics, a one-element list holding the sum."""
 
-    __slots__ = ("name", "unit", "resolution", "values")
+    __slots__ = ("name", "resolution", "unit", "values")
 
     def __init__(self, name: str, unit: str, resolution: int, values: list[float | int]) -> None:
         self.name = name
@@ -243,12 +237,11 @@ def build_documents(
     return lines
 
 
-_esc = json.encoder.encode_basestring_ascii  # str -> quoted JSON string, non-ASCII escaped (C)
 _DEFINITIONS: dict[tuple[str, str, int], str] = {}
 _HEADERS: dict[tuple[str, str], str] = {}
 
 
-def _num(v: float | int) -> str:
+def _num(v: float) -> str:
     """JSON text of a validated finite number (what json.dumps writes: int.__repr__ / float.__repr__)."""
     return int.__repr__(v) if v.__class__ is int else float.__repr__(v)  # type: ignore[arg-type]
 
@@ -345,6 +338,8 @@ def validate_document(doc: str | Mapping[str, Any], now_ms: int | None = None) -
     1..100 Metrics with valid names, known units, StorageResolution 1|60, and a root target that is a finite number or
     an array of 1..100 finite numbers; whole line <= 256 KB.
     """
+    import json  # validation is off the hot path
+
     problems: list[str] = []
     if isinstance(doc, str):
         if len(doc.encode()) > C.MAX_EVENT_BYTES:

@@ -8,12 +8,12 @@ Redaction is recursive through dicts and lists. Hashing keeps a tenant prefix re
 
 from __future__ import annotations
 
-
 from emitter.contract import REDACTED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Iterable
+    from collections.abc import Iterable
+    from typing import Any
 
 
 def normalize_name(name: str) -> str:

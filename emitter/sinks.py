@@ -12,15 +12,16 @@ a sink writes each on its own line.
 
 from __future__ import annotations
 
+import _thread
 import os
 import sys
-import threading
 
 from emitter import constants as C
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import IO, Any, Callable, Iterable
+    from collections.abc import Callable, Iterable
+    from typing import IO, Any
 
 
 class Sink:
@@ -67,7 +68,7 @@ class FileSink:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
         self._fh: IO[str] | None = None
 
     def write_lines(self, lines: Iterable[str]) -> None:
@@ -135,7 +136,7 @@ class AgentSink:
         self.log_stream_name = log_stream_name
         self.endpoint = endpoint or os.environ.get(C.ENV_AGENT_ENDPOINT) or C.AGENT_ENDPOINT_DEFAULT
         self._client: Any = None
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def _connect(self) -> Any:
         from urllib.parse import urlparse

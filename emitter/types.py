@@ -29,8 +29,17 @@ class EventRecord:
         raw: the record itself. Never logged.
     """
 
-    __slots__ = ("event_id", "event_source", "attempt", "record_age_ms", "sent_at_ms", "idempotency_key",
-                 "correlation_id", "details", "raw")
+    __slots__ = (
+        "attempt",
+        "correlation_id",
+        "details",
+        "event_id",
+        "event_source",
+        "idempotency_key",
+        "raw",
+        "record_age_ms",
+        "sent_at_ms",
+    )
 
     def __init__(
         self,

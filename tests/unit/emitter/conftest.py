@@ -4,8 +4,9 @@ clock, and a reader splitting output into log records and EMF documents."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 

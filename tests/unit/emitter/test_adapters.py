@@ -7,7 +7,7 @@ classes serve as a second, independent reader of the same events.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 
 import pytest
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC
 
 import pytest
 
@@ -175,7 +176,7 @@ def test_bad_timestamp(make, read, clock):
 
 
 def test_property_values_sanitized(make, read):
-    from datetime import datetime, timezone
+    from datetime import datetime
     from decimal import Decimal
 
     class Opaque:
@@ -183,8 +184,8 @@ def test_property_values_sanitized(make, read):
             return "secret-from-str"
 
     em, sink = make()
-    em.succeeded(None, "k", ratio=float("nan"), big=float("inf"), amount=Decimal("10.50"), count=Decimal("3"),
-                 when=datetime(2026, 1, 5, tzinfo=timezone.utc), blob=b"\x00\x01", thing=Opaque(),
+    em.succeeded(None, "k", ratio=float("nan"), big=float("inf"), amount=Decimal("10.50"), count=Decimal(3),
+                 when=datetime(2026, 1, 5, tzinfo=UTC), blob=b"\x00\x01", thing=Opaque(),
                  nested={"a": [1, float("-inf"), {"b": None}]}, tags={"x", }, text="naïve – ünïcödé ✓")
     out = read(sink)
     (o,) = out.outcomes

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import jsonschema
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from emitter import Emitter, EventRecord, MemorySink
+from emitter import Emitter, EventRecord, MemorySink, emf
 from emitter import constants as C
-from emitter import emf
 
 # The EMF specification's JSON schema, with the current 30-dimension limit.
 SPEC_SCHEMA = {
@@ -57,7 +56,7 @@ def oracle(doc: dict) -> None:
     from aws_embedded_metrics import validator
     from aws_embedded_metrics.storage_resolution import StorageResolution
 
-    validator.validate_timestamp(datetime.fromtimestamp(doc["_aws"]["Timestamp"] / 1000, tz=timezone.utc))
+    validator.validate_timestamp(datetime.fromtimestamp(doc["_aws"]["Timestamp"] / 1000, tz=UTC))
     for d in doc["_aws"]["CloudWatchMetrics"]:
         validator.validate_namespace(d["Namespace"])
         for ds in d["Dimensions"]:
