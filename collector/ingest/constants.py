@@ -51,11 +51,12 @@ HOT_FIELDS: tuple[str, ...] = tuple(
         LogKey.LEVEL, LogKey.SERVICE, LogKey.OPERATION, LogKey.EVENT_SOURCE, LogKey.OUTCOME,
         LogKey.IDEMPOTENCY_KEY, LogKey.IDEMPOTENCY_STATUS, LogKey.ATTEMPT, LogKey.RECORD_AGE_MS,
         LogKey.ERROR_CODE, LogKey.ERROR_CLASS, LogKey.FUNCTION_REQUEST_ID, LogKey.CORRELATION_ID,
-        LogKey.EVENT_ID, LogKey.IN_PROGRESS_EXPIRES_AT_MS, LogKey.REMAINING_TIME_MS,
+        LogKey.EVENT_ID, LogKey.IN_PROGRESS_EXPIRES_AT_MS, LogKey.REMAINING_TIME_MS, LogKey.SCHEMA_VERSION,
     )
-)
-"""Top-level contract keys materialised as extra JSON columns named like the field (the engine reads the
-column instead of parsing ``@json`` again). Same value as ``json_extract("@json", '$.<key>')``."""
+) + ("_aws.Timestamp",)
+"""Contract keys (and EMF ``_aws.Timestamp``, which the library_signals query filters on) materialised as
+extra JSON columns named like the field, so the engine reads a column instead of parsing ``@json`` again.
+Same value as ``json_extract("@json", '$.<key>')`` (NULL when absent)."""
 
 MB = 1_000_000
 """Logs Insights reports ``@memorySize`` / ``@maxMemoryUsed`` in bytes with 1 MB = 10^6 bytes (AWS Lambda

@@ -20,28 +20,26 @@ names are the fixed HOT_FIELDS, quoted as identifiers).
 
 from __future__ import annotations
 
+import json
+
 from collector.ingest.constants import MB
 
 _PLATFORM = {"platform.start": "START", "platform.runtimeDone": "END", "platform.report": "REPORT"}
 
-# json_extract paths read once per JSON message (one parse for all of them).
-_FIXED_PATHS = (
-    "$._aws.Timestamp", "$.timestamp", "$.time", "$.type", "$.record.requestId",
-    "$.record.metrics.durationMs", "$.record.metrics.billedDurationMs", "$.record.metrics.memorySizeMB",
-    "$.record.metrics.maxMemoryUsedMB", "$.record.metrics.initDurationMs",
-)
-
 MACROS = (
-    # epoch ms from a JSON timestamp value: number (ms, or s below 1e11) or date string
-    """CREATE OR REPLACE MACRO iw_json_ts(v) AS CASE
-        WHEN v IS NULL THEN NULL
-        WHEN json_type(v) IN ('BIGINT', 'UBIGINT', 'DOUBLE') THEN
+    # epoch ms from the text of a JSON timestamp value (json_transform gives numbers as their text too):
+    # the emitter's ISO-8601 "2026-01-05T10:20:01.000Z" via strptime (fast path), epoch ms (or epoch s below
+    # 1e11), or any ISO-8601 / Powertools "2026-11-30 00:26:28,838+0000" form via the TIMESTAMPTZ cast.
+    """CREATE OR REPLACE MACRO iw_text_ts(v) AS COALESCE(
+        epoch_ms(try_strptime(v, '%Y-%m-%dT%H:%M:%S.%gZ')),
+        CASE WHEN TRY_CAST(v AS DOUBLE) IS NOT NULL THEN
             CAST(CASE WHEN CAST(v AS DOUBLE) < 1e11 THEN CAST(v AS DOUBLE) * 1000 ELSE CAST(v AS DOUBLE) END AS BIGINT)
-        WHEN json_type(v) = 'VARCHAR' THEN
-            epoch_ms(TRY_CAST(replace(v ->> '$', ',', '.') AS TIMESTAMPTZ))
-        END""",
+        ELSE epoch_ms(TRY_CAST(replace(v, ',', '.') AS TIMESTAMPTZ)) END)""",
     """CREATE OR REPLACE MACRO iw_num(s) AS TRY_CAST(NULLIF(s, '') AS DOUBLE)""",
 )
+
+_METRICS = ("durationMs", "billedDurationMs", "memorySizeMB", "maxMemoryUsedMB", "initDurationMs")
+_INTERNAL = "__iw_"  # prefix of the staging columns (never a JSON key we extract)
 
 
 def _q(name: str) -> str:
@@ -52,69 +50,84 @@ def _sq(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def _spec(hot: tuple[str, ...]) -> tuple[str, dict[str, str]]:
+    """json_transform structure (one parse for every value read) and hot field -> column expression."""
+    top: dict[str, object] = {
+        "_aws": {"Timestamp": "JSON"}, "timestamp": "VARCHAR", "time": "VARCHAR", "type": "VARCHAR",
+        "record": {"requestId": "VARCHAR", "metrics": {m: "DOUBLE" for m in _METRICS}},
+    }
+    exprs: dict[str, str] = {}
+    for h in hot:
+        parts = h.split(".")
+        node = top
+        for p in parts[:-1]:
+            child = node.get(p)
+            if not isinstance(child, dict):
+                child = node[p] = {}
+            node = child
+        if not isinstance(node.get(parts[-1]), dict):
+            node[parts[-1]] = "JSON"
+        exprs[h] = ".".join(_q(p) for p in parts)
+    # fixed entries typed for their own use; a hot field of the same path reads them as JSON instead
+    for h in hot:
+        if h in ("timestamp", "time", "type") or h.startswith("record."):
+            raise ValueError(f"hot field {h!r} collides with a field the ingest reads itself")
+    return json.dumps(top, separators=(",", ":")), exprs
+
+
 def insert_sql(table: str, src: str, hot: tuple[str, ...], *, own_ts: bool) -> str:
-    """``INSERT INTO <table> SELECT ...`` over the relation ``src`` (a table name or ``(subquery)``)."""
-    paths = list(_FIXED_PATHS) + [f"$.{_json_key(h)}" for h in hot]
-    path_list = "[" + ", ".join(_sq(p) for p in paths) + "]"
-    k = {p: i + 1 for i, p in enumerate(paths)}  # 1-based list index
-    ptype = f"v[{k['$.type']}]"
-    platform_case = " ".join(f"WHEN {_sq(_json_str(t))} THEN {_sq(v)}" for t, v in _PLATFORM.items())
-    own = (f"COALESCE(TRY_CAST(v[{k['$._aws.Timestamp']}] AS BIGINT), iw_json_ts(v[{k['$.timestamp']}]), "
-           f"iw_json_ts(v[{k['$.time']}]))")
-    ts_expr = f"COALESCE(ts, {own})" if own_ts else "ts"
-    rep = "t = 'REPORT' AND j IS NULL"
-    prep = "t = 'REPORT' AND j IS NOT NULL"
+    """``INSERT INTO <table> SELECT ...`` over the relation ``src`` (a table name or ``(subquery)``) with
+    columns ``seq, ts, msg, stream, lg, ing``. JSON is parsed twice per JSON message: once to validate
+    (``TRY_CAST ... AS JSON``), once by ``json_transform`` into a struct that ``unnest`` spreads into
+    columns (so each value is read once, not once per reference)."""
+    spec, hot_exprs = _spec(hot)
+    i = _INTERNAL
+    platform_case = " ".join(f"WHEN {_sq(t)} THEN {_sq(v)}" for t, v in _PLATFORM.items())
+    own = 'COALESCE(TRY_CAST("_aws"."Timestamp" AS BIGINT), iw_text_ts("timestamp"), iw_text_ts("time"))'
+    ts_expr = f"COALESCE({i}ts, {own})" if own_ts else f"{i}ts"
+    rep = f"{i}t = 'REPORT' AND {i}j IS NULL"
+    prep = f"{i}t = 'REPORT' AND {i}j IS NOT NULL"
 
-    def metric(text_re: str, path: str, scale: str = "") -> str:
-        return (f"CASE WHEN {rep} THEN iw_num(regexp_extract(msg, {_sq(text_re)}, 1)){scale} "
-                f"WHEN {prep} THEN TRY_CAST(v[{k[path]}] AS DOUBLE){scale} END")
+    def metric(text_re: str, name: str, scale: str = "") -> str:
+        return (f"CASE WHEN {rep} THEN iw_num(regexp_extract({i}msg, {_sq(text_re)}, 1)){scale} "
+                f'WHEN {prep} THEN "record"."metrics".{_q(name)}{scale} END')
 
-    m_dur = metric(r"\tDuration: ([0-9.]+) ms", "$.record.metrics.durationMs")
-    m_billed = metric(r"Billed Duration: ([0-9.]+) ms", "$.record.metrics.billedDurationMs")
-    m_mem = metric(r"Memory Size: ([0-9.]+) MB", "$.record.metrics.memorySizeMB", f" * {MB}")
-    m_maxmem = metric(r"Max Memory Used: ([0-9.]+) MB", "$.record.metrics.maxMemoryUsedMB", f" * {MB}")
-    m_init = metric(r"Init Duration: ([0-9.]+) ms", "$.record.metrics.initDurationMs")
+    m_dur = metric(r"\tDuration: ([0-9.]+) ms", "durationMs")
+    m_billed = metric(r"Billed Duration: ([0-9.]+) ms", "billedDurationMs")
+    m_mem = metric(r"Memory Size: ([0-9.]+) MB", "memorySizeMB", f" * {MB}")
+    m_maxmem = metric(r"Max Memory Used: ([0-9.]+) MB", "maxMemoryUsedMB", f" * {MB}")
+    m_init = metric(r"Init Duration: ([0-9.]+) ms", "initDurationMs")
     rid_re = _sq(r"^(?:START|END|REPORT) RequestId: ([^\s]+)")
-    hot_cols = "".join(f", v[{k['$.' + _json_key(h)]}] AS {_q(h)}" for h in hot)
+    hot_cols = "".join(f", {e} AS {_q(h)}" for h, e in hot_exprs.items())
     return f"""
 INSERT INTO {_q(table)}
-WITH b AS (
-    SELECT seq, ts, msg, stream, lg, ing,
-        CASE WHEN starts_with(msg, '{{') THEN TRY_CAST(msg AS JSON) END AS j
-    FROM {src}
-), x AS (
-    SELECT *, CASE WHEN j IS NOT NULL THEN json_extract(j, {path_list}) END AS v FROM b
-), y AS (
-    SELECT *,
-        CASE WHEN j IS NULL THEN
-                CASE WHEN starts_with(msg, 'REPORT RequestId: ') THEN 'REPORT'
-                     WHEN starts_with(msg, 'START RequestId: ') THEN 'START'
-                     WHEN starts_with(msg, 'END RequestId: ') THEN 'END' END
-             ELSE CASE CAST({ptype} AS VARCHAR) {platform_case} END
-        END AS t
-    FROM x
-)
-SELECT {ts_expr} AS "@timestamp", msg AS "@message", stream AS "@logStream", lg AS "@log",
-    ing AS "@ingestionTime", t AS "@type",
-    CASE WHEN t IS NULL THEN NULL
-         WHEN j IS NULL THEN regexp_extract(msg, {rid_re}, 1)
-         ELSE v[{k['$.record.requestId']}] ->> '$' END AS "@requestId",
+SELECT {ts_expr} AS "@timestamp", {i}msg AS "@message", {i}stream AS "@logStream", {i}lg AS "@log",
+    {i}ing AS "@ingestionTime", {i}t AS "@type",
+    CASE WHEN {i}t IS NULL THEN NULL
+         WHEN {i}j IS NULL THEN regexp_extract({i}msg, {rid_re}, 1)
+         ELSE "record"."requestId" END AS "@requestId",
     {m_dur} AS "@duration",
     {m_billed} AS "@billedDuration",
     {m_mem} AS "@memorySize",
     {m_maxmem} AS "@maxMemoryUsed",
     {m_init} AS "@initDuration",
-    seq AS "@seq", j AS "@json"{hot_cols}
-FROM y
+    {i}seq AS "@seq", {i}j AS "@json"{hot_cols}
+FROM (
+    SELECT *,
+        CASE WHEN {i}j IS NULL THEN
+                CASE WHEN starts_with({i}msg, 'REPORT RequestId: ') THEN 'REPORT'
+                     WHEN starts_with({i}msg, 'START RequestId: ') THEN 'START'
+                     WHEN starts_with({i}msg, 'END RequestId: ') THEN 'END' END
+             ELSE CASE "type" {platform_case} END
+        END AS {i}t
+    FROM (
+        SELECT {i}seq, {i}ts, {i}msg, {i}stream, {i}lg, {i}ing, {i}j,
+            unnest(json_transform({i}j, {_sq(spec)}))
+        FROM (
+            SELECT seq AS {i}seq, ts AS {i}ts, msg AS {i}msg, stream AS {i}stream, lg AS {i}lg, ing AS {i}ing,
+                CASE WHEN starts_with(msg, '{{') THEN TRY_CAST(msg AS JSON) END AS {i}j
+            FROM {src}
+        )
+    )
+)
 """
-
-
-def _json_key(key: str) -> str:
-    # JSONPath member: plain identifiers as is, anything else quoted.
-    if key.replace("_", "a").isalnum():
-        return key
-    return '"' + key.replace('"', '\\"') + '"'
-
-
-def _json_str(s: str) -> str:
-    return '"' + s + '"'

@@ -84,8 +84,8 @@ def _export_lines() -> list[tuple[str, str]]:
         ("2026-01-05T10:20:01.000Z", f"START RequestId: {RID1} Version: $LATEST"),
         ("2026-01-05T10:20:01.010Z", json.dumps(emitter, separators=(",", ":"))),
         ("2026-01-05T10:20:01.020Z", f"END RequestId: {RID1}"),
-        ("2026-01-05T10:20:01.021Z", f"REPORT RequestId: {RID1}\tDuration: 12.50 ms\tBilled Duration: 13 ms\t"
-                                     "Memory Size: 256 MB\tMax Memory Used: 72 MB\tInit Duration: 180.25 ms\t"),
+        ("2026-01-05T10:20:01.021Z", (f"REPORT RequestId: {RID1}\tDuration: 12.50 ms\tBilled Duration: 13 ms\t"
+                                      "Memory Size: 256 MB\tMax Memory Used: 72 MB\tInit Duration: 180.25 ms\t")),
         ("2026-01-05T10:20:02.000Z", "plain text line with  two spaces"),
     ]
 

@@ -131,6 +131,7 @@ def test_over_200_fields_keeps_the_first_200(tmp_path: Path) -> None:
 def test_blank_and_whitespace_lines_are_skipped_and_counted(tmp_path: Path) -> None:
     store, rep = _ingest(tmp_path, "b.jsonl", b'\n{"a":1}\n\n   \n{"a":2}\n\n')
     assert (rep.events, rep.skipped, rep.by_reason[Reason.BLANK_LINE]) == (2, 4, 4)
+    assert _one(store, 'SELECT "@message" FROM events ORDER BY "@seq"') == [('{"a":1}',), ('{"a":2}',)]
 
 
 def test_truncated_filter_log_events_document(tmp_path: Path, shared_dir: Path) -> None:
