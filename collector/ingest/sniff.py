@@ -1,8 +1,8 @@
 """Format sniffing from the first bytes of a (decompressed) source.
 
 Rules, in order (first match wins), on the first ``SNIFF_BYTES`` bytes:
-1. the text starts with ``{``/``[`` and its first line is not a complete JSON object, and an
-   ``"events"`` key appears -> filter-log-events / get-log-events output;
+1. the text starts with ``{``/``[``, an ``"events"`` key appears, and the first line is not a complete
+   JSON object or is one whose ``events`` is a list -> filter-log-events / get-log-events output;
 2. the first line is a CSV header naming ``timestamp`` (or ``@timestamp``) and ``message`` ->
    console CSV export;
 3. the first non-blank line and at least half of the sampled lines start ``<ISO-8601 timestamp> `` (and
@@ -58,7 +58,8 @@ def sniff(head: bytes, name: str = "") -> LogFormat:
     lines = [ln.rstrip("\r") for ln in lines]
     nonblank = [ln for ln in lines if ln.strip()]
     first = nonblank[0] if nonblank else ""
-    if stripped[:1] in "{[" and stripped[:1] and not _is_json_object(first) and '"events"' in text:
+    if stripped[:1] in "{[" and stripped[:1] and '"events"' in text and (
+            not _is_json_object(first) or isinstance(json.loads(first).get("events"), list)):
         return LogFormat.FILTER_LOG_EVENTS
     if _CSV_HEADER.match(first):
         return LogFormat.CONSOLE_CSV

@@ -1,0 +1,161 @@
+"""Unit tests of the ingest's parts: sniffing, Lambda text framing, timestamps, field cap, gzip, store."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from collector.ingest import EventStore, LogFormat, sniff
+from collector.ingest.fields import count_fields, keep_first_fields
+from collector.ingest.lambda_text import frame_events, iso_to_ms
+from collector.ingest.source import gunzip_stream
+
+RID = "1f54cbff-baeb-4dfb-8692-76b523159834"
+
+
+@pytest.mark.parametrize(("text", "name", "fmt"), [
+    ('{"events": [{"timestamp": 1, "message": "x"}]}', "a.json", LogFormat.FILTER_LOG_EVENTS),
+    ('{\n    "events": [\n', "page.json", LogFormat.FILTER_LOG_EVENTS),
+    ('[{"events": []}]', "pages.json", LogFormat.FILTER_LOG_EVENTS),
+    ('timestamp,message\n1,"x"\n', "export.csv", LogFormat.CONSOLE_CSV),
+    ('@timestamp,@message,@logStream\n2026-01-05 10:00:00.000,x,s\n', "results.csv", LogFormat.CONSOLE_CSV),
+    ("2026-01-05T10:00:00.000Z START RequestId: r Version: $LATEST\n2026-01-05T10:00:00.001Z {\"a\":1}\n",
+     "000000", LogFormat.EXPORT_S3),
+    ('{"time":"2026-01-05T10:00:00.000Z","type":"platform.start","record":{"requestId":"r"}}\n', "f.log",
+     LogFormat.LAMBDA_JSON),
+    (f"START RequestId: {RID} Version: $LATEST\n[INFO]\t2026-01-05T10:00:00.000Z\t{RID}\thi\n", "f.log",
+     LogFormat.LAMBDA_TEXT),
+    (f"START RequestId: {RID} Version: $LATEST\n{{\"a\":1}}\n", "f.jsonl", LogFormat.JSON_LINES),
+    ('{"level":"INFO","message":"x"}\n{"level":"INFO"}\n', "f.log", LogFormat.JSON_LINES),
+    ("just some text\nmore text\n", "notes.txt", LogFormat.JSON_LINES),
+    (f"2026-01-05T10:00:00.000Z\t{RID}\tINFO\thello\n", "node.log", LogFormat.JSON_LINES),
+])
+def test_sniff(text: str, name: str, fmt: LogFormat) -> None:
+    assert sniff(text.encode(), name) is fmt
+
+
+def test_frame_events_groups_continuations() -> None:
+    lines = [
+        "INIT_START Runtime Version: python:3.11.v88",
+        f"START RequestId: {RID} Version: $LATEST",
+        f"[ERROR]\t2026-11-30T00:27:16.115Z\t{RID}\trejecting",
+        "Traceback (most recent call last):",
+        "",
+        '  File "/var/task/app.py", line 45, in handler',
+        '{"event": "stock_updated"}',
+        f"2026-11-30T00:27:19.598Z {RID} Task timed out after 3.00 seconds",
+        "",
+        f"REPORT RequestId: {RID}\tDuration: 3000.00 ms\tBilled Duration: 3000 ms\tMemory Size: 128 MB\t"
+        "Max Memory Used: 46 MB\tStatus: timeout",
+        "XRAY TraceId: 1-6b0cc2e3-65f1b0040334e5f296ebe35c\tSegmentId: 2011ac3e29d63a3f\tSampled: true\t",
+        f"RequestId: {RID} Error: Runtime exited with error: exit status 1",
+        "Runtime.ExitError",
+    ]
+    got = frame_events(lines)
+    assert [(ts, n) for ts, _, n in got] == [(None, 1), (None, 1), (1795998436115, 4), (None, 1),
+                                             (1795998439598, 1), (None, 2), (None, 2)]
+    assert got[2][1] == "\n".join(lines[2:6])  # the blank line inside the traceback is kept
+    assert got[5][1].endswith("Sampled: true\t")
+    assert sum(n for *_, n in got) == len(lines) - 1  # the blank line between events belongs to none
+
+
+def test_frame_events_leading_continuation_starts_an_event() -> None:
+    assert frame_events(["  orphan", "END RequestId: r"]) == [(None, "  orphan", 1), (None, "END RequestId: r", 1)]
+
+
+@pytest.mark.parametrize(("text", "ms"), [
+    ("2026-01-05T10:20:01.000Z", 1767608401000),
+    ("2026-01-05T10:20:01Z", 1767608401000),
+    ("2026-11-30 00:26:28,838+0000", 1795998388838),
+    ("2026-01-05T12:20:01.5+02:00", 1767608401500),
+    ("2026-01-05 10:20:01", 1767608401000),
+    ("not a time", None),
+])
+def test_iso_to_ms(text: str, ms: int | None) -> None:
+    assert iso_to_ms(text) == ms
+
+
+@pytest.mark.parametrize(("record", "ms"), [
+    ({"timestamp": "2026-01-05T10:20:01.000Z"}, 1767608401000),  # emitter
+    ({"timestamp": "2026-11-30 00:26:28,838+0000"}, 1795998388838),  # Powertools Logger
+    ({"time": "2026-01-05T10:20:01.250Z", "type": "platform.start"}, 1767608401250),  # Lambda JSON format
+    ({"_aws": {"Timestamp": 1767608401999}, "timestamp": "2020-01-01T00:00:00Z"}, 1767608401999),  # EMF wins
+    ({"timestamp": 1767608401123}, 1767608401123),  # epoch ms
+    ({"timestamp": 1767608401}, 1767608401000),  # epoch seconds
+    ({"timestamp": "2026-01-05T11:20:01.000+01:00"}, 1767608401000),
+])
+def test_record_timestamp_rule(record: dict, ms: int) -> None:
+    store = EventStore()
+    store.ingest_bytes((json.dumps(record) + "\n").encode(), "f.jsonl")
+    assert store.connection.execute('SELECT "@timestamp" FROM events').fetchall() == [(ms,)]
+
+
+def test_fields_cap_in_document_order() -> None:
+    doc = {"a": 1, "b": {"c": [1, 2, {"d": 3}], "e": {}}, "f": None}
+    assert count_fields(doc) == 6  # a, b.c.0, b.c.1, b.c.2.d, b.e (empty), f
+    assert keep_first_fields(doc, 4) == ({"a": 1, "b": {"c": [1, 2, {"d": 3}]}}, 2)
+    assert keep_first_fields(doc, 2) == ({"a": 1, "b": {"c": [1]}}, 4)
+    assert keep_first_fields(doc, 100) == (doc, 0)
+
+
+def test_gunzip_multi_member_and_padding() -> None:
+    data = gzip.compress(b"a\nb\n") + gzip.compress(b"c\n") + b"\x00" * 16
+    got = gunzip_stream(io.BytesIO(data))
+    assert (got.data, got.compressed, got.truncated) == (b"a\nb\nc\n", True, False)
+
+
+def test_seq_continues_across_calls_and_reopened_db(tmp_path: Path) -> None:
+    db = tmp_path / "events.duckdb"
+    store = EventStore(db)
+    store.ingest_events([{"timestamp": 1, "message": "a"}, {"timestamp": 2, "message": "b"}], "/aws/lambda/x")
+    store.ingest_bytes(b"2026-01-05T10:00:00.000Z c\n", "y.log")
+    store.close()
+    again = EventStore(db)
+    rep = again.ingest_events([{"timestamp": 3, "message": "d"}], "/aws/lambda/x")
+    assert rep.events == 1
+    assert again.connection.execute('SELECT "@seq", "@message", "@log" FROM events ORDER BY 1').fetchall() == [
+        (0, "a", "/aws/lambda/x"), (1, "b", "/aws/lambda/x"), (2, "c", "/aws/lambda/y"), (3, "d", "/aws/lambda/x")]
+
+
+def test_hot_columns_match_json_extract() -> None:
+    store = EventStore()
+    store.ingest_events([
+        {"timestamp": 1, "message": json.dumps({"outcome": "claimed", "attempt": 2, "_aws": {"Timestamp": 5},
+                                                "idempotency_key": {"nested": True}})},
+        {"timestamp": 2, "message": "plain"}], "/aws/lambda/x")
+    cols = [c for c in store.hot_fields]
+    assert "outcome" in cols and "_aws.Timestamp" in cols
+    for c in cols:
+        path = "$." + c
+        diff = store.connection.execute(
+            f'SELECT count(*) FROM events WHERE "{c}" IS DISTINCT FROM json_extract("@json", $1)', [path]).fetchone()
+        assert diff == (0,), c
+
+
+def test_without_hot_columns_the_engine_reads_json() -> None:
+    from collector.insights import run_query
+
+    store = EventStore(hot_fields=())
+    store.ingest_events([{"timestamp": 1767608401000, "message": json.dumps({"outcome": o})}
+                         for o in ("claimed", "succeeded", "succeeded")], "/aws/lambda/x")
+    assert [c for (c,) in store.connection.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'events'").fetchall()][-1] == "@json"
+    res = run_query(store, "stats count(*) as n by outcome | sort outcome asc")
+    assert res.rows == [("claimed", 1), ("succeeded", 2)]
+
+
+def test_console_csv_with_insights_header_and_dates(tmp_path: Path) -> None:
+    p = tmp_path / "results.csv"
+    p.write_text('@timestamp,@message,@logStream\n'
+                 '2026-01-05 10:00:00.000,"REPORT RequestId: r1\tDuration: 1.00 ms\tBilled Duration: 2 ms\t'
+                 'Memory Size: 128 MB\tMax Memory Used: 20 MB\t",s1\n'
+                 '2026-01-05 10:00:01.500,"multi\nline ""quoted""",s2\n')
+    store = EventStore()
+    rep = store.ingest_path(p, log_group="/aws/lambda/x")
+    assert (rep.events, rep.skipped, rep.per_file[str(p)].format) == (2, 0, "console-csv")
+    assert store.connection.execute('SELECT "@timestamp", "@logStream", "@type", "@message" FROM events ORDER BY "@seq"'
+                                    ).fetchall()[1] == (1767607201500, "s2", None, 'multi\nline "quoted"')
