@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +155,7 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
         conv = ConversionReport()
         stats = QueryStats()
         dups = 0
+        dropped = 0
         errors: list[str] = []
         by_window: dict[Window, list[WindowResult]] = {}
         for r in res:
@@ -161,7 +163,11 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
             stats.add(r.stats)
         fresh: dict[Window, pd.DataFrame] = {}
         for w, parts in sorted(by_window.items()):
-            arrow, rep = to_arrow([row for p in parts for row in p.rows], table)
+            raw = [row for p in parts for row in p.rows]
+            if name in POST_PROCESS:
+                raw, n_dropped = POST_PROCESS[name](raw)
+                dropped += n_dropped
+            arrow, rep = to_arrow(raw, table)
             conv.add(rep)
             merged = merge_frames(table, spec, [frame_from_arrow(arrow)])
             dups += merged.unmerged_duplicates
@@ -208,6 +214,7 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
             "queried_windows": len(job.windows), "queries": sum(len(r.attempts) for r in res),
             "query_sha256": mf.sha256(job.query), "log_groups_sha256": lg_sha,
             "conversion": conv.to_json(), "unmerged_duplicates": dups, "stats": stats.to_json(),
+            **({"dropped_values": dropped} if name in POST_PROCESS else {}),
             "errors": errors[:20],
         }
 
@@ -254,6 +261,33 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
     }
     mf.save(out, manifest)
     return manifest
+
+
+def library_signals_rows(rows: list[dict[str, str | None]]) -> tuple[list[dict[str, str | None]], int]:
+    """The ``library_signals`` query returns raw events (``@timestamp``, ``@log``, ``@message``); the table is their
+    expansion into (time, log_group, library, signal, events) per 1-minute bin, done by the same function the offline
+    collector uses (``collector.collect.expand_library_signals``). Windows of this table are minute-aligned, so
+    expanding window by window gives the same bins. Returns (table rows as strings, EMF entries dropped as not
+    numeric)."""
+    from collector.cloudwatch.convert import parse_timestamp_ms
+    from collector.collect import expand_library_signals
+
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    triples = []
+    for r in rows:
+        ts = r.get("@timestamp")
+        if ts:
+            triples.append((epoch + timedelta(milliseconds=parse_timestamp_ms(ts)), r.get("@log"), r.get("@message")))
+    expanded, dropped = expand_library_signals(triples)
+    out = [{"time": str((t - epoch) // timedelta(milliseconds=1)), "log_group": lg, "library": lib, "signal": sig,
+            "events": repr(float(ev))} for t, lg, lib, sig, ev in expanded]
+    return out, dropped
+
+
+POST_PROCESS: dict[str, Callable[[list[dict[str, str | None]]], tuple[list[dict[str, str | None]], int]]] = {
+    "library_signals": library_signals_rows,
+}
+"""Tables whose query output is not the table itself (the same post-processing as collect_local)."""
 
 
 def derive_stuck_columns(df: pd.DataFrame, window_end_ms: int) -> pd.DataFrame:

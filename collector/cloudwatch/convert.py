@@ -141,6 +141,8 @@ def frame_from_arrow(t: pa.Table) -> pd.DataFrame:
 def write_parquet(df: pd.DataFrame | pa.Table, table: Table, path: Path) -> int:
     """Write ``df`` with the standard table's exact schema to ``path`` (atomically); returns the row count."""
     t = df if isinstance(df, pa.Table) else pa.Table.from_pandas(df, schema=arrow_schema(table), preserve_index=False)
+    # no pandas metadata: readers get the same dtypes as from the offline collector's files
+    t = t.cast(arrow_schema(table)).replace_schema_metadata(None)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     pq.write_table(t, tmp)

@@ -10,7 +10,7 @@ events with no row cap, by the offline engine. Every table must match value for 
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -21,11 +21,10 @@ from collector.cloudwatch.collect import (
     Clients,
     CollectOptions,
     collect_cloudwatch,
-    derive_stuck_columns,
     load_standard_queries,
 )
 from collector.cloudwatch.convert import arrow_schema, frame_from_arrow
-from collector.cloudwatch.testing import FakeLogsInsightsServer, InsightsEngine, insights_engine
+from collector.cloudwatch.testing import FakeLogsInsightsServer, InsightsEngine
 from collector.tables import TABLES
 
 
@@ -42,19 +41,36 @@ def _events(logs: Path) -> dict[str, list[dict]]:
 
 
 @pytest.fixture(scope="module")
-def demo_events(tmp_path_factory) -> dict[str, list[dict]]:
+def demo_logs(tmp_path_factory) -> Path:
     from dashboard.demo import run_demo
 
     out = tmp_path_factory.mktemp("demo")
     run_demo(out, seed=11, events=500, duration_s=2 * 3600)
-    return _events(out / "logs")
+    logs = out / "logs"
+    t0 = min(_events(logs)[g][0]["timestamp"] for g in _events(logs)) + 60_000
+    # real Powertools and aws-embedded-metrics output (library_signals) and claims never completed (stuck_keys),
+    # in the same export-to-S3 line format, inside the demo's time range
+    samples = Path(__file__).resolve().parents[3].parent / "shared" / "samples"
+    for stem, src in (("powertools-fn", "powertools-real.jsonl"), ("emf-fn", "emf-library-real.jsonl")):
+        lines = [ln for ln in (samples / src).read_text().splitlines() if ln.strip()]
+        (logs / f"{stem}.log").write_text("".join(f"{_iso(t0 + 1500 * i)} {ln}\n" for i, ln in enumerate(lines)))
+    claims = []
+    for i in range(6):
+        t = t0 + 45_000 * i
+        rec = {"timestamp": _iso(t), "service": "shop", "operation": "Stuck", "schema_version": "1",
+               "idempotency_key": f"stuck-{i}", "function_request_id": f"req-{i}", "attempt": 1}
+        claims.append(json.dumps({**rec, "outcome": "claimed", "idempotency_status": "IN_PROGRESS",
+                                  "in_progress_expires_at_ms": t + 30_000}))
+        if i % 3 == 0:  # completed later: not stuck
+            claims.append(json.dumps({**rec, "outcome": "succeeded", "idempotency_status": "COMPLETED"}))
+    (logs / "stuck-fn.log").write_text("".join(f"{_iso(t0 + 45_000 * (i // 2) + 10 * (i % 2))} {c}\n"
+                                               for i, c in enumerate(claims)))
+    return logs
 
 
-def _offline(query: str, groups: dict[str, list[dict]], start: int, end: int, table) -> pd.DataFrame:
-    rows = insights_engine(query, groups, start, end)  # one query over everything, no cap
-    from collector.cloudwatch.convert import to_frame
+def _iso(ms: int) -> str:
 
-    return to_frame([dict(r) for r in rows], table)[0]
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def _canon(df: pd.DataFrame) -> pd.DataFrame:
@@ -62,10 +78,15 @@ def _canon(df: pd.DataFrame) -> pd.DataFrame:
     return df.sort_values(cols, kind="stable", na_position="first").reset_index(drop=True)
 
 
-def test_every_standard_table_identical(demo_events, logs_client, tmp_path):
+def test_every_standard_table_identical(demo_logs, logs_client, tmp_path):
+    from collector.collect import collect_local
+
+    demo_events = _events(demo_logs)
     lo = min(e["timestamp"] for evs in demo_events.values() for e in evs) // 1000
     hi = max(e["timestamp"] for evs in demo_events.values() for e in evs) // 1000
-    start, end = (lo // 60) * 60, (hi // 60 + 1) * 60 - 1
+    # a range strictly containing the data (the end second after the last event), same for both paths
+    start, end = (lo // 60) * 60, (hi // 60 + 2) * 60 - 1
+    collect_local([demo_logs], tmp_path / "local", since=start, until=end)
     queries = load_standard_queries()
     assert set(queries) == set(TABLES)
     with FakeLogsInsightsServer(engine=InsightsEngine()) as srv:
@@ -74,24 +95,25 @@ def test_every_standard_table_identical(demo_events, logs_client, tmp_path):
         opts = CollectOptions(since=start, until=end, log_group_prefixes=["/aws/lambda/"], queries=queries,
                               runner=RunnerConfig(limit=300, poll=PollSchedule(0.01, 1.5, 0.05),
                                                   backoff=Backoff(0.005, 0.02), max_polls_per_s=0))
-        m = collect_cloudwatch(tmp_path, opts, clients=Clients(logs=logs_client(srv.url)), now=lambda: end + 86400)
+        m = collect_cloudwatch(tmp_path / "cloud", opts, clients=Clients(logs=logs_client(srv.url)), now=lambda: end + 86400)
     splits = {n: e["queries"] - e["queried_windows"] for n, e in m["tables"].items()}
     assert splits["trail"] > 0  # the 300-row limit forced splits, so merging is exercised
+    rows_seen: dict[str, int] = {}
     for name, table in TABLES.items():
         entry = m["tables"][name]
         assert entry["status"] == "complete", (name, entry)
         assert entry["unmerged_duplicates"] == 0 and entry["conversion"]["bad_values"] == {}, name
-        cloud = pd.read_parquet(tmp_path / "tables" / f"{name}.parquet")
-        # one query over everything; endTime end + 1 because the engine, like the service, compares endTime at the
-        # millisecond (aws/aws-sdk#280) and events of second `end` (end.001 .. end.999) belong to the range
-        offline = _offline(queries[name], demo_events, start, end + 1, table)
-        if name == "stuck_keys":
-            offline = derive_stuck_columns(offline, end * 1000)
+        cloud = pd.read_parquet(tmp_path / "cloud" / "tables" / f"{name}.parquet")
+        offline = pd.read_parquet(tmp_path / "local" / "tables" / f"{name}.parquet")
+        assert cloud.dtypes.to_dict() == offline.dtypes.to_dict(), name  # same Parquet schema
+
         import pyarrow as pa
 
         offline = frame_from_arrow(pa.Table.from_pandas(offline, schema=arrow_schema(table), preserve_index=False))
         cloud = frame_from_arrow(pa.Table.from_pandas(cloud, schema=arrow_schema(table), preserve_index=False))
-        assert len(offline) > 0 or name in ("conflicting_keys", "stuck_keys", "library_signals"), name
+        assert len(offline) > 0, name
+        rows_seen[name] = len(offline)
         assert list(cloud.columns) == list(table.column_names)
         pd.testing.assert_frame_equal(_canon(cloud), _canon(offline), check_exact=False, rtol=1e-9, obj=name)
-    assert json.loads((tmp_path / "manifest.json").read_text())["tables"]["outcomes"]["rows"] > 0
+    assert json.loads((tmp_path / "cloud" / "manifest.json").read_text())["tables"]["outcomes"]["rows"] > 0
+    assert sum(rows_seen.values()) > 3000
