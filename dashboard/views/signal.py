@@ -51,29 +51,29 @@ def render(key: str) -> None:
         st.caption(f"bin: {int(b.total_seconds() // 60)} min")
 
     st.subheader("Breakdown")
-    labels = [d[1] for d in DIMENSIONS]
     has_codes = sig.outcome is not None and sig.kind is not SignalKind.AGE
-    tabs = st.tabs(labels + (["Error code"] if has_codes else []))
-    for tab, (col, _label) in zip(tabs, DIMENSIONS):
-        with tab:
-            bd = breakdown(ds, sig, f, col)
-            value = "max_ms" if sig.kind is SignalKind.AGE else "rate" if sig.kind is SignalKind.RATE else "events"
-            if bd.empty:
-                st.caption("nothing in this window")
-                continue
-            # a bar column inside the table, not a chart per tab: one Plotly figure per page keeps
-            # page switches fast (every tab's content is rendered, hidden or not)
-            top = float(bd[value].max()) if len(bd) else 0.0
+    options = [d[0] for d in DIMENSIONS] + (["error_code"] if has_codes else [])
+    names = dict(DIMENSIONS) | {"error_code": "Error code"}
+    # one breakdown at a time (a segmented control, not tabs: every tab's content would be
+    # rendered on each rerun, and each table is a canvas grid the browser must build)
+    by = st.segmented_control("By", options, default=options[0], format_func=names.get, key="bd_by",
+                              required=True, label_visibility="collapsed") or options[0]
+    if by == "error_code":
+        ec = error_codes(ds, sig.outcome.value, f)  # type: ignore[union-attr]
+        if ec.empty:
+            st.caption(f"No error codes recorded for {sig.outcome.value} in this window.")  # type: ignore[union-attr]
+        else:
+            ui.table(ec, key="codes")
+    else:
+        bd = breakdown(ds, sig, f, by)
+        value = "max_ms" if sig.kind is SignalKind.AGE else "rate" if sig.kind is SignalKind.RATE else "events"
+        if bd.empty:
+            st.caption("nothing in this window")
+        else:
+            top = float(bd[value].max())
             fmt = "percent" if value == "rate" else "%.0f"
-            ui.table(bd, key=f"bdt_{col}", **{value: st.column_config.ProgressColumn(
+            ui.table(bd, key=f"bdt_{by}", **{value: st.column_config.ProgressColumn(
                 value, min_value=0.0, max_value=top if top > 0 else 1.0, format=fmt)})
-    if has_codes:
-        with tabs[-1]:
-            ec = error_codes(ds, sig.outcome.value, f)  # type: ignore[union-attr]
-            if ec.empty:
-                st.caption(f"No error codes recorded for {sig.outcome.value} in this window.")  # type: ignore[union-attr]
-            else:
-                ui.table(ec, key="codes")
 
     st.subheader("Top offenders")
     if sig.kind is SignalKind.AGE:

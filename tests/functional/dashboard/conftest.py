@@ -15,15 +15,21 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--no-first-run", "--disable-sync"]
 
 
-def _load_sample():
-    path = ROOT / "tests" / "unit" / "dashboard" / "sample_tables.py"
-    spec = importlib.util.spec_from_file_location("dashboard_sample_tables_f", path)
+def _load(name: str):
+    path = ROOT / "tests" / "unit" / "dashboard" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"dashboard_functional_{name}", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
     return mod
 
 
-sample = _load_sample()
+sample = _load("sample_tables")
+oracle = _load("oracle")
+
+
+@pytest.fixture(scope="session")
+def oracle_cls():
+    return oracle.Oracle
 
 
 def chromium_path() -> str | None:
@@ -81,7 +87,7 @@ def demo_data(tmp_path_factory) -> Path:
         pytest.skip(f"demo fleet or local collector not available yet: {exc}")
     out = tmp_path_factory.mktemp("browser-demo")
     try:
-        run_demo(out, seed=7)
+        run_demo(out, seed=7, events=3000, duration_s=3600, start_ms=1_767_607_200_000)  # 2026-01-05T10:00Z
         collect_local([out / "logs"], out)
     except ImportError as exc:  # a part of the pipeline has not landed in this checkout yet
         pytest.skip(f"demo pipeline incomplete: {exc}")

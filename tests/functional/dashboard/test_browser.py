@@ -12,13 +12,11 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from dashboard.compute import format_value
 from dashboard.constants import SIGNALS, SignalKind
 from dashboard.serve import DashboardServer
-from emitter.contract import Outcome
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
@@ -26,37 +24,6 @@ TIMEOUT_MS = 60_000
 NAV = '[data-testid="stSidebarNav"] a'
 PAGES = [s.title for s in SIGNALS if s.key != "stuck"] + ["Stuck keys", "Events explorer", "Alarms"]
 WINDOW = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d) – (\d{4}-\d\d-\d\d \d\d:\d\d) UTC")
-
-
-class Oracle:
-    """Tile values straight from the Parquet files with DuckDB SQL (not the dashboard's pandas code)."""
-
-    def __init__(self, data_dir: Path, start: datetime, end: datetime) -> None:
-        self.t = data_dir / "tables"
-        self.start, self.end = start, end
-
-    def q(self, sql: str, *params):
-        con = duckdb.connect()
-        try:
-            return con.execute(sql.replace("{T}", str(self.t)), [self.start, self.end, *params]).fetchone()[0]
-        finally:
-            con.close()
-
-    def count(self, outcome: str) -> int:
-        return int(self.q("SELECT coalesce(sum(events), 0) FROM '{T}/outcomes.parquet' "
-                          "WHERE time >= ? AND time < ? AND outcome = ?", outcome))
-
-    def value(self, sig) -> float | None:
-        if sig.kind is SignalKind.COUNT:
-            return float(self.count(sig.outcome.value))
-        if sig.kind is SignalKind.RATE:
-            rec = self.count(Outcome.RECEIVED.value)
-            return None if rec == 0 else self.count(sig.outcome.value) / rec
-        if sig.kind is SignalKind.AGE:
-            return self.q("SELECT max(max_ms) FROM '{T}/record_age.parquet' WHERE time >= ? AND time < ? "
-                          "AND records > 0")
-        return float(self.q("SELECT count(*) FROM '{T}/stuck_keys.parquet' WHERE claimed_at >= ? "
-                            "AND claimed_at < ? AND expired"))
 
 
 def wait_rendered(page, title: str) -> None:
@@ -92,7 +59,7 @@ def window_of(page) -> tuple[datetime, datetime]:
     return tuple(datetime.strptime(x, "%Y-%m-%d %H:%M") for x in m.groups())  # type: ignore[return-value]
 
 
-def check_all_pages(browser, data_dir: Path, artifacts: Path, tag: str) -> dict[str, str]:
+def check_all_pages(browser, data_dir: Path, artifacts: Path, tag: str, Oracle) -> dict[str, str]:
     shown: dict[str, str] = {}
     with DashboardServer(data_dir) as srv:
         page, dialogs = open_overview(browser, srv, artifacts, tag)
@@ -132,8 +99,8 @@ def check_all_pages(browser, data_dir: Path, artifacts: Path, tag: str) -> dict[
     return shown
 
 
-def test_every_page_on_sample_tables(browser, sample_data, artifacts):
-    shown = check_all_pages(browser, sample_data, artifacts, "sample")
+def test_every_page_on_sample_tables(browser, sample_data, artifacts, oracle_cls):
+    shown = check_all_pages(browser, sample_data, artifacts, "sample", oracle_cls)
     assert shown["Duplicates"] == "5" and shown["Poison rate"] == "5.77%"  # hand-derived (sample_tables.py)
 
 
@@ -178,6 +145,6 @@ def test_untrusted_strings_stay_text(browser, sample_data, sample_mod, artifacts
         page.close()
 
 
-def test_every_page_on_seeded_demo(browser, demo_data, artifacts):
-    shown = check_all_pages(browser, demo_data, artifacts, "demo")
+def test_every_page_on_seeded_demo(browser, demo_data, artifacts, oracle_cls):
+    shown = check_all_pages(browser, demo_data, artifacts, "demo", oracle_cls)
     assert shown  # values were compared with the oracle page by page

@@ -21,6 +21,35 @@ def _load_sample():
 sample = _load_sample()
 
 
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"dashboard_test_{name}", HERE / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+oracle = _load("oracle")
+
+
+@pytest.fixture(scope="session")
+def oracle_cls():
+    return oracle.Oracle
+
+
+@pytest.fixture(scope="session")
+def demo_dir(tmp_path_factory) -> Path:
+    """A small seeded demo run (run_demo + collect_local), built once per session."""
+    try:
+        from collector.collect import collect_local
+        from dashboard.demo import run_demo
+    except ImportError as exc:
+        pytest.skip(f"demo fleet or local collector not available: {exc}")
+    out = tmp_path_factory.mktemp("demo-small")
+    run_demo(out, seed=7, events=1200, duration_s=1800, start_ms=1_767_607_200_000)  # 2026-01-05T10:00Z
+    collect_local([out / "logs"], out)
+    return out
+
+
 @pytest.fixture(scope="session")
 def sample_mod():
     return sample

@@ -32,6 +32,11 @@ def frame(at, key: str):
     return at.get_by_key(f"table-{key}").dataframe[0].value
 
 
+def by(at, dimension: str) -> None:
+    """Pick the breakdown dimension (segmented control) and rerun."""
+    at.get_by_key("bd_by").set_value(dimension).run()
+
+
 def footer(at) -> str:
     caps = [c.value for c in at.main.caption if "rendered in" in c.value]
     assert len(caps) == 1, caps
@@ -130,7 +135,10 @@ def test_count_signal_pages(app, page, title, total, series):
 
 def test_duplicates_breakdown_and_offenders(app, sample_mod):
     app.switch_page("app_pages/duplicates.py").run()
+    assert frame(app, "bdt_service").to_dict("records") == [{"service": "orders", "events": 5}]
+    by(app, "operation")
     assert frame(app, "bdt_operation").to_dict("records") == [{"operation": "ProcessOrders", "events": 5}]
+    by(app, "event_source")
     assert frame(app, "bdt_event_source").to_dict("records") == [{"event_source": "sqs", "events": 5}]
     keys = frame(app, "top_keys")
     # trail: order-1 duplicate_completed x3 at 10:30, the script-tag key x2 at 10:31
@@ -146,6 +154,7 @@ def test_duplicates_breakdown_and_offenders(app, sample_mod):
 def test_retries_page_extras(app):
     app.switch_page("app_pages/retries.py").run()
     assert metrics(app)["Redeliveries (attempt > 1)"] == ("4", None)  # rates 10:30 redeliveries = 4
+    by(app, "error_code")
     codes = frame(app, "codes")
     assert list(zip(codes["error_code"], codes["events"])) == [("Throttled", 2), ("ServiceUnavailable", 1)]
     att = frame(app, "attempts")
@@ -159,13 +168,15 @@ def test_poison_page(app, sample_mod):
     assert m["Poison rate in window"] == ("5.77%", None)
     assert m["Poison messages / received"] == ("3 / 52", None)
     fig = figure(app, "series")
-    by = {d["name"]: (d["x"], d["y"]) for d in fig["data"]}
+    series = {d["name"]: (d["x"], d["y"]) for d in fig["data"]}
     # per-bin poison rate in percent: ProcessOrders 10:30 2/30, 10:39 0/10; evil 10:35 1/4
-    assert by["ProcessOrders"][1] == pytest.approx([2 / 30 * 100, 0.0])
-    assert by["&lt;script&gt;alert(&#x27;op&#x27;)&lt;/script&gt;"][1] == pytest.approx([25.0])
+    assert series["ProcessOrders"][1] == pytest.approx([2 / 30 * 100, 0.0])
+    assert series["&lt;script&gt;alert(&#x27;op&#x27;)&lt;/script&gt;"][1] == pytest.approx([25.0])
+    by(app, "operation")
     bd = frame(app, "bdt_operation")
     assert list(bd["operation"]) == [sample_mod.XSS_OP, "ProcessOrders", "CapturePayment"]
     assert list(bd["rate"]) == pytest.approx([0.25, 0.05, 0.0])
+    by(app, "error_code")
     codes = frame(app, "codes")
     assert list(zip(codes["error_code"], codes["events"])) == [("SchemaError", 2), (sample_mod.XSS_IMG, 1)]
 
