@@ -37,10 +37,10 @@ import duckdb
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from collector.tables import TABLES  # noqa: E402
-from dashboard.constants import SIGNALS  # noqa: E402
-from dashboard.serve import DashboardServer  # noqa: E402
-from emitter.contract import ErrorClass, EventSource, IdempotencyStatus, Outcome  # noqa: E402
+from collector.tables import TABLES
+from dashboard.constants import SIGNALS
+from dashboard.serve import DashboardServer
+from emitter.contract import ErrorClass, EventSource, IdempotencyStatus, Outcome
 
 TARGET_OVERVIEW_S = 2.0
 TARGET_SWITCH_S = 0.5
