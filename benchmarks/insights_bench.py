@@ -26,8 +26,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-HOT = ("outcome", "service", "operation", "event_source", "idempotency_key", "idempotency_status",
-       "schema_version", "attempt", "record_age_ms")
+try:  # the hot fields the ingest materialises as columns
+    from collector.ingest import HOT_FIELDS as HOT
+except ImportError:  # pragma: no cover
+    HOT = ("outcome", "service", "operation", "event_source", "idempotency_key", "idempotency_status",
+           "schema_version", "attempt", "record_age_ms")
 
 
 def build(con, n: int, hot: tuple[str, ...]) -> None:
@@ -50,7 +53,7 @@ def build(con, n: int, hot: tuple[str, ...]) -> None:
            "'idempotency_status', CASE outcome WHEN 'claimed' THEN 'IN_PROGRESS' WHEN 'succeeded' THEN 'COMPLETED' END,"
            "'attempt',attempt,'record_age_ms',age,'error_code', CASE WHEN outcome LIKE '%failure' THEN 'Throttled' END,"
            "'in_progress_expires_at_ms', CASE outcome WHEN 'claimed' THEN ts + 60000 END)")
-    hot_sql = "".join(f", json_extract(j, '$.{h}')" for h in hot)
+    hot_sql = "".join(", json_extract(j, '$." + ".".join(f'"{p}"' for p in h.split(".")) + "')" for h in hot)
     con.execute(f"""
         INSERT INTO events SELECT ts, CAST(j AS VARCHAR), 'stream', '/aws/lambda/bench', ts, NULL, NULL, NULL, NULL,
                NULL, NULL, NULL, i, j{hot_sql}

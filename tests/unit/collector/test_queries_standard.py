@@ -89,7 +89,7 @@ def _references(text: str) -> tuple[list[str], list, list[str]]:
     return read, out["literals"], columns
 
 
-EXTRA_LITERALS = {"invocations": {"REPORT", "Status: timeout", "timeout"}}
+EXTRA_LITERALS = {"invocations": {"REPORT", "Status: timeout", "timeout"}, "library_signals": {"[ERROR]"}}
 EXTRA_FIELDS = {"library_signals": {"_aws.Timestamp"}, "invocations": {"record.status"}}
 CONTRACT_VALUES = {o.value for o in Outcome} | {s.value for s in IdempotencyStatus}
 LOG_KEYS = {k.value for k in LogKey}
