@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
@@ -243,7 +243,7 @@ class EventStore:
                                       if fmt is LogFormat.EXPORT_S3 else None)
         rep.count(Reason.BLANK_LINE, n_lines - inserted)
 
-    def _stage_event_dicts(self, events: list[Mapping[str, Any]], group: str, stream: str, rep: FileReport,
+    def _stage_event_dicts(self, events: Sequence[Any], group: str, stream: str, rep: FileReport,
                            *, own_ts: bool, fallback_ts: int) -> None:
         seqs: list[int] = []
         tss: list[int | None] = []

@@ -49,8 +49,8 @@ def test_frame_events_groups_continuations() -> None:
         '{"event": "stock_updated"}',
         f"2026-11-30T00:27:19.598Z {RID} Task timed out after 3.00 seconds",
         "",
-        f"REPORT RequestId: {RID}\tDuration: 3000.00 ms\tBilled Duration: 3000 ms\tMemory Size: 128 MB\t"
-        "Max Memory Used: 46 MB\tStatus: timeout",
+        (f"REPORT RequestId: {RID}\tDuration: 3000.00 ms\tBilled Duration: 3000 ms\tMemory Size: 128 MB\t"
+         "Max Memory Used: 46 MB\tStatus: timeout"),
         "XRAY TraceId: 1-6b0cc2e3-65f1b0040334e5f296ebe35c\tSegmentId: 2011ac3e29d63a3f\tSampled: true\t",
         f"RequestId: {RID} Error: Runtime exited with error: exit status 1",
         "Runtime.ExitError",
