@@ -519,7 +519,8 @@ def _write_tables(db: _EventsDB, out: Path, queries: Mapping[str, str], since: f
         started = time.perf_counter()
         path = out / "tables" / f"{name}.parquet"
         if db.exists() and name not in _PYTHON_POST_PROCESSED:
-            rows, bad = _write_table_via_sql(db, table, queries[name], since, until, path)
+            added = _stuck_key_age_sql(window_end) if name == "stuck_keys" else None
+            rows, bad = _write_table_via_sql(db, table, queries[name], since, until, path, added)
         else:
             records = _run_table(db, name, table, queries[name], since, until, window_end) if db.exists() else []
             rows, bad = len(records), write_table(table, records, path)
@@ -532,7 +533,17 @@ def _write_tables(db: _EventsDB, out: Path, queries: Mapping[str, str], since: f
     return info, window
 
 
-_PYTHON_POST_PROCESSED = {"stuck_keys", "library_signals"}
+_PYTHON_POST_PROCESSED = {"library_signals"}
+
+
+def _stuck_key_age_sql(window_end: datetime | None) -> dict[str, str]:
+    """SQL of the stuck_keys columns relative to the window end (same rule as add_stuck_key_ages).
+    ``window_end`` comes from the manifest window, rendered as an integer literal."""
+    if window_end is None:
+        return {"age_s": "CAST(NULL AS DOUBLE)", "expired": "CAST(NULL AS BOOLEAN)"}
+    end_ms = round(window_end.timestamp() * 1000)
+    return {"age_s": f'(({end_ms} - epoch_ms("claimed_at")) / 1000.0)',
+            "expired": f'(epoch_ms("in_progress_expires_at") < {end_ms})'}
 
 
 def _convert_sql(t: Typed, duck_type: str) -> str:
@@ -555,14 +566,16 @@ def _convert_sql(t: Typed, duck_type: str) -> str:
 
 
 def _write_table_via_sql(db: _EventsDB, table: Table, query: str, since: float | None, until: float | None,
-                         path: Path) -> tuple[int, dict[str, int]]:
+                         path: Path, added: Mapping[str, str] | None = None) -> tuple[int, dict[str, int]]:
     """Run a standard query and write its table without a round trip through Python values:
-    the engine's SQL is wrapped in a typed SELECT, fetched as Arrow and written as Parquet."""
+    the engine's SQL is wrapped in a typed SELECT, fetched as Arrow and written as Parquet.
+    ``added``: {column: SQL over the typed query columns} for columns the query cannot produce."""
     import pyarrow.parquet as pq
 
+    added = dict(added or {})
     con, compiled = prepare_query(db, query, since, until, limit_cap=None)
     names = [n for n, _ in compiled.columns]
-    if names != list(table.column_names):
+    if names + list(added) != list(table.column_names):
         raise CollectError(f"query for table {table.name!r} returns columns {names}, "
                            f"the table has {list(table.column_names)}")
     aliases = [f"c{i}" for i in range(len(names))]
@@ -570,13 +583,14 @@ def _write_table_via_sql(db: _EventsDB, table: Table, query: str, since: float |
                 compiled.params).fetchall()
     try:
         converted, bad_terms = [], []
-        for alias, (name, vtype), (_, duck) in zip(aliases, compiled.columns, table.columns):
+        for alias, (name, vtype), (_, duck) in zip(aliases, compiled.columns, table.columns[:len(names)]):
             t = Typed(vtype, alias)
             expr = _convert_sql(t, duck)
             converted.append(f"{expr} AS {quote_ident(name)}")
             bad_terms.append(f"count(*) FILTER (WHERE {as_text(t)} IS NOT NULL AND ({expr}) IS NULL)")
         counts = con.execute(f"SELECT count(*), {', '.join(bad_terms)} FROM _iw_result").fetchall()[0]
-        arrow = con.sql(f"SELECT {', '.join(converted)} FROM _iw_result").to_arrow_table()
+        extra = "".join(f", {sql} AS {quote_ident(n)}" for n, sql in added.items())
+        arrow = con.sql(f"SELECT *{extra} FROM (SELECT {', '.join(converted)} FROM _iw_result)").to_arrow_table()
     finally:
         con.execute("DROP TABLE IF EXISTS _iw_result").fetchall()
     arrow = arrow.cast(_arrow_schema(table))
