@@ -240,9 +240,15 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
     for r in runs:
         api_total.update(r.get("api_calls", {}))
         stats_total.add(QueryStats(**r.get("stats", {})))
+    iso = mf.iso_from_epoch_s
     manifest: dict[str, Any] = {
         "source": "cloudwatch",
+        "collector": "cloudwatch",
+        "collected_at": mf.now_iso(),
         "generated_at": mf.now_iso(),
+        "time_window": {"since": iso(union.start), "until": iso(union.end), "window_end":
+                        iso(options.until if options.until is not None else t_now)},
+        "truncated": sorted(n for n, e in tables_out.items() if e["status"] == "truncated"),
         "range": {"start": union.start, "end": union.end},
         "region": getattr(getattr(clients.logs, "meta", None), "region_name", None),
         "log_groups": log_groups,

@@ -9,7 +9,8 @@ Layout::
     <out>/cloudwatch/parts/<table>/<start>-<end>.parquet   one typed piece per collected window (incremental)
 
 Manifest keys written by this collector (all times epoch seconds unless named ``*_at``, ISO-8601 UTC):
-``source`` ("cloudwatch"), ``generated_at``, ``range`` {start, end} (inclusive), ``region``, ``log_groups``,
+``source`` and ``collector`` ("cloudwatch"), ``collected_at``, ``time_window`` {since, until, window_end} (ISO-8601),
+``truncated`` (tables with a capped window), ``generated_at``, ``range`` {start, end} (inclusive), ``region``, ``log_groups``,
 ``tables`` {name: {rows, status: complete|truncated|failed|partial, windows: {complete, partial, truncated, failed:
 [[start, end], ...]}, query_sha256, log_groups_sha256, conversion, unmerged_duplicates, stats}},
 ``queries`` {count, api_calls, stats, cost_usd, price_per_gb_usd}, ``metrics``, ``idempotency_table``, ``runs``.
@@ -35,6 +36,11 @@ def sha256(text: str) -> str:
 
 def now_iso() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def iso_from_epoch_s(seconds: int | float) -> str:
+    """Epoch seconds -> ISO-8601 UTC with milliseconds (``2026-01-05T10:00:00.000Z``)."""
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def load(out: Path) -> dict[str, Any]:

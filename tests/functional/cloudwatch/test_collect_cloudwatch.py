@@ -136,14 +136,14 @@ def test_cli_collects_logs_metrics_and_stuck_keys_through_one_endpoint(tmp_path,
         evs = put_records(srv, T0, 600, 1)
         res = _cli(["--log-group-prefix", "/aws/lambda/", "--since", str(T0), "--until", str(T0 + 599),
                     "--out", str(out), "--query-file", f"trail={qfile}", "--metrics", "--idempotency-table", "idem",
-                    "--schema", "powertools", "--endpoint-url", srv.url, "--region", "us-east-1", "--no-progress"])
+                    "--schema", "powertools", "--endpoint-url", srv.url, "--region", "us-east-1"])  # with progress bar
         assert res.exit_code == 0, res.output
         assert len(trail(out)) == len(evs)
         m = json.loads((out / "manifest.json").read_text())
         assert m["idempotency_table"]["stuck"] == 1 and m["log_groups"] == [GROUP]
         assert m["metrics"]["metrics_requested"] >= 5  # the Lambda metrics of /aws/lambda/orders
         assert (out / "tables" / "cloudwatch_metrics.parquet").exists()
-        assert "trail" in res.output and "cost this run" in res.output
+        assert "trail" in res.output and "cost this run" in res.output and "Logs Insights" in res.output
 
 
 @pytest.mark.parametrize("args, message", [

@@ -1,0 +1,117 @@
+"""Typing of all-string results, merging of windowed pieces, backoff, cost, CLI time parsing."""
+
+from __future__ import annotations
+
+import click
+import pandas as pd
+import pytest
+
+from collector.cloudwatch.backoff import Backoff, PollSchedule, RateLimiter
+from collector.cloudwatch.commands import parse_duration_s, parse_time_s
+from collector.cloudwatch.convert import parse_timestamp_ms, to_frame
+from collector.cloudwatch.cost import CostModel
+from collector.cloudwatch.merge import merge_frames, spec_for
+from collector.tables import TABLES
+
+
+def test_timestamp_forms_to_epoch_ms():
+    assert parse_timestamp_ms("2026-01-05 10:20:01.123") == 1_767_608_401_123
+    assert parse_timestamp_ms("2026-01-05T10:20:01.123Z") == 1_767_608_401_123
+    assert parse_timestamp_ms("2026-01-05 10:20:01") == 1_767_608_401_000
+    assert parse_timestamp_ms("1767608401123") == 1_767_608_401_123
+    with pytest.raises(ValueError):
+        parse_timestamp_ms("yesterday")
+
+
+def test_all_string_row_typed_like_tables_py_and_bad_values_counted():
+    rows = [
+        {"idempotency_key": "k1", "service": "orders", "operation": "Pay", "last_status": "IN_PROGRESS",
+         "claimed_at": "2026-01-05 10:00:00.000", "attempts": "3", "age_s": "12.5", "expired": "true", "@ptr": "x"},
+        {"idempotency_key": "k2", "attempts": "2.5", "expired": "maybe", "claimed_at": "soon"},
+    ]
+    df, report = to_frame(rows, TABLES["stuck_keys"])
+    assert list(df.columns) == list(TABLES["stuck_keys"].column_names)
+    assert df.attempts.tolist()[0] == 3 and pd.isna(df.attempts.iloc[1])
+    assert df.expired.iloc[0] is True or bool(df.expired.iloc[0]) is True
+    assert df.claimed_at.iloc[0] == pd.Timestamp("2026-01-05T10:00:00Z")
+    assert df.age_s.iloc[0] == 12.5 and pd.isna(df.in_progress_expires_at.iloc[0])
+    assert report.bad_values == {"attempts": 1, "expired": 1, "claimed_at": 1}
+    assert report.extra_fields == {"@ptr": 1} and report.rows == 2
+
+
+def _outcomes(rows):
+    return to_frame([dict(zip(("time", "service", "operation", "event_source", "outcome", "events"), r))
+                     for r in rows], TABLES["outcomes"])[0]
+
+
+def test_binned_pieces_from_two_log_group_batches_are_summed():
+    a = _outcomes([("2026-01-05 10:00:00.000", "s", "op", "sqs", "received", "2"),
+                   ("2026-01-05 10:01:00.000", "s", "op", "sqs", "received", "1")])
+    b = _outcomes([("2026-01-05 10:00:00.000", "s", "op", "sqs", "received", "5")])
+    out = merge_frames(TABLES["outcomes"], spec_for("outcomes"), [a, b]).frame
+    assert out.events.tolist() == [7, 1]
+    assert out.time.tolist() == [pd.Timestamp("2026-01-05T10:00Z"), pd.Timestamp("2026-01-05T10:01Z")]
+
+
+def test_regroup_conflicting_keys_sum_min_max():
+    t = TABLES["conflicting_keys"]
+    mk = lambda r: to_frame([dict(zip(t.column_names, r))], t)[0]  # noqa: E731
+    a = mk(("k", "s", "op", "2", "2026-01-05 10:00:00.000", "2026-01-05 10:10:00.000"))
+    b = mk(("k", "s", "op", "3", "2026-01-05 09:00:00.000", "2026-01-05 10:05:00.000"))
+    out = merge_frames(t, spec_for("conflicting_keys"), [a, b]).frame
+    assert out.conflicts.tolist() == [5]
+    assert out.first_seen.iloc[0] == pd.Timestamp("2026-01-05T09:00Z")
+    assert out.last_seen.iloc[0] == pd.Timestamp("2026-01-05T10:10Z")
+
+
+def test_non_summable_duplicates_are_counted_not_hidden():
+    t = TABLES["record_age"]
+    row = ("2026-01-05 10:00:00.000", "s", "op", "sqs", "3", "1", "2", "3")
+    mk = lambda: to_frame([dict(zip(t.column_names, row))], t)[0]  # noqa: E731
+    res = merge_frames(t, spec_for("record_age"), [mk(), mk()])
+    assert res.unmerged_duplicates == 1 and len(res.frame) == 2
+
+
+def test_split_granularity_per_table():
+    assert spec_for("trail").split_align_s == 1 and spec_for("outcomes").split_align_s == 60
+    assert spec_for("stuck_keys").split_align_s is None and not spec_for("stuck_keys").windowed
+    assert spec_for("not-a-table").kind == "whole"
+
+
+def test_backoff_full_jitter_bounds_and_poll_schedule():
+    b = Backoff(base_s=0.5, max_s=20.0)
+    assert b.delay(0, lambda: 0.999999) < 0.5 and b.delay(3, lambda: 1.0) == 4.0 and b.delay(10, lambda: 1.0) == 20.0
+    assert b.delay(5, lambda: 0.0) == 0.0
+    d = PollSchedule(0.5, 1.5, 2.0).delays()
+    assert [next(d) for _ in range(5)] == [0.5, 0.75, 1.125, 1.6875, 2.0]
+
+
+def test_rate_limiter_spaces_calls():
+    now = [0.0]
+    slept: list[float] = []
+
+    def sleep(s: float) -> None:
+        slept.append(s)
+        now[0] += s
+
+    rl = RateLimiter(2.0, clock=lambda: now[0], sleep=sleep)
+    for _ in range(4):  # burst of 2, then one every 0.5 s
+        rl.acquire()
+    assert now[0] == pytest.approx(1.0) and len(slept) == 2
+
+
+def test_cost_model_per_gb_scanned():
+    c = CostModel()
+    assert c.insights_usd(2 * 1024**3) == pytest.approx(0.01)  # 2 GB x $0.005
+    assert CostModel(price_per_gb_scanned=0.0076).insights_usd(1024**3) == pytest.approx(0.0076)
+    assert c.metrics_usd(1500) == pytest.approx(0.015)
+
+
+def test_cli_time_parsing():
+    assert parse_duration_s("24h") == 86400 and parse_duration_s("15m") == 900 and parse_duration_s("1w") == 604800
+    assert parse_time_s("2h", now=10_000.0) == 2800
+    assert parse_time_s("1767607200", now=0) == 1_767_607_200
+    assert parse_time_s("2026-01-05T10:00:00Z", now=0) == 1_767_607_200
+    assert parse_time_s("2026-01-05T10:00:00", now=0) == 1_767_607_200  # no offset = UTC
+    with pytest.raises(click.BadParameter):
+        parse_duration_s("soon")
