@@ -7,9 +7,10 @@ aws-embedded-metrics and a hand-written ``json.dumps`` EMF document.
 
 Method
 - Import: ``python -c "<import>"`` in fresh processes, round-robin over the candidates (so machine drift hits all
-  alike), >= 20 processes each; reported: median wall time of the whole process, minus the bare interpreter's
-  (``python -c pass``), and the median in-process ``import`` duration measured with perf_counter inside the fresh
-  process. Bytecode is compiled first (``compileall``), as pip does for site-packages: this checkout runs with
+  alike), >= 20 processes each; reported: median wall time of the whole process and its difference to the bare
+  interpreter (``python -c pass``; noisy on a loaded machine), and the median duration of the import statement
+  measured inside the fresh process, as wall clock (perf_counter) and CPU time (process_time). The target is
+  judged on the in-process wall figure. Bytecode is compiled first (``compileall``), as pip does for site-packages: this checkout runs with
   PYTHONDONTWRITEBYTECODE=1, which would otherwise make the emitter recompile on every start.
 - Per invocation: the same handler shape for every library: a 10-record SQS batch event arrives, the handler records
   5 outcomes (5 Count metrics: EventsSucceeded, DuplicateCompleted, PayloadConflict, RetryableFailure,
@@ -92,12 +93,15 @@ def sqs_batch(n: int = 10) -> dict:
 
 
 # --------------------------------------------------------------------------- import time
-def measure_imports(processes: int) -> dict[str, tuple[float, float]]:
+def measure_imports(processes: int) -> dict[str, tuple[float, float, float]]:
+    """{candidate: (median process wall ms, median in-process import wall ms, median in-process import CPU ms)}."""
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "emitter")], check=True)
-    probe = ("import time as _t; _s = _t.perf_counter(); {stmt}; "
-             "import sys; sys.stdout.write(str(_t.perf_counter() - _s))")
+    probe = ("import time as _t; _c = _t.process_time(); _s = _t.perf_counter(); {stmt}; "
+             "_w = _t.perf_counter() - _s; _u = _t.process_time() - _c; "
+             "import sys; sys.stdout.write(f'{{_w}} {{_u}}')")
     wall: dict[str, list[float]] = {k: [] for k in IMPORTS}
     inproc: dict[str, list[float]] = {k: [] for k in IMPORTS}
+    cpu: dict[str, list[float]] = {k: [] for k in IMPORTS}
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     for _ in range(processes):
         for name, stmt in IMPORTS.items():
@@ -105,8 +109,11 @@ def measure_imports(processes: int) -> dict[str, tuple[float, float]]:
             out = subprocess.run([sys.executable, "-c", probe.format(stmt=stmt)], capture_output=True, text=True,
                                  env=env, check=True)
             wall[name].append(time.perf_counter() - t0)
-            inproc[name].append(float(out.stdout))
-    return {k: (statistics.median(wall[k]) * 1e3, statistics.median(inproc[k]) * 1e3) for k in IMPORTS}
+            w, u = out.stdout.split()
+            inproc[name].append(float(w))
+            cpu[name].append(float(u))
+    med = statistics.median
+    return {k: (med(wall[k]) * 1e3, med(inproc[k]) * 1e3, med(cpu[k]) * 1e3) for k in IMPORTS}
 
 
 # --------------------------------------------------------------------------- per invocation
@@ -272,16 +279,19 @@ def main() -> None:
 
     print(f"python {sys.version.split()[0]} on {os.cpu_count()} CPU(s)\n")
     imp = measure_imports(processes)
-    bare_wall, bare_in = imp["bare interpreter"]
-    print(f"Import time, fresh processes (median of {processes} each)")
-    print(f"  {'candidate':32} {'process wall ms':>16} {'above bare ms':>14} {'import ms':>10} {'x emitter':>10}")
-    em_wall = imp["emitter"][0] - bare_wall
-    for name, (wall, inproc) in imp.items():
-        above = wall - bare_wall
-        ratio = "" if name == "bare interpreter" or em_wall <= 0 else f"{above / em_wall:9.1f}x"
-        print(f"  {name:32} {wall:16.1f} {above:14.1f} {inproc:10.2f} {ratio:>10}")
-    target = "MET" if em_wall <= 10 else "MISSED"
-    print(f"  target: emitter <= 10 ms above the bare interpreter -> {em_wall:.1f} ms ({target})\n")
+    bare_wall = imp["bare interpreter"][0]
+    print(f"Import time, fresh processes (median of {processes} each; 'import' columns are measured inside the fresh")
+    print("process around the import statement: wall clock and CPU time, the latter less disturbed by other load)")
+    print(f"  {'candidate':32} {'process ms':>11} {'- bare ms':>10} {'import ms':>10} {'import CPU ms':>14} "
+          f"{'x emitter':>10}")
+    em_cpu = imp["emitter"][2]
+    for name, (wall, inproc, cpu) in imp.items():
+        ratio = "" if name == "bare interpreter" or em_cpu <= 0 else f"{cpu / em_cpu:9.1f}x"
+        print(f"  {name:32} {wall:11.1f} {wall - bare_wall:10.1f} {inproc:10.2f} {cpu:14.2f} {ratio:>10}")
+    em_import = imp["emitter"][1]
+    target = "MET" if em_import <= 10 else "MISSED"
+    print(f"  target: importing emitter costs <= 10 ms over the bare interpreter -> {em_import:.1f} ms wall, "
+          f"{em_cpu:.1f} ms CPU ({target})\n")
 
     inv = measure_invocations(n, repeats)
     pt = inv["Powertools log_metrics"]
