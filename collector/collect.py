@@ -427,13 +427,14 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
         tables_info, window = _write_tables(db, out, queries, since, until)
     finally:
         db.close()
-    totals = {"events": 0, "skipped": 0, "repaired": 0, "by_reason": defaultdict(int)}
+    counts = {"events": 0, "skipped": 0, "repaired": 0}
+    by_reason: dict[str, int] = defaultdict(int)
     for s in sources.values():
-        for k in ("events", "skipped", "repaired"):
-            totals[k] += s["ingest"][k]
+        for k in counts:
+            counts[k] += s["ingest"][k]
         for reason, n in s["ingest"]["by_reason"].items():
-            totals["by_reason"][reason] += n
-    totals["by_reason"] = dict(totals["by_reason"])
+            by_reason[reason] += n
+    totals: dict[str, Any] = {**counts, "by_reason": dict(by_reason)}
     manifest = {
         "manifest_version": MANIFEST_VERSION,
         "collector": "local",
@@ -490,7 +491,7 @@ def _ingest_sources(files: list[Path], prev_sources: dict[str, dict], db: _Event
 
 
 def _merge_reports(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
-    by = defaultdict(int)
+    by: dict[str, int] = defaultdict(int)
     for r in (a, b):
         for k, v in (r.get("by_reason") or {}).items():
             by[k] += v

@@ -280,11 +280,11 @@ class ExprCompiler:
                 return fn.compile(self, e)
             finally:
                 self._in_agg = False
-        fn = SCALAR_FUNCTIONS.get(key)
-        if fn is None:
+        scalar = SCALAR_FUNCTIONS.get(key)
+        if scalar is None:
             raise self.error(f"unsupported function '{e.name}'", e.pos)
-        self._check_arity(fn.name, fn.min_args, fn.max_args, e)
-        t = fn.compile(self, e)
+        self._check_arity(scalar.name, scalar.min_args, scalar.max_args, e)
+        t = scalar.compile(self, e)
         agg = any(self._contains_agg(a) for a in e.args)
         return Typed(t.type, t.sql, t.text_sql, t.num_sql, is_agg=agg) if agg else t
 
@@ -520,7 +520,7 @@ class _QueryCompiler:
     def _parse(self, prev: str, scope: _Scope, cmd: ParseCmd) -> tuple[str, _Scope]:
         src = as_text(ExprCompiler(self, scope).compile(cmd.source))
         if isinstance(cmd.pattern, Literal):
-            regex = glob_to_regex(cmd.pattern.value)
+            regex = glob_to_regex(str(cmd.pattern.value))
             indexes = list(range(1, len(cmd.aliases) + 1))
         else:
             regex, index_of = convert_named_groups(cmd.pattern.pattern)

@@ -202,7 +202,7 @@ class _Parser:
                 self.advance()
         self.end_of_command("parse")
         if isinstance(pattern, Literal):
-            stars = pattern.value.count("*")
+            stars = str(pattern.value).count("*")
             if stars == 0:
                 raise self.error("parse glob pattern has no '*' wildcard", pt)
             if len(aliases) != stars:
