@@ -174,6 +174,9 @@ class Faults:
     terminal_statuses: successive queries end with these statuses instead of Complete (e.g. ["Timeout", "Unknown"]).
     hang_first_n: the first N queries never finish (stay Running until StopQuery).
     no_pagination: behave like the API before ``nextToken``: at most 10,000 rows per query, no nextToken.
+    metric_page_datapoints: with an upstream (moto), GetMetricData answers are cut into pages of this many
+        datapoints with ``NextToken`` (moto returns everything at once; CloudWatch pages at 100,800 datapoints).
+    deny_operations: these operations fail with AccessDeniedException.
     """
 
     limit_exceeded_first_n: int = 0
@@ -183,6 +186,7 @@ class Faults:
     terminal_statuses: list[str] = field(default_factory=list)
     hang_first_n: int = 0
     no_pagination: bool = False
+    metric_page_datapoints: int = 0
     deny_operations: set[str] = field(default_factory=set)
 
 
@@ -419,6 +423,28 @@ def _leading_time_filter(query: str) -> int | None:
     return None
 
 
+def _page_metric_data(doc: dict[str, Any], offset: int, size: int) -> bytes:
+    """One page of a full GetMetricData answer: datapoints ``offset .. offset+size`` across all results (in result
+    order), results with no datapoint on this page omitted, ``NextToken`` when more remain."""
+    flat = [(i, t, v) for i, r in enumerate(doc.get("MetricDataResults", []))
+            for t, v in zip(r.get("Timestamps", []), r.get("Values", []))]
+    chunk = flat[offset:offset + size]
+    results: dict[int, dict[str, Any]] = {}
+    for i, t, v in chunk:
+        src = doc["MetricDataResults"][i]
+        r = results.setdefault(i, {"Id": src["Id"], "Label": src.get("Label", src["Id"]), "Timestamps": [],
+                                   "Values": [], "StatusCode": "Complete"})
+        r["Timestamps"].append(t)
+        r["Values"].append(v)
+    more = offset + size < len(flat)
+    for r in results.values():
+        r["StatusCode"] = "PartialData" if more else "Complete"
+    out: dict[str, Any] = {"MetricDataResults": list(results.values()), "Messages": []}
+    if more:
+        out["NextToken"] = str(offset + size)
+    return json.dumps(out).encode()
+
+
 def _fields(rows: Rows) -> list[list[dict[str, str]]]:
     out = []
     for i, row in enumerate(rows):
@@ -458,23 +484,39 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _proxy(self, raw: bytes) -> None:
         """Forward a request this server does not implement (e.g. CloudWatch, DynamoDB) to the upstream server."""
+        target = self.headers.get("X-Amz-Target", "")
+        page = self.server_ref.faults.metric_page_datapoints
+        token: str | None = None
+        if page and target.endswith(".GetMetricData"):
+            body = json.loads(raw or b"{}")
+            token = body.pop("NextToken", None) or "0"
+            raw = json.dumps(body).encode()
+            with self.server_ref._lock:
+                self.server_ref.calls.append(("GetMetricData", body))
+        status, headers, data = self._forward(raw)
+        if token is not None and status == 200:
+            data = _page_metric_data(json.loads(data), int(token), page)
+        self.send_response(status)
+        for k, v in headers:
+            if k.lower() not in ("content-length", "connection", "transfer-encoding", "server", "date"):
+                self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _forward(self, raw: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
         import http.client
         from urllib.parse import urlsplit
 
         up = urlsplit(self.server_ref.upstream or "")
         conn = http.client.HTTPConnection(up.hostname, up.port, timeout=30)
         headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length", "connection")}
-        conn.request("POST", self.path, body=raw, headers=headers)
-        resp = conn.getresponse()
-        data = resp.read()
-        self.send_response(resp.status)
-        for k, v in resp.getheaders():
-            if k.lower() not in ("content-length", "connection", "transfer-encoding", "server", "date"):
-                self.send_header(k, v)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-        conn.close()
+        try:
+            conn.request("POST", self.path, body=raw, headers=headers)
+            resp = conn.getresponse()
+            return resp.status, resp.getheaders(), resp.read()
+        finally:
+            conn.close()
 
     def log_message(self, format: str, *args: Any) -> None:
         pass

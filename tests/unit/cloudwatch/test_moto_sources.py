@@ -167,3 +167,28 @@ def test_record_preset_and_custom_attribute_names(aws):
 def test_missing_table_is_a_clear_error(aws):
     with pytest.raises(TableNotFoundError, match="no-such-table"):
         scan_stuck_keys(aws("dynamodb"), StuckKeysOptions("no-such-table", schema_from("powertools")), NOW_S)
+
+
+def test_get_metric_data_follows_next_token(moto_url, aws):
+    """moto answers GetMetricData in one page; the fake server in front of it cuts the answer into pages of 7
+    datapoints with NextToken, as CloudWatch does past 100,800 datapoints."""
+    import boto3
+
+    from collector.cloudwatch.testing import FakeLogsInsightsServer, Faults
+
+    cw = aws("cloudwatch")
+    ns = f"Paged/{uuid.uuid4().hex[:6]}"
+    t0 = _minute(datetime.now(UTC) - timedelta(minutes=30))
+    for shard in range(3):  # 3 metrics x 10 minutes, value = 100 * shard + minute
+        cw.put_metric_data(Namespace=ns, MetricData=[
+            {"MetricName": "Work", "Dimensions": [{"Name": "Shard", "Value": str(shard)}],
+             "Timestamp": t0 + timedelta(minutes=m), "Value": float(100 * shard + m)} for m in range(10)])
+    with FakeLogsInsightsServer(upstream=moto_url, faults=Faults(metric_page_datapoints=7)) as srv:
+        paged = boto3.client("cloudwatch", endpoint_url=srv.url, region_name="us-east-1")
+        specs = [MetricSpec(ns, "Work", (("Shard", str(s)),), "Sum") for s in range(3)]
+        calls: dict[str, int] = {}
+        start = int(t0.timestamp())
+        rows = get_metric_data(paged, specs, start, start + 10 * 60 - 1, 60, calls)
+    assert calls["GetMetricData"] == 5 == srv.count("GetMetricData")  # 30 datapoints / 7 per page
+    got = sorted((json.loads(r["dimensions"])["Shard"], int(r["time"]) // 1000 - start, float(r["value"])) for r in rows)
+    assert got == sorted((str(s), 60 * m, float(100 * s + m)) for s in range(3) for m in range(10))
