@@ -148,3 +148,30 @@ def test_log_counts_equal_metric_counts(tmp_path, seed, esd):
     seen = {name for _, name in emf_sums} | {name for _, name in emf_values}
     assert seen == {m.value for m in Metric}
     assert sum(emf_sums.values()) > 300
+
+
+def test_logs_insights_counts_equal_metric_counts(tmp_path):
+    """Same equality, with the collector's offline Logs Insights engine as the log reader (an independent
+    implementation of `stats count(*) by outcome`)."""
+    from collector.ingest import EventStore
+    from collector.insights import run_query
+
+    path = tmp_path / "orders-fn.log"
+    simulate(path, 5, False)
+    lines = path.read_text().splitlines()
+    events = [{"timestamp": 1_767_608_400_000 + i, "message": line, "logStreamName": "2026/01/05/[$LATEST]abc",
+               "ingestionTime": 1_767_608_400_500 + i, "eventId": str(i)} for i, line in enumerate(lines)]
+    store = EventStore()
+    report = store.ingest_events(events, "/aws/lambda/orders-fn")
+    assert report.events == len(lines) and report.skipped == 0
+    res = run_query(store, "filter ispresent(outcome) | stats count(*) as n by operation, outcome")
+    from_insights = Counter()
+    for op, outcome, n in res.rows:
+        metric = OUTCOME_METRIC[Outcome(outcome)]
+        if metric is not None and metric.unit is Unit.COUNT:
+            from_insights[(op, metric.value)] += n
+    res = run_query(store, "filter outcome = 'received' and attempt > 1 | stats count(*) as n by operation")
+    for op, n in res.rows:
+        from_insights[(op, Metric.REDELIVERY.value)] += n
+    _, _, emf_sums, _ = derive(path)
+    assert from_insights == emf_sums
