@@ -588,8 +588,11 @@ def _write_table_via_sql(db: _EventsDB, table: Table, query: str, since: float |
             t = Typed(vtype, alias)
             expr = _convert_sql(t, duck)
             converted.append(f"{expr} AS {quote_ident(name)}")
-            bad_terms.append(f"count(*) FILTER (WHERE {as_text(t)} IS NOT NULL AND ({expr}) IS NULL)")
-        counts = con.execute(f"SELECT count(*), {', '.join(bad_terms)} FROM _iw_result").fetchall()[0]
+            if duck != "VARCHAR" and not (duck == "TIMESTAMP" and vtype is ValueType.TIMESTAMP):
+                # only these conversions can fail (text and timestamps-as-timestamps cannot)
+                bad_terms.append((name, f"count(*) FILTER (WHERE {as_text(t)} IS NOT NULL AND ({expr}) IS NULL)"))
+        counts = con.execute("SELECT count(*)" + "".join(f", {sql}" for _, sql in bad_terms)
+                             + " FROM _iw_result").fetchall()[0]
         extra = "".join(f", {sql} AS {quote_ident(n)}" for n, sql in added.items())
         arrow = con.sql(f"SELECT *{extra} FROM (SELECT {', '.join(converted)} FROM _iw_result)").to_arrow_table()
     finally:
@@ -599,7 +602,7 @@ def _write_table_via_sql(db: _EventsDB, table: Table, query: str, since: float |
     tmp = path.with_suffix(".parquet.tmp")
     pq.write_table(arrow, tmp)
     tmp.replace(path)
-    bad = {name: int(n) for name, n in zip(table.column_names, counts[1:]) if n}
+    bad = {name: int(n) for (name, _), n in zip(bad_terms, counts[1:]) if n}
     return int(counts[0]), bad
 
 

@@ -8,8 +8,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-pytest.importorskip("collector.ingest")
-demo = pytest.importorskip("dashboard.demo")
+from dashboard import demo
 
 
 @pytest.fixture(scope="module")

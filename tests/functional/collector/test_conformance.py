@@ -9,42 +9,21 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from pathlib import Path
 
 import pytest
 
+from collector.ingest import EventStore
 from collector.insights import run_query
-from collector.insights.testing import events_connection
 
 CASES_DIR = Path(__file__).resolve().parents[3].parent / "shared" / "conformance" / "logs-insights"
 CASES = sorted(CASES_DIR.glob("*.json"))
 
 
 def _store(case):
-    """The ingest's EventStore when it is importable; until then, a DuckDB events table
-    built the way the ingest documents (JSON object -> @json; REPORT fields)."""
-    try:
-        from collector.ingest import EventStore
-    except ImportError:
-        return events_connection([_fallback_event(e) for e in case["input"]["events"]], log_group=case["logGroup"])
     store = EventStore()
     store.ingest_events(case["input"]["events"], case["logGroup"])
     return store
-
-
-_REPORT = re.compile(r"^REPORT RequestId: (\S+)\tDuration: ([\d.]+) ms\tBilled Duration: ([\d.]+) ms\t"
-                     r"Memory Size: ([\d.]+) MB\tMax Memory Used: ([\d.]+) MB(?:\tInit Duration: ([\d.]+) ms)?")
-
-
-def _fallback_event(e):
-    out = {"timestamp": e["timestamp"], "message": e["message"], "@logStream": e.get("logStreamName"),
-           "@ingestionTime": e.get("ingestionTime")}
-    m = _REPORT.match(e["message"])
-    if m:
-        out.update({"@type": "REPORT", "@requestId": m.group(1), "@duration": float(m.group(2)),
-                    "@initDuration": float(m.group(6)) if m.group(6) else None})
-    return out
 
 
 def _norm(v):

@@ -15,10 +15,6 @@ from click.testing import CliRunner
 from collector.cli import main as cli_main
 from collector.commands import parse_time
 
-ingest = pytest.importorskip("collector.ingest")
-HAVE_INGEST = hasattr(ingest, "EventStore")
-needs_ingest = pytest.mark.skipif(not HAVE_INGEST, reason="collector.ingest.EventStore not available yet")
-
 CASE = Path(__file__).resolve().parents[3].parent / "shared" / "conformance" / "logs-insights" / \
     "22-time-range-inclusive.json"
 SCRIPT = Path(__file__).resolve().parents[3] / ".venv" / "bin" / "idemwatch"
@@ -50,7 +46,6 @@ def test_query_error_exits_2_with_one_line(tmp_path):
     assert "unsupported command 'unnest'" in res.stderr and "column 12" in res.stderr
 
 
-@needs_ingest
 def test_query_json_with_inclusive_iso_bounds(events_file):
     res = CliRunner().invoke(cli_main, ["query", "--format", "json", "--start", "2026-01-05T10:01:00Z",
                                         "--end", "1767607320",
@@ -63,7 +58,6 @@ def test_query_json_with_inclusive_iso_bounds(events_file):
     ]
 
 
-@needs_ingest
 def test_query_csv_and_table(events_file):
     q = "stats count(*) as n by idempotency_key | sort idempotency_key asc | limit 2"
     res = CliRunner().invoke(cli_main, ["query", "--format", "csv", q, str(events_file)])
@@ -74,7 +68,6 @@ def test_query_csv_and_table(events_file):
     assert res.exit_code == 0 and "order-22001" in res.stdout and "2 row(s)" in res.stdout
 
 
-@needs_ingest
 def test_collect_local_command(tmp_path, events_file):
     res = CliRunner().invoke(cli_main, ["collect", "local", str(events_file), "--out", str(tmp_path / "out"),
                                         "--until", "2026-01-05T10:01:00Z"])
@@ -89,7 +82,6 @@ def test_collect_group_lists_local_and_cloudwatch():
     assert res.exit_code == 0 and "local" in res.output and "cloudwatch" in res.output
 
 
-@needs_ingest
 def test_console_script_subprocess(events_file):
     assert SCRIPT.is_file()
     proc = subprocess.run([str(SCRIPT), "query", "--format", "json", "--start", "1767607260", "--end", "1767607320",
