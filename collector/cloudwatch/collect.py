@@ -156,6 +156,7 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
         stats = QueryStats()
         dups = 0
         dropped = 0
+        capped_subs: list[Window] = []
         errors: list[str] = []
         by_window: dict[Window, list[WindowResult]] = {}
         for r in res:
@@ -185,6 +186,7 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
                 fresh[w] = merged.frame
             if "truncated" in statuses:
                 state["truncated"].append(w)
+                capped_subs.extend(x for p in parts for x in p.truncated_windows)
             elif w.end <= settled_before:
                 state["complete"].append(w)
             else:
@@ -216,6 +218,8 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
             "conversion": conv.to_json(), "unmerged_duplicates": dups, "stats": stats.to_json(),
             **({"dropped_values": dropped} if name in POST_PROCESS else {}),
             "errors": errors[:20],
+            # the smallest windows still at the row limit (rows beyond the limit are missing there)
+            "truncated_sub_windows": [[x.start, x.end] for x in sorted(capped_subs)][:100],
         }
 
     # -------------------------------------------------------------- metrics / stuck keys

@@ -179,3 +179,42 @@ def test_cli_missing_credentials_and_throttled_account(tmp_path, monkeypatch):
             monkeypatch.delenv(k)
         res = CliRunner().invoke(cloudwatch, base)
         assert res.exit_code == 1 and res.output.startswith("Error: no AWS credentials found")
+
+
+def test_role_arn_is_assumed_through_sts(moto_url, monkeypatch):
+    """--role-arn: credentials come from sts:AssumeRole (moto behind the fake server), then every call uses them."""
+    from collector.cloudwatch.session import AwsTarget
+
+    with FakeLogsInsightsServer(engine=trail_engine, upstream=moto_url) as srv:
+        srv.put_events(GROUP, [record(0, T0 * 1000)])
+        target = AwsTarget(region="us-east-1", endpoint_url=srv.url,
+                           role_arn="arn:aws:iam::123456789012:role/idemwatch-reader")
+        session = target.session()
+        creds = session.get_credentials().get_frozen_credentials()
+        assert creds.access_key != "testing" and creds.token  # temporary credentials from AssumeRole
+        logs = target.client("logs", session, retries=1)
+        assert [g["logGroupName"] for g in logs.describe_log_groups()["logGroups"]] == [GROUP]
+
+
+def test_cli_access_denied_names_the_permission(tmp_path):
+    with FakeLogsInsightsServer(engine=trail_engine, faults=Faults(deny_operations={"StartQuery"})) as srv:
+        srv.put_events(GROUP, [record(0, T0 * 1000)])
+        res = CliRunner().invoke(cloudwatch, ["--log-group", GROUP, "--since", str(T0), "--until", str(T0 + 59),
+                                              "--out", str(tmp_path), "--endpoint-url", srv.url,
+                                              "--query-file", f"trail={_qf(tmp_path)}", "--no-progress"])
+    assert res.exit_code == 1
+    assert res.output.strip() == ("Error: access denied: logs:StartQuery on /aws/lambda/orders "
+                                  "(AccessDeniedException); the IAM policy needs logs:StartQuery")
+
+
+def test_capped_second_flags_table_truncated_in_manifest(logs_client, tmp_path):
+    with FakeLogsInsightsServer(engine=trail_engine, faults=Faults(no_pagination=True)) as srv:
+        burst = [record(i, (T0 + 30) * 1000 + i % 1000) for i in range(10_050)]  # 10,050 records in one second
+        srv.put_events(GROUP, burst + [record(20_000, (T0 + 50) * 1000)])
+        m = collect_cloudwatch(tmp_path, options(T0, T0 + 59, runner_kw={"paginate": False}),
+                               clients=Clients(logs=logs_client(srv.url)), now=lambda: T0 + 86400)
+    e = m["tables"]["trail"]
+    assert e["status"] == "truncated" and m["truncated"] == ["trail"]
+    assert e["windows"]["truncated"] == [[T0, T0 + 59]] and e["windows"]["complete"] == []
+    assert e["truncated_sub_windows"] == [[T0 + 30, T0 + 30]]
+    assert e["rows"] == 10_000 + 1  # the capped second's 10,000 + the record at T0+50, nothing passed off as all
