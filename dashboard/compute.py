@@ -373,10 +373,9 @@ def stuck_keys(ds: Dataset, f: Filters, *, only_expired: bool = False) -> pd.Dat
 
 # ----------------------------------------------------------------------------- health
 HEALTH_COLUMNS = (
-    "service", "operation", "event_source", "received", "succeeded", "duplicates", "in_progress_collisions",
-    "conflicts", "retryable_failures", "permanent_failures", "poison_messages", "poison_rate", "retry_rate",
-    "timeout_budget_aborts", "ambiguous_commits", "store_errors", "max_record_age_ms", "stuck_keys", "health",
-    "reasons",
+    "service", "operation", "health", "reasons", "event_source", "received", "succeeded", "duplicates",
+    "in_progress_collisions", "conflicts", "retryable_failures", "permanent_failures", "poison_messages", "poison_rate", "retry_rate",
+    "timeout_budget_aborts", "ambiguous_commits", "store_errors", "max_record_age_ms", "stuck_keys",
 )
 _HEALTH_OUTCOMES = {
     "received": Outcome.RECEIVED, "succeeded": Outcome.SUCCEEDED, "duplicates": Outcome.DUPLICATE_COMPLETED,

@@ -34,6 +34,9 @@ def render() -> None:
         st.info("No emitter records in this window and filter selection.")
     else:
         ui.table(h, key="health",
+                 health=st.column_config.TextColumn("health", help="CRITICAL: stuck keys, ambiguous commits or poison "
+                                                    "rate >= 1%. WARNING: conflicts, timeout-budget aborts, store "
+                                                    "errors or retry rate >= 5%."),
                  poison_rate=st.column_config.NumberColumn("poison rate", format="percent"),
                  retry_rate=st.column_config.NumberColumn("retry rate", format="percent"),
                  max_record_age_ms=st.column_config.NumberColumn("max record age (ms)", format="%.0f"))

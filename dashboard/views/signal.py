@@ -16,7 +16,7 @@ from dashboard.compute import (
     signal_value,
     timeseries,
 )
-from dashboard.constants import SIGNAL_BY_KEY, Signal, SignalKind
+from dashboard.constants import SIGNAL_BY_KEY, TOP_N, Signal, SignalKind
 from emitter.contract import Outcome
 
 DIMENSIONS = (("service", "Service"), ("operation", "Operation"), ("event_source", "Event source"))
@@ -104,8 +104,9 @@ def _offenders(ds, sig: Signal, f) -> None:
         from dashboard.compute import filter_frame
 
         ck = filter_frame(ds, "conflicting_keys", f, time_col="last_seen")
-        st.caption("Conflicting keys (conflicting_keys table, last seen in window)")
-        ui.table(ck.sort_values(["conflicts", "idempotency_key"], ascending=[False, True]), key="conflicting")
+        st.caption(f"Conflicting keys (conflicting_keys table, last seen in window): top {TOP_N} of {len(ck):,}")
+        ui.table(ck.sort_values(["conflicts", "idempotency_key"], ascending=[False, True]).head(TOP_N),
+                 key="conflicting")
 
 
 def _age_series(ds, f) -> None:

@@ -1,0 +1,71 @@
+"""`idemwatch dashboard` serves on 127.0.0.1 and prints the URL; DashboardServer picks a free port."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from dashboard.serve import DashboardServer, free_port, streamlit_command
+
+pytestmark = pytest.mark.timeout(180)
+IDEMWATCH = Path(sys.executable).parent / "idemwatch"
+
+
+def test_streamlit_command_is_loopback_and_quiet():
+    argv = streamlit_command("127.0.0.1", 8765)
+    opts = dict(zip(argv[5::2], argv[6::2]))
+    assert argv[1:4] == ["-m", "streamlit", "run"] and argv[4].endswith("dashboard/app.py")
+    assert opts["--server.address"] == "127.0.0.1" and opts["--server.port"] == "8765"
+    assert opts["--browser.gatherUsageStats"] == "false" and opts["--server.headless"] == "true"
+
+
+def test_server_health_and_page(sample_data):
+    with DashboardServer(sample_data) as srv:
+        assert srv.host == "127.0.0.1"
+        with urllib.request.urlopen(srv.url + "/_stcore/health", timeout=10) as r:
+            assert r.status == 200 and r.read() == b"ok"
+        with urllib.request.urlopen(srv.url + "/", timeout=10) as r:
+            assert r.status == 200 and b"<div id=\"root\">" in r.read()
+    assert srv.proc is not None and srv.proc.poll() is not None  # stopped on exit
+
+
+def test_cli_prints_url_and_serves(sample_data):
+    if not IDEMWATCH.exists():
+        pytest.skip("idemwatch console script not installed in this venv")
+    port = free_port()
+    proc = subprocess.Popen([str(IDEMWATCH), "dashboard", "--data", str(sample_data), "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + 90
+        url = None
+        while time.monotonic() < deadline and url is None:
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            if not line and proc.poll() is not None:
+                break
+            m = re.search(r"idemwatch dashboard: (http://127\.0\.0\.1:\d+)", line)
+            url = m.group(1) if m else None
+        assert url == f"http://127.0.0.1:{port}"
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=10) as r:
+            assert r.status == 200
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_cli_help():
+    if not IDEMWATCH.exists():
+        pytest.skip("idemwatch console script not installed in this venv")
+    out = subprocess.run([str(IDEMWATCH), "dashboard", "--help"], capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 0 and "--data" in out.stdout and "--port" in out.stdout
