@@ -17,8 +17,11 @@ Semantics (as documented by AWS; where AWS leaves it open, the choice is stated)
   (the number 5 is the text ``"5"``); comparing two fields is numeric when both values
   are numeric, else text. Arithmetic and numeric stats (sum, avg, min, max, pct, stddev)
   use the numeric value and skip values that are not numbers. ``count(field)`` counts
-  events where the field is present. Sorting puts numbers (numerically) before strings
-  (by Unicode code point) ascending, the reverse descending, missing values last.
+  events where the field is present.
+- sort (documented natural sort): ascending, every non-number value comes before every
+  number value; non-numbers compare run by run (digit runs by length then value, other runs
+  by Unicode code point: "5A" < "111A" < "2345_" < "@"); numbers numerically; descending is
+  the reverse; missing values last (not documented). ``sortsFirst``/``sortsLast`` use it.
 - ``like "text"`` is a case-sensitive substring match; ``like /re/`` and ``=~ /re/`` are
   unanchored RE2 searches; ``in [...]`` is set membership.
 - ``pct`` is nearest-rank (a value present in the data); ``stddev`` is the sample standard

@@ -49,7 +49,7 @@ from collector.insights.expressions import (
 )
 from collector.insights.functions import AGGREGATE_FUNCTIONS, SCALAR_FUNCTIONS
 from collector.insights.parser import parse_query
-from collector.insights.sql import Params, Typed, as_bool, as_num, as_text, quote_ident
+from collector.insights.sql import Params, Typed, as_bool, as_num, as_text, quote_ident, sort_terms
 from collector.insights.types import ValueType as V
 
 __all__ = ["DEFAULT_LIMIT", "EVENT_COLUMN_TYPES", "Column", "CompiledQuery", "compile_query"]
@@ -329,16 +329,8 @@ def compare(op: str, left: Typed, right: Typed) -> str:
 
 
 def _order_terms(col: Column, desc: bool) -> list[str]:
-    """ORDER BY terms for one sort key: numbers numerically, strings by code point, numbers
-    before strings ascending (reverse descending), missing values last either way."""
-    d = "DESC" if desc else "ASC"
-    if col.type is not V.DYNAMIC:
-        return [f"{col.ident} {d} NULLS LAST"]
-    t = col.typed()
-    n, s = as_num(t), as_text(t)
-    rank = (f"(CASE WHEN {s} IS NULL THEN 2 WHEN {n} IS NOT NULL THEN {1 if desc else 0} "
-            f"ELSE {0 if desc else 1} END)")
-    return [f"{rank} ASC", f"{n} {d} NULLS LAST", f"{s} {d} NULLS LAST"]
+    """ORDER BY terms for one sort key in the documented Logs Insights order (sql.sort_terms)."""
+    return sort_terms(col.typed(), desc)
 
 
 class _QueryCompiler:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from collector.insights.expressions import Call, Duration, Literal, Star
 from collector.insights.periods import FIXED_UNIT_MS
-from collector.insights.sql import Typed, as_json, as_num, as_text, sql_number
+from collector.insights.sql import Typed, as_json, as_num, as_text, sort_key_struct, sql_number
 from collector.insights.types import ValueType as V
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -288,11 +288,10 @@ def _time_ordered(sql_name: str) -> Compile:
 def _sorts(sql_name: str, simple: str) -> Compile:
     def compile_(ctx, call):
         (a,) = _args(ctx, call)
-        if a.type is not V.DYNAMIC:
+        if a.type in (V.NUMBER, V.TIMESTAMP, V.BOOLEAN):
             return _agg(a.type, f"{simple}({a.sql})")
-        n, s = as_num(a), as_text(a)
-        key = f"{{'r': CASE WHEN {n} IS NOT NULL THEN 0 ELSE 1 END, 'n': {n}, 't': {s}}}"
-        return _agg(V.DYNAMIC, f"{sql_name}({a.sql}, {key}) FILTER (WHERE {s} IS NOT NULL)")
+        s = as_text(a)
+        return _agg(a.type, f"{sql_name}({a.sql}, {sort_key_struct(a)}) FILTER (WHERE {s} IS NOT NULL)")
     return compile_
 
 
@@ -309,7 +308,7 @@ AGGREGATE_FUNCTIONS: dict[str, Function] = {
         Function("stddev", 1, 1, _numeric_agg("stddev_samp"), "sample standard deviation"),
         Function("earliest", 1, 1, _time_ordered("arg_min"), "value from the event with the earliest @timestamp"),
         Function("latest", 1, 1, _time_ordered("arg_max"), "value from the event with the latest @timestamp"),
-        Function("sortsFirst", 1, 1, _sorts("arg_min", "min"), "value that sorts first"),
-        Function("sortsLast", 1, 1, _sorts("arg_max", "max"), "value that sorts last"),
+        Function("sortsFirst", 1, 1, _sorts("arg_min", "min"), "value that sorts first (Logs Insights sort order)"),
+        Function("sortsLast", 1, 1, _sorts("arg_max", "max"), "value that sorts last (Logs Insights sort order)"),
     )
 }

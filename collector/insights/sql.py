@@ -110,3 +110,47 @@ def as_json(t: Typed) -> str:
     if t.type is ValueType.TIMESTAMP:
         return f"to_json({as_text(t)})"
     return f"to_json({t.sql})"
+
+
+_NUMBER_TEXT = r"'-?[0-9]+(\.[0-9]+)?'"
+_NATURAL_KEY = ("list_transform(regexp_extract_all({s}, '[0-9]+|[^0-9]+'), lambda ch: CASE WHEN "
+                "regexp_full_match(ch, '[0-9]+') THEN '0' || lpad(CAST(length(ch) AS VARCHAR), 9, '0') || ch "
+                "ELSE ch END)")
+
+
+def sort_parts(t: Typed) -> tuple[str, str, str, str, str]:
+    """(is_number, number, number_text, natural_key, text) SQL of the Logs Insights sort order.
+
+    Source: https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/CWL_QuerySyntax-Sort.html -
+    ascending, all non-number values come before all number values ("values that include only
+    numbers"); non-numbers compare in chunks: runs of digits by length then value, other runs
+    by Unicode code point ("5A" < "111A" < "2345_" < "@"); numbers numerically. Descending is
+    the reverse. Missing values are not ordered by the documentation; they go last here.
+    """
+    s = as_text(t)
+    if t.type is ValueType.DYNAMIC:
+        is_num = (f"(json_type({t.sql}) IN ('UBIGINT', 'BIGINT', 'DOUBLE', 'HUGEINT', 'INTEGER') "
+                  f"OR regexp_full_match({s}, {_NUMBER_TEXT}))")
+    else:
+        is_num = f"regexp_full_match({s}, {_NUMBER_TEXT})"
+    num = f"(CASE WHEN {is_num} THEN {as_num(t)} END)"
+    num_text = f"(CASE WHEN {is_num} THEN {s} END)"
+    return is_num, num, num_text, _NATURAL_KEY.format(s=s), s
+
+
+def sort_terms(t: Typed, desc: bool) -> list[str]:
+    """ORDER BY terms putting ``t`` in Logs Insights sort order (see :func:`sort_parts`)."""
+    d = "DESC" if desc else "ASC"
+    if t.type in (ValueType.NUMBER, ValueType.TIMESTAMP, ValueType.BOOLEAN):
+        return [f"{t.sql} {d} NULLS LAST"]
+    is_num, num, num_text, key, s = sort_parts(t)
+    rank = f"(CASE WHEN {s} IS NULL THEN 2 WHEN {is_num} THEN {0 if desc else 1} ELSE {1 if desc else 0} END)"
+    return [f"{rank} ASC", f"{num} {d} NULLS LAST", f"{num_text} {d} NULLS LAST", f"{key} {d} NULLS LAST",
+            f"{s} {d} NULLS LAST"]
+
+
+def sort_key_struct(t: Typed) -> str:
+    """A struct whose ascending order is the Logs Insights ascending sort order (non-null values)."""
+    is_num, num, num_text, key, s = sort_parts(t)
+    return (f"{{'r': CASE WHEN {is_num} THEN 1 ELSE 0 END, 'n': {num}, 'nt': {num_text}, 'k': {key}, "
+            f"'t': {s}}}")

@@ -56,7 +56,8 @@ def test_numeric_comparison_converts_numeric_strings_only(con):
 
 def test_string_comparison_uses_text_of_numbers(con):
     assert q(con, 'filter n = "5" | fields key').rows == [("k1",)]
-    assert q(con, 'filter s < "y" | fields s | sort s asc').rows == [("10",), ("x",)]
+    # sort: non-number values first, then numbers (documented natural sort)
+    assert q(con, 'filter s < "y" | fields s | sort s asc').rows == [("x",), ("10",)]
 
 
 def test_field_versus_field_is_numeric_when_both_are_numbers(con):
@@ -66,11 +67,23 @@ def test_field_versus_field_is_numeric_when_both_are_numbers(con):
     assert q(con, "filter n > s | fields key").rows == []
 
 
-def test_sort_numbers_before_strings_missing_last(con):
+def test_sort_strings_before_numbers_missing_last(con):
     res = q(con, "filter ispresent(key) | fields n | sort n asc")
-    assert [r[0] for r in res.rows] == [2.5, 5, "7", "abc"]  # "7" converts: numbers numerically first
+    assert [r[0] for r in res.rows] == ["abc", 2.5, 5, "7"]  # "7" is a number value: numbers numerically last
     res = q(con, "fields n | sort n desc")
-    assert [r[0] for r in res.rows] == ["abc", "7", 5, 2.5, None, None]
+    assert [r[0] for r in res.rows] == ["7", 5, 2.5, "abc", None, None]
+
+
+def test_sort_follows_the_documented_natural_order():
+    # the ascending example of https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/CWL_QuerySyntax-Sort.html
+    documented = ["!:", "#", "*%04", "0#", "5A", "111A", "2345_", "@", "@_", "A", "A9876fghj", "a12345hfh",
+                  "0", "01", "1", "2", "3"]
+    shuffled = documented[7:] + documented[:7][::-1]
+    con = events_connection([ev(i, {"v": v}) for i, v in enumerate(shuffled)])
+    assert [r[0] for r in q(con, "fields v | sort v asc").rows] == documented
+    assert [r[0] for r in q(con, "fields v | sort v desc").rows] == documented[::-1]
+    rec = q(con, "stats sortsFirst(v) as first, sortsLast(v) as last").rows
+    assert rec == [("!:", "3")]
 
 
 def test_arithmetic_and_division_by_zero(con):
@@ -128,7 +141,7 @@ def test_stats_functions_and_names(con):
     sample_sd = (sum((x - mean) ** 2 for x in (5, 7, 2.5)) / 2) ** 0.5
     assert rec["stddev(n)"] == pytest.approx(sample_sd)
     assert (rec["earliest(st)"], rec["latest(st)"]) == ("IN_PROGRESS", "IN_PROGRESS")
-    assert (rec["sortsFirst(s)"], rec["sortsLast(s)"]) == ("10", "y")
+    assert (rec["sortsFirst(s)"], rec["sortsLast(s)"]) == ("x", "10")  # numbers sort after other values
     assert rec["first"] == datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 
 
