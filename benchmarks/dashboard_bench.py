@@ -11,7 +11,7 @@ Two data sets:
 
 "Fully rendered" = the page's last element (the footer caption) is on screen, no element is
 stale (Streamlit marks elements of the previous run ``data-stale``), the app is not running,
-and every Plotly chart has drawn its SVG. Times are wall-clock from the action in the browser.
+every Plotly chart has drawn its SVG and every table grid its canvas. Times are wall-clock from the action in the browser.
 
 Targets (issue 4): Overview < 2 s and page switch < 0.5 s on the 1M-event tables.
 
@@ -203,9 +203,11 @@ def demo_data(tmp: Path) -> tuple[Path, str]:
 _SETTLED = """() => {
   const stale = document.querySelectorAll('[data-stale="true"]').length;
   const running = document.querySelector('[data-testid="stStatusWidget"]');
-  const plots = [...document.querySelectorAll('.js-plotly-plot')];
-  const drawn = plots.every(p => p.querySelector('.main-svg'));
-  return stale === 0 && !running && drawn;
+  // a chart's container arrives with the script's output; Plotly (a lazily loaded chunk) draws later
+  const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"], .st-key-series, .st-key-alarm_timeline')];
+  const drawn = charts.every(c => c.querySelector('.main-svg'));
+  const grids = [...document.querySelectorAll('[data-testid="stDataFrame"]')].every(g => g.querySelector('canvas'));
+  return stale === 0 && !running && drawn && grids;
 }"""
 
 

@@ -93,13 +93,22 @@ def _offenders(ds, sig: Signal, f) -> None:
     if ds.trail_path is None:
         st.caption("The trail table was not collected: no per-key detail.")
         return
+    keys = trail.top_keys(ds, sig.outcome.value, f)  # type: ignore[union-attr]
     k, e = st.columns(2)
     with k:
         st.caption("Idempotency keys")
-        ui.table(trail.top_keys(ds, sig.outcome.value, f), key="top_keys")  # type: ignore[union-attr]
+        ui.table(keys, key="top_keys")
     with e:
         st.caption("Event ids")
         ui.table(trail.top_event_ids(ds, sig.outcome.value, f), key="top_events")  # type: ignore[union-attr]
+    if len(keys):
+        # selectbox options are plain text (never markdown), so untrusted keys are safe here
+        pick = st.selectbox("Trail of a top key", [None, *keys["idempotency_key"].tolist()], key="offender_pick",
+                            format_func=lambda v: "choose a key to see its whole trail" if v is None else str(v))
+        if pick is not None:
+            rows, _ = trail.search(ds, "Idempotency key", pick)
+            ui.table(rows, key="offender_trail",
+                     timestamp=st.column_config.DatetimeColumn("timestamp (UTC)", format="YYYY-MM-DD HH:mm:ss.SSS"))
     if sig.outcome is Outcome.PAYLOAD_CONFLICT:
         from dashboard.compute import filter_frame
 

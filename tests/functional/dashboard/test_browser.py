@@ -124,6 +124,13 @@ def test_untrusted_strings_stay_text(browser, sample_data, sample_mod, artifacts
             .map(e => e.textContent)""")
         assert xss_op in legend  # shown literally, as text
         assert_clean(page, dialogs)
+        # a planted key as a selectbox option (top offenders of the duplicates page), picked
+        page.goto(srv.url + "/duplicates")
+        wait_rendered(page, "Duplicates")
+        page.locator(".st-key-offender_pick").click()
+        page.get_by_role("option", name=xss_key).click()
+        page.locator(".st-key-table-offender_trail").wait_for(timeout=TIMEOUT_MS)
+        assert_clean(page, dialogs)
         page.goto(srv.url + "/explorer")
         wait_rendered(page, "Events explorer")
         for value, records in ((xss_key, 3), (xss_link, 4)):

@@ -145,6 +145,11 @@ def test_duplicates_breakdown_and_offenders(app, sample_mod):
     assert list(zip(keys["idempotency_key"], keys["events"])) == [("order-1", 3), (sample_mod.XSS_KEY, 2)]
     ev = frame(app, "top_events")
     assert list(zip(ev["event_id"], ev["events"], ev["max_attempt"])) == [("m-1", 3, 4), (sample_mod.XSS_LINK, 2, 2)]
+    # picking a top key shows its whole trail (claim at 10:27, then the two duplicates)
+    app.selectbox(key="offender_pick").select(sample_mod.XSS_KEY).run()
+    rows = frame(app, "offender_trail")
+    assert list(rows["outcome"]) == [Outcome.CLAIMED.value] + [Outcome.DUPLICATE_COMPLETED.value] * 2
+    assert list(rows["function_request_id"]) == ["r-5", "r-60", "r-61"]
     # the plotly legend name of an untrusted value is HTML-escaped
     app.switch_page("app_pages/poison.py").run()
     names = [d["name"] for d in figure(app, "series")["data"]]
