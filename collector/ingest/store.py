@@ -78,6 +78,9 @@ class EventStore:
         path: DuckDB database file; None = in memory.
         hot_fields: top-level JSON keys materialised as extra JSON columns (default: the hot contract
             keys, ``constants.HOT_FIELDS``); ``()`` for none.
+        compress: in-memory store only: keep the table compressed (``ATTACH ':memory:' (COMPRESS)``, made
+            the connection's default database, so ``events`` resolves to it). About 1/3 of the memory for
+            the table, but ingest takes about twice as long; off by default.
 
     Attributes:
         connection: the duckdb connection (session time zone UTC).
@@ -85,10 +88,15 @@ class EventStore:
         hot_fields: the materialised fields (each also a column of that name).
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, hot_fields: Iterable[str] = HOT_FIELDS) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, hot_fields: Iterable[str] = HOT_FIELDS,
+                 compress: bool = False) -> None:
         import duckdb
 
         self.connection = duckdb.connect(str(path) if path is not None else ":memory:")
+        if path is None and compress:
+            # compressed in-memory storage (DuckDB >= 1.3): ~1/3 of the memory for log text, little CPU cost
+            _run(self.connection, "ATTACH ':memory:' AS iw_events (COMPRESS)")
+            _run(self.connection, "USE iw_events")
         self.table = EVENTS_TABLE
         _run(self.connection, "SET TimeZone = 'UTC'")
         for macro in MACROS:

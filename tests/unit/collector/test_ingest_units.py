@@ -159,3 +159,12 @@ def test_console_csv_with_insights_header_and_dates(tmp_path: Path) -> None:
     assert (rep.events, rep.skipped, rep.per_file[str(p)].format) == (2, 0, "console-csv")
     assert store.connection.execute('SELECT "@timestamp", "@logStream", "@type", "@message" FROM events ORDER BY "@seq"'
                                     ).fetchall()[1] == (1767607201500, "s2", None, 'multi\nline "quoted"')
+
+
+def test_compressed_store_holds_the_same_events(shared_dir: Path) -> None:
+    a, b = EventStore(), EventStore(compress=True)
+    for s in (a, b):
+        s.ingest_path(shared_dir / "samples" / "powertools-real.jsonl", log_group="/aws/lambda/orders-consumer")
+    q = 'SELECT * FROM events ORDER BY "@seq"'
+    assert a.connection.execute(q).fetchall() == b.connection.execute(q).fetchall()
+    assert b.count() == 53
