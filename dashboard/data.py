@@ -254,16 +254,37 @@ def _coerce(df: pd.DataFrame, name: str) -> pd.DataFrame:
 
 
 def manifest_summary(manifest: Mapping[str, Any] | None) -> dict[str, str]:
-    """A few manifest facts for the sidebar, tolerant of the manifest's exact layout."""
+    """A few manifest facts for the sidebar (collector, when, data window, sources, what the
+    ingest skipped or repaired, truncation), tolerant of fields a collector does not write."""
     if not manifest:
         return {}
     out: dict[str, str] = {}
-    for k in ("collected_at", "source", "sources", "window", "skipped", "skipped_lines", "truncated"):
-        if k in manifest:
-            v = manifest[k]
-            if isinstance(v, list):
-                v = f"{len(v)} source(s)"
-            elif isinstance(v, dict):
-                v = ", ".join(f"{a}={b}" for a, b in list(v.items())[:4])
-            out[k] = str(v)
+    for k in ("collector", "collected_at"):
+        if manifest.get(k):
+            out[k] = str(manifest[k])
+    tw = manifest.get("time_window")
+    if isinstance(tw, Mapping) and (tw.get("data_start") or tw.get("data_end")):
+        out["data"] = f"{tw.get('data_start')} .. {tw.get('data_end')}"
+    src = manifest.get("sources")
+    if isinstance(src, list):
+        out["sources"] = f"{len(src)}"
+    ing = manifest.get("ingest")
+    if isinstance(ing, Mapping):
+        out["log events"] = f"{ing.get('events', 0):,}"
+        out["skipped lines"] = f"{ing.get('skipped', 0):,}"
+        if ing.get("repaired"):
+            out["repaired lines"] = f"{ing['repaired']:,}"
+        reasons = ing.get("by_reason")
+        if isinstance(reasons, Mapping) and reasons:
+            out["skipped by reason"] = ", ".join(f"{r}: {n}" for r, n in reasons.items())
+    truncated = [name for name, t in (manifest.get("tables") or {}).items()
+                 if isinstance(t, Mapping) and t.get("truncated")]
+    if truncated or manifest.get("truncated"):
+        out["truncated"] = ", ".join(truncated) or "yes"
     return out
+
+
+def skipped_lines(manifest: Mapping[str, Any] | None) -> int:
+    """Lines the collector could not ingest (0 when the manifest does not say)."""
+    ing = (manifest or {}).get("ingest")
+    return int(ing.get("skipped", 0) or 0) if isinstance(ing, Mapping) else 0

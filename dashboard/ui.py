@@ -26,7 +26,7 @@ import streamlit as st
 
 from dashboard.compute import Filters, choose_bin, default_preset, dimension_values, preset_window
 from dashboard.constants import CUSTOM_RANGE, ENV_DATA_DIR, RANGE_PRESETS
-from dashboard.data import Dataset, DataStatus, load_dataset, manifest_summary
+from dashboard.data import Dataset, DataStatus, load_dataset, manifest_summary, skipped_lines
 
 __all__ = [
     "RENDERED_MARK",
@@ -129,6 +129,11 @@ def _sidebar(ds: Dataset) -> Filters:
     sources = tuple(sb.multiselect("Event source", dimension_values(ds, "event_source"), key="f_source", placeholder="All"))
     b = choose_bin(start, end)
     sb.caption(f"{_fmt(start)} – {_fmt(end)} UTC · bin {_fmt_bin(b)}")
+    skipped = skipped_lines(ds.manifest)
+    if skipped:
+        sb.warning(f"The collector skipped {skipped:,} log line(s) it could not parse; see Data below.")
+    if ds.problems:
+        sb.warning(f"{len(ds.problems)} table problem(s); see Data below.")
     with sb.expander("Data"):
         st.caption(f"{ds.data_dir}")
         for k, v in manifest_summary(ds.manifest).items():

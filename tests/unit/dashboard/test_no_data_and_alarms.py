@@ -86,3 +86,23 @@ def test_alarms_page_bad_config_path(app_factory, data_dir, monkeypatch, tmp_pat
     at.switch_page("app_pages/alarms.py").run()
     assert not at.exception
     assert "Config file not found" in at.error[0].value
+
+
+def test_skipped_lines_and_table_problems_are_reported(app_factory, tmp_path, sample_mod):
+    import json
+
+    rows = dict(sample_mod.TABLE_ROWS)
+    del rows["invocations"]
+    sample_mod.write_data_dir(tmp_path, rows)
+    m = json.loads((tmp_path / "manifest.json").read_text())
+    m["ingest"] = {"events": 120, "skipped": 3, "repaired": 1, "by_reason": {"not-json": 2, "bad-timestamp": 1}}
+    (tmp_path / "manifest.json").write_text(json.dumps(m))
+    at = app_factory(tmp_path)
+    assert not at.exception
+    warnings = [w.value for w in at.sidebar.warning]
+    assert "The collector skipped 3 log line(s) it could not parse; see Data below." in warnings
+    assert "1 table problem(s); see Data below." in warnings
+    captions = [c.value for c in at.sidebar.caption]
+    assert "skipped lines: 3" in captions and "repaired lines: 1" in captions
+    assert "skipped by reason: not\\-json\\: 2\\, bad\\-timestamp\\: 1" in captions
+    assert any("invocations" in c and "not collected" in c for c in captions)
