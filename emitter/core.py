@@ -246,14 +246,14 @@ class Emitter:
         key_hash_salt: str | bytes | None = None,
     ) -> None:
         self.strict = strict
-        self.sink: Sink = sink if sink is not None else StdoutSink()
+        self.sink: Any = sink if sink is not None else StdoutSink()
         self.clock: Callable[[], int] = clock or _default_clock
         self.event_source_dimension = event_source_dimension
         self.classifier = classifier or ErrorClassifier()
         self._redacted = normalized_set(redact_keys) | normalized_set(C.PAYLOAD_PROPERTY_NAMES)
         self._redact_cache: dict[str, bool] = {}
         self._valid_ops: set[str] = set()
-        self._group_cache: dict[tuple[Any, ...], tuple[dict[str, str], list[list[str]]]] = {}
+        self._group_cache: dict[tuple[Any, ...], tuple[dict[str, str], list[list[str]], str, str]] = {}
         self._hasher = KeyHasher(key_tenant_separator, key_hash_salt) if hash_idempotency_keys else None
         self._lock = _thread.RLock()
         self._groups: dict[tuple[str | None, str | None], dict[str, emf.MetricSeries]] = {}
@@ -347,13 +347,13 @@ class Emitter:
         try:
             now = self.clock()
             info = InvocationInfo(context, self.clock, now)
-            op = operation if operation is not None else self._default_operation
+            op: str | None = operation if operation is not None else self._default_operation
             if op not in self._valid_ops:
                 if reason := emf.check_dimension_value(op):
                     problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{_OPERATION}", reason)
                     op = None
                 elif len(self._valid_ops) < 256:
-                    self._valid_ops.add(op)
+                    self._valid_ops.add(op)  # type: ignore[arg-type]  # checked: a valid str
             info.operation = op
             info.event_source = detect_source(event) if event is not None else None
             with self._lock:
@@ -633,12 +633,13 @@ class Emitter:
                 props
                 or (record is not None and record.__class__ is not EventRecord)
                 or (value is not None and (value.__class__ is not (int if field is _F_EXPIRES else str)
-                                           or (field is not _F_EXPIRES and len(value) > _MAX_FIELD)))
+                                           or (field is not _F_EXPIRES and len(value) > _MAX_FIELD)))  # type: ignore[arg-type]
             ):
                 raise _SlowPath
             # JSON assembled from C-escaped pieces in the key order record_outcome uses (same bytes, tested).
             head, status_part, code_default, tail_const = _FAST_PARTS[outcome]
             inv = self._inv
+            es: Any
             if record is not None:
                 es = record.event_source
                 eid = record.event_id
@@ -854,7 +855,7 @@ class Emitter:
                 if dv is not None and dk not in f and dk not in props and dk not in _RESERVED_KEYS:
                     if self._is_redacted(dk):
                         f[dk] = REDACTED
-                    elif dv.__class__ in (str, int) and (dv.__class__ is int or len(dv) <= _MAX_FIELD):
+                    elif dv.__class__ in (str, int) and (dv.__class__ is int or len(dv) <= _MAX_FIELD):  # type: ignore[arg-type]
                         f[dk] = dv  # adapter-made bounded values: no sanitizing needed
                     else:
                         props[dk] = dv

@@ -19,7 +19,7 @@ try:
 except ImportError:  # pragma: no cover - interpreters without the C accelerator
     from json.encoder import encode_basestring_ascii as esc  # type: ignore[assignment]
 
-    _make_encoder = None  # type: ignore[assignment]
+    _make_encoder = None  # type: ignore[assignment,misc]
 
 
 def _no_default(o: Any) -> Any:

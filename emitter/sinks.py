@@ -49,8 +49,8 @@ class StreamSink:
 
     def __init__(self, target: IO[str] | Callable[[str], Any]) -> None:
         write = getattr(target, "write", None)
-        self._file = target if callable(write) else None
-        self._fn = None if self._file is not None else target
+        self._file: Any = target if callable(write) else None
+        self._fn: Any = None if self._file is not None else target
         if self._file is None and not callable(target):
             raise TypeError("StreamSink needs a text file object or a callable taking one line")
 
@@ -59,7 +59,7 @@ class StreamSink:
             self._file.write("".join(line + "\n" for line in lines))
         else:
             for line in lines:
-                self._fn(line)  # type: ignore[misc]
+                self._fn(line)
 
 
 class FileSink:

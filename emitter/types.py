@@ -83,6 +83,9 @@ class Classification:
     (exception class name or AWS error code, never the message); ``retryable`` is True only for RETRYABLE."""
 
     __slots__ = ("error_class", "error_code", "retryable")
+    error_class: ErrorClass
+    error_code: str
+    retryable: bool
 
     def __init__(self, error_class: ErrorClass, error_code: str, retryable: bool) -> None:
         object.__setattr__(self, "error_class", error_class)
