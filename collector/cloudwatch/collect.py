@@ -288,7 +288,7 @@ def library_signals_rows(rows: list[dict[str, str | None]]) -> tuple[list[dict[s
     for r in rows:
         ts = r.get("@timestamp")
         if ts:
-            triples.append((epoch + timedelta(milliseconds=parse_timestamp_ms(ts)), r.get("@log"), r.get("@message")))
+            triples.append((epoch + timedelta(milliseconds=parse_timestamp_ms(ts)), r.get("@log"), r.get("@message") or ""))
     expanded, dropped = expand_library_signals(triples)
     out = [{"time": str((t - epoch) // timedelta(milliseconds=1)), "log_group": lg, "library": lib, "signal": sig,
             "events": repr(float(ev))} for t, lg, lib, sig, ev in expanded]

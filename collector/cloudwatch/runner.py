@@ -203,7 +203,7 @@ class LogsInsightsRunner:
                     aligns.append(job.split_align_s)
                     owner.append(j)
                     tasks.append(_Task(len(results) - 1, job.query, w, lg))
-        pieces: dict[int, list[tuple[Window, list[dict[str, str]]]]] = {i: [] for i in range(len(results))}
+        pieces: dict[int, list[tuple[Window, list[dict[str, str | None]]]]] = {i: [] for i in range(len(results))}
         self.on_progress(ProgressEvent("planned", n=len(tasks)))
         self._abort.clear()
         pending: set[Future] = set()
@@ -248,8 +248,8 @@ class LogsInsightsRunner:
         return results
 
     # ------------------------------------------------------------------ scheduling
-    def _next(self, task: _Task, attempt: QueryAttempt, rows: list[dict[str, str]], res: WindowResult,
-              pieces: list[tuple[Window, list[dict[str, str]]]], align: int | None) -> list[_Task]:
+    def _next(self, task: _Task, attempt: QueryAttempt, rows: list[dict[str, str | None]], res: WindowResult,
+              pieces: list[tuple[Window, list[dict[str, str | None]]]], align: int | None) -> list[_Task]:
         """Decide what follows a finished attempt; returns new tasks (run before the rest of the queue)."""
         status = attempt.status
         if status == "Complete" and not attempt.capped:
@@ -297,7 +297,7 @@ class LogsInsightsRunner:
                     continue
                 raise translate(exc, action="logs:" + op, resource=resource) from exc
 
-    def _execute(self, task: _Task) -> tuple[QueryAttempt, list[dict[str, str]]]:
+    def _execute(self, task: _Task) -> tuple[QueryAttempt, list[dict[str, str | None]]]:
         """StartQuery, poll to a terminal status or our deadline, read all pages. Worker thread."""
         names = list(task.log_groups)
         resource = names[0] if len(names) == 1 else f"{len(names)} log groups ({names[0]}, ...)"
@@ -362,7 +362,7 @@ class LogsInsightsRunner:
 
 
 
-def _row(fields: list[dict[str, str]]) -> dict[str, str]:
+def _row(fields: list[dict[str, str]]) -> dict[str, str | None]:
     """One GetQueryResults row (list of {field, value}) as a dict; ``@ptr`` (the record pointer) dropped."""
     return {f["field"]: f.get("value") for f in fields if f.get("field") != "@ptr"}
 

@@ -96,7 +96,8 @@ def translate(exc: BaseException, action: str, resource: str | None = None) -> C
     if isinstance(exc, botocore.exceptions.EndpointConnectionError):
         return CloudWatchCollectorError(f"cannot reach the AWS endpoint for {action}: {exc}")
     code = error_code(exc)
-    message = exc.response.get("Error", {}).get("Message", "") if code else str(exc)
+    response = getattr(exc, "response", None) or {}
+    message = response.get("Error", {}).get("Message", "") if code else str(exc)
     if code in ACCESS_DENIED_CODES:
         return AccessDeniedError(f"access denied: {what} ({code}); the IAM policy needs {action}")
     if code in THROTTLING_CODES:

@@ -242,7 +242,7 @@ class FakeLogsInsightsServer:
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def start(self) -> FakeLogsInsightsServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-logs-insights", daemon=True)
@@ -509,7 +509,7 @@ class _Handler(BaseHTTPRequestHandler):
         from urllib.parse import urlsplit
 
         up = urlsplit(self.server_ref.upstream or "")
-        conn = http.client.HTTPConnection(up.hostname, up.port, timeout=30)
+        conn = http.client.HTTPConnection(up.hostname or "127.0.0.1", up.port, timeout=30)
         headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length", "connection")}
         try:
             conn.request("POST", self.path, body=raw, headers=headers)

@@ -70,7 +70,7 @@ class WindowResult:
 
     window: Window
     log_groups: tuple[str, ...]
-    rows: list[dict[str, str]] = field(default_factory=list)
+    rows: list[dict[str, str | None]] = field(default_factory=list)
     status: str = "complete"
     error: str | None = None
     sub_windows: list[Window] = field(default_factory=list)
