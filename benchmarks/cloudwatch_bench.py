@@ -25,13 +25,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import boto3  # noqa: E402
-from botocore.config import Config  # noqa: E402
+import boto3
+from botocore.config import Config
 
-from collector.cloudwatch import Backoff, LogsInsightsRunner, PollSchedule, RunnerConfig, Window  # noqa: E402
-from collector.cloudwatch.runner import restrict_to_window  # noqa: E402
-from collector.cloudwatch.testing import FakeLogsInsightsServer, raw_events_engine  # noqa: E402
-from collector.cloudwatch.windows import plan_windows  # noqa: E402
+from collector.cloudwatch import Backoff, LogsInsightsRunner, PollSchedule, RunnerConfig, Window
+from collector.cloudwatch.runner import restrict_to_window
+from collector.cloudwatch.testing import FakeLogsInsightsServer, raw_events_engine
+from collector.cloudwatch.windows import plan_windows
 
 T0 = 1_767_571_200  # 2026-01-05 00:00:00 UTC
 GROUP = "/aws/lambda/bench"

@@ -174,8 +174,8 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
             merged = merge_frames(table, spec, [frame_from_arrow(arrow)])
             dups += merged.unmerged_duplicates
             statuses = {p.status for p in parts}
-            for k in state:  # this window's new state replaces whatever overlapped it before
-                state[k] = [x for x in state[k] if x.end < w.start or x.start > w.end]
+            for k, ws in list(state.items()):  # this window's new state replaces whatever overlapped it before
+                state[k] = [x for x in ws if x.end < w.start or x.start > w.end]
             if "failed" in statuses:
                 state["failed"].append(w)
                 errors.extend(p.error for p in parts if p.error)

@@ -39,7 +39,7 @@ def parse_time_s(text: str, now: float) -> int:
     if _DURATION.match(t):
         return int(now) - parse_duration_s(t)
     try:
-        dt = datetime.fromisoformat(t.replace("Z", "+00:00"))
+        dt = datetime.fromisoformat(t)
     except ValueError as exc:
         raise click.BadParameter(f"{text!r}: expected epoch seconds, ISO-8601 or a duration like 24h") from exc
     if dt.tzinfo is None:

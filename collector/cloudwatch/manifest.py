@@ -38,7 +38,7 @@ def now_iso() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def iso_from_epoch_s(seconds: int | float) -> str:
+def iso_from_epoch_s(seconds: float) -> str:
     """Epoch seconds -> ISO-8601 UTC with milliseconds (``2026-01-05T10:00:00.000Z``)."""
     return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 

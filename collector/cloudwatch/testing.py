@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 from collector.cloudwatch.constants import MAX_LOG_GROUPS_PER_QUERY, MAX_QUERY_LIMIT, ROWS_PER_PAGE
 
@@ -253,7 +253,7 @@ class FakeLogsInsightsServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def __enter__(self) -> FakeLogsInsightsServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -34,7 +34,7 @@ def _events(logs: Path) -> dict[str, list[dict]]:
         evs = []
         for i, line in enumerate(f.read_text().splitlines()):
             ts, _, msg = line.partition(" ")
-            ms = int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000 + 0.5)
+            ms = int(datetime.fromisoformat(ts).timestamp() * 1000 + 0.5)
             evs.append({"timestamp": ms, "message": msg, "logStreamName": "s1", "eventId": f"{i:08d}"})
         out[f"/aws/lambda/{f.stem}"] = evs
     return out

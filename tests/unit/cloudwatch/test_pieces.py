@@ -55,7 +55,7 @@ def test_binned_pieces_from_two_log_group_batches_are_summed():
 
 def test_regroup_conflicting_keys_sum_min_max():
     t = TABLES["conflicting_keys"]
-    mk = lambda r: to_frame([dict(zip(t.column_names, r))], t)[0]  # noqa: E731
+    mk = lambda r: to_frame([dict(zip(t.column_names, r))], t)[0]
     a = mk(("k", "s", "op", "2", "2026-01-05 10:00:00.000", "2026-01-05 10:10:00.000"))
     b = mk(("k", "s", "op", "3", "2026-01-05 09:00:00.000", "2026-01-05 10:05:00.000"))
     out = merge_frames(t, spec_for("conflicting_keys"), [a, b]).frame
@@ -67,7 +67,7 @@ def test_regroup_conflicting_keys_sum_min_max():
 def test_non_summable_duplicates_are_counted_not_hidden():
     t = TABLES["record_age"]
     row = ("2026-01-05 10:00:00.000", "s", "op", "sqs", "3", "1", "2", "3")
-    mk = lambda: to_frame([dict(zip(t.column_names, row))], t)[0]  # noqa: E731
+    mk = lambda: to_frame([dict(zip(t.column_names, row))], t)[0]
     res = merge_frames(t, spec_for("record_age"), [mk(), mk()])
     assert res.unmerged_duplicates == 1 and len(res.frame) == 2
 

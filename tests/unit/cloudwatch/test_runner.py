@@ -6,6 +6,8 @@ whatever splits, pages, retries and faults happened on the way.
 
 from __future__ import annotations
 
+import itertools
+
 import boto3
 import pytest
 from botocore.config import Config
@@ -58,7 +60,7 @@ def test_old_api_cap_splits_window_no_event_lost_or_doubled(logs_client, fast_co
     # every capped window was split into [a, m], [m + 1, b]: the sub-windows tile the hour exactly
     subs = res.sub_windows
     assert subs[0].start == T0 and subs[-1].end == T0 + 3599
-    assert all(b.start == a.end + 1 for a, b in zip(subs, subs[1:]))
+    assert all(b.start == a.end + 1 for a, b in itertools.pairwise(subs))
     assert runner.limit == 10_000 and all(a.rows < 10_000 for a in res.attempts if a.status == "Complete"
                                            and not a.capped)
 
