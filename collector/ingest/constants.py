@@ -48,15 +48,17 @@ EVENT_COLUMNS: tuple[tuple[str, str], ...] = (
 HOT_FIELDS: tuple[str, ...] = tuple(
     k.value
     for k in (
-        LogKey.LEVEL, LogKey.SERVICE, LogKey.OPERATION, LogKey.EVENT_SOURCE, LogKey.OUTCOME,
+        LogKey.SCHEMA_VERSION, LogKey.OUTCOME, LogKey.SERVICE, LogKey.OPERATION, LogKey.EVENT_SOURCE,
         LogKey.IDEMPOTENCY_KEY, LogKey.IDEMPOTENCY_STATUS, LogKey.ATTEMPT, LogKey.RECORD_AGE_MS,
-        LogKey.ERROR_CODE, LogKey.ERROR_CLASS, LogKey.FUNCTION_REQUEST_ID, LogKey.CORRELATION_ID,
-        LogKey.EVENT_ID, LogKey.IN_PROGRESS_EXPIRES_AT_MS, LogKey.REMAINING_TIME_MS, LogKey.SCHEMA_VERSION,
+        LogKey.ERROR_CODE, LogKey.FUNCTION_REQUEST_ID, LogKey.IN_PROGRESS_EXPIRES_AT_MS,
     )
 ) + ("_aws.Timestamp",)
-"""Contract keys (and EMF ``_aws.Timestamp``, which the library_signals query filters on) materialised as
-extra JSON columns named like the field, so the engine reads a column instead of parsing ``@json`` again.
-Same value as ``json_extract("@json", '$.<key>')`` (NULL when absent)."""
+"""Fields materialised as extra JSON columns named like the field, so the engine reads a column instead of
+parsing ``@json`` again: the contract keys the standard queries (collector/queries/*.insights) filter or
+group on in more than one query, and EMF ``_aws.Timestamp`` (library_signals). Same value as
+``json_extract("@json", '$.<field>')`` (NULL when absent). Each costs ingest time on every event, so keys
+read by one query only (``level``, ``correlation_id``, ``event_id`` ...) stay in ``@json``.
+"""
 
 MB = 1_000_000
 """Logs Insights reports ``@memorySize`` / ``@maxMemoryUsed`` in bytes with 1 MB = 10^6 bytes (AWS Lambda

@@ -59,7 +59,7 @@ def test_lambda_json_log_format(tmp_path: Path, gz: bool) -> None:
         (LogFormat.LAMBDA_JSON.value, gz, 8, 0, 0, {})
     rows = store.connection.execute(
         'SELECT "@timestamp", "@type", "@requestId", "@duration", "@billedDuration", "@memorySize", "@maxMemoryUsed", '
-        '"@initDuration", "@log", "@logStream", level ->> \'$\' FROM events ORDER BY "@seq"').fetchall()
+        '"@initDuration", "@log", "@logStream", "@json" ->> \'$.level\' FROM events ORDER BY "@seq"').fetchall()
     assert rows == [
         (1767607200100, None, None, None, None, None, None, None, "/aws/lambda/orders", path.name, None),
         (1767607200350, "START", RID1, None, None, None, None, None, "/aws/lambda/orders", path.name, None),
