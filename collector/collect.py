@@ -31,7 +31,7 @@ import shutil
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -397,8 +397,12 @@ def _epoch_to_dt(seconds: float | None) -> datetime | None:
     return None if seconds is None else datetime.fromtimestamp(float(seconds), tz=UTC)
 
 
+Progress = Callable[[str, str, int, int], None]
+"""``progress(stage, item, done, total)``: stage "ingest" (item = file path) or "tables" (item = table name)."""
+
+
 def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, until: float | None = None,
-                  queries: Mapping[str, str] | None = None) -> dict[str, Any]:
+                  queries: Mapping[str, str] | None = None, *, progress: Progress | None = None) -> dict[str, Any]:
     """Ingest log files and write every standard table plus the manifest under ``out``.
 
     Args:
@@ -407,6 +411,7 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
         out: output directory (created).
         since, until: table window in epoch seconds, both inclusive; None = unbounded.
         queries: {table: query text} override (default: collector/queries/*.insights).
+        progress: optional callback, called before each file and each table (for a progress bar).
     Returns:
         The manifest dict (also written to ``out/manifest.json``).
     Raises:
@@ -423,8 +428,8 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
 
     db = _EventsDB(out / EVENTS_DB)
     try:
-        sources, run = _ingest_sources(files, prev_sources, db)
-        tables_info, window = _write_tables(db, out, queries, since, until)
+        sources, run = _ingest_sources(files, prev_sources, db, progress)
+        tables_info, window = _write_tables(db, out, queries, since, until, progress)
     finally:
         db.close()
     counts = {"events": 0, "skipped": 0, "repaired": 0}
@@ -454,12 +459,14 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
     return manifest
 
 
-def _ingest_sources(files: list[Path], prev_sources: dict[str, dict], db: _EventsDB
+def _ingest_sources(files: list[Path], prev_sources: dict[str, dict], db: _EventsDB, progress: Progress | None = None
                     ) -> tuple[dict[str, dict], dict[str, Any]]:
     sources = dict(prev_sources)  # sources collected earlier stay listed (their events stay collected)
     run = {"new": 0, "unchanged": 0, "appended": 0, "replaced": 0, "events_added": 0, "events_removed": 0,
            "skipped_lines": 0}
-    for f in files:
+    for i, f in enumerate(files):
+        if progress is not None:
+            progress("ingest", str(f), i, len(files))
         key = str(f.resolve())
         size = f.stat().st_size
         digest = _sha256(f)
@@ -500,7 +507,7 @@ def _merge_reports(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]
 
 
 def _write_tables(db: _EventsDB, out: Path, queries: Mapping[str, str], since: float | None,
-                  until: float | None) -> tuple[dict[str, Any], dict[str, Any]]:
+                  until: float | None, progress: Progress | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     data_start = data_end = None
     if db.exists():
         where, params = [], []
@@ -516,7 +523,9 @@ def _write_tables(db: _EventsDB, out: Path, queries: Mapping[str, str], since: f
         data_end = None if hi is None else datetime.fromtimestamp(hi / 1000, tz=UTC)
     window_end = _epoch_to_dt(until) if until is not None else data_end
     info: dict[str, Any] = {}
-    for name, table in TABLES.items():
+    for i, (name, table) in enumerate(TABLES.items()):
+        if progress is not None:
+            progress("tables", name, i, len(TABLES))
         started = time.perf_counter()
         path = out / "tables" / f"{name}.parquet"
         if db.exists() and name not in _PYTHON_POST_PROCESSED:

@@ -162,14 +162,25 @@ def local(paths: tuple[Path, ...], out: Path, since: float | None, until: float 
     Collecting again into the same --out only adds new data (unchanged files are skipped,
     appended files contribute their new lines)."""
     from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
     from rich.table import Table
 
     from collector.collect import CollectError, collect_local
 
-    try:
-        manifest = collect_local(list(paths), out, since=since, until=until)
-    except CollectError as exc:
-        raise click.ClickException(str(exc)) from exc
+    console = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[item]}"), console=console, transient=True) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def progress(stage: str, item: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total, item="")
+            bar.update(tasks[stage], completed=done, item=Path(item).name)
+
+        try:
+            manifest = collect_local(list(paths), out, since=since, until=until, progress=progress)
+        except CollectError as exc:
+            raise click.ClickException(str(exc)) from exc
     console = Console()
     run, ingest = manifest["this_run"], manifest["ingest"]
     console.print(f"sources: {run['new']} new, {run['appended']} appended, {run['replaced']} replaced, "

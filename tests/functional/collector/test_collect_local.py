@@ -51,7 +51,10 @@ def test_tables_have_exactly_the_standard_schema(tmp_path):
     logs = tmp_path / "logs"
     logs.mkdir()
     (logs / "orders-pay.log").write_text("".join(FIRST))
-    manifest = collect_local([logs], tmp_path / "out")
+    calls = []
+    manifest = collect_local([logs], tmp_path / "out", progress=lambda *a: calls.append(a))
+    assert calls[0] == ("ingest", str(logs / "orders-pay.log"), 0, 1)
+    assert [c[1] for c in calls[1:]] == list(TABLES) and all(c[0] == "tables" for c in calls[1:])
     con = duckdb.connect()
     for name, table in TABLES.items():
         path = tmp_path / "out" / "tables" / f"{name}.parquet"
