@@ -162,24 +162,26 @@ def _sqs(r: dict[str, Any], now_ms: int) -> EventRecord:
     attrs = r.get("attributes") or {}
     sent = _int(attrs.get("SentTimestamp"))
     details: dict[str, Any] = {"queue": _arn_name(r.get("eventSourceARN"))}
-    for key, name in (("MessageGroupId", "message_group_id"), ("MessageDeduplicationId", "message_deduplication_id"),
-                      ("SequenceNumber", "sequence_number")):
-        if attrs.get(key) is not None:
-            details[name] = attrs[key]
+    if "MessageGroupId" in attrs:  # FIFO queues
+        for key, name in (("MessageGroupId", "message_group_id"), ("MessageDeduplicationId", "message_deduplication_id"),
+                          ("SequenceNumber", "sequence_number")):
+            if attrs.get(key) is not None:
+                details[name] = attrs[key]
     first = _int(attrs.get("ApproximateFirstReceiveTimestamp"))
     if first is not None:
         details["first_receive_at_ms"] = first
     mattrs = r.get("messageAttributes")
+    mid = r.get("messageId")
     return EventRecord(
-        event_id=r.get("messageId") if isinstance(r.get("messageId"), str) else None,
-        event_source=EventSource.SQS,
-        attempt=max(1, _int(attrs.get("ApproximateReceiveCount")) or 1),
-        record_age_ms=_age(sent, now_ms),
-        sent_at_ms=sent,
-        idempotency_key=_attr_value(mattrs, IDEMPOTENCY_HEADER),
-        correlation_id=_attr_value(mattrs, CORRELATION_HEADERS[0]),
-        details=details,
-        raw=r,
+        mid if isinstance(mid, str) else None,  # event_id
+        EventSource.SQS,
+        max(1, _int(attrs.get("ApproximateReceiveCount")) or 1),  # attempt
+        None if sent is None else max(0, int(now_ms) - sent),  # record_age_ms (never negative under clock skew)
+        sent,
+        _attr_value(mattrs, IDEMPOTENCY_HEADER) if mattrs else None,
+        _attr_value(mattrs, CORRELATION_HEADERS[0]) if mattrs else None,
+        details,
+        r,
     )
 
 
@@ -331,7 +333,7 @@ _RECORD_ADAPTERS: dict[EventSource, Callable[[dict[str, Any], int], EventRecord]
 # --------------------------------------------------------------------------- detection
 def _record_source(r: Any) -> EventSource:
     if isinstance(r, dict):
-        src = r.get("eventSource", r.get("EventSource"))
+        src = r.get("eventSource") or r.get("EventSource")
         if isinstance(src, str):
             return _BATCH_SOURCES.get(src, EventSource.GENERIC)
     return EventSource.GENERIC
