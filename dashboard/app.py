@@ -24,8 +24,8 @@ pages = {
     ],
 }
 page = st.navigation(pages)
-ctx = ui.build_context()
-if not ctx.ds.ok:
-    ui.no_data(ctx.ds)
+ds = ui.build_context()
+if not ds.ok:
+    ui.no_data(ds)
     st.stop()
 page.run()

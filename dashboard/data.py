@@ -193,12 +193,13 @@ def _load(data_dir: Path, fp: str) -> Dataset:
             df = df.sort_values("time", kind="stable", ignore_index=True)
         tables[name] = df
 
-    trail_path = tdir / f"{TRAIL}.parquet"
+    trail_file = tdir / f"{TRAIL}.parquet"
+    trail_path: Path | None = trail_file
     trail_rows = 0
-    if trail_path.is_file():
+    if trail_file.is_file():
         found += 1
         try:
-            meta = pq.read_metadata(trail_path)
+            meta = pq.read_metadata(trail_file)
             trail_rows = meta.num_rows
             names = set(meta.schema.names)
             missing = [c for c in TABLES[TRAIL].column_names if c not in names]

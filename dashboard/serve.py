@@ -72,7 +72,7 @@ class DashboardServer:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    def start(self) -> DashboardServer:
+    def start(self) -> Self:
         env = dict(os.environ)
         env[ENV_DATA_DIR] = str(self.data_dir)
         out = subprocess.DEVNULL if self.quiet else None

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any, Literal
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -50,6 +51,16 @@ _MD_SPECIALS = re.compile("([" + re.escape(string.punctuation) + "])")
 
 @dataclass(frozen=True)
 class Context:
+    """What a page needs: the dataset, the sidebar's filters, and when the rerun started
+    (``time.perf_counter()``, for the footer's render time)."""
+
+    ds: Dataset
+    filters: Filters
+    started: float
+
+
+@dataclass(frozen=True)
+class _Run:
     ds: Dataset
     filters: Filters | None
     started: float
@@ -85,26 +96,26 @@ def data_dir() -> Path:
     return Path("idemwatch-data")
 
 
-def build_context() -> Context:
+def build_context() -> Dataset:
     """Load the data (cached on the manifest) and draw the sidebar filters. Called once per
-    rerun by ``app.py`` before the page runs; pages read it with :func:`context`."""
+    rerun by ``app.py`` before the page runs; pages read the result with :func:`context`."""
     t0 = time.perf_counter()
     ds = load_dataset(data_dir())
     f = _sidebar(ds) if ds.ok else None
-    ctx = Context(ds, f, t0)
-    st.session_state[_CTX] = ctx
-    return ctx
+    st.session_state[_CTX] = _Run(ds, f, t0)
+    return ds
 
 
 def context() -> Context:
     """The current rerun's context; shows how to get data and stops the page when there is none."""
-    ctx = st.session_state.get(_CTX)
-    if ctx is None:
-        ctx = build_context()
-    if not ctx.ds.ok or ctx.filters is None:
-        no_data(ctx.ds)
+    run = st.session_state.get(_CTX)
+    if run is None:
+        build_context()
+        run = st.session_state[_CTX]
+    if not run.ds.ok or run.filters is None:
+        no_data(run.ds)
         st.stop()
-    return ctx
+    return Context(run.ds, run.filters, run.started)
 
 
 def _sidebar(ds: Dataset) -> Filters:
@@ -193,7 +204,8 @@ def footer(page: str) -> None:
     st.caption(f"idemwatch · {page} · {RENDERED_MARK} {ms:.0f} ms")
 
 
-def table(df: pd.DataFrame, *, key: str | None = None, height: int | str = "auto", **column_config) -> None:
+def table(df: pd.DataFrame, *, key: str | None = None, height: int | Literal["auto"] = "auto",
+          **column_config: Any) -> None:
     """A read-only table (the grid renders every cell as text: safe for untrusted values).
 
     With ``key``, the table sits in a container keyed ``table-<key>`` (CSS class

@@ -56,7 +56,7 @@ def render(key: str) -> None:
     names = dict(DIMENSIONS) | {"error_code": "Error code"}
     # one breakdown at a time (a segmented control, not tabs: every tab's content would be
     # rendered on each rerun, and each table is a canvas grid the browser must build)
-    by = st.segmented_control("By", options, default=options[0], format_func=names.get, key="bd_by",
+    by = st.segmented_control("By", options, default=options[0], format_func=lambda v: names[v], key="bd_by",
                               required=True, label_visibility="collapsed") or options[0]
     if by == "error_code":
         ec = error_codes(ds, sig.outcome.value, f)  # type: ignore[union-attr]
