@@ -54,8 +54,8 @@ def options(since: int, until: int, **kw) -> CollectOptions:
 
 def test_trail_collected_exactly_once_across_splits_with_types_and_cost(logs_client, tmp_path):
     with FakeLogsInsightsServer(engine=trail_engine, faults=Faults(no_pagination=True)) as srv:
-        evs = put_records(srv, T0, 2 * 3600, 3)  # 10,800 records per hour: each hour window hits the 10,000 cap
-        m = collect_cloudwatch(tmp_path, options(T0, T0 + 2 * 3600 - 1, runner_kw={"paginate": False}),
+        evs = put_records(srv, T0, 2 * 3600, 1)  # 3,600 records per hour: each hour window hits a 3,000-row limit
+        m = collect_cloudwatch(tmp_path, options(T0, T0 + 2 * 3600 - 1, runner_kw={"paginate": False, "limit": 3000}),
                                clients=Clients(logs=logs_client(srv.url)), now=lambda: T0 + 86400)
         df = trail(tmp_path)
         assert len(df) == len(evs)
@@ -63,11 +63,11 @@ def test_trail_collected_exactly_once_across_splits_with_types_and_cost(logs_cli
         assert list(df.columns) == list(TABLES["trail"].column_names)
         assert str(df.timestamp.dtype) == "datetime64[ms, UTC]" and df.attempt.tolist()[:3] == [1, 2, 1]
         assert df.record_age_ms.iloc[3] == pytest.approx(31.5)
-        assert df.timestamp.iloc[4] == pd.Timestamp((T0 + 1) * 1000 + 1, unit="ms", tz="UTC")
+        assert df.timestamp.iloc[4] == pd.Timestamp((T0 + 4) * 1000, unit="ms", tz="UTC")
         entry = m["tables"]["trail"]
         assert entry["status"] == "complete" and entry["rows"] == len(evs)
         assert entry["windows"]["complete"] == [[T0 + h * 3600, T0 + h * 3600 + 3599] for h in range(2)]
-        assert entry["queries"] == 2 * 3  # per hour: one capped query, then its two halves of 5,400 rows
+        assert entry["queries"] == 2 * 3  # per hour: one capped query, then its two halves of 1,800 rows
         scanned = sum(len(e["message"].encode()) for e in srv.groups[GROUP])
         done_bytes = sum(a["bytesScanned"] for a in [q.stats for q in srv.queries.values()])
         assert m["queries"]["this_run"]["stats"]["bytes_scanned"] == done_bytes >= scanned
@@ -209,12 +209,13 @@ def test_cli_access_denied_names_the_permission(tmp_path):
 
 def test_capped_second_flags_table_truncated_in_manifest(logs_client, tmp_path):
     with FakeLogsInsightsServer(engine=trail_engine, faults=Faults(no_pagination=True)) as srv:
-        burst = [record(i, (T0 + 30) * 1000 + i % 1000) for i in range(10_050)]  # 10,050 records in one second
+        burst = [record(i, (T0 + 30) * 1000 + i % 1000) for i in range(550)]  # 550 records in one second
         srv.put_events(GROUP, burst + [record(20_000, (T0 + 50) * 1000)])
-        m = collect_cloudwatch(tmp_path, options(T0, T0 + 59, runner_kw={"paginate": False}),
+        # a 500-row query limit stands in for the 10,000-row cap (same code path, 20x less data)
+        m = collect_cloudwatch(tmp_path, options(T0, T0 + 59, runner_kw={"paginate": False, "limit": 500}),
                                clients=Clients(logs=logs_client(srv.url)), now=lambda: T0 + 86400)
     e = m["tables"]["trail"]
     assert e["status"] == "truncated" and m["truncated"] == ["trail"]
     assert e["windows"]["truncated"] == [[T0, T0 + 59]] and e["windows"]["complete"] == []
     assert e["truncated_sub_windows"] == [[T0 + 30, T0 + 30]]
-    assert e["rows"] == 10_000 + 1  # the capped second's 10,000 + the record at T0+50, nothing passed off as all
+    assert e["rows"] == 500 + 1  # the capped second's 500 + the record at T0+50, nothing passed off as all
