@@ -316,12 +316,17 @@ class Emitter:
                 def wrapper(event: Any, context: Any = None, *args: Any, **kwargs: Any) -> Any:
                     prev = self._begin(context, op, event, None)  # inlined `with invocation()`: per-call cost
                     failed = True
+                    pending = False
                     try:
                         result = func(event, context, *args, **kwargs)
                         failed = False
+                        if hasattr(result, "__await__"):  # an async handler hidden behind another decorator
+                            pending = True
+                            return self._finish_awaitable(result, prev)
                         return result
                     finally:
-                        self._end(prev, failed)
+                        if not pending:
+                            self._end(prev, failed)
 
             for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
                 try:
@@ -332,6 +337,15 @@ class Emitter:
             return wrapper
 
         return decorate(fn) if fn is not None else decorate
+
+    async def _finish_awaitable(self, awaitable: Any, prev: InvocationInfo | None) -> Any:
+        failed = True
+        try:
+            result = await awaitable
+            failed = False
+            return result
+        finally:
+            self._end(prev, failed)
 
     def invocation(self, context: Any = None, operation: str | None = None, event: Any = None,
                    cold_start: bool | None = None) -> _Invocation:

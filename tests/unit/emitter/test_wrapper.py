@@ -213,3 +213,29 @@ def test_invalid_operation_drops_the_dimension(make, read):
     assert "Operation" not in doc
     assert doc["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["Service"]]
     assert doc["EventsSucceeded"] == 1
+
+
+def test_async_handler_behind_another_decorator(make, read):
+    """A coroutine function hidden by a sync-looking decorator still gets its outcomes into its own flush."""
+    import functools
+
+    em, sink = make()
+
+    def plain_decorator(fn):
+        @functools.wraps(fn)
+        def inner(event, context):
+            return fn(event, context)  # returns the coroutine object
+
+        return inner
+
+    @em.handler(operation="Hidden")
+    @plain_decorator
+    async def handler(event, context):
+        await asyncio.sleep(0)
+        em.succeeded()
+        return 7
+
+    assert asyncio.run(handler({}, None)) == 7
+    out = read(sink)
+    assert out.metric_sum("EventsSucceeded", Operation="Hidden") == 1
+    assert [o["operation"] for o in out.outcomes] == ["Hidden", "Hidden"]  # cold_start, succeeded
