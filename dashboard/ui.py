@@ -146,7 +146,7 @@ def _sidebar(ds: Dataset) -> Filters:
     if ds.problems:
         sb.warning(f"{len(ds.problems)} table problem(s); see Data below.")
     with sb.expander("Data"):
-        st.caption(f"{ds.data_dir}")
+        st.caption(md_escape(ds.data_dir))
         for k, v in manifest_summary(ds.manifest).items():
             st.caption(f"{k}: {md_escape(v)}")
         st.caption(f"trail rows: {ds.trail_rows:,}")

@@ -109,7 +109,8 @@ def render() -> None:
     ctx = ui.context()
     ds, f = ctx.ds, ctx.filters
     ui.page_header(TITLE, "Each CloudWatch alarm of the stack backtested on the collected history: per period the "
-                          "statistic, the M-out-of-N datapoints-to-alarm rule and the treat-missing-data choice.")
+                          "statistic, the M-out-of-N datapoints-to-alarm rule and the treat-missing-data choice. The backtest "
+                          "covers the whole collected history (the time filter does not apply here).")
     api = alarms_api()
     if api is None:
         st.info("The alarms part is not installed in this environment, so alarm definitions and backtests are not "
