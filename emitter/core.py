@@ -20,6 +20,7 @@ import time
 
 from emitter import constants as C
 from emitter import emf
+from emitter import outcomes as _o
 from emitter.adapters import adapt_event, adapt_single, detect_source
 from emitter.classify import ErrorClassifier
 from emitter.context import InvocationInfo
@@ -33,23 +34,18 @@ from emitter.contract import (
     ERROR_CLASS_OUTCOME,
     EVENT_SOURCE_DIMENSION_SET,
     NAMESPACE_DEFAULT,
-    OUTCOME_METRIC,
     REDACTED,
     SCHEMA_VERSION,
     SERVICE_UNDEFINED,
-    Dimension,
     ErrorClass,
-    EventSource,
-    IdempotencyStatus,
     LogKey,
-    Metric,
     Outcome,
-    Unit,
 )
 from emitter.exceptions import EmfValidationError, SinkError, TimeoutBudgetExceeded
 from emitter.jsonfast import dumps as _dumps
 from emitter.jsonfast import esc as _esc
 from emitter.redact import KeyHasher, normalize_name, normalized_set
+from emitter.sanitize import sanitize as _sanitize
 from emitter.sinks import Sink, StdoutSink
 from emitter.types import Classification, EventRecord
 
@@ -58,120 +54,63 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
-
-
-
-# Plain-str copies of enum values: Enum.value goes through a descriptor (~0.5 us each) on the hot path.
-_K_ATTEMPT = LogKey.ATTEMPT.value
-_K_COLD_START = LogKey.COLD_START.value
-_K_CORRELATION_ID = LogKey.CORRELATION_ID.value
-_K_ERROR_CLASS = LogKey.ERROR_CLASS.value
-_K_ERROR_CODE = LogKey.ERROR_CODE.value
-_K_EVENT_ID = LogKey.EVENT_ID.value
-_K_EVENT_SOURCE = LogKey.EVENT_SOURCE.value
-_K_FUNCTION_NAME = LogKey.FUNCTION_NAME.value
-_K_FUNCTION_REQUEST_ID = LogKey.FUNCTION_REQUEST_ID.value
-_K_IDEMPOTENCY_KEY = LogKey.IDEMPOTENCY_KEY.value
-_K_IDEMPOTENCY_STATUS = LogKey.IDEMPOTENCY_STATUS.value
-_K_IN_PROGRESS_EXPIRES_AT_MS = LogKey.IN_PROGRESS_EXPIRES_AT_MS.value
-_K_OPERATION = LogKey.OPERATION.value
-_K_OUTCOME = LogKey.OUTCOME.value
-_K_RECORD_AGE_MS = LogKey.RECORD_AGE_MS.value
-_K_REMAINING_TIME_MS = LogKey.REMAINING_TIME_MS.value
-_K_RETRYABLE = LogKey.RETRYABLE.value
-_K_SCHEMA_VERSION = LogKey.SCHEMA_VERSION.value
-_K_SERVICE = LogKey.SERVICE.value
-_K_SIDE_EFFECT_REF = LogKey.SIDE_EFFECT_REF.value
-_K_TENANT_ID = LogKey.TENANT_ID.value
-_K_WARNING_CODE = LogKey.WARNING_CODE.value
-_K_XRAY_TRACE_ID = LogKey.XRAY_TRACE_ID.value
-_M_RECORD_AGE = Metric.RECORD_AGE.value
-_M_EVENTS_RECEIVED = Metric.EVENTS_RECEIVED.value
-_M_REDELIVERY = Metric.REDELIVERY.value
-_M_REMAINING_TIME_AT_SIDE_EFFECT = Metric.REMAINING_TIME_AT_SIDE_EFFECT.value
-_U_COUNT, _U_MS = Unit.COUNT.value, Unit.MILLISECONDS.value
-_ES_VALUE = {e: e.value for e in EventSource}
-_OUTCOME_VALUE = {o: o.value for o in Outcome}
-_OUTCOME_METRIC_NAME = {o: (m.value if m is not None else None) for o, m in OUTCOME_METRIC.items()}
-_REMAINING_OUTCOMES = frozenset({Outcome.SIDE_EFFECT_STARTED, Outcome.TIMEOUT_BUDGET_ABORT, Outcome.COLD_START})
-_MAX_FIELD = C.MAX_LOG_FIELD_CHARS
-_F_EXPIRES = "expires_at_ms"
-
-
-class _SlowPath(Exception):
-    """Internal: the call needs the general record builder."""
+# Hot-path names from emitter.outcomes (module globals: one dict lookup each).
+_CONTRACT_METRICS = _o.CONTRACT_METRICS
+_EMF_PROPS = _o.EMF_PROPS
+_ERROR_CLASS_VALUES = _o.ERROR_CLASS_VALUES
+_ES_VALUE = _o.ES_VALUE
+_EVENT_SOURCE = _o.EVENT_SOURCE
+_FAST_PARTS = _o.FAST_PARTS
+_F_EXPIRES = _o.F_EXPIRES
+_K_ATTEMPT = _o.K_ATTEMPT
+_K_COLD_START = _o.K_COLD_START
+_K_CORRELATION_ID = _o.K_CORRELATION_ID
+_K_ERROR_CLASS = _o.K_ERROR_CLASS
+_K_ERROR_CODE = _o.K_ERROR_CODE
+_K_EVENT_ID = _o.K_EVENT_ID
+_K_EVENT_SOURCE = _o.K_EVENT_SOURCE
+_K_FUNCTION_NAME = _o.K_FUNCTION_NAME
+_K_FUNCTION_REQUEST_ID = _o.K_FUNCTION_REQUEST_ID
+_K_IDEMPOTENCY_KEY = _o.K_IDEMPOTENCY_KEY
+_K_IDEMPOTENCY_STATUS = _o.K_IDEMPOTENCY_STATUS
+_K_IN_PROGRESS_EXPIRES_AT_MS = _o.K_IN_PROGRESS_EXPIRES_AT_MS
+_K_OPERATION = _o.K_OPERATION
+_K_OUTCOME = _o.K_OUTCOME
+_K_RECORD_AGE_MS = _o.K_RECORD_AGE_MS
+_K_REMAINING_TIME_MS = _o.K_REMAINING_TIME_MS
+_K_RETRYABLE = _o.K_RETRYABLE
+_K_SCHEMA_VERSION = _o.K_SCHEMA_VERSION
+_K_SERVICE = _o.K_SERVICE
+_K_SIDE_EFFECT_REF = _o.K_SIDE_EFFECT_REF
+_K_TENANT_ID = _o.K_TENANT_ID
+_K_WARNING_CODE = _o.K_WARNING_CODE
+_K_XRAY_TRACE_ID = _o.K_XRAY_TRACE_ID
+_LINE_HEAD = _o.LINE_HEAD
+_MAX_FIELD = _o.MAX_FIELD
+_M_EVENTS_RECEIVED = _o.M_EVENTS_RECEIVED
+_M_RECORD_AGE = _o.M_RECORD_AGE
+_M_REDELIVERY = _o.M_REDELIVERY
+_M_REMAINING_TIME_AT_SIDE_EFFECT = _o.M_REMAINING_TIME_AT_SIDE_EFFECT
+_OPERATION = _o.OPERATION
+_OUTCOME_METRIC_NAME = _o.OUTCOME_METRIC_NAME
+_OUTCOME_SPEC = _o.OUTCOME_SPEC
+_OUTCOME_VALUE = _o.OUTCOME_VALUE
+_RECEIVED_HEAD = _o.RECEIVED_HEAD
+_RECEIVED_TAKEN = _o.RECEIVED_TAKEN
+_REMAINING_OUTCOMES = _o.REMAINING_OUTCOMES
+_RESERVED_KEYS = _o.RESERVED_KEYS
+_ROOT_RESERVED = _o.ROOT_RESERVED
+_SERVICE = _o.SERVICE
+_STATUS_VALUES = _o.STATUS_VALUES
+_U_COUNT = _o.U_COUNT
+_U_MS = _o.U_MS
 
 DEFAULT_OPERATION = "default"
 """Operation dimension value for outcomes recorded outside any invocation without an explicit operation."""
 
 _CO_COROUTINE = 0x80  # inspect.CO_COROUTINE, without importing inspect
-
-# level, default idempotency_status, default retryable, default error_class, default error_code, message
-_OUTCOME_SPEC: dict[Outcome, tuple[str, str | None, bool | None, str | None, str | None, str]] = {
-    Outcome.RECEIVED: ("INFO", None, None, None, None, "Event received"),
-    Outcome.CLAIMED: ("INFO", IdempotencyStatus.IN_PROGRESS.value, None, None, None, "Idempotency key claimed"),
-    Outcome.SUCCEEDED: ("INFO", IdempotencyStatus.COMPLETED.value, None, None, None, "Event processed"),
-    Outcome.DUPLICATE_COMPLETED: ("INFO", IdempotencyStatus.COMPLETED.value, None, None, None,
-                                  "Duplicate of a COMPLETED key: stored result returned"),
-    Outcome.DUPLICATE_IN_PROGRESS: ("WARNING", IdempotencyStatus.IN_PROGRESS.value, True, None, "DuplicateInProgress",
-                                    "Duplicate of an IN_PROGRESS key: retry later"),
-    Outcome.PAYLOAD_CONFLICT: ("WARNING", None, False, ErrorClass.PERMANENT.value, "PayloadConflict",
-                               "Idempotency key reused with a different payload"),
-    Outcome.STALE_CLAIM_TAKEOVER: ("WARNING", IdempotencyStatus.IN_PROGRESS.value, None, None, None,
-                                   "Expired IN_PROGRESS claim taken over"),
-    Outcome.RETRYABLE_FAILURE: ("WARNING", None, True, ErrorClass.RETRYABLE.value, "Unspecified", "Retryable failure"),
-    Outcome.PERMANENT_FAILURE: ("ERROR", None, False, ErrorClass.PERMANENT.value, "Unspecified", "Permanent failure"),
-    Outcome.POISON_MESSAGE: ("ERROR", None, False, ErrorClass.POISON.value, "Unspecified", "Poison message"),
-    Outcome.TIMEOUT_BUDGET_ABORT: ("WARNING", None, True, ErrorClass.RETRYABLE.value, TimeoutBudgetExceeded.error_code,
-                                   "Side effect refused: remaining time below budget"),
-    Outcome.AMBIGUOUS_COMMIT: ("ERROR", None, None, None, "AmbiguousCommit",
-                               "Side-effect outcome unknown: needs reconciliation"),
-    Outcome.SIDE_EFFECT_STARTED: ("INFO", None, None, None, None, "Side effect started"),
-    Outcome.BATCH_ITEM_FAILURE: ("WARNING", None, True, None, None, "Item returned in batchItemFailures"),
-    Outcome.STORE_ERROR: ("ERROR", None, True, None, "IdempotencyStoreError", "Idempotency store error"),
-    Outcome.COLD_START: ("INFO", None, None, None, None, "Cold start"),
-}
-
-_LINE_HEAD = {o: f'{{"level":"{spec[0]}","message":{_esc(spec[5])},"timestamp":"'
-              for o, spec in _OUTCOME_SPEC.items()}
-
-
-
-def _fast_parts(o: Outcome) -> tuple[str, str, str, str]:
-    level, status, retryable, error_class, error_code, message = _OUTCOME_SPEC[o]
-    tail = []
-    if error_class is not None:
-        tail.append(f'"{LogKey.ERROR_CLASS.value}":"{error_class}"')
-    if retryable is not None:
-        tail.append(f'"{LogKey.RETRYABLE.value}":{"true" if retryable else "false"}')
-    return (
-        _LINE_HEAD[o],
-        f'"{LogKey.IDEMPOTENCY_STATUS.value}":"{status}"' if status else "",
-        f'"{LogKey.ERROR_CODE.value}":{_esc(error_code)}' if error_code else "",
-        ",".join(tail),
-    )
-
-
-_FAST_PARTS = {o: _fast_parts(o) for o in Outcome}
-_RECEIVED_HEAD = f'"{LogKey.OUTCOME.value}":"{Outcome.RECEIVED.value}"'
-_RECEIVED_TAKEN = frozenset(k.value for k in (LogKey.OUTCOME, LogKey.EVENT_SOURCE, LogKey.EVENT_ID,
-                                              LogKey.IDEMPOTENCY_KEY, LogKey.ATTEMPT, LogKey.CORRELATION_ID,
-                                              LogKey.RECORD_AGE_MS))
-
-# Keys the emitter owns in a log record: props cannot set them.
-_RESERVED_KEYS = frozenset(
-    k.value for k in (LogKey.LEVEL, LogKey.MESSAGE, LogKey.TIMESTAMP, LogKey.SERVICE, LogKey.COLD_START,
-                      LogKey.FUNCTION_NAME, LogKey.FUNCTION_REQUEST_ID, LogKey.XRAY_TRACE_ID, LogKey.OUTCOME,
-                      LogKey.SCHEMA_VERSION, LogKey.WARNING_CODE, LogKey.EVENT_SOURCE, LogKey.EVENT_ID,
-                      LogKey.ATTEMPT, LogKey.RECORD_AGE_MS, LogKey.OPERATION, LogKey.IDEMPOTENCY_KEY)
-) | {"idemwatch_dropped"}
-_STATUS_VALUES = frozenset(s.value for s in IdempotencyStatus)
-_ERROR_CLASS_VALUES = frozenset(c.value for c in ErrorClass)
-_CONTRACT_METRICS = frozenset(m.value for m in Metric)
-_MS_METRICS = frozenset(m.value for m in Metric if m.unit is Unit.MILLISECONDS)
-_EMF_PROPS = (_K_FUNCTION_NAME, _K_FUNCTION_REQUEST_ID)
-_SERVICE, _OPERATION, _EVENT_SOURCE = Dimension.SERVICE.value, Dimension.OPERATION.value, Dimension.EVENT_SOURCE.value
-_ROOT_RESERVED = frozenset({"_aws", _SERVICE, _OPERATION, _EVENT_SOURCE, *_EMF_PROPS, _K_SCHEMA_VERSION})
+class _SlowPath(Exception):
+    """Internal: the call needs the general record builder."""
 
 
 def _default_clock() -> int:
@@ -1188,46 +1127,3 @@ class Emitter:
             sys.stderr.write(msg + "\n")
         except Exception:
             pass
-
-
-def _sanitize(value: Any, redacted: frozenset[str], problems: _Problems, path: str, depth: int) -> Any:
-    """JSON-safe copy of a property value: redacts by name, NaN/inf -> None (reported), unknown objects ->
-    ``<TypeName>`` (their str() could leak data), Decimal -> number, datetime -> ISO string, EventRecord -> event id."""
-    if value is None or isinstance(value, (str, bool, int)):
-        return value
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            problems.add(C.WarningCode.INVALID_PROPERTY, f"property:{path}", "non-finite number replaced by null")
-            return None
-        return value
-    if depth > 16:
-        problems.add(C.WarningCode.INVALID_PROPERTY, f"property:{path}", "nested deeper than 16 levels")
-        return None
-    if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            ks = k if isinstance(k, str) else str(getattr(k, "value", k))
-            if normalize_name(ks) in redacted:
-                out[ks] = REDACTED
-            else:
-                out[ks] = _sanitize(v, redacted, problems, f"{path}.{ks}", depth + 1)
-        return out
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_sanitize(v, redacted, problems, path, depth + 1) for v in value]
-    if isinstance(value, EventRecord):
-        return value.event_id
-    enum_value = getattr(value, "value", None)
-    if enum_value is not None and type(value).__class__.__name__ in ("EnumType", "EnumMeta"):
-        return _sanitize(enum_value, redacted, problems, path, depth + 1)
-    if type(value).__name__ == "Decimal":
-        v, reason = emf.coerce_metric_value(value)
-        if reason is None:
-            return int(v) if float(v).is_integer() else v  # type: ignore[arg-type]
-        problems.add(C.WarningCode.INVALID_PROPERTY, f"property:{path}", "non-finite Decimal replaced by null")
-        return None
-    iso = getattr(value, "isoformat", None)
-    if callable(iso) and type(value).__name__ in ("datetime", "date", "time"):
-        return iso()
-    if isinstance(value, (bytes, bytearray)):
-        return f"<bytes:{len(value)}>"
-    return f"<{type(value).__name__}>"

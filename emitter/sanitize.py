@@ -1,0 +1,56 @@
+"""Making an arbitrary property value safe to log: JSON types only, secrets redacted by name, nothing that could
+leak through ``str()``."""
+
+from __future__ import annotations
+
+from emitter import constants as C
+from emitter import emf
+from emitter.contract import REDACTED
+from emitter.redact import normalize_name
+from emitter.types import EventRecord
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+def sanitize(value: Any, redacted: frozenset[str], problems: Any, path: str, depth: int) -> Any:
+    """JSON-safe copy of a property value (``problems.add(code, element, reason)`` records what was replaced): redacts by name, NaN/inf -> None (reported), unknown objects ->
+    ``<TypeName>`` (their str() could leak data), Decimal -> number, datetime -> ISO string, EventRecord -> event id."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            problems.add(C.WarningCode.INVALID_PROPERTY, f"property:{path}", "non-finite number replaced by null")
+            return None
+        return value
+    if depth > 16:
+        problems.add(C.WarningCode.INVALID_PROPERTY, f"property:{path}", "nested deeper than 16 levels")
+        return None
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            ks = k if isinstance(k, str) else str(getattr(k, "value", k))
+            if normalize_name(ks) in redacted:
+                out[ks] = REDACTED
+            else:
+                out[ks] = sanitize(v, redacted, problems, f"{path}.{ks}", depth + 1)
+        return out
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [sanitize(v, redacted, problems, path, depth + 1) for v in value]
+    if isinstance(value, EventRecord):
+        return value.event_id
+    enum_value = getattr(value, "value", None)
+    if enum_value is not None and type(value).__class__.__name__ in ("EnumType", "EnumMeta"):
+        return sanitize(enum_value, redacted, problems, path, depth + 1)
+    if type(value).__name__ == "Decimal":
+        v, reason = emf.coerce_metric_value(value)
+        if reason is None:
+            return int(v) if float(v).is_integer() else v  # type: ignore[arg-type]
+        problems.add(C.WarningCode.INVALID_PROPERTY, f"property:{path}", "non-finite Decimal replaced by null")
+        return None
+    iso = getattr(value, "isoformat", None)
+    if callable(iso) and type(value).__name__ in ("datetime", "date", "time"):
+        return iso()
+    if isinstance(value, (bytes, bytearray)):
+        return f"<bytes:{len(value)}>"
+    return f"<{type(value).__name__}>"
