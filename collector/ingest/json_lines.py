@@ -15,8 +15,16 @@ from __future__ import annotations
 
 
 def _trimmed(col: str, crlf: bool) -> str:
-    # drop the line terminator kept by the zero-copy split: "\r\n" in a CRLF file, else "\n" only
-    return f"rtrim({col}, chr(13) || chr(10))" if crlf else f"rtrim({col}, chr(10))"
+    # drop the line terminator kept by the zero-copy split: "\r\n" in a CRLF file, else "\n" only.
+    # left(s, -n) rather than rtrim(): rtrim/trim are several times slower on a million rows.
+    if crlf:
+        return (f"CASE WHEN ends_with({col}, chr(13) || chr(10)) THEN left({col}, -2) "
+                f"WHEN ends_with({col}, chr(10)) THEN left({col}, -1) ELSE {col} END")
+    return f"CASE WHEN ends_with({col}, chr(10)) THEN left({col}, -1) ELSE {col} END"
+
+
+# not blank: non-empty, and when it starts with whitespace, not whitespace only (trim() only for those rows)
+_NOT_BLANK = "m <> '' AND (ascii(m) NOT IN (9, 10, 11, 12, 13, 32) OR trim(m, ' ' || chr(9) || chr(13)) <> '')"
 
 
 def json_lines_src(lines: str, seq_base: int, crlf: bool = False) -> str:
@@ -25,7 +33,7 @@ def json_lines_src(lines: str, seq_base: int, crlf: bool = False) -> str:
     SELECT CAST(i AS BIGINT) + {int(seq_base)} AS seq, CAST(NULL AS BIGINT) AS ts, m AS msg,
         $stream AS stream, $lg AS lg, CAST(NULL AS BIGINT) AS ing
     FROM (SELECT i, {_trimmed('line', crlf)} AS m FROM {lines})
-    WHERE trim(m) <> ''
+    WHERE {_NOT_BLANK}
 )"""
 
 
@@ -42,5 +50,5 @@ def export_src(lines: str, seq_base: int, crlf: bool = False) -> str:
             END AS pts
         FROM (SELECT i, m, strpos(m, ' ') AS sp FROM (SELECT i, {_trimmed('line', crlf)} AS m FROM {lines}))
     )
-    WHERE trim(m) <> ''
+    WHERE {_NOT_BLANK}
 )"""

@@ -18,6 +18,7 @@ events use the CloudWatch timestamp they carry.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -33,6 +34,7 @@ from collector.ingest.constants import (
     HOT_FIELDS,
     LAMBDA_LOG_GROUP_PREFIX,
     MAX_DISCOVERED_FIELDS,
+    MAX_EVENT_BYTES,
     SNIFF_BYTES,
     Reason,
 )
@@ -41,11 +43,13 @@ from collector.ingest.exceptions import IngestError
 from collector.ingest.fields import count_fields, keep_first_fields
 from collector.ingest.lines import clip_message, decode_text, line_table
 from collector.ingest.sniff import sniff
-from collector.ingest.source import read_source
+from collector.ingest.source import GZIP_MAGIC, read_source
 from collector.ingest.types import FileReport, IngestReport, LogFormat
 
 _KNOWN_SUFFIXES = (".log", ".jsonl", ".ndjson", ".json", ".txt", ".csv", ".out")
 _LINES_VIEW = "_iw_lines"
+FAST_PATH_MIN_BYTES = 4 * 1024 * 1024
+"""Plain line files at least this big are split by DuckDB's CSV reader (see ``_ingest_plain_lines``)."""
 _STAGE_VIEW = "_iw_stage"
 
 
@@ -182,8 +186,11 @@ class EventStore:
     # ------------------------------------------------------------------ per file
     def _ingest_file(self, path: Path, log_group: str | None, log_stream: str | None) -> FileReport:
         try:
-            src = read_source(path)
             mtime_ms = int(path.stat().st_mtime * 1000)
+            fast = self._ingest_plain_lines(path, log_group, log_stream, mtime_ms)
+            if fast is not None:
+                return fast
+            src = read_source(path)
         except OSError as exc:
             raise IngestError(f"cannot read {path}: {exc}") from exc
         rep = FileReport(source=str(path), format="", compressed=src.compressed)
@@ -233,18 +240,66 @@ class EventStore:
     def _ingest_lines(self, data: bytes, fmt: LogFormat, group: str, stream: str, rep: FileReport,
                       truncated: bool, mtime_ms: int) -> None:
         tbl, crlf = line_table(data, rep, stream_truncated=truncated)
-        n_lines = tbl.num_rows
+        con = self.connection
+        con.register(_LINES_VIEW, tbl)
+        try:
+            self._insert_lines(tbl.num_rows, fmt, group, stream, rep, mtime_ms, crlf=crlf)
+        finally:
+            con.unregister(_LINES_VIEW)
+
+    def _ingest_plain_lines(self, path: Path, log_group: str | None, log_stream: str | None,
+                            mtime_ms: int) -> FileReport | None:
+        """Fast path for a large plain (not gzip) JSON-lines / export-to-S3 file: DuckDB's parallel CSV
+        reader splits the lines, no byte of the file passes through Python.
+
+        Only when the file has no ``\\r`` (DuckDB's reader also breaks lines there, but a bare ``\\r`` is
+        message content) and no ``\\x01`` (the column delimiter given to the reader); when the reader
+        rejects the file (invalid UTF-8) or a line is longer than the CloudWatch event size, returns None
+        and the general path (which repairs and counts) reads it instead.
+        """
+        import duckdb
+
+        with open(path, "rb") as fh:
+            head = fh.read(SNIFF_BYTES + 1)
+            if not head or head[:2] == GZIP_MAGIC or os.fstat(fh.fileno()).st_size < FAST_PATH_MIN_BYTES:
+                return None
+            fmt = sniff(head, path.name)
+            if fmt not in (LogFormat.JSON_LINES, LogFormat.LAMBDA_JSON, LogFormat.EXPORT_S3):
+                return None
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                if mm.find(b"\r") >= 0 or mm.find(b"\x01") >= 0:
+                    return None
+        con = self.connection
+        try:
+            _run(con, f"""CREATE OR REPLACE TEMP TABLE {_LINES_VIEW} AS
+                SELECT CAST(row_number() OVER () - 1 AS BIGINT) AS i, line
+                FROM read_csv($1, columns = {{'line': 'VARCHAR'}}, delim = chr(1), quote = '', escape = '',
+                              comment = '', header = false, auto_detect = false, new_line = '\\n',
+                              strict_mode = false, max_line_size = {2 * MAX_EVENT_BYTES})""", [str(path)])
+            n_lines, longest = _run(con, f"SELECT count(*), max(strlen(line)) FROM {_LINES_VIEW}")[0]
+        except duckdb.Error:
+            _run(con, f"DROP TABLE IF EXISTS {_LINES_VIEW}")
+            return None
+        if longest is not None and longest > MAX_EVENT_BYTES:
+            _run(con, f"DROP TABLE IF EXISTS {_LINES_VIEW}")
+            return None
+        rep = FileReport(source=str(path), format=fmt.value)
+        group = log_group or default_log_group(path)
+        try:
+            self._insert_lines(int(n_lines), fmt, group, log_stream or path.name, rep, mtime_ms, crlf=False)
+        finally:
+            _run(con, f"DROP TABLE IF EXISTS {_LINES_VIEW}")
+        return rep
+
+    def _insert_lines(self, n_lines: int, fmt: LogFormat, group: str, stream: str, rep: FileReport,
+                      mtime_ms: int, *, crlf: bool) -> None:
+        """INSERT the events of the line relation ``_iw_lines (i, line)`` (registered or a temp table)."""
         if not n_lines:
             return
         lo = self._next_seq
         src = (json_lines.export_src if fmt is LogFormat.EXPORT_S3 else json_lines.json_lines_src)(_LINES_VIEW, lo, crlf)
-        con = self.connection
-        con.register(_LINES_VIEW, tbl)
-        try:
-            _run(con, insert_sql(self.table, src, self.hot_fields, own_ts=fmt is not LogFormat.EXPORT_S3),
-                 {"stream": stream, "lg": group})
-        finally:
-            con.unregister(_LINES_VIEW)
+        _run(self.connection, insert_sql(self.table, src, self.hot_fields, own_ts=fmt is not LogFormat.EXPORT_S3),
+             {"stream": stream, "lg": group})
         self._next_seq = lo + n_lines
         inserted = self._finish_batch(lo, lo + n_lines - 1, rep, mtime_ms,
                                       no_ts_reason=Reason.EXPORT_LINE_WITHOUT_TIMESTAMP

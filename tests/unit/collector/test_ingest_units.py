@@ -168,3 +168,40 @@ def test_compressed_store_holds_the_same_events(shared_dir: Path) -> None:
     q = 'SELECT * FROM events ORDER BY "@seq"'
     assert a.connection.execute(q).fetchall() == b.connection.execute(q).fetchall()
     assert b.count() == 53
+
+
+@pytest.mark.parametrize("content", [
+    b'\n{"outcome":"claimed","timestamp":"2026-01-05T10:00:00.000Z"}\n\n   \nSTART RequestId: r Version: 1\n'
+    b'{"outcome":"succeeded"}\nREPORT RequestId: r\tDuration: 1.50 ms\tBilled Duration: 2 ms\tMemory Size: 128 MB\t'
+    b'Max Memory Used: 20 MB\t\n{"truncated":\nlast line without newline',
+    b"2026-01-05T10:00:00.000Z START RequestId: r Version: $LATEST\n2026-01-05T10:00:00.010Z {\"outcome\":\"x\"}\n"
+    b"no prefix here\n\n2026-01-05T10:00:01.000Z END RequestId: r\n",
+])
+def test_duckdb_line_reader_path_matches_the_general_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         content: bytes) -> None:
+    import collector.ingest.store as store_mod
+
+    p = tmp_path / "fn.log"
+    p.write_bytes(content)
+    results = []
+    for threshold in (0, 1 << 60):  # DuckDB's CSV reader splits the lines / numpy + Arrow split them
+        monkeypatch.setattr(store_mod, "FAST_PATH_MIN_BYTES", threshold)
+        s = EventStore()
+        rep = s.ingest_path(p)
+        results.append((rep.as_dict()["per_file"][str(p)],
+                        s.connection.execute('SELECT * FROM events ORDER BY "@seq"').fetchall()))
+    assert results[0] == results[1]
+    assert results[0][0]["events"] > 3
+
+
+@pytest.mark.parametrize("content", [b'{"a":1}\r\n{"a":2}\r\n', b'{"a":"\xff"}\n{"a":2}\n', b'x\rcontent\n{"a":1}\n'])
+def test_duckdb_line_reader_path_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: bytes) -> None:
+    import collector.ingest.store as store_mod
+
+    monkeypatch.setattr(store_mod, "FAST_PATH_MIN_BYTES", 0)
+    p = tmp_path / "f.jsonl"
+    p.write_bytes(content)
+    s = EventStore()
+    rep = s.ingest_path(p)
+    assert rep.events == 2
+    assert s.connection.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = '_iw_lines'").fetchone() == (0,)
