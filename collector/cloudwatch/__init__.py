@@ -8,6 +8,8 @@ stuck IN_PROGRESS records. Imports boto3 lazily through its submodules.
 from __future__ import annotations
 
 from collector.cloudwatch.backoff import Backoff, PollSchedule
+from collector.cloudwatch.collect import Clients, CollectOptions, collect_cloudwatch, load_standard_queries
+from collector.cloudwatch.cost import CostModel
 from collector.cloudwatch.exceptions import (
     AccessDeniedError,
     CloudWatchCollectorError,
@@ -17,18 +19,28 @@ from collector.cloudwatch.exceptions import (
     TableNotFoundError,
     ThrottledError,
 )
+from collector.cloudwatch.metrics import METRICS_TABLE, MetricsOptions
 from collector.cloudwatch.runner import LogsInsightsRunner, QueryJob, RunnerConfig
 from collector.cloudwatch.session import AwsTarget
+from collector.cloudwatch.stuck_keys import PRESETS, STUCK_TABLE, IdempotencySchema, StuckKeysOptions, schema_from
 from collector.cloudwatch.types import QueryAttempt, QueryStats, WindowResult
 from collector.cloudwatch.windows import Window
 
 __all__ = [
+    "METRICS_TABLE",
+    "PRESETS",
+    "STUCK_TABLE",
     "AccessDeniedError",
     "AwsTarget",
     "Backoff",
+    "Clients",
     "CloudWatchCollectorError",
+    "CollectOptions",
+    "CostModel",
+    "IdempotencySchema",
     "LogGroupNotFoundError",
     "LogsInsightsRunner",
+    "MetricsOptions",
     "MissingCredentialsError",
     "PollSchedule",
     "QueryAttempt",
@@ -36,8 +48,12 @@ __all__ = [
     "QueryJob",
     "QueryStats",
     "RunnerConfig",
+    "StuckKeysOptions",
     "TableNotFoundError",
     "ThrottledError",
     "Window",
     "WindowResult",
+    "collect_cloudwatch",
+    "load_standard_queries",
+    "schema_from",
 ]

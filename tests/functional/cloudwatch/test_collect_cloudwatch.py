@@ -103,6 +103,11 @@ def test_incremental_runs_query_only_new_windows_and_requery_recent_ones(logs_cl
         collect_cloudwatch(tmp_path, options(T0, T0 + 3 * 3600 - 1), clients=clients, now=lambda: T0 + 86400)
         assert srv.count("StartQuery") == 4
         assert len(json.loads((tmp_path / "manifest.json").read_text())["runs"]) == 4
+        # a changed query text invalidates the table's windows: all three hours queried again, nothing doubled
+        changed = options(T0, T0 + 3 * 3600 - 1)
+        changed.queries = {"trail": TRAIL_QUERY + " | sort @timestamp asc"}
+        collect_cloudwatch(tmp_path, changed, clients=clients, now=lambda: T0 + 86400)
+        assert srv.count("StartQuery") == 7 and len(trail(tmp_path)) == len(evs) + 1
 
 
 def test_failed_window_is_recorded_and_retried_next_run(logs_client, tmp_path):
