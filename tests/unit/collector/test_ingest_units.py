@@ -171,11 +171,11 @@ def test_compressed_store_holds_the_same_events(shared_dir: Path) -> None:
 
 
 @pytest.mark.parametrize("content", [
-    b'\n{"outcome":"claimed","timestamp":"2026-01-05T10:00:00.000Z"}\n\n   \nSTART RequestId: r Version: 1\n'
+    (b'\n{"outcome":"claimed","timestamp":"2026-01-05T10:00:00.000Z"}\n\n   \nSTART RequestId: r Version: 1\n'
     b'{"outcome":"succeeded"}\nREPORT RequestId: r\tDuration: 1.50 ms\tBilled Duration: 2 ms\tMemory Size: 128 MB\t'
-    b'Max Memory Used: 20 MB\t\n{"truncated":\nlast line without newline',
-    b"2026-01-05T10:00:00.000Z START RequestId: r Version: $LATEST\n2026-01-05T10:00:00.010Z {\"outcome\":\"x\"}\n"
-    b"no prefix here\n\n2026-01-05T10:00:01.000Z END RequestId: r\n",
+    b'Max Memory Used: 20 MB\t\n{"truncated":\nlast line without newline'),
+    (b"2026-01-05T10:00:00.000Z START RequestId: r Version: $LATEST\n2026-01-05T10:00:00.010Z {\"outcome\":\"x\"}\n"
+    b"no prefix here\n\n2026-01-05T10:00:01.000Z END RequestId: r\n"),
 ])
 def test_duckdb_line_reader_path_matches_the_general_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                          content: bytes) -> None:
