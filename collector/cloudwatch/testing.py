@@ -520,3 +520,46 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+
+def load_export_lines(path: Any) -> list[dict[str, Any]]:
+    """Events of a CloudWatch export-to-S3 style file (``<ISO-8601 UTC> <message>`` per line), e.g. the demo's logs."""
+    from pathlib import Path
+
+    events = []
+    for i, line in enumerate(Path(path).read_text().splitlines()):
+        ts, _, msg = line.partition(" ")
+        try:
+            dt = datetime.fromisoformat(ts)
+        except ValueError:
+            continue
+        ms = (dt - datetime(1970, 1, 1, tzinfo=UTC)).total_seconds() * 1000
+        events.append({"timestamp": round(ms), "message": msg, "logStreamName": "export", "eventId": f"{i:010d}"})
+    return events
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m collector.cloudwatch.testing --logs DIR [--port P] [--latency S]``: serve ``DIR/*.log`` (one log
+    group ``/aws/lambda/<file stem>`` per file) on 127.0.0.1 until interrupted, to try
+    ``idemwatch collect cloudwatch --endpoint-url http://127.0.0.1:P --region us-east-1`` without AWS."""
+    import argparse
+    from pathlib import Path
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--logs", type=Path, required=True)
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--latency", type=float, default=0.5, help="seconds each query stays Running")
+    args = ap.parse_args(argv)
+    srv = FakeLogsInsightsServer(latency_s=args.latency, port=args.port)
+    for f in sorted(args.logs.glob("*.log")):
+        srv.put_events(f"/aws/lambda/{f.stem}", load_export_lines(f))
+    srv.start()
+    print(f"fake CloudWatch Logs on {srv.url} ({len(srv.groups)} log groups); Ctrl-C to stop", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        srv.stop()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -115,3 +115,13 @@ def test_cli_time_parsing():
     assert parse_time_s("2026-01-05T10:00:00", now=0) == 1_767_607_200  # no offset = UTC
     with pytest.raises(click.BadParameter):
         parse_duration_s("soon")
+
+
+def test_export_lines_loader_for_the_try_it_server(tmp_path):
+    from collector.cloudwatch.testing import load_export_lines
+
+    p = tmp_path / "orders.log"
+    p.write_text("2026-01-05T10:00:00.250Z START RequestId: r1\nnot a line\n2026-01-05T10:00:01.000Z {\"a\": 1}\n")
+    evs = load_export_lines(p)
+    assert [(e["timestamp"], e["message"]) for e in evs] == [(1_767_607_200_250, "START RequestId: r1"),
+                                                              (1_767_607_201_000, '{"a": 1}')]
