@@ -1,8 +1,10 @@
 """Bulk line formats in SQL: JSON lines (emitter, Powertools Logger/Metrics, aws-embedded-metrics, Lambda
 JSON log format, or any text per line) and CloudWatch export-to-S3 objects.
 
-Both read an Arrow line table ``(i, line)`` (see ``lines.line_table``) and produce the staged relation
-``(seq, ts, msg, stream, lg, ing)`` as a SQL subquery; DuckDB does the rest (``derive.insert_sql``).
+Both read a line relation ``(i, line)`` and produce the staged relation ``(seq, ts, msg, stream, lg, ing)``
+as a SQL subquery; DuckDB does the rest (``derive.insert_sql``). The line relation is a temp table filled
+by DuckDB's parallel CSV reader for large plain files without a ``\r`` byte (``EventStore._ingest_plain_lines``),
+else the zero-copy Arrow table of ``lines.line_table`` (gzip, CR, invalid UTF-8, over-long lines).
 Blank lines produce no event (counted by the caller as ``blank_line``).
 
 Export-to-S3 line: ``<ISO-8601 timestamp> <message>`` (CreateExportTask writes one event per line; the
