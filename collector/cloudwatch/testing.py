@@ -244,7 +244,7 @@ class FakeLogsInsightsServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host!s}:{port}"
 
-    def start(self) -> FakeLogsInsightsServer:
+    def start(self) -> Self:
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-logs-insights", daemon=True)
         self._thread.start()
         return self
@@ -254,7 +254,8 @@ class FakeLogsInsightsServer:
         self._httpd.server_close()
 
     def __enter__(self) -> Self:
-        return self.start()
+        self.start()
+        return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
