@@ -16,7 +16,7 @@ neighbour (counted ``export_line_without_timestamp``).
 from __future__ import annotations
 
 
-def _trimmed(col: str, crlf: bool) -> str:
+def trimmed(col: str, crlf: bool) -> str:
     # drop the line terminator kept by the zero-copy split: "\r\n" in a CRLF file, else "\n" only.
     # left(s, -n) rather than rtrim(): rtrim/trim are several times slower on a million rows.
     if crlf:
@@ -34,7 +34,7 @@ def json_lines_src(lines: str, seq_base: int, crlf: bool = False) -> str:
     return f"""(
     SELECT CAST(i AS BIGINT) + {int(seq_base)} AS seq, CAST(NULL AS BIGINT) AS ts, m AS msg,
         $stream AS stream, $lg AS lg, CAST(NULL AS BIGINT) AS ing
-    FROM (SELECT i, {_trimmed('line', crlf)} AS m FROM {lines})
+    FROM (SELECT i, {trimmed('line', crlf)} AS m FROM {lines})
     WHERE {_NOT_BLANK}
 )"""
 
@@ -50,7 +50,7 @@ def export_src(lines: str, seq_base: int, crlf: bool = False) -> str:
         SELECT i, m, sp,
             CASE WHEN sp BETWEEN 11 AND 36 THEN epoch_ms(TRY_CAST(replace(left(m, sp - 1), ',', '.') AS TIMESTAMPTZ))
             END AS pts
-        FROM (SELECT i, m, strpos(m, ' ') AS sp FROM (SELECT i, {_trimmed('line', crlf)} AS m FROM {lines}))
+        FROM (SELECT i, m, strpos(m, ' ') AS sp FROM (SELECT i, {trimmed('line', crlf)} AS m FROM {lines}))
     )
     WHERE {_NOT_BLANK}
 )"""

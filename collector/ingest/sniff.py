@@ -5,7 +5,7 @@ Rules, in order (first match wins), on the first ``SNIFF_BYTES`` bytes:
    JSON object or is one whose ``events`` is a list -> filter-log-events / get-log-events output;
 2. the first line is a CSV header naming ``timestamp`` (or ``@timestamp``) and ``message`` ->
    console CSV export;
-3. the first non-blank line and at least half of the sampled lines start ``<ISO-8601 timestamp> `` (and
+3. at least half of the sampled lines start ``<ISO-8601 timestamp> `` (and
    not all of them look like Lambda text ``<ts>\t<request id>`` lines) -> export-to-S3;
 4. a complete JSON object line with ``"type": "platform.*"`` -> Lambda JSON log format;
 5. Lambda text markers (START/END/REPORT/INIT_START lines, ``[LEVEL]\\t<ts>\\t`` runtime lines) in a
@@ -65,7 +65,7 @@ def sniff(head: bytes, name: str = "") -> LogFormat:
         return LogFormat.CONSOLE_CSV
     sample = nonblank[:200]
     stamped = [ln for ln in sample if ISO_PREFIX.match(ln)]
-    if (sample and ISO_PREFIX.match(sample[0]) and 2 * len(stamped) >= len(sample)
+    if (sample and 2 * len(stamped) >= len(sample)
             and not all(LAMBDA_TEXT_START.match(ln) for ln in sample)):
         return LogFormat.EXPORT_S3
     json_lines = [ln for ln in sample if ln.lstrip().startswith("{") and _is_json_object(ln)]

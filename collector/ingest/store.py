@@ -27,7 +27,7 @@ from typing import Any, Self
 
 import pyarrow as pa
 
-from collector.ingest import console_csv, filter_log_events, json_lines, lambda_text
+from collector.ingest import console_csv, export_s3, filter_log_events, json_lines, lambda_text
 from collector.ingest.constants import (
     EVENT_COLUMNS,
     EVENTS_TABLE,
@@ -296,6 +296,13 @@ class EventStore:
         """INSERT the events of the line relation ``_iw_lines (i, line)`` (registered or a temp table)."""
         if not n_lines:
             return
+        if fmt is LogFormat.EXPORT_S3 and self._has_unprefixed_lines(crlf):
+            # multi-line messages: frame in Python (rare; the one-line-per-event object stays in SQL)
+            lines = [ln for (ln,) in _run(self.connection, f"SELECT {json_lines.trimmed('line', crlf)} "
+                                                           f"FROM {_LINES_VIEW} ORDER BY i")]
+            rows = export_s3.frame_export(["" if ln is None else ln for ln in lines], rep)
+            self._stage_event_dicts(rows, group, stream, rep, own_ts=False, fallback_ts=mtime_ms, no_ts_reason="")
+            return
         lo = self._next_seq
         src = (json_lines.export_src if fmt is LogFormat.EXPORT_S3 else json_lines.json_lines_src)(_LINES_VIEW, lo, crlf)
         _run(self.connection, insert_sql(self.table, src, self.hot_fields, own_ts=fmt is not LogFormat.EXPORT_S3),
@@ -306,8 +313,13 @@ class EventStore:
                                       if fmt is LogFormat.EXPORT_S3 else None)
         rep.count(Reason.BLANK_LINE, n_lines - inserted)
 
+    def _has_unprefixed_lines(self, crlf: bool) -> bool:
+        src = json_lines.export_src(_LINES_VIEW, 0, crlf)
+        row = _run(self.connection, f"SELECT count(*) FILTER (WHERE ts IS NULL) FROM {src}", {"stream": "", "lg": ""})
+        return bool(row[0][0])
+
     def _stage_event_dicts(self, events: Sequence[Any], group: str, stream: str, rep: FileReport,
-                           *, own_ts: bool, fallback_ts: int) -> None:
+                           *, own_ts: bool, fallback_ts: int, no_ts_reason: str | None = None) -> None:
         seqs: list[int] = []
         tss: list[int | None] = []
         msgs: list[str] = []
@@ -345,12 +357,15 @@ class EventStore:
             _run(con, insert_sql(self.table, _STAGE_VIEW, self.hot_fields, own_ts=own_ts))
         finally:
             con.unregister(_STAGE_VIEW)
-        self._finish_batch(lo, seq - 1, rep, fallback_ts)
+        self._finish_batch(lo, seq - 1, rep, fallback_ts, no_ts_reason)
 
     # ------------------------------------------------------------------ after insert
     def _finish_batch(self, lo: int, hi: int, rep: FileReport, fallback_ts: int,
                       no_ts_reason: str | None = None) -> int:
-        """Count, fill missing timestamps, cap JSON fields for rows ``lo <= @seq <= hi``; returns the row count."""
+        """Count, fill missing timestamps, cap JSON fields for rows ``lo <= @seq <= hi``; returns the row count.
+
+        ``no_ts_reason``: the reason to count rows without a timestamp under (None: the neighbour rule's own;
+        ``""``: already counted by the caller)."""
         con, t = self.connection, _q(self.table)
         total, no_ts, bad_json, wide = _run(con, 
             f"""SELECT count(*),
@@ -368,7 +383,7 @@ class EventStore:
                 rep.count(Reason.TIMESTAMP_FROM_FILE, int(no_ts))
                 _run(con, f'UPDATE {t} SET "@timestamp" = $3 WHERE "@seq" BETWEEN $1 AND $2', [lo, hi, int(fallback_ts)])
             else:
-                if not no_ts_reason:
+                if no_ts_reason is None:
                     rep.count(Reason.TIMESTAMP_INFERRED, int(no_ts))
                 # previous timestamped event (ASOF join: cost ~ rows without a timestamp), else the first one
                 _run(con, f"""UPDATE {t} SET "@timestamp" = f.fts FROM (

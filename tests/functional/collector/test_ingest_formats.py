@@ -109,17 +109,28 @@ def test_export_to_s3_object(tmp_path: Path, gz: bool) -> None:
     assert {r[8] for r in rows} == {"2026/01/05/[$LATEST]abc"}
 
 
-def test_export_line_without_timestamp_is_kept_and_counted(tmp_path: Path) -> None:
-    path = _write(tmp_path / "fn.log", "2026-01-05T10:20:01.000Z first\n"
-                                       "2026-01-05T10:20:03.000Z second\n"
-                                       "2026-01-05T10:20:04.000Z third\n"
-                                       "orphan continuation\n"
+def test_export_multi_line_messages_are_joined(tmp_path: Path) -> None:
+    # CreateExportTask does not escape newlines: a traceback continues on lines without the prefix
+    path = _write(tmp_path / "fn.log", "orphan before any event\n"
+                                       "2026-01-05T10:20:01.000Z first\n"
+                                       "2026-01-05T10:20:03.000Z [ERROR] Boom: bad\n"
+                                       "Traceback (most recent call last):\n"
+                                       "\n"
+                                       '  File "/var/task/app.py", line 3, in handler\n'
+                                       "\n"
                                        "2026-01-05T10:20:05.000Z fourth\n")
     store = EventStore()
     report = store.ingest_path(path)
-    assert (report.events, report.by_reason) == (5, {"export_line_without_timestamp": 1})
-    assert store.connection.execute('SELECT "@timestamp", "@message" FROM events WHERE "@seq" = 3').fetchone() == \
-        (1767608404000, "orphan continuation")  # the previous event's time
+    assert report.per_file[str(path)].format == LogFormat.EXPORT_S3.value
+    assert (report.events, report.skipped, report.by_reason) == (4, 1, {"continuation_lines_joined": 2,
+                                                                       "export_line_without_timestamp": 1,
+                                                                       "blank_line": 1})
+    assert store.connection.execute('SELECT "@timestamp", "@message" FROM events ORDER BY "@seq"').fetchall() == [
+        (1767608401000, "orphan before any event"),  # the next event's time
+        (1767608401000, "first"),
+        (1767608403000, ('[ERROR] Boom: bad\nTraceback (most recent call last):\n\n  File "/var/task/app.py", line 3, '
+                        "in handler")),
+        (1767608405000, "fourth")]
 
 
 def test_default_log_group_and_demo_layout(tmp_path: Path) -> None:
