@@ -30,6 +30,30 @@ def wait_rendered(page, title: str) -> None:
     page.get_by_text(f"idemwatch · {title} · rendered in").wait_for(timeout=TIMEOUT_MS)
 
 
+_SETTLED = """() => document.querySelectorAll('[data-stale="true"]').length === 0
+    && !document.querySelector('[data-testid="stStatusWidget"]')"""
+
+
+def choose(page, key: str, option: str) -> None:
+    """Open the select widget keyed ``key`` once the app is idle and pick ``option`` (retried: a click
+    that lands while the app re-renders can be swallowed)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(3):
+        page.wait_for_function(_SETTLED, timeout=TIMEOUT_MS)
+        page.locator(f".st-key-{key} input").first.click()
+        opt = page.get_by_role("option", name=option, exact=True)
+        try:
+            opt.wait_for(timeout=10_000)
+        except PlaywrightTimeout:  # the dropdown did not open
+            page.keyboard.press("Escape")
+            if attempt == 2:
+                raise
+            continue
+        opt.click()
+        return
+
+
 def assert_clean(page, dialogs: list) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0, page.locator(
         '[data-testid="stException"]').first.inner_text()
@@ -110,8 +134,7 @@ def test_untrusted_strings_stay_text(browser, sample_data, sample_mod, artifacts
     with DashboardServer(sample_data) as srv:
         page, dialogs = open_overview(browser, srv, artifacts, "xss")
         # filter by the script-tag operation: the option is plain text
-        page.locator(".st-key-f_operation").click()
-        page.get_by_role("option", name=xss_op).click()
+        choose(page, "f_operation", xss_op)
         page.keyboard.press("Escape")
         wait_rendered(page, "Overview")
         page.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stMetricValue"]')]
@@ -127,8 +150,7 @@ def test_untrusted_strings_stay_text(browser, sample_data, sample_mod, artifacts
         # a planted key as a selectbox option (top offenders of the duplicates page), picked
         page.goto(srv.url + "/duplicates")
         wait_rendered(page, "Duplicates")
-        page.locator(".st-key-offender_pick").click()
-        page.get_by_role("option", name=xss_key).click()
+        choose(page, "offender_pick", xss_key)
         page.locator(".st-key-table-offender_trail").wait_for(timeout=TIMEOUT_MS)
         assert_clean(page, dialogs)
         page.goto(srv.url + "/explorer")
