@@ -76,6 +76,7 @@ class Reason:
     BLANK_LINE = "blank_line"
     EVENT_WITHOUT_MESSAGE = "event_without_message"
     CSV_ROW_MALFORMED = "csv_row_malformed"
+    NOT_A_LOG_FILE = "not_a_log_file"  # a binary file met while reading a directory (one per file)
     # repaired
     INVALID_UTF8 = "invalid_utf8_replaced"
     CRLF = "crlf_line_ending_stripped"
@@ -90,5 +91,5 @@ class Reason:
     GZIP_TRUNCATED_STREAM = "gzip_stream_truncated"
     MULTILINE_JOINED = "continuation_lines_joined"
 
-    SKIPPED = frozenset({BLANK_LINE, EVENT_WITHOUT_MESSAGE, CSV_ROW_MALFORMED})
+    SKIPPED = frozenset({BLANK_LINE, EVENT_WITHOUT_MESSAGE, CSV_ROW_MALFORMED, NOT_A_LOG_FILE})
     REPAIRED = frozenset({INVALID_UTF8, CRLF, TRUNCATED_OVER_1MB, JSON_FIELDS_OVER_200, GZIP_TRUNCATED})

@@ -39,7 +39,7 @@ from collector.ingest.constants import (
     Reason,
 )
 from collector.ingest.derive import MACROS, insert_sql
-from collector.ingest.exceptions import IngestError
+from collector.ingest.exceptions import IngestError, UnknownFormatError
 from collector.ingest.fields import count_fields, keep_first_fields
 from collector.ingest.lines import clip_message, decode_text, line_table
 from collector.ingest.sniff import sniff
@@ -133,6 +133,8 @@ class EventStore:
 
         Raises:
             IngestError: ``path`` does not exist or a file cannot be read.
+            UnknownFormatError: ``path`` is a binary file (in a directory such a file is skipped and
+                counted ``not_a_log_file`` instead).
         """
         p = Path(path)
         report = IngestReport()
@@ -144,7 +146,14 @@ class EventStore:
         else:
             raise IngestError(f"no such file or directory: {p}")
         for f in files:
-            report.add(self._ingest_file(f, log_group, log_stream))
+            try:
+                report.add(self._ingest_file(f, log_group, log_stream))
+            except UnknownFormatError:
+                if not p.is_dir():
+                    raise
+                skipped = FileReport(source=str(f), format="unknown")  # e.g. a Parquet file beside the logs
+                skipped.count(Reason.NOT_A_LOG_FILE)
+                report.add(skipped)
         return report
 
     def ingest_events(self, events: Iterable[Mapping[str, Any]], log_group: str,
@@ -202,7 +211,9 @@ class EventStore:
     def _ingest_data(self, data: bytes, path: Path, log_group: str | None, log_stream: str | None,
                      rep: FileReport, *, fmt: LogFormat | None = None, truncated: bool = False,
                      mtime_ms: int) -> None:
-        fmt = fmt or sniff(data[: SNIFF_BYTES + 1], path.name)
+        if fmt is None:
+            _require_text(data[: SNIFF_BYTES + 1], path)
+            fmt = sniff(data[: SNIFF_BYTES + 1], path.name)
         rep.format = fmt.value
         group = log_group or default_log_group(path)
         stream = log_stream or path.name
@@ -263,6 +274,7 @@ class EventStore:
             head = fh.read(SNIFF_BYTES + 1)
             if not head or head[:2] == GZIP_MAGIC or os.fstat(fh.fileno()).st_size < FAST_PATH_MIN_BYTES:
                 return None
+            _require_text(head, path)
             fmt = sniff(head, path.name)
             if fmt not in (LogFormat.JSON_LINES, LogFormat.LAMBDA_JSON, LogFormat.EXPORT_S3):
                 return None
@@ -429,6 +441,12 @@ class EventStore:
                     "SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position",
                     [self.table])
         return [r[0] for r in rows]
+
+
+def _require_text(head: bytes, path: Path) -> None:
+    """Log files are text: NUL bytes in the first 64 KiB mean a binary file (Parquet, an image...)."""
+    if b"\x00" in head:
+        raise UnknownFormatError(f"{path}: binary content (NUL bytes), not a log file in a supported format")
 
 
 def _as_ms(value: Any) -> int | None:

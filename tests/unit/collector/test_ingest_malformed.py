@@ -168,3 +168,20 @@ def test_lambda_text_with_crlf_and_bad_bytes(tmp_path: Path) -> None:
     assert rep.by_reason == {Reason.CRLF: 5, Reason.INVALID_UTF8: 1, Reason.TIMESTAMP_INFERRED: 3}
     assert _one(store, 'SELECT "@timestamp", "@message" FROM events ORDER BY "@seq"')[1] == (
         1767607200500, "[ERROR]\t2026-01-05T10:00:00.500Z\tr1\tboom \ufffd\nTraceback (most recent call last):")
+
+
+def test_binary_file_is_a_clear_error_or_skipped_in_a_directory(tmp_path: Path) -> None:
+    import pytest
+
+    from collector.ingest import UnknownFormatError
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "orders.log").write_bytes(b'{"outcome":"claimed"}\n')
+    (logs / "table.parquet").write_bytes(b"PAR1\x00\x00\x15\x04binary")
+    with pytest.raises(UnknownFormatError, match="table.parquet"):
+        EventStore().ingest_path(logs / "table.parquet")
+    store = EventStore()
+    rep = store.ingest_path(logs)
+    assert (rep.events, rep.skipped, rep.by_reason[Reason.NOT_A_LOG_FILE]) == (1, 1, 1)
+    assert rep.per_file[str(logs / "table.parquet")].format == "unknown"
