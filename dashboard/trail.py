@@ -17,7 +17,7 @@ import pandas as pd
 from collector.tables import TABLES
 from dashboard.compute import Filters
 from dashboard.constants import TOP_N
-from dashboard.data import Dataset
+from dashboard.data import NOT_SET, Dataset
 from emitter.contract import Outcome
 
 __all__ = ["SEARCH_FIELDS", "search", "top_event_ids", "top_keys", "top_record_ages"]
@@ -39,8 +39,9 @@ def _where(f: Filters) -> tuple[str, list]:
     params: list = [f.start, f.end]
     for col, vals in (("service", f.services), ("operation", f.operations), ("event_source", f.event_sources)):
         if vals:
-            clauses.append(f"coalesce({col}, '(none)') IN ({', '.join('?' * len(vals))})")
-            params.extend(vals)
+            # null dimensions read as NOT_SET in the aggregate tables; match them the same way here
+            clauses.append(f"coalesce({col}, ?) IN ({', '.join('?' * len(vals))})")
+            params.extend([NOT_SET, *vals])
     return " AND ".join(clauses), params
 
 

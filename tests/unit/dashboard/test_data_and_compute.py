@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import datetime, timedelta
 
 import pytest
@@ -138,3 +139,38 @@ def test_md_escape_round_trips_through_commonmark(raw):
                  and (i == 0 or esc[i - 1] != "\\")]
     assert unescaped == []
     assert esc.replace("\\", "") == raw.replace("\\", "").replace("\n", " ")
+
+
+def test_no_page_renders_raw_html():
+    """Guard: no dashboard module may render HTML (untrusted log text must never reach an HTML sink)."""
+    from pathlib import Path
+
+    import dashboard
+
+    root = Path(dashboard.__file__).parent
+    offenders = []
+    for py in root.rglob("*.py"):
+        if "demo" in py.relative_to(root).parts:
+            continue
+        text = py.read_text()
+        for pattern in (r"unsafe_allow_html\s*=", r"\bst\.html\(", r"components\.html\(", r"st\.components"):
+            if re.search(pattern, text):
+                offenders.append((py.name, pattern))
+    assert offenders == []
+
+
+def test_trail_filters_match_null_dimensions_like_tables(tmp_path, sample_mod):
+    """A trail record without event_source is selected by the "(none)" filter value, as in the outcomes table."""
+    from dashboard import trail
+    from dashboard.data import NOT_SET
+
+    rows = dict(sample_mod.TABLE_ROWS)
+    t = sample_mod.t
+    rows["trail"] = [(t(30), "/aws/lambda/x", "svc", "Op", None, "duplicate_completed", "k-null", "COMPLETED", "e-1",
+                      None, "r-1", 2, None, None, None, "")]
+    sample_mod.write_data_dir(tmp_path, rows)
+    ds = load_dataset(tmp_path)
+    got = trail.top_keys(ds, "duplicate_completed", Filters(ds.start, ds.end, event_sources=(NOT_SET,)))
+    assert list(got["idempotency_key"]) == ["k-null"]
+    got = trail.top_keys(ds, "duplicate_completed", Filters(ds.start, ds.end, event_sources=("sqs",)))
+    assert got.empty
