@@ -69,6 +69,11 @@ def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def _sql_str(text: str) -> str:
+    """A SQL string literal (for the fixed hot-field JSON paths; user data is always a bound parameter)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
 def _run(con: Any, sql: str, params: Any = None) -> list[tuple]:
     """Execute and read the result to its end (the connection allows one open result at a time)."""
     cur = con.execute(sql, params) if params is not None else con.execute(sql)
@@ -430,11 +435,16 @@ class EventStore:
         if not updates:
             return
         rep.count(Reason.JSON_FIELDS_OVER_200, len(updates))
-        for j, seq in updates:
-            sets = ['"@json" = CAST($1 AS JSON)'] + [
-                f"{_q(h)} = json_extract(CAST($1 AS JSON), $" + str(i + 3) + ")" for i, h in enumerate(self.hot_fields)]
-            _run(con, f'UPDATE {t} SET {", ".join(sets)} WHERE "@seq" = $2',
-                 [j, seq] + [f"$.{h}" for h in self.hot_fields])
+        # one UPDATE for all of them (hot columns re-read from the capped document)
+        fix = pa.table({"seq": pa.array([q for _, q in updates], pa.int64()),
+                        "j": pa.array([j for j, _ in updates], pa.large_string())})
+        sets = ['"@json" = CAST(c.j AS JSON)'] + [
+            f"{_q(h)} = json_extract(CAST(c.j AS JSON), {_sql_str('$.' + h)})" for h in self.hot_fields]
+        con.register("_iw_cap", fix)
+        try:
+            _run(con, f'UPDATE {t} SET {", ".join(sets)} FROM _iw_cap AS c WHERE {t}."@seq" = c.seq')
+        finally:
+            con.unregister("_iw_cap")
 
     def _existing_columns(self) -> list[str]:
         rows = _run(self.connection,

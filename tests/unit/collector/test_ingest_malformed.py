@@ -185,3 +185,12 @@ def test_binary_file_is_a_clear_error_or_skipped_in_a_directory(tmp_path: Path) 
     rep = store.ingest_path(logs)
     assert (rep.events, rep.skipped, rep.by_reason[Reason.NOT_A_LOG_FILE]) == (1, 1, 1)
     assert rep.per_file[str(logs / "table.parquet")].format == "unknown"
+
+
+def test_many_wide_events_are_all_capped(tmp_path: Path) -> None:
+    wide = {"outcome": "received", "values": list(range(300)), "service": "dropped"}
+    data = "".join(json.dumps(dict(wide, n=i)) + "\n" for i in range(500)).encode()
+    store, rep = _ingest(tmp_path, "wide.jsonl", data + b'{"service":"kept"}\n')
+    assert (rep.events, rep.repaired, rep.by_reason[Reason.JSON_FIELDS_OVER_200]) == (501, 500, 500)
+    assert _one(store, """SELECT count(*), count(service), max(json_array_length(json_extract("@json", '$.values'))),
+                          count(json_extract("@json", '$.n')) FROM events""") == [(501, 1, 199, 0)]
