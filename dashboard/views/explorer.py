@@ -20,6 +20,12 @@ def render() -> None:
         st.warning("The trail table was not collected, so there is nothing to search.")
         ui.footer(TITLE)
         return
+    # shareable links: ?field=<label>&q=<value> pre-fills the search (query params are user input too)
+    qp = st.query_params
+    if "ex_value" not in st.session_state and qp.get("q"):
+        st.session_state["ex_value"] = str(qp.get("q"))[:1000]
+        if qp.get("field") in trail.SEARCH_FIELDS:
+            st.session_state["ex_field"] = qp.get("field")
     c1, c2, c3 = st.columns([2, 5, 1])
     field = c1.selectbox("Field", list(trail.SEARCH_FIELDS), key="ex_field")
     value = c2.text_input("Value", key="ex_value", placeholder="e.g. an idempotency key or a messageId")
@@ -29,6 +35,7 @@ def render() -> None:
         st.caption("Keys still IN_PROGRESS in this window (copy one into the search):")
         ui.table(stuck_keys(ds, ctx.filters)[["idempotency_key", "operation", "last_status"]].head(5), key="ex_examples")
     if value:
+        st.query_params.update({"field": field, "q": value})
         rows, truncated = trail.search(ds, field, value, partial=partial)
         if rows.empty:
             st.info(f"No trail records where {field.lower()} {'contains' if partial else 'is'} "

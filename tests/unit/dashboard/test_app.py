@@ -230,6 +230,16 @@ def test_explorer_search_by_correlation_id(app):
     assert metrics(app)["Keys"] == ("1", None)
 
 
+def test_explorer_link_prefills_search(app):
+    app.query_params["field"] = "Correlation id"
+    app.query_params["q"] = "corr-p"
+    app.switch_page("app_pages/explorer.py").run()
+    rows = frame(app, "trail_rows")
+    assert list(rows["idempotency_key"]) == ["pay-7", "pay-7"]  # the two conflicting requests of pay-7
+    assert app.text_input(key="ex_value").value == "corr-p"
+    assert app.query_params["q"] == "corr-p"
+
+
 def test_explorer_request_id_expands_to_whole_key_trail(app, sample_mod):
     app.switch_page("app_pages/explorer.py").run()
     app.selectbox(key="ex_field").select("Request id").run()
