@@ -26,12 +26,14 @@ PAGES = [s.title for s in SIGNALS if s.key != "stuck"] + ["Stuck keys", "Events 
 WINDOW = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d) – (\d{4}-\d\d-\d\d \d\d:\d\d) UTC")
 
 
-def wait_rendered(page, title: str) -> None:
-    page.get_by_text(f"idemwatch · {title} · rendered in").wait_for(timeout=TIMEOUT_MS)
-
-
 _SETTLED = """() => document.querySelectorAll('[data-stale="true"]').length === 0
     && !document.querySelector('[data-testid="stStatusWidget"]')"""
+
+
+def wait_rendered(page, title: str) -> None:
+    """The page's footer is on screen and the app is idle (no rerun in flight, no stale element)."""
+    page.get_by_text(f"idemwatch · {title} · rendered in").wait_for(timeout=TIMEOUT_MS)
+    page.wait_for_function(_SETTLED, timeout=TIMEOUT_MS)
 
 
 def choose(page, key: str, option: str) -> None:
@@ -89,6 +91,8 @@ def check_all_pages(browser, data_dir: Path, artifacts: Path, tag: str, Oracle) 
         page, dialogs = open_overview(browser, srv, artifacts, tag)
         assert_clean(page, dialogs)
         oracle = Oracle(data_dir, *window_of(page))
+        page.wait_for_function(f"""() => document.querySelectorAll('[data-testid="stMetricValue"]').length
+            === {len(SIGNALS)}""", timeout=TIMEOUT_MS)
         labels = page.locator('[data-testid="stMetricLabel"]').all_inner_texts()
         values = page.locator('[data-testid="stMetricValue"]').all_inner_texts()
         shown = dict(zip([x.strip() for x in labels], [v.strip() for v in values]))
