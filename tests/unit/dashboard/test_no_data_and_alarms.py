@@ -106,3 +106,18 @@ def test_skipped_lines_and_table_problems_are_reported(app_factory, tmp_path, sa
     assert "skipped lines: 3" in captions and "repaired lines: 1" in captions
     assert "skipped by reason: not\\-json\\: 2\\, bad\\-timestamp\\: 1" in captions
     assert any("invocations" in c and "not collected" in c for c in captions)
+
+
+def test_without_trail_pages_say_so(app_factory, tmp_path, sample_mod):
+    rows = dict(sample_mod.TABLE_ROWS)
+    del rows["trail"]
+    sample_mod.write_data_dir(tmp_path, rows)
+    at = app_factory(tmp_path)
+    assert not at.exception
+    assert {m.label: m.value for m in at.main.metric}["Duplicates"] == "5"  # tiles need no trail
+    at.switch_page("app_pages/duplicates.py").run()
+    assert not at.exception
+    assert "The trail table was not collected: no per-key detail." in [c.value for c in at.main.caption]
+    at.switch_page("app_pages/explorer.py").run()
+    assert not at.exception
+    assert at.main.warning[0].value == "The trail table was not collected, so there is nothing to search."
