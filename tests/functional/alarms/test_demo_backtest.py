@@ -30,10 +30,6 @@ ONE_OF_ONE = ("payload_conflict", "ambiguous_commit", "stale_claim_takeover", "t
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
-    try:
-        from collector.ingest import EventStore  # noqa: F401
-    except ImportError:
-        pytest.skip("collector.ingest (EventStore) is not in this checkout yet")
     from collector.collect import collect_local
     from dashboard.demo import run_demo
     from dashboard.demo.compare import counts_from_logs

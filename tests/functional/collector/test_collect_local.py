@@ -10,10 +10,6 @@ import pytest
 
 from collector.tables import TABLES
 
-ingest = pytest.importorskip("collector.ingest")
-if not hasattr(ingest, "EventStore"):  # pragma: no cover - until the ingest part lands
-    pytest.skip("collector.ingest.EventStore not available yet", allow_module_level=True)
-
 from collector.collect import collect_local
 
 T0 = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)

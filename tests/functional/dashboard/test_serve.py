@@ -38,8 +38,7 @@ def test_server_health_and_page(sample_data):
 
 
 def test_cli_prints_url_and_serves(sample_data):
-    if not IDEMWATCH.exists():
-        pytest.skip("idemwatch console script not installed in this venv")
+    assert IDEMWATCH.exists(), "idemwatch console script not installed in this venv"
     port = free_port()
     proc = subprocess.Popen([str(IDEMWATCH), "dashboard", "--data", str(sample_data), "--port", str(port)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(os.environ))
@@ -65,7 +64,6 @@ def test_cli_prints_url_and_serves(sample_data):
 
 
 def test_cli_help():
-    if not IDEMWATCH.exists():
-        pytest.skip("idemwatch console script not installed in this venv")
+    assert IDEMWATCH.exists(), "idemwatch console script not installed in this venv"
     out = subprocess.run([str(IDEMWATCH), "dashboard", "--help"], capture_output=True, text=True, timeout=60, check=False)
     assert out.returncode == 0 and "--data" in out.stdout and "--port" in out.stdout

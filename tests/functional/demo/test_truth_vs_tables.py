@@ -137,11 +137,7 @@ def test_each_injected_fault_is_counted_in_the_logs(run) -> None:
 
 @pytest.fixture(scope="module")
 def tables(run):
-    try:  # the collector part lands in parallel; until both pieces import, this comparison is skipped
-        from collector.collect import collect_local
-        from collector.ingest import EventStore  # noqa: F401
-    except ImportError as exc:
-        pytest.skip(f"collect_local has not landed yet: {exc}")
+    from collector.collect import collect_local
     import duckdb
 
     out, _ = run

@@ -39,11 +39,9 @@ def oracle_cls():
 @pytest.fixture(scope="session")
 def demo_dir(tmp_path_factory) -> Path:
     """A small seeded demo run (run_demo + collect_local), built once per session."""
-    try:
-        from collector.collect import collect_local
-        from dashboard.demo import run_demo
-    except ImportError as exc:
-        pytest.skip(f"demo fleet or local collector not available: {exc}")
+    from collector.collect import collect_local
+    from dashboard.demo import run_demo
+
     out = tmp_path_factory.mktemp("demo-small")
     run_demo(out, seed=7, events=1200, duration_s=1800, start_ms=1_767_607_200_000)  # 2026-01-05T10:00Z
     collect_local([out / "logs"], out)

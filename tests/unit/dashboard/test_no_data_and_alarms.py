@@ -47,7 +47,7 @@ def _conflict_history(tmp_path, sample_mod):
 
 
 def test_alarms_page_shows_backtest(app_factory, tmp_path, sample_mod):
-    alarms = pytest.importorskip("alarms")
+    import alarms
     from pathlib import Path
 
     cfg = Path(alarms.__file__).parent / "demo-stack.yaml"
@@ -80,7 +80,6 @@ def test_alarms_page_shows_backtest(app_factory, tmp_path, sample_mod):
 
 
 def test_alarms_page_bad_config_path(app_factory, data_dir, monkeypatch, tmp_path):
-    pytest.importorskip("alarms")
     monkeypatch.setenv("IDEMWATCH_ALARMS_CONFIG", str(tmp_path / "nope.yaml"))
     at = app_factory(data_dir)
     at.switch_page("app_pages/alarms.py").run()
