@@ -42,6 +42,8 @@ MAX_LOG_FIELD_CHARS = 1024
 """Contract string fields of a log record (keys, codes, refs, ids) are truncated to this many characters."""
 MAX_CUSTOM_DIMENSIONS = MAX_DIMENSIONS_PER_SET - 2
 """Custom dimensions are appended to every dimension set; the largest standard set has 2 keys."""
+DEFAULT_OPERATION = "default"
+"""Operation dimension value for outcomes recorded outside any invocation without an explicit operation."""
 
 STORAGE_RESOLUTIONS = frozenset({1, 60})
 """EMF/PutMetricData StorageResolution: 1 = high resolution (1 s), 60 = standard (the default, written as absent)."""

@@ -9,82 +9,73 @@ Design (the contract is in ``emitter/CONTRACT.md``):
 - invalid input never raises into the handler (unless ``strict``): the bad element is dropped, everything else is
   written, and ONE warning record per call carries ``idemwatch_warning`` (a WarningCode) and the list of drops;
 - all state changes and sink writes happen under one lock: outcomes from worker threads are all counted.
+
+Layout: :class:`Emitter` is built from layers, each a base class of the next (plain attribute lookups, so the hot
+path costs the same as one flat class):
+- :mod:`emitter.log_records`  ``LogRecordBuilder``     log record JSON (general builder, timestamps, static keys);
+- :mod:`emitter.output`       ``SinkOutput``           sink writes, warning counters and the warning record;
+- :mod:`emitter.aggregate`    ``MetricAggregator``     per-invocation metric groups, ``add_metric``, ``flush`` to EMF;
+- :mod:`emitter.wrapper`      ``InvocationLifecycle``  ``handler``, ``invocation``, cold start, remaining time;
+- this module                 ``Emitter``              construction, adapters + ``received``, the outcome calls and
+  their fast paths (which write exactly the bytes the general builder writes; tested).
 """
 
 from __future__ import annotations
 
 import _thread
 import os
-import sys
 import time
 
 from emitter import constants as C
 from emitter import emf
 from emitter import outcomes as _o
-from emitter.adapters import adapt_event, adapt_single, detect_source
+from emitter.adapters import adapt_event, adapt_single
 from emitter.classify import ErrorClassifier
-from emitter.context import InvocationInfo
+from emitter.constants import DEFAULT_OPERATION
 from emitter.contract import (
     DEFAULT_REDACTED_KEYS,
-    DIMENSION_SETS,
     ENV_NAMESPACE,
     ENV_NAMESPACE_FALLBACK,
     ENV_SERVICE,
     ENV_SERVICE_FALLBACK,
     ERROR_CLASS_OUTCOME,
-    EVENT_SOURCE_DIMENSION_SET,
     NAMESPACE_DEFAULT,
     REDACTED,
-    SCHEMA_VERSION,
     SERVICE_UNDEFINED,
     ErrorClass,
-    LogKey,
     Outcome,
 )
-from emitter.exceptions import EmfValidationError, SinkError, TimeoutBudgetExceeded
-from emitter.jsonfast import dumps as _dumps
+from emitter.exceptions import EmfValidationError, TimeoutBudgetExceeded
 from emitter.jsonfast import esc as _esc
-from emitter.redact import KeyHasher, normalize_name, normalized_set
-from emitter.sanitize import sanitize as _sanitize
+from emitter.output import Problems
+from emitter.redact import KeyHasher, normalized_set
 from emitter.sinks import Sink, StdoutSink
 from emitter.types import Classification, EventRecord
+from emitter.wrapper import InvocationLifecycle
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
+    from emitter.context import InvocationInfo
+
+__all__ = ["DEFAULT_OPERATION", "Emitter"]
+
 # Hot-path names from emitter.outcomes (module globals: one dict lookup each).
-_CONTRACT_METRICS = _o.CONTRACT_METRICS
-_EMF_PROPS = _o.EMF_PROPS
-_ERROR_CLASS_VALUES = _o.ERROR_CLASS_VALUES
 _ES_VALUE = _o.ES_VALUE
-_EVENT_SOURCE = _o.EVENT_SOURCE
 _FAST_PARTS = _o.FAST_PARTS
 _F_EXPIRES = _o.F_EXPIRES
 _K_ATTEMPT = _o.K_ATTEMPT
-_K_COLD_START = _o.K_COLD_START
 _K_CORRELATION_ID = _o.K_CORRELATION_ID
-_K_ERROR_CLASS = _o.K_ERROR_CLASS
 _K_ERROR_CODE = _o.K_ERROR_CODE
 _K_EVENT_ID = _o.K_EVENT_ID
 _K_EVENT_SOURCE = _o.K_EVENT_SOURCE
-_K_FUNCTION_NAME = _o.K_FUNCTION_NAME
-_K_FUNCTION_REQUEST_ID = _o.K_FUNCTION_REQUEST_ID
 _K_IDEMPOTENCY_KEY = _o.K_IDEMPOTENCY_KEY
-_K_IDEMPOTENCY_STATUS = _o.K_IDEMPOTENCY_STATUS
 _K_IN_PROGRESS_EXPIRES_AT_MS = _o.K_IN_PROGRESS_EXPIRES_AT_MS
-_K_OPERATION = _o.K_OPERATION
 _K_OUTCOME = _o.K_OUTCOME
 _K_RECORD_AGE_MS = _o.K_RECORD_AGE_MS
-_K_REMAINING_TIME_MS = _o.K_REMAINING_TIME_MS
-_K_RETRYABLE = _o.K_RETRYABLE
-_K_SCHEMA_VERSION = _o.K_SCHEMA_VERSION
-_K_SERVICE = _o.K_SERVICE
 _K_SIDE_EFFECT_REF = _o.K_SIDE_EFFECT_REF
-_K_TENANT_ID = _o.K_TENANT_ID
-_K_WARNING_CODE = _o.K_WARNING_CODE
-_K_XRAY_TRACE_ID = _o.K_XRAY_TRACE_ID
 _LINE_HEAD = _o.LINE_HEAD
 _MAX_FIELD = _o.MAX_FIELD
 _M_EVENTS_RECEIVED = _o.M_EVENTS_RECEIVED
@@ -93,22 +84,15 @@ _M_REDELIVERY = _o.M_REDELIVERY
 _M_REMAINING_TIME_AT_SIDE_EFFECT = _o.M_REMAINING_TIME_AT_SIDE_EFFECT
 _OPERATION = _o.OPERATION
 _OUTCOME_METRIC_NAME = _o.OUTCOME_METRIC_NAME
-_OUTCOME_SPEC = _o.OUTCOME_SPEC
 _OUTCOME_VALUE = _o.OUTCOME_VALUE
 _RECEIVED_HEAD = _o.RECEIVED_HEAD
 _RECEIVED_TAKEN = _o.RECEIVED_TAKEN
-_REMAINING_OUTCOMES = _o.REMAINING_OUTCOMES
 _RESERVED_KEYS = _o.RESERVED_KEYS
-_ROOT_RESERVED = _o.ROOT_RESERVED
 _SERVICE = _o.SERVICE
-_STATUS_VALUES = _o.STATUS_VALUES
 _U_COUNT = _o.U_COUNT
 _U_MS = _o.U_MS
 
-DEFAULT_OPERATION = "default"
-"""Operation dimension value for outcomes recorded outside any invocation without an explicit operation."""
 
-_CO_COROUTINE = 0x80  # inspect.CO_COROUTINE, without importing inspect
 class _SlowPath(Exception):
     """Internal: the call needs the general record builder."""
 
@@ -117,35 +101,7 @@ def _default_clock() -> int:
     return time.time_ns() // 1_000_000
 
 
-class _Problems(list):  # list[tuple[code, element, reason]]
-    def add(self, code: str, element: str, reason: str) -> None:
-        self.append((code, element[:128], reason))
-
-
-class _Invocation:
-    """Context manager returned by :meth:`Emitter.invocation`."""
-
-    __slots__ = ("_cold", "_context", "_em", "_event", "_operation", "_prev")
-
-    def __init__(self, em: Emitter, context: Any, operation: str | None, event: Any, cold_start: bool | None) -> None:
-        self._em, self._context, self._operation, self._event, self._cold = em, context, operation, event, cold_start
-        self._prev: InvocationInfo | None = None
-
-    def __enter__(self) -> Emitter:
-        self._prev = self._em._begin(self._context, self._operation, self._event, self._cold)
-        return self._em
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        self._em._end(self._prev, failed=exc_type is not None)
-
-    async def __aenter__(self) -> Emitter:
-        return self.__enter__()
-
-    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        self.__exit__(exc_type, exc, tb)
-
-
-class Emitter:
+class Emitter(InvocationLifecycle):
     """Idempotency and handler metrics as CloudWatch EMF, plus one structured JSON log record per outcome.
 
     Args:
@@ -204,7 +160,7 @@ class Emitter:
         self.warnings: dict[str, int] = {}
         """Dropped/fixed elements so far, by WarningCode (also written as warning records)."""
 
-        problems = _Problems()
+        problems = Problems()
         svc = service if service is not None else (
             os.environ.get(ENV_SERVICE) or os.environ.get(ENV_SERVICE_FALLBACK) or SERVICE_UNDEFINED)
         self.service: str = svc if isinstance(svc, str) else str(svc)
@@ -231,125 +187,6 @@ class Emitter:
             self._add_dimension(name, value, problems)
         self._report(problems)
 
-    # ------------------------------------------------------------------ invocation lifecycle
-    def handler(self, fn: Callable[..., Any] | None = None, *, operation: str | None = None) -> Any:
-        """Decorator for a Lambda handler ``(event, context)``, sync or ``async def``.
-
-        Captures the context, detects the event source, writes a ``cold_start`` record on cold invocations, flushes
-        on every exit path (including exceptions) and returns the handler's result untouched.
-        ``operation`` defaults to the function's ``__name__``. Usable as ``@em.handler`` or ``@em.handler(operation=..)``.
-        """
-
-        def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-            op = operation or getattr(func, "__name__", None) or DEFAULT_OPERATION
-            code = getattr(func, "__code__", None)
-            if code is not None and code.co_flags & _CO_COROUTINE:
-
-                async def async_wrapper(event: Any, context: Any = None, *args: Any, **kwargs: Any) -> Any:
-                    with _Invocation(self, context, op, event, None):
-                        return await func(event, context, *args, **kwargs)
-
-                wrapper: Callable[..., Any] = async_wrapper
-            else:
-
-                def wrapper(event: Any, context: Any = None, *args: Any, **kwargs: Any) -> Any:
-                    prev = self._begin(context, op, event, None)  # inlined `with invocation()`: per-call cost
-                    failed = True
-                    pending = False
-                    try:
-                        result = func(event, context, *args, **kwargs)
-                        failed = False
-                        if hasattr(result, "__await__"):  # an async handler hidden behind another decorator
-                            pending = True
-                            return self._finish_awaitable(result, prev)
-                        return result
-                    finally:
-                        if not pending:
-                            self._end(prev, failed)
-
-            for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
-                try:
-                    setattr(wrapper, attr, getattr(func, attr))
-                except (AttributeError, TypeError):
-                    pass
-            wrapper.__wrapped__ = func  # type: ignore[attr-defined]
-            return wrapper
-
-        return decorate(fn) if fn is not None else decorate
-
-    async def _finish_awaitable(self, awaitable: Any, prev: InvocationInfo | None) -> Any:
-        failed = True
-        try:
-            result = await awaitable
-            failed = False
-            return result
-        finally:
-            self._end(prev, failed)
-
-    def invocation(self, context: Any = None, operation: str | None = None, event: Any = None,
-                   cold_start: bool | None = None) -> _Invocation:
-        """Context manager (sync and async) doing what :meth:`handler` does around a block.
-
-        ``event`` (optional) is used only to detect the event source. ``cold_start`` overrides cold-start detection
-        (default: the first invocation through this Emitter is cold, except provisioned-concurrency environments).
-        """
-        return _Invocation(self, context, operation, event, cold_start)
-
-    def _begin(self, context: Any, operation: str | None, event: Any, cold_start: bool | None) -> InvocationInfo | None:
-        problems = _Problems()
-        try:
-            now = self.clock()
-            info = InvocationInfo(context, self.clock, now)
-            op: str | None = operation if operation is not None else self._default_operation
-            if op not in self._valid_ops:
-                if reason := emf.check_dimension_value(op):
-                    problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{_OPERATION}", reason)
-                    op = None
-                elif len(self._valid_ops) < 256:
-                    self._valid_ops.add(op)  # type: ignore[arg-type]  # checked: a valid str
-            info.operation = op
-            info.event_source = detect_source(event) if event is not None else None
-            with self._lock:
-                if cold_start is None:
-                    cold = self._cold and os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") != "provisioned-concurrency"
-                else:
-                    cold = bool(cold_start)
-                self._cold = False
-                info.cold_start = cold
-                info.static_json = self._static_json(info, op)
-                prev, self._inv = self._inv, info
-        except Exception as exc:  # never break the handler
-            if self.strict:
-                raise
-            self._count_warning(C.WarningCode.INTERNAL_ERROR, 1)
-            self._stderr(f"idemwatch: invocation start failed: {type(exc).__name__}")
-            return self._inv
-        if problems:
-            self._report(problems)
-        if info.cold_start:
-            self.record_outcome(Outcome.COLD_START, remaining_time_ms=info.remaining_ms())
-        return prev
-
-    def _end(self, prev: InvocationInfo | None, failed: bool) -> None:
-        try:
-            self.flush()
-        except Exception:
-            if self.strict and not failed:
-                raise
-        finally:
-            with self._lock:
-                self._inv = prev
-
-    @property
-    def cold_start(self) -> bool | None:
-        """Whether the current invocation is a cold start (None outside an invocation)."""
-        inv = self._inv
-        return None if inv is None else inv.cold_start
-
-    def remaining_time_ms(self) -> float | None:
-        """Milliseconds left in the current invocation (from the context); None if unknown."""
-        inv = self._inv
-        return None if inv is None else inv.remaining_ms()
 
     # ------------------------------------------------------------------ adapters
     def records(self, event: Any) -> list[EventRecord]:
@@ -441,7 +278,7 @@ class Emitter:
 
     def _adapter_errors(self, errors: list[str]) -> None:
         if errors:
-            p = _Problems()
+            p = Problems()
             for e in errors:
                 p.add(C.WarningCode.ADAPTER_ERROR, "record", e)
             self._report(p)
@@ -515,7 +352,7 @@ class Emitter:
         """
         out: list[dict[str, str]] = []
         seen: set[str] = set()
-        problems = _Problems()
+        problems = Problems()
         items = []
         for item in failed:
             rec = item if isinstance(item, EventRecord) else None
@@ -545,7 +382,7 @@ class Emitter:
         """
         value, reason = emf.coerce_metric_value(required_ms)
         if reason is not None:
-            p = _Problems()
+            p = Problems()
             p.add(C.WarningCode.INVALID_PROPERTY, "required_ms", reason + "; budget not checked")
             self._report(p)
             return self.remaining_time_ms()
@@ -680,7 +517,7 @@ class Emitter:
         ``operation`` (overrides the invocation's). Anything else is an extra log property (redacted by name,
         sanitized to JSON; never pass payloads). ``record`` may be an EventRecord or an event id string.
         """
-        problems = _Problems()
+        problems = Problems()
         try:
             if outcome.__class__ is not Outcome:
                 try:
@@ -714,416 +551,3 @@ class Emitter:
             self._count_warning(C.WarningCode.INTERNAL_ERROR, 1)
             self._stderr(f"idemwatch: could not record {outcome!s}: {type(exc).__name__}")
 
-    def _build_record(self, outcome: Outcome, record: Any, key: Any, props: dict[str, Any],
-                      problems: _Problems) -> tuple[str, float | None, str | None, str | None]:
-        level, status, retryable, error_class, error_code, message = _OUTCOME_SPEC[outcome]
-        inv = self._inv
-        static = inv.static_json if inv is not None else self._idle_static
-        op = inv.operation if inv is not None else self._default_operation
-        rec = record if isinstance(record, EventRecord) else None
-        explicit_status = False
-        f: dict[str, Any] = {_K_OUTCOME: _OUTCOME_VALUE[outcome]}
-        es = rec.event_source if rec is not None else (inv.event_source if inv is not None else None)
-        if es is not None:
-            es = _ES_VALUE.get(es, es)
-            f[_K_EVENT_SOURCE] = es
-        if rec is not None:
-            eid = rec.event_id
-            if eid is not None:
-                f[_K_EVENT_ID] = eid if eid.__class__ is str and len(eid) <= _MAX_FIELD else self._field(
-                    eid, _K_EVENT_ID, problems)
-        elif record is not None:
-            f[_K_EVENT_ID] = self._field(record, _K_EVENT_ID, problems)
-
-        if props:
-            if "operation" in props:
-                o = props.pop("operation")
-                if o is not None:
-                    if reason := emf.check_dimension_value(o):
-                        problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{_OPERATION}", reason)
-                    elif o != op:
-                        op = o
-                        static = self._static_json(inv, op)
-            st = props.pop(_K_IDEMPOTENCY_STATUS, None)
-            if st is not None:
-                st = getattr(st, "value", st)
-                if st in _STATUS_VALUES:
-                    status, explicit_status = st, True
-                else:
-                    problems.add(C.WarningCode.INVALID_PROPERTY, _K_IDEMPOTENCY_STATUS,
-                                 "not an IdempotencyStatus value")
-            r = props.pop(_K_RETRYABLE, None)
-            if r is not None:
-                retryable = bool(r)
-            ec = props.pop(_K_ERROR_CLASS, None)
-            if ec is not None:
-                ec = getattr(ec, "value", ec)
-                if ec in _ERROR_CLASS_VALUES:
-                    error_class = ec
-                else:
-                    problems.add(C.WarningCode.INVALID_PROPERTY, _K_ERROR_CLASS, "not an ErrorClass value")
-            code = props.pop(_K_ERROR_CODE, None)
-            if code is not None:
-                error_code = self._field(code, _K_ERROR_CODE, problems)
-            exp = props.pop("expires_at_ms", None)
-            if exp is None:
-                exp = props.pop(_K_IN_PROGRESS_EXPIRES_AT_MS, None)
-        else:
-            exp = None
-
-        k = key if key is not None else (rec.idempotency_key if rec is not None else None)
-        if k is not None:
-            f[_K_IDEMPOTENCY_KEY] = k if (k.__class__ is str and self._hasher is None and len(k) <= _MAX_FIELD) \
-                else self._key(k, problems)
-        if status is not None and (k is not None or explicit_status):  # a status describes a key's record
-            f[_K_IDEMPOTENCY_STATUS] = status
-        if exp is not None:
-            v, reason = emf.coerce_metric_value(exp)
-            if reason is None:
-                f[_K_IN_PROGRESS_EXPIRES_AT_MS] = int(v)  # type: ignore[arg-type]
-            else:
-                problems.add(C.WarningCode.INVALID_PROPERTY, _K_IN_PROGRESS_EXPIRES_AT_MS, reason)
-        if error_code is not None:
-            f[_K_ERROR_CODE] = error_code
-        if error_class is not None:
-            f[_K_ERROR_CLASS] = error_class
-        if retryable is not None:
-            f[_K_RETRYABLE] = retryable
-        if rec is not None:
-            f[_K_ATTEMPT] = rec.attempt
-            corr = props.pop(_K_CORRELATION_ID, None) if props else None
-            corr = corr if corr is not None else rec.correlation_id
-            if corr is not None:
-                f[_K_CORRELATION_ID] = self._field(corr, _K_CORRELATION_ID, problems)
-
-        metric_value: float | None = None
-        if outcome is Outcome.RECEIVED and rec is not None:
-            if rec.record_age_ms is not None:
-                metric_value, reason = emf.coerce_metric_value(rec.record_age_ms)
-                if reason is None:
-                    f[_K_RECORD_AGE_MS] = metric_value
-                else:
-                    problems.add(C.WarningCode.INVALID_METRIC_VALUE, _M_RECORD_AGE, reason)
-            for dk, dv in rec.details.items():
-                if dv is not None and dk not in f and dk not in props and dk not in _RESERVED_KEYS:
-                    if self._is_redacted(dk):
-                        f[dk] = REDACTED
-                    elif dv.__class__ in (str, int) and (dv.__class__ is int or len(dv) <= _MAX_FIELD):  # type: ignore[arg-type]
-                        f[dk] = dv  # adapter-made bounded values: no sanitizing needed
-                    else:
-                        props[dk] = dv
-        if props and _K_REMAINING_TIME_MS in props:
-            rem = props.pop(_K_REMAINING_TIME_MS)
-        elif outcome in _REMAINING_OUTCOMES:
-            rem = inv.remaining_ms() if inv is not None else None
-        else:
-            rem = None
-        if rem is not None:
-            v, reason = emf.coerce_metric_value(rem)
-            if reason is None and v >= 0:  # type: ignore[operator]
-                f[_K_REMAINING_TIME_MS] = v
-                if outcome is Outcome.SIDE_EFFECT_STARTED:
-                    metric_value = v
-            else:
-                problems.add(C.WarningCode.INVALID_METRIC_VALUE, _M_REMAINING_TIME_AT_SIDE_EFFECT,
-                             reason or "negative remaining time")
-        if props:
-            for name in (_K_SIDE_EFFECT_REF, _K_TENANT_ID):
-                if name in props:
-                    v = props.pop(name)
-                    if v is not None:
-                        f[name] = self._field(v, name, problems)
-            if props:
-                self._extra_props(f, props, problems)
-        line = self._line(level, message, static, f)
-        if len(line) > C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM:
-            line = self._shrink(level, message, static, f, problems)
-        return line, metric_value, op, es if self.event_source_dimension else None
-
-    # ------------------------------------------------------------------ record helpers
-    def _field(self, value: Any, name: str, problems: _Problems) -> str:
-        """A contract string field: str (ints converted), truncated to MAX_LOG_FIELD_CHARS."""
-        if not isinstance(value, str):
-            value = getattr(value, "value", value)
-            value = value if isinstance(value, str) else (str(value) if isinstance(value, (int, float)) else f"<{type(value).__name__}>")
-        if len(value) > C.MAX_LOG_FIELD_CHARS:
-            problems.add(C.WarningCode.VALUE_TRUNCATED, name, f"{len(value)} characters truncated to {C.MAX_LOG_FIELD_CHARS}")
-            value = value[: C.MAX_LOG_FIELD_CHARS]
-        return value
-
-    def _key(self, key: Any, problems: _Problems) -> str:
-        if not isinstance(key, str):
-            key = str(key) if isinstance(key, (int, float)) and not isinstance(key, bool) else None
-            if key is None:
-                problems.add(C.WarningCode.INVALID_PROPERTY, _K_IDEMPOTENCY_KEY, "key must be a string")
-                return "<invalid>"
-        if self._hasher is not None:
-            return self._hasher(key)
-        return self._field(key, _K_IDEMPOTENCY_KEY, problems)
-
-    def _extra_props(self, f: dict[str, Any], props: dict[str, Any], problems: _Problems) -> None:
-        for name, value in props.items():
-            if name in _RESERVED_KEYS:
-                problems.add(C.WarningCode.NAME_CONFLICT, f"property:{name}", "the emitter owns this log key")
-                continue
-            if self._is_redacted(name):
-                f[name] = REDACTED
-                continue
-            f[name] = _sanitize(value, self._redacted, problems, name, 0)
-
-    def _is_redacted(self, name: str) -> bool:
-        hit = self._redact_cache.get(name)
-        if hit is None:
-            hit = normalize_name(name) in self._redacted
-            if len(self._redact_cache) < 1024:
-                self._redact_cache[name] = hit
-        return hit
-
-    def _line(self, level: str, message: str, static: str, f: dict[str, Any]) -> str:
-        body = _dumps(f)
-        return (f'{{"level":"{level}","message":"{message}","timestamp":"{self._iso(self.clock())}",'
-                f'{static},{body[1:]}')
-
-    def _shrink(self, level: str, message: str, static: str, f: dict[str, Any], problems: _Problems) -> str:
-        """Drop the largest extra properties until the record fits in a log event."""
-        contract = set(LogKey._value2member_map_)
-        extras = sorted((k for k in f if k not in contract), key=lambda k: len(_dumps(f[k])), reverse=True)
-        line = self._line(level, message, static, f)
-        for k in extras:
-            problems.add(C.WarningCode.PROPERTY_TOO_LARGE, f"property:{k}",
-                         f"record over {C.MAX_EVENT_BYTES} bytes; property dropped")
-            del f[k]
-            line = self._line(level, message, static, f)
-            if len(line) <= C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM:
-                break
-        return line
-
-    def _iso(self, ms: int) -> str:
-        """ISO-8601 UTC with milliseconds for epoch ms (the seconds part is cached: most records share it)."""
-        sec = int(ms) // 1000
-        ts = self._ts_cache
-        if ts[0] != sec:
-            ts = self._ts_entry(sec)
-        return f"{ts[1]}.{int(ms) - sec * 1000:03d}Z"
-
-    def _ts_entry(self, sec: int) -> tuple[int, str]:
-        ts = (sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)))
-        self._ts_cache = ts
-        return ts
-
-    def _static_json(self, inv: InvocationInfo | None, operation: str | None) -> str:
-        """Invocation-constant keys, serialized once per invocation (string concatenation of C-escaped values:
-        this runs on every invocation)."""
-        parts = [f'"{_K_SERVICE}":{_esc(self.service)}']
-        if inv is not None:
-            parts.append(f'"{_K_COLD_START}":{"true" if inv.cold_start else "false"}')
-            if inv.function_name:
-                parts.append(f'"{_K_FUNCTION_NAME}":{_esc(inv.function_name)}')
-            if inv.request_id:
-                parts.append(f'"{_K_FUNCTION_REQUEST_ID}":{_esc(inv.request_id)}')
-            if inv.xray_trace_id:
-                parts.append(f'"{_K_XRAY_TRACE_ID}":{_esc(inv.xray_trace_id)}')
-        if operation is not None:
-            parts.append(f'"{_K_OPERATION}":{_esc(operation)}')
-        parts.append(f'"{_K_SCHEMA_VERSION}":"{SCHEMA_VERSION}"')
-        return ",".join(parts)
-
-    # ------------------------------------------------------------------ metrics
-    def _add(self, op: str | None, es: str | None, name: str, unit: str, resolution: int, value: float,
-             summed: bool) -> None:
-        group = self._groups.get((op, es))
-        if group is None:
-            group = self._groups[(op, es)] = {}
-        s = group.get(name)
-        if s is None:
-            group[name] = emf.MetricSeries(name, unit, resolution, [value])
-        elif summed:
-            s.values[0] += value
-        else:
-            s.values.append(value)
-
-    def add_metric(self, name: str, value: float, unit: str = "Count", resolution: int = 60,
-                   operation: str | None = None) -> None:
-        """Add a custom metric value (kept as a value list, split at 100 values). ``resolution``: the int 1 (high
-        resolution) or 60. Names of the contract's metrics, dimensions and EMF members are refused (they would break
-        the logs == metrics equality or the document). Invalid input: dropped + warning (strict: raises)."""
-        problems = _Problems()
-        element = f"metric:{name}" if isinstance(name, str) else "metric"
-        if reason := emf.check_metric_name(name):
-            problems.add(C.WarningCode.INVALID_METRIC_NAME, element, reason)
-        elif name in _CONTRACT_METRICS or name in _ROOT_RESERVED or name in self._dimensions:
-            problems.add(C.WarningCode.NAME_CONFLICT, element, "name used by the contract, a dimension or EMF")
-        v, reason = emf.coerce_metric_value(value)
-        if reason:
-            problems.add(C.WarningCode.INVALID_METRIC_VALUE, element, reason)
-        if reason := emf.check_unit(unit):
-            problems.add(C.WarningCode.INVALID_UNIT, element, reason)
-        if reason := emf.check_resolution(resolution):
-            problems.add(C.WarningCode.INVALID_RESOLUTION, element, reason)
-        inv = self._inv
-        op = operation if operation is not None else (inv.operation if inv is not None else self._default_operation)
-        if operation is not None and (reason := emf.check_dimension_value(operation)):
-            problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{_OPERATION}", reason)
-        es = None
-        if self.event_source_dimension and inv is not None and inv.event_source is not None:
-            es = inv.event_source.value
-        if not problems:
-            with self._lock:
-                existing = self._groups.get((op, es), {}).get(name)
-                if existing is not None and (existing.unit != unit or existing.resolution != resolution):
-                    problems.add(C.WarningCode.METRIC_DEFINITION_CONFLICT, element,
-                                 "same metric added with another unit or resolution in this flush")
-                else:
-                    self._add(op, es, name, unit, resolution, v, False)  # type: ignore[arg-type]
-        self._report(problems)
-
-    def add_dimension(self, name: str, value: str) -> None:
-        """Add a dimension to every dimension set (persists across flushes). Bounded values only: names that look
-        like keys, tenants, event or request ids are refused (each distinct value is a paid custom metric)."""
-        problems = _Problems()
-        with self._lock:
-            self._add_dimension(name, value, problems)
-        self._report(problems)
-
-    def _add_dimension(self, name: Any, value: Any, problems: _Problems) -> None:
-        element = f"dimension:{name}" if isinstance(name, str) else "dimension"
-        if reason := emf.check_dimension_name(name):
-            problems.add(C.WarningCode.INVALID_DIMENSION_NAME, element, reason)
-        elif name.lower().replace("_", "").replace("-", "") in C.HIGH_CARDINALITY_DIMENSION_NAMES:
-            problems.add(C.WarningCode.HIGH_CARDINALITY_DIMENSION, element, "unbounded values belong in log properties")
-        elif name in _ROOT_RESERVED or name in _CONTRACT_METRICS:
-            problems.add(C.WarningCode.NAME_CONFLICT, element, "name used by the contract or EMF")
-        elif reason := emf.check_dimension_value(value):
-            problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, element, reason)
-        elif name not in self._dimensions and len(self._dimensions) >= C.MAX_CUSTOM_DIMENSIONS:
-            problems.add(C.WarningCode.TOO_MANY_DIMENSIONS, element,
-                         f"at most {C.MAX_CUSTOM_DIMENSIONS} custom dimensions ({C.MAX_DIMENSIONS_PER_SET} per set)")
-        else:
-            self._dimensions[name] = value
-
-    def set_timestamp(self, timestamp_ms: int) -> None:
-        """Use ``timestamp_ms`` (epoch ms) as ``_aws.Timestamp`` of the next flush. Must be within 14 days past /
-        2 hours future of the emitter clock; otherwise dropped (the flush time is used) + warning."""
-        problems = _Problems()
-        if reason := emf.check_timestamp(timestamp_ms, self.clock()):
-            problems.add(C.WarningCode.INVALID_TIMESTAMP, "timestamp", reason)
-        else:
-            self._timestamp_ms = timestamp_ms
-        self._report(problems)
-
-    def flush(self) -> list[str]:
-        """Write the aggregated metrics now as EMF documents (one group per Operation[/EventSource], split at 100
-        metrics / 100 values / 256 KB) and reset them. Returns the lines written (empty when nothing was recorded)."""
-        with self._lock:
-            groups, self._groups = self._groups, {}
-            ts, self._timestamp_ms = self._timestamp_ms, None
-            if not groups:
-                return []
-            ts = ts if ts is not None else int(self.clock())
-            inv = self._inv
-            if inv is not None:
-                props_body = inv.emf_props_json
-                if props_body is None:
-                    props_body = inv.emf_props_json = self._emf_props_json(inv)
-            else:
-                props_body = self._idle_emf_props
-            lines: list[str] = []
-            for (op, es), series in groups.items():
-                dims, sets, header, dims_body = self._group_dimensions(op, es)
-                values = list(series.values())
-                body = f"{dims_body},{props_body}" if dims_body else props_body
-                line = emf.fast_document(header, ts, body, values)
-                if line is not None:
-                    lines.append(line)
-                else:
-                    import json  # rare path (a group over 100 metrics/values or 256 KB): json is loaded lazily
-
-                    props = json.loads("{" + props_body + "}")
-                    lines.extend(emf.build_documents(self.namespace, dims, sets, values, ts, props))
-            self._write(lines)
-            return lines
-
-    @staticmethod
-    def _emf_props_json(inv: InvocationInfo | None) -> str:
-        """Root members copied into every EMF document: function name, request id, schema version (JSON text)."""
-        props: dict[str, Any] = {}
-        if inv is not None:
-            if inv.function_name:
-                props[_EMF_PROPS[0]] = inv.function_name
-            if inv.request_id:
-                props[_EMF_PROPS[1]] = inv.request_id
-        props[_K_SCHEMA_VERSION] = SCHEMA_VERSION
-        return _dumps(props)[1:-1]
-
-    def _group_dimensions(self, op: str | None, es: str | None) -> tuple[dict[str, str], list[list[str]], str, str]:
-        """Root dimension members, dimension sets, directive header and dimension members as JSON text of a group
-        (cached; custom dimensions are part of the key)."""
-        key = (op, es, tuple(self._dimensions.items()))
-        hit = self._group_cache.get(key)
-        if hit is not None:
-            return hit
-        dims: dict[str, str] = {}
-        if self._service_dim is not None:
-            dims[_SERVICE] = self._service_dim
-        if op is not None:
-            dims[_OPERATION] = op
-        if es is not None:
-            dims[_EVENT_SOURCE] = es
-        base_sets = list(DIMENSION_SETS) + ([EVENT_SOURCE_DIMENSION_SET] if es is not None else [])
-        sets: list[list[str]] = []
-        for bs in base_sets:
-            s = [d for d in bs if d in dims] + list(self._dimensions)
-            if s not in sets:
-                sets.append(s)
-        dims.update(self._dimensions)
-        out = (dims, sets, emf.directive_header(self.namespace, sets), _dumps(dims)[1:-1] if dims else "")
-        if len(self._group_cache) < 256:
-            self._group_cache[key] = out
-        return out
-
-    def pending(self) -> dict[tuple[str | None, str | None], dict[str, list[float | int]]]:
-        """Metrics not yet flushed: {(operation, event_source|None): {metric name: values}} (Count metrics summed)."""
-        with self._lock:
-            return {g: {n: list(s.values) for n, s in series.items()} for g, series in self._groups.items()}
-
-    # ------------------------------------------------------------------ output and problems
-    def _write(self, lines: list[str]) -> None:
-        if not lines:
-            return
-        with self._lock:
-            try:
-                self.sink.write_lines(lines)
-            except Exception as exc:
-                self._count_warning(C.WarningCode.SINK_ERROR, len(lines))
-                if self.strict:
-                    raise SinkError(f"sink failed: {type(exc).__name__}") from exc
-                self._stderr(f"idemwatch: sink failed ({type(exc).__name__}); {len(lines)} line(s) not written")
-
-    def _count_warning(self, code: str, n: int) -> None:
-        with self._lock:
-            self.warnings[code] = self.warnings.get(code, 0) + n
-
-    def _report(self, problems: _Problems) -> None:
-        """Strict: raise on the first problem. Otherwise: count them and write ONE warning record for the call."""
-        if not problems:
-            return
-        if self.strict:
-            code, element, reason = problems[0]
-            raise EmfValidationError(code, f"{element}: {reason}")
-        with self._lock:
-            for code, _, _ in problems:
-                self.warnings[code] = self.warnings.get(code, 0) + 1
-        inv = self._inv
-        static = inv.static_json if inv is not None else self._idle_static
-        f = {
-            _K_WARNING_CODE: problems[0][0],
-            "idemwatch_dropped": [{"code": c, "element": e, "reason": r} for c, e, r in problems],
-        }
-        self._write([self._line("WARNING", "idemwatch dropped or fixed invalid input", static, f)])
-
-    @staticmethod
-    def _stderr(msg: str) -> None:
-        try:
-            sys.stderr.write(msg + "\n")
-        except Exception:
-            pass

@@ -1,0 +1,201 @@
+"""Per-invocation metric aggregation and EMF flushing.
+
+Metrics are kept in memory per group (Operation[, EventSource]) until :meth:`MetricAggregator.flush` writes each
+group as one or more EMF documents (split at 100 metrics / 100 values / 256 KB, never dropped; EMF specification:
+https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html).
+Count metrics are summed (one value per document), Milliseconds metrics keep every value.
+"""
+
+from __future__ import annotations
+
+from emitter import constants as C
+from emitter import emf
+from emitter import outcomes as _o
+from emitter.contract import DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET, SCHEMA_VERSION
+from emitter.jsonfast import dumps as _dumps
+from emitter.output import Problems, SinkOutput
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from emitter.context import InvocationInfo
+
+# Plain-str copies of contract values (emitter.outcomes): module globals, one dict lookup each.
+_CONTRACT_METRICS = _o.CONTRACT_METRICS
+_EMF_PROPS = _o.EMF_PROPS
+_EVENT_SOURCE = _o.EVENT_SOURCE
+_K_SCHEMA_VERSION = _o.K_SCHEMA_VERSION
+_OPERATION = _o.OPERATION
+_ROOT_RESERVED = _o.ROOT_RESERVED
+_SERVICE = _o.SERVICE
+
+
+class MetricAggregator(SinkOutput):
+    """Emitter layer 3: metric values per (Operation, EventSource) group until :meth:`flush` writes them as EMF."""
+
+    namespace: str
+    _groups: dict[tuple[str | None, str | None], dict[str, emf.MetricSeries]]
+    _dimensions: dict[str, str]
+    _group_cache: dict[tuple[Any, ...], tuple[dict[str, str], list[list[str]], str, str]]
+    _timestamp_ms: int | None
+    _service_dim: str | None
+    _idle_emf_props: str
+
+    def _add(self, op: str | None, es: str | None, name: str, unit: str, resolution: int, value: float,
+             summed: bool) -> None:
+        group = self._groups.get((op, es))
+        if group is None:
+            group = self._groups[(op, es)] = {}
+        s = group.get(name)
+        if s is None:
+            group[name] = emf.MetricSeries(name, unit, resolution, [value])
+        elif summed:
+            s.values[0] += value
+        else:
+            s.values.append(value)
+
+    def add_metric(self, name: str, value: float, unit: str = "Count", resolution: int = 60,
+                   operation: str | None = None) -> None:
+        """Add a custom metric value (kept as a value list, split at 100 values). ``resolution``: the int 1 (high
+        resolution) or 60. Names of the contract's metrics, dimensions and EMF members are refused (they would break
+        the logs == metrics equality or the document). Invalid input: dropped + warning (strict: raises)."""
+        problems = Problems()
+        element = f"metric:{name}" if isinstance(name, str) else "metric"
+        if reason := emf.check_metric_name(name):
+            problems.add(C.WarningCode.INVALID_METRIC_NAME, element, reason)
+        elif name in _CONTRACT_METRICS or name in _ROOT_RESERVED or name in self._dimensions:
+            problems.add(C.WarningCode.NAME_CONFLICT, element, "name used by the contract, a dimension or EMF")
+        v, reason = emf.coerce_metric_value(value)
+        if reason:
+            problems.add(C.WarningCode.INVALID_METRIC_VALUE, element, reason)
+        if reason := emf.check_unit(unit):
+            problems.add(C.WarningCode.INVALID_UNIT, element, reason)
+        if reason := emf.check_resolution(resolution):
+            problems.add(C.WarningCode.INVALID_RESOLUTION, element, reason)
+        inv = self._inv
+        op = operation if operation is not None else (inv.operation if inv is not None else self._default_operation)
+        if operation is not None and (reason := emf.check_dimension_value(operation)):
+            problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{_OPERATION}", reason)
+        es = None
+        if self.event_source_dimension and inv is not None and inv.event_source is not None:
+            es = inv.event_source.value
+        if not problems:
+            with self._lock:
+                existing = self._groups.get((op, es), {}).get(name)
+                if existing is not None and (existing.unit != unit or existing.resolution != resolution):
+                    problems.add(C.WarningCode.METRIC_DEFINITION_CONFLICT, element,
+                                 "same metric added with another unit or resolution in this flush")
+                else:
+                    self._add(op, es, name, unit, resolution, v, False)  # type: ignore[arg-type]
+        self._report(problems)
+
+    def add_dimension(self, name: str, value: str) -> None:
+        """Add a dimension to every dimension set (persists across flushes). Bounded values only: names that look
+        like keys, tenants, event or request ids are refused (each distinct value is a paid custom metric)."""
+        problems = Problems()
+        with self._lock:
+            self._add_dimension(name, value, problems)
+        self._report(problems)
+
+    def _add_dimension(self, name: Any, value: Any, problems: Problems) -> None:
+        element = f"dimension:{name}" if isinstance(name, str) else "dimension"
+        if reason := emf.check_dimension_name(name):
+            problems.add(C.WarningCode.INVALID_DIMENSION_NAME, element, reason)
+        elif name.lower().replace("_", "").replace("-", "") in C.HIGH_CARDINALITY_DIMENSION_NAMES:
+            problems.add(C.WarningCode.HIGH_CARDINALITY_DIMENSION, element, "unbounded values belong in log properties")
+        elif name in _ROOT_RESERVED or name in _CONTRACT_METRICS:
+            problems.add(C.WarningCode.NAME_CONFLICT, element, "name used by the contract or EMF")
+        elif reason := emf.check_dimension_value(value):
+            problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, element, reason)
+        elif name not in self._dimensions and len(self._dimensions) >= C.MAX_CUSTOM_DIMENSIONS:
+            problems.add(C.WarningCode.TOO_MANY_DIMENSIONS, element,
+                         f"at most {C.MAX_CUSTOM_DIMENSIONS} custom dimensions ({C.MAX_DIMENSIONS_PER_SET} per set)")
+        else:
+            self._dimensions[name] = value
+
+    def set_timestamp(self, timestamp_ms: int) -> None:
+        """Use ``timestamp_ms`` (epoch ms) as ``_aws.Timestamp`` of the next flush. Must be within 14 days past /
+        2 hours future of the emitter clock; otherwise dropped (the flush time is used) + warning."""
+        problems = Problems()
+        if reason := emf.check_timestamp(timestamp_ms, self.clock()):
+            problems.add(C.WarningCode.INVALID_TIMESTAMP, "timestamp", reason)
+        else:
+            self._timestamp_ms = timestamp_ms
+        self._report(problems)
+
+    def flush(self) -> list[str]:
+        """Write the aggregated metrics now as EMF documents (one group per Operation[/EventSource], split at 100
+        metrics / 100 values / 256 KB) and reset them. Returns the lines written (empty when nothing was recorded)."""
+        with self._lock:
+            groups, self._groups = self._groups, {}
+            ts, self._timestamp_ms = self._timestamp_ms, None
+            if not groups:
+                return []
+            ts = ts if ts is not None else int(self.clock())
+            inv = self._inv
+            if inv is not None:
+                props_body = inv.emf_props_json
+                if props_body is None:
+                    props_body = inv.emf_props_json = self._emf_props_json(inv)
+            else:
+                props_body = self._idle_emf_props
+            lines: list[str] = []
+            for (op, es), series in groups.items():
+                dims, sets, header, dims_body = self._group_dimensions(op, es)
+                values = list(series.values())
+                body = f"{dims_body},{props_body}" if dims_body else props_body
+                line = emf.fast_document(header, ts, body, values)
+                if line is not None:
+                    lines.append(line)
+                else:
+                    import json  # rare path (a group over 100 metrics/values or 256 KB): json is loaded lazily
+
+                    props = json.loads("{" + props_body + "}")
+                    lines.extend(emf.build_documents(self.namespace, dims, sets, values, ts, props))
+            self._write(lines)
+            return lines
+
+    @staticmethod
+    def _emf_props_json(inv: InvocationInfo | None) -> str:
+        """Root members copied into every EMF document: function name, request id, schema version (JSON text)."""
+        props: dict[str, Any] = {}
+        if inv is not None:
+            if inv.function_name:
+                props[_EMF_PROPS[0]] = inv.function_name
+            if inv.request_id:
+                props[_EMF_PROPS[1]] = inv.request_id
+        props[_K_SCHEMA_VERSION] = SCHEMA_VERSION
+        return _dumps(props)[1:-1]
+
+    def _group_dimensions(self, op: str | None, es: str | None) -> tuple[dict[str, str], list[list[str]], str, str]:
+        """Root dimension members, dimension sets, directive header and dimension members as JSON text of a group
+        (cached; custom dimensions are part of the key)."""
+        key = (op, es, tuple(self._dimensions.items()))
+        hit = self._group_cache.get(key)
+        if hit is not None:
+            return hit
+        dims: dict[str, str] = {}
+        if self._service_dim is not None:
+            dims[_SERVICE] = self._service_dim
+        if op is not None:
+            dims[_OPERATION] = op
+        if es is not None:
+            dims[_EVENT_SOURCE] = es
+        base_sets = list(DIMENSION_SETS) + ([EVENT_SOURCE_DIMENSION_SET] if es is not None else [])
+        sets: list[list[str]] = []
+        for bs in base_sets:
+            s = [d for d in bs if d in dims] + list(self._dimensions)
+            if s not in sets:
+                sets.append(s)
+        dims.update(self._dimensions)
+        out = (dims, sets, emf.directive_header(self.namespace, sets), _dumps(dims)[1:-1] if dims else "")
+        if len(self._group_cache) < 256:
+            self._group_cache[key] = out
+        return out
+
+    def pending(self) -> dict[tuple[str | None, str | None], dict[str, list[float | int]]]:
+        """Metrics not yet flushed: {(operation, event_source|None): {metric name: values}} (Count metrics summed)."""
+        with self._lock:
+            return {g: {n: list(s.values) for n, s in series.items()} for g, series in self._groups.items()}
+

@@ -1,0 +1,80 @@
+"""Output: writing lines to the sink, and the one warning record per call that reports dropped or fixed input.
+
+A failing sink never raises into the handler (``strict``: :class:`SinkError`); the lines it lost are counted under
+``WarningCode.SINK_ERROR`` and reported on stderr. Invalid input is collected in a :class:`Problems` list during a
+call and reported once at its end (``strict``: :class:`EmfValidationError` on the first problem).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from emitter import constants as C
+from emitter import outcomes as _o
+from emitter.exceptions import EmfValidationError, SinkError
+from emitter.log_records import LogRecordBuilder
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+class Problems(list):  # list[tuple[code, element, reason]]
+    """Invalid input found during one call: ``(WarningCode, element, reason)`` tuples, element cut to 128 chars."""
+
+    def add(self, code: str, element: str, reason: str) -> None:
+        self.append((code, element[:128], reason))
+
+
+# Plain-str copies of contract values (emitter.outcomes): module globals, one dict lookup each.
+_K_WARNING_CODE = _o.K_WARNING_CODE
+
+
+class SinkOutput(LogRecordBuilder):
+    """Emitter layer 2: sink writes, the warning counters and the warning record (all under the emitter lock)."""
+
+    sink: Any
+    strict: bool
+    warnings: dict[str, int]
+    _lock: Any  # _thread.RLock
+
+    def _write(self, lines: list[str]) -> None:
+        if not lines:
+            return
+        with self._lock:
+            try:
+                self.sink.write_lines(lines)
+            except Exception as exc:
+                self._count_warning(C.WarningCode.SINK_ERROR, len(lines))
+                if self.strict:
+                    raise SinkError(f"sink failed: {type(exc).__name__}") from exc
+                self._stderr(f"idemwatch: sink failed ({type(exc).__name__}); {len(lines)} line(s) not written")
+
+    def _count_warning(self, code: str, n: int) -> None:
+        with self._lock:
+            self.warnings[code] = self.warnings.get(code, 0) + n
+
+    def _report(self, problems: Problems) -> None:
+        """Strict: raise on the first problem. Otherwise: count them and write ONE warning record for the call."""
+        if not problems:
+            return
+        if self.strict:
+            code, element, reason = problems[0]
+            raise EmfValidationError(code, f"{element}: {reason}")
+        with self._lock:
+            for code, _, _ in problems:
+                self.warnings[code] = self.warnings.get(code, 0) + 1
+        inv = self._inv
+        static = inv.static_json if inv is not None else self._idle_static
+        f = {
+            _K_WARNING_CODE: problems[0][0],
+            "idemwatch_dropped": [{"code": c, "element": e, "reason": r} for c, e, r in problems],
+        }
+        self._write([self._line("WARNING", "idemwatch dropped or fixed invalid input", static, f)])
+
+    @staticmethod
+    def _stderr(msg: str) -> None:
+        try:
+            sys.stderr.write(msg + "\n")
+        except Exception:
+            pass
