@@ -13,6 +13,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Self
 
@@ -56,16 +57,19 @@ class DashboardServer:
     ``with DashboardServer(data_dir) as srv: srv.url`` starts it, waits until the health
     endpoint answers (at most ``startup_timeout_s`` seconds) and stops it on exit.
     Raises :class:`DashboardStartError` if it exits or never becomes healthy.
+    ``env``: extra environment variables for the app (e.g. the CloudWatch source).
     """
 
     def __init__(self, data_dir: Path | str, host: str = "127.0.0.1", port: int | None = None, *,
-                 headless: bool = True, startup_timeout_s: float = 60.0, quiet: bool = True) -> None:
+                 headless: bool = True, startup_timeout_s: float = 60.0, quiet: bool = True,
+                 env: Mapping[str, str] | None = None) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
         self.host = host
         self.port = port or free_port(host)
         self.headless = headless
         self.startup_timeout_s = startup_timeout_s
         self.quiet = quiet
+        self.env = dict(env or {})
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -74,6 +78,7 @@ class DashboardServer:
 
     def start(self) -> Self:
         env = dict(os.environ)
+        env.update(self.env)
         env[ENV_DATA_DIR] = str(self.data_dir)
         out = subprocess.DEVNULL if self.quiet else None
         self.proc = subprocess.Popen(streamlit_command(self.host, self.port, self.headless), env=env,
@@ -123,13 +128,15 @@ class DashboardServer:
         self.stop()
 
 
-def serve(data_dir: Path | str, host: str = "127.0.0.1", port: int | None = None, headless: bool = True) -> int:
+def serve(data_dir: Path | str, host: str = "127.0.0.1", port: int | None = None, headless: bool = True,
+          env: Mapping[str, str] | None = None) -> int:
     """Serve the dashboard over ``data_dir`` until interrupted; prints the URL once it is up.
 
-    ``port`` None picks a free one. Returns streamlit's exit code (0 after Ctrl-C).
+    ``port`` None picks a free one; ``env`` adds environment variables for the app.
+    Returns streamlit's exit code (0 after Ctrl-C).
     Raises :class:`DashboardStartError` when streamlit cannot start.
     """
-    srv = DashboardServer(data_dir, host, port, headless=headless, quiet=False)
+    srv = DashboardServer(data_dir, host, port, headless=headless, quiet=False, env=env)
     srv.start()
     print(f"idemwatch dashboard: {srv.url}  (data: {srv.data_dir}; Ctrl-C to stop)", flush=True)
     return srv.wait()

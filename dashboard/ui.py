@@ -25,6 +25,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from dashboard import cloudwatch_panel
 from dashboard.compute import Filters, choose_bin, default_preset, dimension_values, preset_window
 from dashboard.constants import CUSTOM_RANGE, ENV_DATA_DIR, RANGE_PRESETS
 from dashboard.data import Dataset, DataStatus, load_dataset, manifest_summary, skipped_lines
@@ -98,10 +99,18 @@ def data_dir() -> Path:
 
 def build_context() -> Dataset:
     """Load the data (cached on the manifest) and draw the sidebar filters. Called once per
-    rerun by ``app.py`` before the page runs; pages read the result with :func:`context`."""
+    rerun by ``app.py`` before the page runs; pages read the result with :func:`context`.
+    With a CloudWatch source configured, also refreshes stale data first and draws the
+    source panel (``dashboard.cloudwatch_panel``)."""
     t0 = time.perf_counter()
-    ds = load_dataset(data_dir())
+    d = data_dir()
+    cw = cloudwatch_panel.source()  # None unless `idemwatch dashboard --cloudwatch-...` configured one
+    if cw is not None:
+        cloudwatch_panel.auto_refresh(cw, d)  # before loading: a refresh is seen by this very run
+    ds = load_dataset(d)
     f = _sidebar(ds) if ds.ok else None
+    if cw is not None:
+        cloudwatch_panel.panel(cw, ds.data_dir, ds.manifest)
     st.session_state[_CTX] = _Run(ds, f, t0)
     return ds
 
