@@ -60,25 +60,28 @@ def auto_refresh(src: CloudWatchSource, data_dir: Path) -> None:
     _collect(src, data_dir, "Data older than the refresh interval: collecting from CloudWatch…")
 
 
-def _collect(src: CloudWatchSource, data_dir: Path, label: str) -> str | None:
-    """One collection under a spinner; returns None on success, else the one-line error."""
+def _collect(src: CloudWatchSource, data_dir: Path, label: str, where: Any = None) -> tuple[bool, str]:
+    """One collection under a spinner (in ``where``, default the sidebar); returns (ok, one-line summary or
+    error)."""
     from collector.cloudwatch import CloudWatchCollectorError
 
     try:
-        with st.sidebar, st.spinner(label):
-            collect_now(src, data_dir)
+        with where if where is not None else st.sidebar, st.spinner(label):
+            m = collect_now(src, data_dir)
     except (CloudWatchCollectorError, CollectionBusyError) as exc:
-        return str(exc)
-    return None
+        return False, str(exc)
+    run = m["queries"]["this_run"]
+    return True, f"collected from CloudWatch: {run['queries']} queries, ${run['cost_usd']:.4f}"
 
 
-def panel(src: CloudWatchSource, data_dir: Path, manifest: Any) -> None:
-    """The sidebar "Source: CloudWatch" box: log groups, last collection, cost so far, the "Collect now from
-    CloudWatch" button. A click collects once (incremental) and reruns the page so it reads the new tables."""
+def panel(src: CloudWatchSource, data_dir: Path, manifest: Any, where: Any = None) -> None:
+    """The "Source: CloudWatch" box (in ``where``, a sidebar container; default the sidebar): log groups, last
+    collection, cost so far, the "Collect now from CloudWatch" button. A click collects once (incremental) and reruns
+    the page so it reads the new tables."""
     from dashboard.ui import md_escape
 
     s = source_status(src, manifest)
-    box = st.sidebar.container(key=PANEL_KEY, border=True)
+    box = (where if where is not None else st.sidebar).container(key=PANEL_KEY, border=True)
     box.markdown("**Source: CloudWatch Logs Insights**")
     box.caption("log groups: " + md_escape(", ".join(s.log_groups)))
     if s.region:
@@ -99,9 +102,10 @@ def panel(src: CloudWatchSource, data_dir: Path, manifest: Any) -> None:
         if failed is not None:
             box.error("last collection failed: " + md_escape(failed[1]))
     if box.button("Collect now from CloudWatch", key=BUTTON_KEY, icon=":material/cloud_download:",
-                  help="Run one incremental collection (only windows not collected yet are queried)."):
-        err = _collect(src, data_dir, "Collecting from CloudWatch…")
-        st.session_state[_FLASH] = ("error", err) if err else ("ok", "collected from CloudWatch")
+                  help="Run one incremental collection: only windows not collected yet, and recent ones that may still "
+                       "receive late events, are queried."):
+        ok, text = _collect(src, data_dir, "Collecting from CloudWatch…", box)
+        st.session_state[_FLASH] = ("ok" if ok else "error", text)
         st.rerun()
 
 

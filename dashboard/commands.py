@@ -101,6 +101,7 @@ def _collect_before_serving(source, data_dir: Path) -> None:
     from collector.cloudwatch import CloudWatchCollectorError
     from dashboard.cloudwatch_source import collect_now
 
+    _warn_other_source(data_dir)
     click.echo(f"collecting from CloudWatch Logs Insights: {', '.join(source.describe())} (since {source.since}) ...",
                err=True)
     try:
@@ -114,3 +115,17 @@ def _collect_before_serving(source, data_dir: Path) -> None:
     bad = [n for n, e in m["tables"].items() if e.get("status") in ("truncated", "failed")]
     if bad:
         click.echo(f"warning: incomplete tables (see {data_dir / 'manifest.json'}): {', '.join(bad)}", err=True)
+
+
+def _warn_other_source(data_dir: Path) -> None:
+    """Say so when --data holds tables of another collector: the CloudWatch collection replaces them."""
+    import json
+
+    try:
+        m = json.loads((data_dir / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    other = m.get("source") or m.get("collector") if isinstance(m, dict) else None
+    if other and other != "cloudwatch":
+        click.echo(f"note: {data_dir} holds tables collected by `{other}`; the CloudWatch collection replaces them "
+                   "(use another --data directory to keep both).", err=True)

@@ -108,9 +108,10 @@ def build_context() -> Dataset:
     if cw is not None:
         cloudwatch_panel.auto_refresh(cw, d)  # before loading: a refresh is seen by this very run
     ds = load_dataset(d)
+    slot = st.sidebar.container() if cw is not None else None  # the source box goes above the filters
     f = _sidebar(ds) if ds.ok else None
     if cw is not None:
-        cloudwatch_panel.panel(cw, ds.data_dir, ds.manifest)
+        cloudwatch_panel.panel(cw, ds.data_dir, ds.manifest, slot)
     st.session_state[_CTX] = _Run(ds, f, t0)
     return ds
 

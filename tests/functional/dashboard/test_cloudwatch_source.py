@@ -107,10 +107,13 @@ def test_cli_passes_the_source_to_the_app_without_credentials(server, tmp_path, 
         return 0
 
     monkeypatch.setattr("dashboard.serve.serve", fake_serve)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "manifest.json").write_text('{"collector": "local"}')  # an earlier `collect local` run
     res = CliRunner().invoke(dashboard, ["--data", str(tmp_path / "d"), "--cloudwatch-log-group-prefix",
                                    "/aws/lambda/ord", "--since", "1h", "--endpoint-url", server.url,
                                    "--refresh-every", "5m"])
     assert res.exit_code == 0, res.output
+    assert "holds tables collected by `local`; the CloudWatch collection replaces them" in res.output
     assert "outcomes.parquet" in seen["tables"] and "trail.parquet" in seen["tables"]  # collected before serve
     src = CloudWatchSource.from_json(seen["env"][ENV_CLOUDWATCH_SOURCE])
     assert src == CloudWatchSource(log_group_prefixes=("/aws/lambda/ord",), since="1h", endpoint_url=server.url,

@@ -98,8 +98,9 @@ def test_button_collects_and_tiles_show_the_collected_tables(monkeypatch, tmp_pa
     no_exception(at)
     assert server.count("StartQuery") > 0
     assert tiles(at) == logset.TILES_AFTER_BATCH_0
-    assert [s.value for s in at.sidebar.success] == ["collected from CloudWatch"]
     m = json.loads((data / "manifest.json").read_text())
+    assert [s.value.replace("\\", "") for s in at.sidebar.success] == [
+        f"collected from CloudWatch: {server.count('StartQuery')} queries, $0.0000"]
     assert m["source"] == "cloudwatch" and m["tables"]["trail"]["rows"] == logset.RECORDS_BATCH_0
     caps = panel_text(at)
     collected = datetime.fromisoformat(m["collected_at"])
