@@ -160,3 +160,24 @@ def test_cli_unknown_log_group_and_usage_errors(server, tmp_path, monkeypatch):
     res = CliRunner().invoke(dashboard, ["--data", str(tmp_path), "--cloudwatch-log-group", "g",
                                    "--since", "yesterday"])
     assert res.exit_code == 2 and "'yesterday': expected epoch seconds, ISO-8601 or a duration like 24h" in res.output
+
+
+def test_cli_access_denied_and_missing_credentials_are_one_line_errors(tmp_path, monkeypatch):
+    from collector.cloudwatch.testing import Faults
+    from dashboard.commands import dashboard
+
+    monkeypatch.setattr("dashboard.serve.serve", lambda *a, **kw: pytest.fail("must not serve"))
+    with FakeLogsInsightsServer(faults=Faults(deny_operations={"DescribeLogGroups"})) as srv:
+        res = CliRunner().invoke(dashboard, ["--data", str(tmp_path), "--cloudwatch-log-group", logset.GROUP,
+                                             "--endpoint-url", srv.url])
+        assert res.exit_code == 1 and "Traceback" not in res.output
+        assert [ln for ln in res.output.splitlines() if ln.startswith("Error:")] == [
+            f"Error: access denied: logs:DescribeLogGroups on {logset.GROUP} (AccessDeniedException); "
+            "the IAM policy needs logs:DescribeLogGroups"]
+        for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+            monkeypatch.delenv(k)
+        res = CliRunner().invoke(dashboard, ["--data", str(tmp_path), "--cloudwatch-log-group", logset.GROUP,
+                                             "--endpoint-url", srv.url])
+        assert res.exit_code == 1 and "Traceback" not in res.output
+        assert "Error: no AWS credentials found: set AWS_PROFILE / --profile" in res.output
+        assert srv.count("StartQuery") == 0
