@@ -171,9 +171,9 @@ def test_cli_access_denied_and_missing_credentials_are_one_line_errors(tmp_path,
         res = CliRunner().invoke(dashboard, ["--data", str(tmp_path), "--cloudwatch-log-group", logset.GROUP,
                                              "--endpoint-url", srv.url])
         assert res.exit_code == 1 and "Traceback" not in res.output
-        assert [ln for ln in res.output.splitlines() if ln.startswith("Error:")] == [
-            f"Error: access denied: logs:DescribeLogGroups on {logset.GROUP} (AccessDeniedException); "
-            "the IAM policy needs logs:DescribeLogGroups"]
+        expected = (f"Error: access denied: logs:DescribeLogGroups on {logset.GROUP} (AccessDeniedException); "
+                    "the IAM policy needs logs:DescribeLogGroups")
+        assert [ln for ln in res.output.splitlines() if ln.startswith("Error:")] == [expected]
         for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
             monkeypatch.delenv(k)
         res = CliRunner().invoke(dashboard, ["--data", str(tmp_path), "--cloudwatch-log-group", logset.GROUP,
