@@ -239,22 +239,28 @@ def write_table(table: Table, records: Sequence[Mapping[str, Any]], path: Path) 
 
 
 # --------------------------------------------------------------------------- sources
-def _iter_files(paths: Sequence[Path]) -> list[Path]:
-    files: list[Path] = []
+def _iter_files(paths: Sequence[Path]) -> list[tuple[Path, bool]]:
+    """Files to collect as ``(path, named)``: ``named`` is False for files found inside a directory.
+
+    Directories are read recursively, skipping hidden files and folders (as ``EventStore.ingest_path`` does).
+    """
+    files: list[tuple[Path, bool]] = []
     for p in paths:
         p = Path(p)
         if p.is_dir():
-            files.extend(sorted(f for f in p.rglob("*") if f.is_file() and not f.name.startswith(".")))
+            files.extend((f, False) for f in sorted(p.rglob("*")) if f.is_file()
+                         and not any(part.startswith(".") for part in f.relative_to(p).parts))
         elif p.is_file():
-            files.append(p)
+            files.append((p, True))
         else:
             raise CollectError(f"no such file or directory: {p}")
-    seen, out = set(), []
-    for f in files:
+    seen: set[str] = set()
+    out: list[tuple[Path, bool]] = []
+    for f, named in files:
         key = str(f.resolve())
         if key not in seen:
             seen.add(key)
-            out.append(f)
+            out.append((f, named))
     return out
 
 
@@ -370,20 +376,37 @@ def _report_json(report: Any) -> dict[str, Any]:
             "repaired": int(getattr(report, "repaired", 0)), "by_reason": dict(by_reason)}
 
 
-def _ingest_file(path: Path, db: _EventsDB, offset: int = 0) -> _Batch:
-    from collector.ingest import EventStore
+def _ingest_file(path: Path, db: _EventsDB, offset: int = 0, *, named: bool = True) -> _Batch:
+    """Ingest one file (from byte ``offset`` on) into ``db``.
+
+    Raises:
+        CollectError: ``path`` was named explicitly and is not a log file (binary content). Found inside a
+            directory, such a file (a ``.parquet``, an image…) is skipped and counted ``not_a_log_file``.
+    """
+    from collector.ingest import EventStore, UnknownFormatError
+    from collector.ingest.constants import Reason
+    from collector.ingest.types import FileReport, IngestReport
 
     store = EventStore()
-    if offset:
-        # Only the appended bytes, under the same file name so the derived log group is the same.
-        with tempfile.TemporaryDirectory(prefix="idemwatch-tail-") as tmp:
-            tail = Path(tmp) / path.name
-            with open(path, "rb") as src, open(tail, "wb") as dst:
-                src.seek(offset)
-                shutil.copyfileobj(src, dst)
-            report = store.ingest_path(tail)
-    else:
-        report = store.ingest_path(path)
+    try:
+        if offset:
+            # Only the appended bytes, under the same file name so the derived log group is the same.
+            with tempfile.TemporaryDirectory(prefix="idemwatch-tail-") as tmp:
+                tail = Path(tmp) / path.name
+                with open(path, "rb") as src, open(tail, "wb") as dst:
+                    src.seek(offset)
+                    shutil.copyfileobj(src, dst)
+                report = store.ingest_path(tail)
+        else:
+            report = store.ingest_path(path)
+    except UnknownFormatError as exc:
+        if named:
+            raise CollectError(str(exc)) from None
+        skipped = FileReport(source=str(path), format="unknown")
+        skipped.count(Reason.NOT_A_LOG_FILE)
+        report = IngestReport()
+        report.add(skipped)
+        return _Batch(report, 0, None)
     rows, seq = db.append_from(store)
     return _Batch(report, rows, seq)
 
@@ -415,7 +438,8 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
     Returns:
         The manifest dict (also written to ``out/manifest.json``).
     Raises:
-        CollectError: a path does not exist, or a table has no query.
+        CollectError: a path does not exist, a file named in ``paths`` is not a log file (binary), or a
+            table has no query. (A binary file found inside a directory is skipped and counted instead.)
         collector.insights.QueryError: a standard query does not compile.
     """
     out = Path(out)
@@ -459,12 +483,12 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
     return manifest
 
 
-def _ingest_sources(files: list[Path], prev_sources: dict[str, dict], db: _EventsDB, progress: Progress | None = None
+def _ingest_sources(files: list[tuple[Path, bool]], prev_sources: dict[str, dict], db: _EventsDB, progress: Progress | None = None
                     ) -> tuple[dict[str, dict], dict[str, Any]]:
     sources = dict(prev_sources)  # sources collected earlier stay listed (their events stay collected)
     run = {"new": 0, "unchanged": 0, "appended": 0, "replaced": 0, "events_added": 0, "events_removed": 0,
            "skipped_lines": 0}
-    for i, f in enumerate(files):
+    for i, (f, named) in enumerate(files):
         if progress is not None:
             progress("ingest", str(f), i, len(files))
         key = str(f.resolve())
@@ -477,7 +501,7 @@ def _ingest_sources(files: list[Path], prev_sources: dict[str, dict], db: _Event
         entry = {"path": key, "size": size, "sha256": digest, "collected_at": _iso(datetime.now(UTC))}
         if (prev is not None and size > prev["size"] and _appendable(f)
                 and _sha256(f, prev["size"]) == prev["sha256"]):
-            batch = _ingest_file(f, db, offset=prev["size"])
+            batch = _ingest_file(f, db, offset=prev["size"], named=named)
             run["appended"] += 1
             ranges = list(prev["seq_ranges"]) + ([list(batch.seq)] if batch.seq else [])
             ingest = _merge_reports(prev["ingest"], _report_json(batch.report))
@@ -487,7 +511,7 @@ def _ingest_sources(files: list[Path], prev_sources: dict[str, dict], db: _Event
                 run["replaced"] += 1
             else:
                 run["new"] += 1
-            batch = _ingest_file(f, db)
+            batch = _ingest_file(f, db, named=named)
             ranges = [list(batch.seq)] if batch.seq else []
             ingest = _report_json(batch.report)
         run["events_added"] += batch.rows

@@ -73,14 +73,15 @@ def _cell(value) -> str:
 @click.option("--end", type=TIME, default=None, help="Inclusive end: ISO-8601 or epoch seconds.")
 @click.option("--log-group", default=None, help="Log group for the events (default: derived from each file name).")
 @click.argument("query_text", metavar="QUERY")
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 def query(fmt: str, start: float | None, end: float | None, log_group: str | None, query_text: str,
           files: tuple[Path, ...]) -> None:
     """Run one Logs Insights QUERY over log FILE(s) and print the result.
 
-    Any of the ingest formats (JSON lines, Lambda text/JSON format, filter-log-events output,
-    console CSV, export-to-S3), plain or gzip. Without --start/--end, all events. At most
-    10,000 rows, as on CloudWatch. Exit code 2 on a query error.
+    FILES are files or directories (read recursively). Any of the ingest formats (JSON lines,
+    Lambda text/JSON format, filter-log-events output, console CSV, export-to-S3), plain or
+    gzip. Without --start/--end, all events. At most 10,000 rows, as on CloudWatch. Exit code 2
+    on a query error or an input that is not a log file.
     """
     from collector.insights import QueryError, compile_query, run_query
 
@@ -89,12 +90,16 @@ def query(fmt: str, start: float | None, end: float | None, log_group: str | Non
     except QueryError as exc:
         click.echo(f"Error: query: {exc}", err=True)
         sys.exit(2)
-    from collector.ingest import EventStore
+    from collector.ingest import EventStore, IngestError
 
     store = EventStore()
     skipped = 0
     for f in files:
-        report = store.ingest_path(f, log_group=log_group)
+        try:
+            report = store.ingest_path(f, log_group=log_group)
+        except IngestError as exc:  # e.g. a binary file named on the command line
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(2)
         skipped += int(getattr(report, "skipped", 0))
     try:
         result = run_query(store, query_text, start=start, end=end)

@@ -91,3 +91,41 @@ def test_console_script_subprocess(events_file):
     bad = subprocess.run([str(SCRIPT), "query", "stats nope(x)", str(events_file)], capture_output=True, text=True,
                          timeout=120, check=False)
     assert bad.returncode == 2 and "unsupported function 'nope'" in bad.stderr
+
+
+def _binary(path: Path) -> Path:
+    path.write_bytes(b"PAR1\x00\x01\x02 not a log \x00" * 10)
+    return path
+
+
+def test_query_reads_a_directory_and_rejects_a_named_binary_file(tmp_path, events_file):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    events_file.rename(logs / events_file.name)
+    _binary(logs / "tables.parquet")  # found inside a directory: skipped, counted, not fatal
+    res = CliRunner().invoke(cli_main, ["query", "--format", "json", "stats count(*) as n", str(logs)])
+    assert res.exit_code == 0, res.output
+    n_events = len(json.loads(CASE.read_text())["input"]["events"])
+    assert json.loads(res.stdout) == [{"n": n_events}]
+
+    named = CliRunner().invoke(cli_main, ["query", "stats count(*)", str(logs / "tables.parquet")])
+    assert named.exit_code == 2
+    assert named.stderr.startswith("Error: ") and named.stderr.strip().count("\n") == 0
+    assert "binary" in named.stderr and "Traceback" not in named.output
+
+
+def test_collect_local_skips_and_counts_a_binary_file_in_a_directory(tmp_path, events_file):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    events_file.rename(logs / events_file.name)
+    _binary(logs / "bin.dat")
+    out = tmp_path / "data"
+    res = CliRunner().invoke(cli_main, ["collect", "local", str(logs), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["ingest"]["by_reason"].get("not_a_log_file") == 1
+    assert manifest["ingest"]["skipped"] >= 1
+    assert manifest["ingest"]["events"] == len(json.loads(CASE.read_text())["input"]["events"])
+
+    named = CliRunner().invoke(cli_main, ["collect", "local", str(logs / "bin.dat"), "--out", str(tmp_path / "d2")])
+    assert named.exit_code == 1 and "binary" in named.output and "Traceback" not in named.output
