@@ -7,6 +7,7 @@ the demo, the browser test and the benchmark (start, wait until healthy, stop).
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -58,11 +59,13 @@ class DashboardServer:
     endpoint answers (at most ``startup_timeout_s`` seconds) and stops it on exit.
     Raises :class:`DashboardStartError` if it exits or never becomes healthy.
     ``env``: extra environment variables for the app (e.g. the CloudWatch source).
+    ``new_session``: start the child in its own session / process group, so a terminal's Ctrl-C reaches only
+    the parent, which forwards it once (:func:`serve`).
     """
 
     def __init__(self, data_dir: Path | str, host: str = "127.0.0.1", port: int | None = None, *,
                  headless: bool = True, startup_timeout_s: float = 60.0, quiet: bool = True,
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, new_session: bool = False) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
         self.host = host
         self.port = port or free_port(host)
@@ -70,6 +73,7 @@ class DashboardServer:
         self.startup_timeout_s = startup_timeout_s
         self.quiet = quiet
         self.env = dict(env or {})
+        self.new_session = new_session
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -83,7 +87,7 @@ class DashboardServer:
         out = subprocess.DEVNULL if self.quiet else None
         self.proc = subprocess.Popen(streamlit_command(self.host, self.port, self.headless), env=env,
                                      stdout=out, stderr=subprocess.PIPE if self.quiet else None,
-                                     cwd=str(APP_PATH.parent))
+                                     cwd=str(APP_PATH.parent), start_new_session=self.new_session)
         self._wait_healthy()
         return self
 
@@ -128,15 +132,55 @@ class DashboardServer:
         self.stop()
 
 
+FORWARDED_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+"""Signals :func:`serve` passes on to the ``streamlit run`` child (then waits for it)."""
+STOP_GRACE_S = 10.0
+"""Seconds the child gets to exit after a forwarded signal before it is killed (SIGKILL)."""
+
+
 def serve(data_dir: Path | str, host: str = "127.0.0.1", port: int | None = None, headless: bool = True,
           env: Mapping[str, str] | None = None) -> int:
     """Serve the dashboard over ``data_dir`` until interrupted; prints the URL once it is up.
 
     ``port`` None picks a free one; ``env`` adds environment variables for the app.
-    Returns streamlit's exit code (0 after Ctrl-C).
+    The child runs in its own process group; SIGTERM, SIGINT (Ctrl-C) and SIGHUP sent to this process are
+    forwarded to it and this process waits for it to exit (killing it after :data:`STOP_GRACE_S` s), so
+    stopping ``idemwatch dashboard`` never leaves an orphaned ``streamlit run`` serving the port.
+    Must be called from the main thread (it installs signal handlers; the previous ones are restored).
+    Returns streamlit's exit code, 0 when stopped by one of those signals.
     Raises :class:`DashboardStartError` when streamlit cannot start.
     """
-    srv = DashboardServer(data_dir, host, port, headless=headless, quiet=False, env=env)
-    srv.start()
-    print(f"idemwatch dashboard: {srv.url}  (data: {srv.data_dir}; Ctrl-C to stop)", flush=True)
-    return srv.wait()
+    srv = DashboardServer(data_dir, host, port, headless=headless, quiet=False, env=env, new_session=True)
+    stop_at: list[float] = []  # monotonic time of the first forwarded signal
+
+    def forward(signum: int, _frame: object) -> None:
+        if not stop_at:
+            stop_at.append(time.monotonic())
+        if srv.proc is not None and srv.proc.poll() is None:
+            srv.proc.send_signal(signum)
+
+    previous = {s: signal.signal(s, forward) for s in FORWARDED_SIGNALS}
+    try:
+        try:
+            srv.start()
+        except DashboardStartError:
+            if stop_at:  # stopped while starting: not an error
+                return 0
+            raise
+        if stop_at:  # the signal came before the child existed
+            srv.stop()
+            return 0
+        print(f"idemwatch dashboard: {srv.url}  (data: {srv.data_dir}; Ctrl-C to stop)", flush=True)
+        assert srv.proc is not None
+        while True:
+            try:
+                rc = srv.proc.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                if stop_at and time.monotonic() - stop_at[0] > STOP_GRACE_S:
+                    srv.proc.kill()
+        return 0 if stop_at else rc
+    finally:
+        srv.stop()
+        for s, h in previous.items():
+            signal.signal(s, h)

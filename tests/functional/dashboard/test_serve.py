@@ -63,6 +63,68 @@ def test_cli_prints_url_and_serves(sample_data):
             proc.wait()
 
 
+def _children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (Linux /proc: field 4 of /proc/<p>/stat is the parent pid)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(d.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_cli_signal_stops_streamlit_child(sample_data, sig):
+    """A signal sent to the `idemwatch dashboard` process only (not its group) also stops `streamlit run`."""
+    port = free_port()
+    proc = subprocess.Popen([str(IDEMWATCH), "dashboard", "--data", str(sample_data), "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=dict(os.environ))
+    children: list[int] = []
+    try:
+        line = ""
+        while "idemwatch dashboard: http" not in line:
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            assert line or proc.poll() is None, "idemwatch dashboard exited before serving"
+        url = f"http://127.0.0.1:{port}"
+        assert _answers(url)
+        children = _children(proc.pid)
+        assert len(children) == 1  # the streamlit run child
+        proc.send_signal(sig)  # to the parent only: os.kill(pid), not killpg
+        assert proc.wait(timeout=30) == 0
+        deadline = time.monotonic() + 15
+        while _alive(children[0]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(children[0]), "streamlit child survived its parent"
+        assert not _answers(url)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for c in children:  # never leave an orphan behind, even when the assertion failed
+            if _alive(c):
+                os.kill(c, signal.SIGKILL)
+
+
 def test_cli_help():
     assert IDEMWATCH.exists(), "idemwatch console script not installed in this venv"
     out = subprocess.run([str(IDEMWATCH), "dashboard", "--help"], capture_output=True, text=True, timeout=60, check=False)
