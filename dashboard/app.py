@@ -6,16 +6,23 @@ the selected page. The data directory comes from ``$IDEMWATCH_DATA``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from dashboard import ui
 from dashboard.constants import SIGNALS
 
-st.set_page_config(page_title="idemwatch", page_icon=":material/monitor_heart:", layout="wide")
+# a local file, served by streamlit itself: a ":material/...:" icon makes the browser fetch the favicon from
+# fonts.gstatic.com, and the dashboard promises loopback-only traffic
+FAVICON = Path(__file__).resolve().parent / "assets" / "favicon.png"
+st.set_page_config(page_title="idemwatch", page_icon=str(FAVICON), layout="wide")
 
 _signal_pages = [st.Page(s.page, title=s.title, url_path=s.key) for s in SIGNALS if s.key != "stuck"]
 pages = {
-    "": [st.Page("app_pages/overview.py", title="Overview", url_path="overview", default=True)],
+    # the default page is served at "/" only (streamlit ignores its url_path and shows "Page not found" for
+    # /<url_path>), so it gets none: every link to it is "/"
+    "": [st.Page("app_pages/overview.py", title="Overview", default=True)],
     "Signals": _signal_pages,
     "Investigate": [
         st.Page("app_pages/stuck_keys.py", title="Stuck keys", url_path="stuck"),

@@ -221,7 +221,7 @@ def signal_value(ds: Dataset, sig: Signal, f: Filters) -> float | None:
 
     COUNT: number of ``sig.outcome`` records. RATE: ``sig.outcome`` records / ``received``
     records (None when nothing was received). AGE: max RecordAge in ms (None without
-    records). STUCK: expired IN_PROGRESS keys (stuck_keys.expired) claimed in the window.
+    records). STUCK: keys stuck (expired IN_PROGRESS) at the window end, see :func:`stuck_keys`.
     """
     if sig.kind is SignalKind.COUNT:
         return float(outcome_totals(ds, f)[sig.outcome.value])  # type: ignore[union-attr]
@@ -238,10 +238,17 @@ def signal_value(ds: Dataset, sig: Signal, f: Filters) -> float | None:
 
 
 def tiles(ds: Dataset, f: Filters, signals: tuple[Signal, ...]) -> list[Tile]:
-    """One :class:`Tile` per signal; ``previous`` only when the data covers the previous window."""
+    """One :class:`Tile` per signal; ``previous`` only when the data covers the previous window.
+
+    STUCK tiles never have a previous value: the ``stuck_keys`` table holds the state at the end of collection
+    only, so a key stuck at the end of the previous window and completed (or taken over) since is no longer in
+    it; a delta would undercount the previous window.
+    """
     prev = f.previous()
     has_prev = _covers(ds, prev)
-    return [Tile(s, signal_value(ds, s, f), signal_value(ds, s, prev) if has_prev else None) for s in signals]
+    return [Tile(s, signal_value(ds, s, f),
+                 signal_value(ds, s, prev) if has_prev and s.kind is not SignalKind.STUCK else None)
+            for s in signals]
 
 
 def format_value(sig: Signal, v: float | None) -> str:
@@ -364,8 +371,20 @@ def redeliveries(ds: Dataset, f: Filters) -> int:
 # ----------------------------------------------------------------------------- stuck keys
 @_memo
 def stuck_keys(ds: Dataset, f: Filters, *, only_expired: bool = False) -> pd.DataFrame:
-    """Keys still IN_PROGRESS at the end of collection, claimed in the window, oldest claim first."""
-    s = filter_frame(ds, "stuck_keys", f, time_col="claimed_at")
+    """Keys IN_PROGRESS at the end of the window ``f.end``, oldest claim first.
+
+    A stuck key is current state, not an event in the window: every key of the ``stuck_keys`` table (latest
+    status IN_PROGRESS at the end of collection) claimed at or before ``f.end`` was already IN_PROGRESS then
+    (its latest claim is the one that never completed), whenever in the past it was claimed. ``age_s``
+    (seconds) and ``expired`` (``in_progress_expires_at < f.end``; False when the expiry is unknown) are
+    recomputed against ``f.end``. ``f.start`` does not apply. ``only_expired`` keeps the expired ones: the
+    stuck keys (the lock timeout passed without a completion: a crash after the claim).
+    """
+    s = filter_frame(ds, "stuck_keys", f, window=False)
+    s = s[s["claimed_at"] <= f.end]
+    end = pd.Timestamp(f.end)
+    s = s.assign(age_s=(end - s["claimed_at"]).dt.total_seconds(),
+                 expired=(s["in_progress_expires_at"] < end).fillna(False).astype(bool))
     if only_expired:
         s = s[s["expired"]]
     return s.sort_values(["claimed_at", "idempotency_key"], ignore_index=True)
@@ -373,9 +392,12 @@ def stuck_keys(ds: Dataset, f: Filters, *, only_expired: bool = False) -> pd.Dat
 
 # ----------------------------------------------------------------------------- health
 HEALTH_COLUMNS = (
-    "service", "operation", "health", "reasons", "event_source", "received", "succeeded", "duplicates",
-    "in_progress_collisions", "conflicts", "retryable_failures", "permanent_failures", "poison_messages", "poison_rate", "retry_rate",
-    "timeout_budget_aborts", "ambiguous_commits", "store_errors", "max_record_age_ms", "stuck_keys",
+    # what identifies the row and its verdict first, then the inputs of the verdict, then the other counts: the
+    # first ones fit a 1400 px wide window without horizontal scrolling
+    "service", "operation", "health", "reasons", "stuck_keys", "ambiguous_commits", "poison_rate", "retry_rate",
+    "conflicts", "timeout_budget_aborts", "store_errors", "received", "succeeded", "duplicates",
+    "in_progress_collisions", "retryable_failures", "permanent_failures", "poison_messages", "max_record_age_ms",
+    "event_source",
 )
 _HEALTH_OUTCOMES = {
     "received": Outcome.RECEIVED, "succeeded": Outcome.SUCCEEDED, "duplicates": Outcome.DUPLICATE_COMPLETED,
@@ -421,21 +443,26 @@ def health_table(ds: Dataset, f: Filters) -> pd.DataFrame:
     return t[list(HEALTH_COLUMNS)]
 
 
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def _verdict(r) -> tuple[Health, str]:
+    """(health, short reasons): short so the reasons column stays narrow in the health table."""
     crit, warn = [], []
     if r.stuck_keys > 0:
-        crit.append(f"{r.stuck_keys} stuck key(s)")
+        crit.append(_n(r.stuck_keys, "stuck key"))
     if r.ambiguous_commits > 0:
-        crit.append(f"{r.ambiguous_commits} ambiguous commit(s)")
+        crit.append(_n(r.ambiguous_commits, "ambiguous commit"))
     if r.poison_rate == r.poison_rate and r.poison_rate >= POISON_RATE_CRITICAL:  # not NaN
-        crit.append(f"poison rate {r.poison_rate * 100:.2f}%")
+        crit.append(f"poison {r.poison_rate * 100:.2f}%")
     if r.conflicts > 0:
-        warn.append(f"{r.conflicts} payload conflict(s)")
+        warn.append(_n(r.conflicts, "conflict"))
     if r.timeout_budget_aborts > 0:
-        warn.append(f"{r.timeout_budget_aborts} timeout-budget abort(s)")
+        warn.append(_n(r.timeout_budget_aborts, "timeout abort"))
     if r.store_errors > 0:
-        warn.append(f"{r.store_errors} store error(s)")
+        warn.append(_n(r.store_errors, "store error"))
     if r.retry_rate == r.retry_rate and r.retry_rate >= RETRY_RATE_WARNING:
-        warn.append(f"retry rate {r.retry_rate * 100:.1f}%")
+        warn.append(f"retry {r.retry_rate * 100:.1f}%")
     h = Health.CRITICAL if crit else Health.WARNING if warn else Health.OK
-    return h, "; ".join(crit + warn)
+    return h, ", ".join(crit + warn)

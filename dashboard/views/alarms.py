@@ -20,6 +20,27 @@ from dashboard.constants import ENV_ALARMS_CONFIG
 TITLE = "Alarms"
 STATES = ("ALARM", "OK", "INSUFFICIENT_DATA")
 _STATE_Y = {"OK": 0, "INSUFFICIENT_DATA": 1, "ALARM": 2}
+_col = st.column_config
+# explicit widths: alarm, severity, state and when it fired fit a 1400 px window without horizontal scrolling
+SUMMARY_COLUMN_CONFIG = {
+    "alarm": _col.TextColumn("alarm", width=260),
+    "severity": _col.TextColumn("severity", width=65),
+    "last state": _col.TextColumn("last state", width=130),
+    "ALARM intervals": _col.NumberColumn("ALARM intervals", width=105),
+    "first ALARM": _col.DatetimeColumn("first ALARM (UTC)", format="YYYY-MM-DD HH:mm", width=140),
+    "periods in ALARM": _col.NumberColumn("ALARM periods", width=95),
+    "periods OK": _col.NumberColumn("OK periods", width=80),
+    "periods INSUFFICIENT_DATA": _col.NumberColumn("no-data periods", width=105,
+                                                   help="Periods in INSUFFICIENT_DATA."),
+    "backtest": _col.TextColumn("backtest", width=70),
+}
+DEFINITION_COLUMN_CONFIG = {
+    "alarm": _col.TextColumn("alarm", width=260),
+    "title": _col.TextColumn("title", width=200),
+    "severity": _col.TextColumn("severity", width=65),
+    "target": _col.TextColumn("target", width=120),
+    "condition": _col.TextColumn("condition", width=250),
+}
 
 
 def alarms_api() -> tuple[Any, Any, Any] | None:
@@ -83,8 +104,9 @@ def _name(definition: Any) -> str:
 
 
 def summary(results: list) -> pd.DataFrame:
-    """One row per alarm: name, severity, state in the last period, periods per state, ALARM
-    intervals, backtest status and note (e.g. why a metric cannot be rebuilt from the tables)."""
+    """One row per alarm: name, severity, state in the last period, ALARM intervals and the first one,
+    periods per state, backtest status and note (e.g. why a metric cannot be rebuilt from the tables).
+    Most telling columns first: they stay visible without horizontal scrolling."""
     rows = []
     for r in results:
         tl = r.timeline
@@ -94,11 +116,11 @@ def summary(results: list) -> pd.DataFrame:
             "alarm": _name(r.definition),
             "severity": _val(getattr(r.definition, "severity", "")),
             "last state": str(tl["state"].iloc[-1]) if n else "INSUFFICIENT_DATA",
+            "ALARM intervals": len(r.alarm_intervals),
+            "first ALARM": r.alarm_intervals[0][0] if r.alarm_intervals else None,
             "periods in ALARM": int(counts.get("ALARM", 0)),
             "periods OK": int(counts.get("OK", 0)),
             "periods INSUFFICIENT_DATA": int(counts.get("INSUFFICIENT_DATA", 0)),
-            "ALARM intervals": len(r.alarm_intervals),
-            "first ALARM": r.alarm_intervals[0][0] if r.alarm_intervals else None,
             "backtest": getattr(r, "status", "ok"),
             "note": getattr(r, "note", ""),
         })
@@ -142,7 +164,7 @@ def render() -> None:
     c2.metric("In ALARM at the end", f"{int((s['last state'] == 'ALARM').sum()) if len(s) else 0:,}")
     c3.metric("Alarms that fired", f"{int((s['ALARM intervals'] > 0).sum()) if len(s) else 0:,}")
     st.subheader("State and backtest")
-    ui.table(s, key="alarm_summary")
+    ui.table(s, key="alarm_summary", **SUMMARY_COLUMN_CONFIG)
     if results:
         names = [_name(r.definition) for r in results]
         fired = [i for i, r in enumerate(results) if r.alarm_intervals]
@@ -150,7 +172,7 @@ def render() -> None:
                             format_func=lambda i: names[i], key="alarm_pick")
         _timeline(results[pick], f)
     st.subheader("Definitions")
-    ui.table(pd.DataFrame([describe(d) for d in defs]), key="alarm_defs")
+    ui.table(pd.DataFrame([describe(d) for d in defs]), key="alarm_defs", **DEFINITION_COLUMN_CONFIG)
     ui.footer(TITLE)
 
 

@@ -1,4 +1,4 @@
-"""Stuck keys: idempotency keys still IN_PROGRESS at the end of collection."""
+"""Stuck keys: idempotency keys IN_PROGRESS at the end of the selected window (current state, not events)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,18 @@ from dashboard.compute import stuck_keys
 from dashboard.constants import SIGNAL_BY_KEY
 
 TITLE = "Stuck keys"
+STUCK_MEANING = (
+    "Stuck is a state, not an event: a key is listed when its latest status is IN_PROGRESS (claimed, never "
+    "completed) and it was claimed at or before the end of the selected window, however long before its start. "
+    "It is stuck (expired) when its IN_PROGRESS expiry passed before the window end: the handler crashed or timed "
+    "out after the claim; the next delivery after the expiry takes the key over "
+    f"({SIGNAL_BY_KEY['stuck'].metric.value}).")
 
 
 def render() -> None:
     ctx = ui.context()
     ds, f = ctx.ds, ctx.filters
-    ui.page_header(TITLE, "Keys whose latest status is IN_PROGRESS (claimed, never completed), claimed in the "
-                          "selected window. Expired = the IN_PROGRESS expiry passed before the end of collection: "
-                          "a crash after the claim; the next delivery after expiry takes it over "
-                          f"({SIGNAL_BY_KEY['stuck'].metric.value}).")
+    ui.page_header(TITLE, STUCK_MEANING + " Age is measured to the end of the window.")
     only = st.toggle("Only expired (stuck)", value=False, key="stuck_only")
     allk = stuck_keys(ds, f)
     exp = int(allk["expired"].sum())
@@ -26,7 +29,7 @@ def render() -> None:
     c2.metric("Still IN_PROGRESS", f"{len(allk):,}")
     df = allk[allk["expired"]] if only else allk
     if df.empty:
-        st.success("No IN_PROGRESS keys claimed in this window.")
+        st.success("No key IN_PROGRESS at the end of this window.")
     else:
         shown = df.rename(columns={"idempotency_key": "key", "last_status": "status", "in_progress_expires_at": "expiry",
                                    "last_seen": "last attempt"})[

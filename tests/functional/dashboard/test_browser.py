@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -60,6 +61,10 @@ def assert_clean(page, dialogs: list) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0, page.locator(
         '[data-testid="stException"]').first.inner_text()
     assert dialogs == [], dialogs
+    assert page.get_by_text("Page not found").count() == 0
+    # the favicon is served by the dashboard itself (a ":material/...:" page_icon points at fonts.gstatic.com)
+    icons = page.evaluate("""() => [...document.querySelectorAll('link[rel~="icon"]')].map(l => l.href)""")
+    assert icons and all(_loopback(h) for h in icons), icons
     injected = page.evaluate("""() => ({
         scripts: [...document.querySelectorAll('script')].filter(s => (s.textContent || '').includes('alert(')).length,
         jsLinks: document.querySelectorAll('a[href^="javascript:" i]').length,
@@ -68,10 +73,18 @@ def assert_clean(page, dialogs: list) -> None:
     assert injected == {"scripts": 0, "jsLinks": 0, "imgs": 0}, injected
 
 
+def _loopback(url: str) -> bool:
+    u = urlsplit(url)
+    return u.scheme in ("data", "blob", "about") or u.hostname == "127.0.0.1"
+
+
 def open_overview(browser, srv, artifacts: Path, tag: str):
+    """The Overview in a fresh 1440 px page. The returned list collects problems assert_clean reports: JS
+    dialogs, and any request that leaves 127.0.0.1 (the dashboard promises loopback-only traffic)."""
     page = browser.new_page(viewport={"width": 1440, "height": 1000})
     dialogs: list = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("request", lambda r: None if _loopback(r.url) else dialogs.append(f"request left 127.0.0.1: {r.url}"))
     page.goto(srv.url + "/")
     wait_rendered(page, "Overview")
     page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=TIMEOUT_MS)
@@ -175,6 +188,61 @@ def test_untrusted_strings_stay_text(browser, sample_data, sample_mod, artifacts
         assert alert.locator("a").count() == 0
         assert_clean(page, dialogs)
         page.screenshot(path=str(artifacts / "xss-explorer.png"), full_page=True)
+        page.close()
+
+
+def app_links(page) -> set[str]:
+    """Every link the app renders (sidebar navigation, tile "Details" links, ...), as absolute URLs."""
+    return set(page.evaluate("""() => [...document.querySelectorAll('a[href]')].map(a => a.href)"""))
+
+
+def test_every_app_link_opens_a_page(browser, sample_data, artifacts):
+    """No link the app generates leads to streamlit's "Page not found" dialog (the default page is served at
+    "/" only, so nothing may link to /overview); every page keeps its traffic on 127.0.0.1."""
+    with DashboardServer(sample_data) as srv:
+        page, dialogs = open_overview(browser, srv, artifacts, "links")
+        links = app_links(page)
+        details = page.get_by_role("link", name="Details")
+        assert details.count() == len(SIGNALS)
+        paths = {urlsplit(h).path for h in links if _loopback(h)}
+        # navigation: "/" for the Overview plus one path per other page; the Details links reuse those paths
+        assert "/" in paths and "/overview" not in paths
+        assert len(paths) == 1 + len(PAGES), sorted(paths)
+        assert all(_loopback(h) for h in links), sorted(links)
+        for href in sorted(links):
+            page.goto(href)
+            page.get_by_text("rendered in").first.wait_for(timeout=TIMEOUT_MS)
+            page.wait_for_function(_SETTLED, timeout=TIMEOUT_MS)
+            assert_clean(page, dialogs)
+        page.close()
+
+
+def visible_columns(page, key: str) -> list[str]:
+    """Header labels of the columns the grid keyed ``table-<key>`` draws without scrolling (the data grid
+    mirrors its visible region into an accessibility table)."""
+    grid = page.locator(f".st-key-table-{key} [data-testid='stDataFrame']")
+    grid.wait_for(timeout=TIMEOUT_MS)
+    page.wait_for_function(f"""() => document.querySelectorAll('.st-key-table-{key} th').length > 0""",
+                           timeout=TIMEOUT_MS)
+    return [t.strip() for t in grid.locator("th").all_inner_texts()]
+
+
+def test_key_columns_visible_at_1440px(browser, sample_data, artifacts):
+    """The health table and the alarms table show their key columns without horizontal scrolling."""
+    with DashboardServer(sample_data) as srv:
+        page, dialogs = open_overview(browser, srv, artifacts, "columns")
+        shown = visible_columns(page, "health")
+        # the row's identity, its verdict and every input of the verdict
+        for col in ("service", "operation", "health", "reasons", "stuck", "ambiguous", "poison", "retry",
+                    "conflicts"):
+            assert col in shown, (col, shown)
+        page.goto(srv.url + "/alarms")
+        wait_rendered(page, "Alarms")
+        shown = visible_columns(page, "alarm_summary")
+        for col in ("alarm", "severity", "last state", "ALARM intervals", "first ALARM (UTC)"):
+            assert col in shown, (col, shown)
+        assert {"alarm", "severity", "condition"} <= set(visible_columns(page, "alarm_defs"))
+        assert_clean(page, dialogs)
         page.close()
 
 

@@ -37,8 +37,17 @@ class Oracle:
         if sig.kind is SignalKind.AGE:
             return self.q("SELECT max(max_ms) FROM '{T}/record_age.parquet' WHERE time >= ? AND time < ? "
                           "AND records > 0")
-        return float(self.q("SELECT count(*) FROM '{T}/stuck_keys.parquet' WHERE claimed_at >= ? "
-                            "AND claimed_at < ? AND expired"))
+        # stuck = state at the window end: claimed at or before it, lock expiry passed before it
+        return float(self.at_end("SELECT count(*) FROM '{T}/stuck_keys.parquet' WHERE claimed_at <= ? "
+                                 "AND in_progress_expires_at < ?"))
+
+    def at_end(self, sql: str):
+        """``sql`` with every ``?`` bound to the window end."""
+        con = duckdb.connect()
+        try:
+            return con.execute(sql.replace("{T}", str(self.t)), [self.end] * sql.count("?")).fetchone()[0]
+        finally:
+            con.close()
 
     def window(self) -> tuple[datetime, datetime]:
         """Data window: first 1-minute bin .. last bin + 1 minute, over the time-binned tables."""

@@ -66,12 +66,14 @@ def test_health_table(app, sample_mod):
     orders = h.loc["ProcessOrders"]
     # [10:25, 10:40): received 30 + 10, duplicates 5, in-progress 2, retryable 3, poison 2 of 40
     assert (orders.received, orders.succeeded, orders.duplicates, orders.in_progress_collisions) == (40, 30, 5, 2)
-    assert (orders.retryable_failures, orders.poison_messages, orders.stuck_keys) == (3, 2, 1)
+    assert (orders.retryable_failures, orders.poison_messages, orders.stuck_keys) == (3, 2, 1)  # XSS_KEY
     assert orders.poison_rate == pytest.approx(2 / 40) and orders.retry_rate == pytest.approx(3 / 40)
     assert orders.max_record_age_ms == 65000.0
-    assert orders.health == "CRITICAL" and orders.reasons == "1 stuck key(s); poison rate 5.00%; retry rate 7.5%"
+    assert orders.health == "CRITICAL" and orders.reasons == "1 stuck key, poison 5.00%, retry 7.5%"
     pay = h.loc["CapturePayment"]
-    assert (pay.received, pay.conflicts, pay.timeout_budget_aborts, pay.health) == (8, 2, 1, "WARNING")
+    # XSS_LINK (claimed 10:12, expired 10:17) is still stuck at 10:40: CRITICAL although claimed before the window
+    assert (pay.received, pay.conflicts, pay.timeout_budget_aborts, pay.stuck_keys) == (8, 2, 1, 1)
+    assert pay.health == "CRITICAL" and pay.reasons == "1 stuck key, 2 conflicts, 1 timeout abort"
     evil = h.loc[sample_mod.XSS_OP]
     assert (evil.received, evil.poison_messages, evil.health) == (4, 1, "CRITICAL")
     assert evil.poison_rate == pytest.approx(0.25)
@@ -91,7 +93,7 @@ def test_service_filter(app):
     assert got["Duplicates"] == ("0", "+0")
     assert got["Payload conflicts"] == ("2", "+1")  # 10:26 x2 vs 10:20 x1
     assert got["Poison rate"] == ("0.00%", "+0.00 pp")
-    assert got["Stuck keys"] == ("0", "-1")  # XSS_LINK (payments, claimed 10:12) was in the previous window
+    assert got["Stuck keys"] == ("1", None)  # XSS_LINK (payments, claimed 10:12) is still stuck at 10:40
     assert got["Max iterator age"] == ("–", None)
     assert list(frame(app, "health")["operation"]) == ["CapturePayment"]
     # operations offered follow the service selection
@@ -103,7 +105,7 @@ def test_event_source_filter_reaches_tables_without_event_source(app):
     got = metrics(app)
     assert got["Duplicates"] == ("5", "+3")
     assert got["Poison rate"] == ("5.00%", "+0.00 pp")  # 2/40 vs 1/20
-    assert got["Stuck keys"] == ("1", "+1")  # stuck_keys has no event_source: filtered via (service, operation)
+    assert got["Stuck keys"] == ("1", None)  # stuck_keys has no event_source: filtered via (service, operation)
 
 
 def test_custom_range(app):
@@ -114,7 +116,7 @@ def test_custom_range(app):
     assert got["Duplicates"] == ("2", None)
     assert got["Poison rate"] == ("5.00%", None)  # 1/20
     assert got["Max iterator age"] == ("1.5 s", None)
-    assert got["Stuck keys"] == ("1", None)
+    assert got["Stuck keys"] == ("1", None)  # at 10:20: XSS_LINK (expiry 10:17); XSS_KEY claimed later
 
 
 @pytest.mark.parametrize("page,title,total,series", [
@@ -207,14 +209,29 @@ def test_stuck_keys_page(app, sample_mod):
     app.switch_page("app_pages/stuck_keys.py").run()
     no_exception(app)
     m = metrics(app)
-    assert m["Stuck (expired IN_PROGRESS)"] == ("1", None) and m["Still IN_PROGRESS"] == ("2", None)
+    # window [10:25, 10:40): every key IN_PROGRESS at 10:40 counts, including XSS_LINK claimed at 10:12
+    assert m["Stuck (expired IN_PROGRESS)"] == ("2", None) and m["Still IN_PROGRESS"] == ("3", None)
     s = frame(app, "stuck")
-    assert list(s["key"]) == [sample_mod.XSS_KEY, "k-live"]
-    assert list(s["expired"]) == [True, False]
-    assert list(s["age_s"]) == [780.0, 120.0]
-    assert str(s["expiry"].iloc[0]) == "2026-01-05 10:32:00"
+    assert list(s["key"]) == [sample_mod.XSS_LINK, sample_mod.XSS_KEY, "k-live"]
+    assert list(s["expired"]) == [True, True, False]
+    assert list(s["age_s"]) == [1680.0, 780.0, 120.0]  # 10:40 - 10:12, 10:40 - 10:27, 10:40 - 10:38
+    assert str(s["expiry"].iloc[0]) == "2026-01-05 10:17:00"
+    assert "Stuck is a state, not an event" in app.main.caption[0].value
     app.toggle(key="stuck_only").set_value(True).run()
-    assert list(frame(app, "stuck")["key"]) == [sample_mod.XSS_KEY]
+    assert list(frame(app, "stuck")["key"]) == [sample_mod.XSS_LINK, sample_mod.XSS_KEY]
+
+
+def test_stuck_keys_relative_to_window_end(app, sample_mod):
+    """A custom window ending at 10:30: k-live (claimed 10:38) is not yet claimed; XSS_KEY (claimed 10:27,
+    expiry 10:32) is IN_PROGRESS but not yet expired; ages are measured to 10:30."""
+    app.sidebar.selectbox(key="f_range").select("Custom range").run()
+    app.sidebar.slider(key="f_custom").set_value((datetime(2026, 1, 5, 10, 20), datetime(2026, 1, 5, 10, 30))).run()
+    assert metrics(app)["Stuck keys"] == ("1", None)
+    app.switch_page("app_pages/stuck_keys.py").run()
+    s = frame(app, "stuck")
+    assert list(s["key"]) == [sample_mod.XSS_LINK, sample_mod.XSS_KEY]
+    assert list(s["expired"]) == [True, False]
+    assert list(s["age_s"]) == [1080.0, 180.0]
 
 
 def test_explorer_search_by_correlation_id(app):

@@ -47,8 +47,9 @@ def _conflict_history(tmp_path, sample_mod):
 
 
 def test_alarms_page_shows_backtest(app_factory, tmp_path, sample_mod):
-    import alarms
     from pathlib import Path
+
+    import alarms
 
     cfg = Path(alarms.__file__).parent / "demo-stack.yaml"
     n_defs = len(alarms.build_catalogue(alarms.load_config(cfg)))
