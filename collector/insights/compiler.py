@@ -46,6 +46,8 @@ from collector.insights.expressions import (
     Star,
     StatsCmd,
     Unary,
+    command_exprs,
+    walk,
 )
 from collector.insights.functions import AGGREGATE_FUNCTIONS, SCALAR_FUNCTIONS
 from collector.insights.parser import parse_query
@@ -607,42 +609,9 @@ class _QueryCompiler:
 
 
 # --------------------------------------------------------------------------- helpers
-def _expr_fields(e, out: list[str]) -> None:
-    if isinstance(e, Field):
-        out.append(e.name)
-    elif isinstance(e, Binary):
-        _expr_fields(e.left, out)
-        _expr_fields(e.right, out)
-    elif isinstance(e, Unary):
-        _expr_fields(e.operand, out)
-    elif isinstance(e, InList):
-        _expr_fields(e.operand, out)
-        for i in e.items:
-            _expr_fields(i, out)
-    elif isinstance(e, Call):
-        for a in e.args:
-            _expr_fields(a, out)
-
-
 def _command_fields(cmd) -> list[str]:
     """Field names a command reads, in order of appearance."""
-    out: list[str] = []
-    if isinstance(cmd, FilterCmd):
-        _expr_fields(cmd.expr, out)
-    elif isinstance(cmd, (FieldsCmd, DisplayCmd)):
-        for item in cmd.items:
-            _expr_fields(item.expr, out)
-    elif isinstance(cmd, StatsCmd):
-        for item in cmd.by + cmd.items:
-            _expr_fields(item.expr, out)
-    elif isinstance(cmd, SortCmd):
-        for e, _ in cmd.keys:
-            _expr_fields(e, out)
-    elif isinstance(cmd, ParseCmd):
-        _expr_fields(cmd.source, out)
-    elif isinstance(cmd, DedupCmd):
-        out.extend(f.name for f in cmd.fields)
-    return out
+    return [node.name for e in command_exprs(cmd) for node in walk(e) if isinstance(node, Field)]
 
 
 def _json_paths(name: str) -> list[str]:

@@ -7,6 +7,7 @@ result column by the expression as written (``count(*)``, ``bin(5m)``).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -31,6 +32,8 @@ __all__ = [
     "Star",
     "StatsCmd",
     "Unary",
+    "command_exprs",
+    "walk",
 ]
 
 
@@ -181,6 +184,40 @@ class DedupCmd:
 
 
 Command = FieldsCmd | DisplayCmd | FilterCmd | StatsCmd | SortCmd | LimitCmd | ParseCmd | DedupCmd
+
+
+def walk(expr: Expr) -> Iterator[Expr]:
+    """Every node of ``expr`` in pre-order: the node, then its operands left to right (source order)."""
+    yield expr
+    if isinstance(expr, Binary):
+        children: tuple[Expr, ...] = (expr.left, expr.right)
+    elif isinstance(expr, Unary):
+        children = (expr.operand,)
+    elif isinstance(expr, InList):
+        children = (expr.operand, *expr.items)
+    elif isinstance(expr, Call):
+        children = expr.args
+    else:
+        children = ()
+    for child in children:
+        yield from walk(child)
+
+
+def command_exprs(cmd: Command) -> tuple[Expr, ...]:
+    """The expressions a command evaluates, in source order (``stats``: the ``by`` keys first; ``limit``: none)."""
+    if isinstance(cmd, FilterCmd):
+        return (cmd.expr,)
+    if isinstance(cmd, (FieldsCmd, DisplayCmd)):
+        return tuple(i.expr for i in cmd.items)
+    if isinstance(cmd, StatsCmd):
+        return tuple(i.expr for i in cmd.by + cmd.items)
+    if isinstance(cmd, SortCmd):
+        return tuple(e for e, _ in cmd.keys)
+    if isinstance(cmd, ParseCmd):
+        return (cmd.source,)
+    if isinstance(cmd, DedupCmd):
+        return cmd.fields
+    return ()
 
 
 @dataclass(frozen=True)

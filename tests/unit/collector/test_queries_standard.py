@@ -11,18 +11,14 @@ import pytest
 from collector.collect import add_stuck_key_ages, expand_library_signals, load_standard_queries, query_added_columns
 from collector.insights import parse_query, run_query
 from collector.insights.expressions import (
-    Binary,
-    Call,
     DisplayCmd,
     Field,
     FieldsCmd,
-    FilterCmd,
-    InList,
     Literal,
     ParseCmd,
-    SortCmd,
     StatsCmd,
-    Unary,
+    command_exprs,
+    walk,
 )
 from collector.insights.testing import events_connection
 from collector.tables import TABLES
@@ -39,54 +35,25 @@ def at(ms: int) -> datetime:
 
 
 # ----------------------------------------------------------------------------- contract checks
-def _walk(expr, out):
-    if isinstance(expr, Literal):
-        out["literals"].append(expr.value)
-    elif isinstance(expr, Field):
-        out["fields"].append(expr.name)
-    elif isinstance(expr, Binary):
-        _walk(expr.left, out)
-        _walk(expr.right, out)
-    elif isinstance(expr, Unary):
-        _walk(expr.operand, out)
-    elif isinstance(expr, InList):
-        _walk(expr.operand, out)
-        for i in expr.items:
-            _walk(i, out)
-    elif isinstance(expr, Call):
-        for a in expr.args:
-            _walk(a, out)
-
-
 def _references(text: str) -> tuple[list[str], list, list[str]]:
     """(fields read from events, literals, result columns) of a query."""
-    out = {"literals": [], "fields": []}
+    literals: list = []
     defined: set[str] = set()
     read: list[str] = []
     columns: list[str] = []
     for cmd in parse_query(text).commands:
-        before = len(out["fields"])
-        if isinstance(cmd, FilterCmd):
-            _walk(cmd.expr, out)
-        elif isinstance(cmd, (FieldsCmd, DisplayCmd)):
-            for item in cmd.items:
-                _walk(item.expr, out)
+        nodes = [n for e in command_exprs(cmd) for n in walk(e)]
+        literals += [n.value for n in nodes if isinstance(n, Literal)]
+        read += [n.name for n in nodes if isinstance(n, Field) and n.name not in defined]
+        if isinstance(cmd, (FieldsCmd, DisplayCmd)):
             columns += [i.name for i in cmd.items if i.name not in columns]
         elif isinstance(cmd, StatsCmd):
-            for item in cmd.by + cmd.items:
-                _walk(item.expr, out)
             columns = [i.name for i in cmd.by + cmd.items]
-        elif isinstance(cmd, SortCmd):
-            for e, _ in cmd.keys:
-                _walk(e, out)
-        elif isinstance(cmd, ParseCmd):
-            _walk(cmd.source, out)
-        read += [f for f in out["fields"][before:] if f not in defined]
         if isinstance(cmd, (FieldsCmd, DisplayCmd, StatsCmd)):
             defined |= {i.name for i in (cmd.items + (cmd.by if isinstance(cmd, StatsCmd) else ()))}
         if isinstance(cmd, ParseCmd):
             defined |= set(cmd.aliases)
-    return read, out["literals"], columns
+    return read, literals, columns
 
 
 EXTRA_LITERALS = {"invocations": {"REPORT", "Status: timeout", "timeout"}, "library_signals": {"[ERROR]"}}
