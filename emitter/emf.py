@@ -49,16 +49,27 @@ def check_namespace(namespace: Any) -> str | None:
     return None
 
 
+def _check_text(value: Any, what: str, max_chars: int, ascii_only: bool) -> str | None:
+    """The rules dimension names, dimension values and metric names share: a str of 1..``max_chars`` chars with
+    a non-whitespace char and no control chars (dimensions: ASCII only). Returns the first violation or None."""
+    if not isinstance(value, str):
+        return f"{what} must be a string, got {type(value).__name__}"
+    if not value.strip():
+        return f"{what} is empty or whitespace"
+    if len(value) > max_chars:
+        return f"{what} has {len(value)} characters (max {max_chars})"
+    if ascii_only:
+        if not value.isascii() or _has_control(value):
+            return f"{what} must be printable ASCII"
+    elif _has_control(value):
+        return f"{what} has control characters"
+    return None
+
+
 def check_dimension_name(name: Any) -> str | None:
     """Dimension name: str of 1-250 ASCII chars, a non-whitespace char, no control chars, not starting with ':'."""
-    if not isinstance(name, str):
-        return f"dimension name must be a string, got {type(name).__name__}"
-    if not name.strip():
-        return "dimension name is empty or whitespace"
-    if len(name) > C.MAX_DIMENSION_NAME_CHARS:
-        return f"dimension name has {len(name)} characters (max {C.MAX_DIMENSION_NAME_CHARS})"
-    if not name.isascii() or _has_control(name):
-        return "dimension name must be printable ASCII"
+    if reason := _check_text(name, "dimension name", C.MAX_DIMENSION_NAME_CHARS, True):
+        return reason
     if name.startswith(":"):
         return "dimension name must not start with ':'"
     return None
@@ -66,27 +77,13 @@ def check_dimension_name(name: Any) -> str | None:
 
 def check_dimension_value(value: Any) -> str | None:
     """Dimension value: str of 1-1024 ASCII chars with a non-whitespace char, no control chars."""
-    if not isinstance(value, str):
-        return f"dimension value must be a string, got {type(value).__name__}"
-    if not value.strip():
-        return "dimension value is empty or whitespace"
-    if len(value) > C.MAX_DIMENSION_VALUE_CHARS:
-        return f"dimension value has {len(value)} characters (max {C.MAX_DIMENSION_VALUE_CHARS})"
-    if not value.isascii() or _has_control(value):
-        return "dimension value must be printable ASCII"
-    return None
+    return _check_text(value, "dimension value", C.MAX_DIMENSION_VALUE_CHARS, True)
 
 
 def check_metric_name(name: Any) -> str | None:
     """Metric name: str of 1-250 chars with a non-whitespace char and no control characters."""
-    if not isinstance(name, str):
-        return f"metric name must be a string, got {type(name).__name__}"
-    if not name.strip():
-        return "metric name is empty or whitespace"
-    if len(name) > C.MAX_METRIC_NAME_CHARS:
-        return f"metric name has {len(name)} characters (max {C.MAX_METRIC_NAME_CHARS})"
-    if _has_control(name):
-        return "metric name has control characters"
+    if reason := _check_text(name, "metric name", C.MAX_METRIC_NAME_CHARS, False):
+        return reason
     if name == "_aws":
         return "metric name _aws is the EMF metadata member"
     return None
