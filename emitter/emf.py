@@ -189,11 +189,12 @@ def build_documents(
     series = list(series)
     if not series:
         return []
-    if len(series) <= C.MAX_METRICS_PER_DIRECTIVE and all(len(s.values) <= C.MAX_VALUES_PER_METRIC for s in series):
-        # Fast path (the usual case): everything fits one directive; one serialization, then a size check.
-        line = _serialize_one(namespace, dimensions, dimension_sets, series, timestamp_ms, props)
-        if len(line) <= max_bytes:  # ASCII: characters == bytes
-            return [line]
+    # Fast path (the usual case): everything fits one directive and one document (None otherwise).
+    root = {**dimensions, **props}
+    line = fast_document(directive_header(namespace, dimension_sets), timestamp_ms,
+                         _dumps(root)[1:-1] if root else "", series, max_bytes)
+    if line is not None:
+        return [line]
     # Entries = (series, chunk of <= 100 values). A document holds <= 100 entries with distinct names.
     # Series with the most chunks go first (each of its chunks must land in a different document); first-fit then
     # reaches the minimum document count max(chunks of the longest series, ceil(entries / 100)) under the count limits.
@@ -235,7 +236,6 @@ def build_documents(
 
 
 _DEFINITIONS: dict[tuple[str, str, int], str] = {}
-_HEADERS: dict[tuple[str, str], str] = {}
 
 
 def _num(v: float) -> str:
@@ -276,36 +276,6 @@ def fast_document(header: str, timestamp_ms: int, root_body: str, series: list[M
     line = (f'{{"_aws":{{"Timestamp":{int(timestamp_ms)},{header}{",".join(defs)}]}}]}}'
             f'{"," + root_body if root_body else ""},{",".join(members)}}}')
     return line if len(line) <= max_bytes else None
-
-
-def _serialize_one(namespace: str, dimensions: Mapping[str, str], dimension_sets: Sequence[Sequence[str]],
-                   series: list[MetricSeries], timestamp_ms: int, props: Mapping[str, Any]) -> str:
-    """One document by string assembly of C-escaped parts (the per-invocation hot path; equivalent to
-    json.dumps of the same document, which the tests check). Names never collide: the emitter refuses metric names
-    equal to dimension or property names."""
-    sets_json = _dumps([list(ds) for ds in dimension_sets])
-    hk = (namespace, sets_json)
-    header = _HEADERS.get(hk)
-    if header is None:
-        header = f'"CloudWatchMetrics":[{{"Namespace":{_esc(namespace)},"Dimensions":{sets_json},"Metrics":['
-        if len(_HEADERS) < 256:
-            _HEADERS[hk] = header
-    defs = []
-    members = []
-    for s in series:
-        dk = (s.name, s.unit, s.resolution)
-        d = _DEFINITIONS.get(dk)
-        if d is None:
-            d = _dumps(s.definition())
-            if len(_DEFINITIONS) < 4096:
-                _DEFINITIONS[dk] = d
-        defs.append(d)
-        v = s.values
-        members.append(_esc(s.name) + ":" + (_num(v[0]) if len(v) == 1 else "[" + ",".join(map(_num, v)) + "]"))
-    root = {**dimensions, **props}
-    body = _dumps(root)[1:-1] if root else ""
-    return (f'{{"_aws":{{"Timestamp":{int(timestamp_ms)},{header}{",".join(defs)}]}}]}}'
-            f'{"," + body if body else ""},{",".join(members)}}}')
 
 
 def _serialize(base: dict[str, Any], entries: list[tuple[MetricSeries, Any]], max_bytes: int) -> list[str]:
