@@ -23,11 +23,10 @@ event in the file, else of the next one (resolved in SQL, counted ``timestamp_fr
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime
 
-from collector.ingest.sniff import LAMBDA_TEXT_START
+from collector.ingest.sniff import LAMBDA_TEXT_START, is_json_object_line
 
 _TS_IN_LINE = re.compile(
     r"^(?:\[[A-Z]+\]\t)?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)[\t ]"
@@ -51,16 +50,6 @@ def iso_to_ms(text: str) -> int | None:
     return round(dt.timestamp() * 1000)
 
 
-def _is_json_object_line(line: str) -> bool:
-    s = line.strip()
-    if not (s.startswith("{") and s.endswith("}")):
-        return False
-    try:
-        return isinstance(json.loads(s), dict)
-    except ValueError:
-        return False
-
-
 def frame_events(lines: list[str]) -> list[tuple[int | None, str, int]]:
     """Group ``lines`` (terminators removed) into events ``(timestamp ms | None, message, lines)``.
 
@@ -69,7 +58,7 @@ def frame_events(lines: list[str]) -> list[tuple[int | None, str, int]]:
     """
     events: list[list] = []  # [ts, [lines], n]
     for line in lines:
-        starts = bool(LAMBDA_TEXT_START.match(line)) or (line[:1] == "{" and _is_json_object_line(line))
+        starts = bool(LAMBDA_TEXT_START.match(line)) or (line[:1] == "{" and is_json_object_line(line))
         if starts or not events:
             if not line.strip() and not starts:
                 continue  # blank line before any event / between events

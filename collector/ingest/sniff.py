@@ -38,7 +38,8 @@ _MARKER = re.compile(r"^(?:(?:START|END|REPORT) RequestId: |INIT_START |\[(?:INF
 _CSV_HEADER = re.compile(r'^\ufeff?"?@?timestamp"?,.*"?@?message"?', re.IGNORECASE)
 
 
-def _is_json_object(line: str) -> bool:
+def is_json_object_line(line: str) -> bool:
+    """True when ``line`` (surrounding whitespace ignored) is one JSON object."""
     s = line.strip()
     if not (s.startswith("{") and s.endswith("}")):
         return False
@@ -59,7 +60,7 @@ def sniff(head: bytes, name: str = "") -> LogFormat:
     nonblank = [ln for ln in lines if ln.strip()]
     first = nonblank[0] if nonblank else ""
     if stripped[:1] in "{[" and stripped[:1] and '"events"' in text and (
-            not _is_json_object(first) or isinstance(json.loads(first).get("events"), list)):
+            not is_json_object_line(first) or isinstance(json.loads(first).get("events"), list)):
         return LogFormat.FILTER_LOG_EVENTS
     if _CSV_HEADER.match(first):
         return LogFormat.CONSOLE_CSV
@@ -68,7 +69,7 @@ def sniff(head: bytes, name: str = "") -> LogFormat:
     if (sample and 2 * len(stamped) >= len(sample)
             and not all(LAMBDA_TEXT_START.match(ln) for ln in sample)):
         return LogFormat.EXPORT_S3
-    json_lines = [ln for ln in sample if ln.lstrip().startswith("{") and _is_json_object(ln)]
+    json_lines = [ln for ln in sample if ln.lstrip().startswith("{") and is_json_object_line(ln)]
     for ln in json_lines[:50]:
         try:
             rec = json.loads(ln)
