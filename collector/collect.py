@@ -85,11 +85,6 @@ def query_added_columns(text: str) -> tuple[str, ...]:
 
 
 # --------------------------------------------------------------------------- post-processing
-_EXCEPTION_OUTCOME = {
-    "IdempotencyAlreadyInProgressError": "duplicate_in_progress",
-    "IdempotencyValidationError": "payload_conflict",
-    "IdempotencyPersistenceLayerError": "store_error",
-}
 _EXCEPTION_NAME = re.compile(r"^\[ERROR\]\s(?:\S+\s+\S+\s+)?(Idempotency[A-Za-z]*Error):")
 
 
@@ -103,10 +98,10 @@ def _outcome_for_metric(name: str) -> str:
 
 
 def _outcome_for_exception(name: str) -> str:
-    from emitter.contract import Outcome
+    from emitter.contract import EXCEPTION_OUTCOME
 
-    mapped = _EXCEPTION_OUTCOME.get(name)
-    return Outcome(mapped).value if mapped else name
+    mapped = EXCEPTION_OUTCOME.get(name)
+    return mapped.value if mapped else name
 
 
 def _emf_library(doc: Mapping[str, Any]) -> str:

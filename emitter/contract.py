@@ -40,6 +40,41 @@ ENV_SERVICE_FALLBACK = "POWERTOOLS_SERVICE_NAME"
 SERVICE_UNDEFINED = "service_undefined"
 
 
+def resolve_namespace(explicit: str | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """The CloudWatch namespace every idemwatch part uses, by one rule.
+
+    Order: ``explicit`` (a non-empty argument or CLI option), ``$IDEMWATCH_NAMESPACE``,
+    ``$POWERTOOLS_METRICS_NAMESPACE`` (so a Powertools team's alarms point where its metrics are), then
+    ``NAMESPACE_DEFAULT``. ``environ`` defaults to ``os.environ``. Never raises; validity of the name is the
+    caller's check (the emitter falls back to the default with a warning).
+
+    >>> resolve_namespace(environ={"POWERTOOLS_METRICS_NAMESPACE": "shop"})
+    'shop'
+    """
+    if explicit:
+        return explicit
+    if environ is None:
+        import os
+
+        environ = os.environ
+    return environ.get(ENV_NAMESPACE) or environ.get(ENV_NAMESPACE_FALLBACK) or NAMESPACE_DEFAULT
+
+
+def resolve_service(explicit: str | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """The ``Service`` dimension value, by the same rule as :func:`resolve_namespace`.
+
+    Order: ``explicit``, ``$IDEMWATCH_SERVICE``, ``$POWERTOOLS_SERVICE_NAME``, then ``SERVICE_UNDEFINED``
+    (Powertools' own default).
+    """
+    if explicit:
+        return explicit
+    if environ is None:
+        import os
+
+        environ = os.environ
+    return environ.get(ENV_SERVICE) or environ.get(ENV_SERVICE_FALLBACK) or SERVICE_UNDEFINED
+
+
 # --------------------------------------------------------------------------- dimensions
 class Dimension(str, Enum):
     """EMF dimension names. Values are bounded by design (see module docstring)."""
@@ -143,6 +178,20 @@ class Outcome(str, Enum):
     BATCH_ITEM_FAILURE = "batch_item_failure"  # one record per item in batchItemFailures
     STORE_ERROR = "store_error"
     COLD_START = "cold_start"  # one per cold invocation, written at invocation start
+
+
+EXCEPTION_OUTCOME: Mapping[str, Outcome] = MappingProxyType(
+    {
+        # Powertools idempotency exceptions, by class name (aws_lambda_powertools.utilities.idempotency.exceptions):
+        # each means a specific idempotency outcome, not a generic failure, whichever call path records it.
+        "IdempotencyAlreadyInProgressError": Outcome.DUPLICATE_IN_PROGRESS,
+        "IdempotencyValidationError": Outcome.PAYLOAD_CONFLICT,
+        "IdempotencyPersistenceLayerError": Outcome.STORE_ERROR,
+        "IdempotencyPersistenceConnectionError": Outcome.STORE_ERROR,
+        "IdempotencyPersistenceConsistencyError": Outcome.STORE_ERROR,
+    }
+)
+"""Exception class name -> the outcome it means (the one mapping; the emitter and the collector read it)."""
 
 
 OUTCOME_METRIC: Mapping[Outcome, Metric | None] = MappingProxyType(

@@ -23,7 +23,6 @@ path costs the same as one flat class):
 from __future__ import annotations
 
 import _thread
-import os
 import time
 
 from emitter import constants as C
@@ -34,16 +33,13 @@ from emitter.classify import ErrorClassifier
 from emitter.constants import DEFAULT_OPERATION
 from emitter.contract import (
     DEFAULT_REDACTED_KEYS,
-    ENV_NAMESPACE,
-    ENV_NAMESPACE_FALLBACK,
-    ENV_SERVICE,
-    ENV_SERVICE_FALLBACK,
     ERROR_CLASS_OUTCOME,
     NAMESPACE_DEFAULT,
     REDACTED,
-    SERVICE_UNDEFINED,
     ErrorClass,
     Outcome,
+    resolve_namespace,
+    resolve_service,
 )
 from emitter.exceptions import EmfValidationError, TimeoutBudgetExceeded
 from emitter.jsonfast import esc as _esc
@@ -161,16 +157,14 @@ class Emitter(InvocationLifecycle):
         """Dropped/fixed elements so far, by WarningCode (also written as warning records)."""
 
         problems = Problems()
-        svc = service if service is not None else (
-            os.environ.get(ENV_SERVICE) or os.environ.get(ENV_SERVICE_FALLBACK) or SERVICE_UNDEFINED)
+        svc = service if service is not None else resolve_service()
         self.service: str = svc if isinstance(svc, str) else str(svc)
         if reason := emf.check_dimension_value(svc):
             problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{_SERVICE}", reason)
             self._service_dim: str | None = None
         else:
             self._service_dim = svc
-        ns = namespace if namespace is not None else (
-            os.environ.get(ENV_NAMESPACE) or os.environ.get(ENV_NAMESPACE_FALLBACK) or NAMESPACE_DEFAULT)
+        ns = namespace if namespace is not None else resolve_namespace()
         if reason := emf.check_namespace(ns):
             problems.add(C.WarningCode.INVALID_NAMESPACE, "namespace", reason + f"; using {NAMESPACE_DEFAULT}")
             ns = NAMESPACE_DEFAULT
