@@ -303,14 +303,37 @@ class LogKey(str, Enum):
 
 LOG_KEYS: tuple[str, ...] = tuple(k.value for k in LogKey)
 
+# --------------------------------------------------------------------------- redaction (rule: emitter/redact.py, docs/secrets.md)
 DEFAULT_REDACTED_KEYS: frozenset[str] = frozenset(
     {
-        "password", "passwd", "secret", "client_secret", "token", "access_token", "refresh_token",
-        "id_token", "authorization", "cookie", "set-cookie", "api_key", "apikey", "x-api-key",
-        "private_key", "card_number", "cardnumber", "pan", "cvv", "cvc", "ssn", "iban",
+        # passwords
+        "password", "passwd", "pwd", "passphrase", "passcode", "db_password", "pin", "otp",
+        # secrets and keys
+        "secret", "client_secret", "aws_secret_access_key", "secret_access_key", "secret_key", "private_key", "signing_key",
+        "encryption_key", "master_key", "api_key", "api_keys", "apikey", "x_api_key",
+        # tokens
+        "token", "access_token", "refresh_token", "id_token", "session_token", "x_amz_security_token",
+        "access_tokens", "refresh_tokens", "id_tokens", "auth_tokens", "api_tokens", "session_tokens",
+        "bearer_tokens", "jwt", "bearer",
+        # credentials, signatures, connection strings
+        "credential", "credentials", "creds", "signature", "connection_string", "dsn",
+        # HTTP auth and sessions
+        "authorization", "proxy_authorization", "cookie", "cookies", "set_cookie", "session_id", "session_key",
+        "sessid",
+        # payment and identity numbers
+        "card_number", "credit_card", "pan", "cvv", "cvc", "ssn", "iban",
     }
 )
-"""Property names (case-insensitive, ``-`` and ``_`` equivalent) whose values are replaced
-by ``REDACTED`` in every log record."""
+"""Property names whose values are replaced by ``REDACTED`` in every log record, matched as families after
+normalization (``password`` also matches ``dbPassword``, ``DB_PASSWORD``, ``db-password``; rule in
+:mod:`emitter.redact`, list and rationale in ``docs/secrets.md``)."""
+
+DEFAULT_REDACTED_EXACT_KEYS: frozenset[str] = frozenset({"session"})
+"""Names redacted only as the whole (normalized) name: ``session`` holds a session credential, but
+``session_duration`` or ``role_session_name`` do not."""
+
+DEFAULT_REDACTION_EXCEPTIONS: frozenset[str] = frozenset()
+"""Whole names never redacted by default (none: over-redaction is the safe side; add e.g. ``token_count`` with
+``Emitter(redact_exceptions=...)``)."""
 
 REDACTED = "***REDACTED***"

@@ -32,7 +32,9 @@ from emitter.adapters import adapt_event, adapt_single
 from emitter.classify import ErrorClassifier
 from emitter.constants import DEFAULT_OPERATION
 from emitter.contract import (
+    DEFAULT_REDACTED_EXACT_KEYS,
     DEFAULT_REDACTED_KEYS,
+    DEFAULT_REDACTION_EXCEPTIONS,
     ERROR_CLASS_OUTCOME,
     NAMESPACE_DEFAULT,
     REDACTED,
@@ -44,7 +46,7 @@ from emitter.contract import (
 from emitter.exceptions import EmfValidationError, TimeoutBudgetExceeded
 from emitter.jsonfast import esc as _esc
 from emitter.output import Problems
-from emitter.redact import KeyHasher, normalized_set
+from emitter.redact import KeyHasher, SecretNames
 from emitter.sinks import Sink, StdoutSink
 from emitter.types import Classification, EventRecord
 from emitter.wrapper import InvocationLifecycle
@@ -106,8 +108,11 @@ class Emitter(InvocationLifecycle):
         namespace: CloudWatch namespace. Default: $IDEMWATCH_NAMESPACE, $POWERTOOLS_METRICS_NAMESPACE, ``Idempotency``.
         sink: where lines go (default :class:`StdoutSink`); anything with ``write_lines(iterable_of_str)``.
         event_source_dimension: add the bounded ``EventSource`` dimension (extra set ``[Service, EventSource]``).
-        redact_keys: property names whose values are replaced by ``***REDACTED***`` (case-insensitive,
-            ``-``/``_`` equivalent). Payload-like names (body, payload, detail, ...) are always redacted.
+        redact_keys: property names whose values are replaced by ``***REDACTED***``, matched as families after
+            normalization (``password`` also redacts ``dbPassword``; rule: :mod:`emitter.redact`, docs/secrets.md).
+            Payload-like names (body, payload, detail, ...) are always redacted.
+        redact_extra_keys: names redacted in addition to ``redact_keys`` (keeps the default list).
+        redact_exceptions: whole names never redacted (normalized), e.g. ``{"token_count"}``.
         hash_idempotency_keys: log ``tenant:sha256:<32 hex>`` instead of the key (tenant prefix before
             ``key_tenant_separator`` stays readable); ``key_hash_salt`` switches to HMAC-SHA256.
         strict: raise :class:`EmfValidationError` on invalid input instead of dropping it with a warning record.
@@ -135,13 +140,16 @@ class Emitter(InvocationLifecycle):
         operation: str | None = None,
         key_tenant_separator: str | None = ":",
         key_hash_salt: str | bytes | None = None,
+        redact_extra_keys: Iterable[str] = (),
+        redact_exceptions: Iterable[str] = DEFAULT_REDACTION_EXCEPTIONS,
     ) -> None:
         self.strict = strict
         self.sink: Any = sink if sink is not None else StdoutSink()
         self.clock: Callable[[], int] = clock or _default_clock
         self.event_source_dimension = event_source_dimension
         self.classifier = classifier or ErrorClassifier()
-        self._redacted = normalized_set(redact_keys) | normalized_set(C.PAYLOAD_PROPERTY_NAMES)
+        self._redacted = SecretNames(redact_keys, C.PAYLOAD_PROPERTY_NAMES | DEFAULT_REDACTED_EXACT_KEYS,
+                                     redact_exceptions, redact_extra_keys)
         self._redact_cache: dict[str, bool] = {}
         self._valid_ops: set[str] = set()
         self._group_cache: dict[tuple[Any, ...], tuple[dict[str, str], list[list[str]], str, str]] = {}
@@ -157,6 +165,8 @@ class Emitter(InvocationLifecycle):
         """Dropped/fixed elements so far, by WarningCode (also written as warning records)."""
 
         problems = Problems()
+        if self._redacted.rejected:
+            problems.add(C.WarningCode.INVALID_PROPERTY, "redact_keys", f"{self._redacted.rejected} non-string name(s) ignored")
         svc = service if service is not None else resolve_service()
         self.service: str = svc if isinstance(svc, str) else str(svc)
         if reason := emf.check_dimension_value(svc):

@@ -3,6 +3,11 @@
 A failing sink never raises into the handler (``strict``: :class:`SinkError`); the lines it lost are counted under
 ``WarningCode.SINK_ERROR`` and reported on stderr. Invalid input is collected in a :class:`Problems` list during a
 call and reported once at its end (``strict``: :class:`EmfValidationError` on the first problem).
+
+A warning record lists at most :data:`WARNING_LIST_MAX_BYTES` of ``idemwatch_dropped`` entries (CloudWatch Logs
+events are at most 256 KB: https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/cloudwatch_limits_cwl.html);
+what is cut is counted in ``idemwatch_dropped_omitted``, and ``idemwatch_dropped_by_code`` then gives the count of
+every problem of the call by code, so the totals stay complete.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import sys
 from emitter import constants as C
 from emitter import outcomes as _o
 from emitter.exceptions import EmfValidationError, SinkError
+from emitter.jsonfast import dumps as _dumps
 from emitter.log_records import LogRecordBuilder
 
 TYPE_CHECKING = False
@@ -20,14 +26,45 @@ if TYPE_CHECKING:
 
 
 class Problems(list):  # list[tuple[code, element, reason]]
-    """Invalid input found during one call: ``(WarningCode, element, reason)`` tuples, element cut to 128 chars."""
+    """Invalid input found during one call: ``(WarningCode, element, reason)`` tuples, element cut to 128 chars and reason to 256."""
 
     def add(self, code: str, element: str, reason: str) -> None:
-        self.append((code, element[:128], reason))
+        self.append((code, element[:128], reason[:256]))
 
+
+WARNING_LIST_MAX_BYTES = 32 * 1024
+"""Bytes of ``idemwatch_dropped`` entries one warning record carries (UTF-8 = ASCII JSON here). With the record's
+other keys (a few hundred bytes, plus the invocation's function name and ids) the record stays far under the
+256 KB CloudWatch Logs event limit; a call with 10,000 problems writes about 33 KB instead of 2.4 MB."""
 
 # Plain-str copies of contract values (emitter.outcomes): module globals, one dict lookup each.
 _K_WARNING_CODE = _o.K_WARNING_CODE
+K_DROPPED = "idemwatch_dropped"
+K_DROPPED_OMITTED = "idemwatch_dropped_omitted"
+K_DROPPED_BY_CODE = "idemwatch_dropped_by_code"
+
+
+def dropped_fields(problems: Problems, max_bytes: int = WARNING_LIST_MAX_BYTES) -> dict[str, Any]:
+    """The warning record's problem fields: ``idemwatch_dropped`` (entries in order, at most ``max_bytes`` of JSON)
+    and, when entries were cut, ``idemwatch_dropped_omitted`` (int) and ``idemwatch_dropped_by_code``
+    (``{code: count}`` over ALL problems of the call, listed or not)."""
+    entries: list[dict[str, str]] = []
+    size = 2  # the list's brackets
+    for c, e, r in problems:
+        item = {"code": c, "element": e, "reason": r}
+        n = len(_dumps(item)) + 1
+        if size + n > max_bytes:
+            break
+        entries.append(item)
+        size += n
+    out: dict[str, Any] = {K_DROPPED: entries}
+    if len(entries) < len(problems):
+        by_code: dict[str, int] = {}
+        for c, _, _ in problems:
+            by_code[c] = by_code.get(c, 0) + 1
+        out[K_DROPPED_OMITTED] = len(problems) - len(entries)
+        out[K_DROPPED_BY_CODE] = by_code
+    return out
 
 
 class SinkOutput(LogRecordBuilder):
@@ -66,10 +103,7 @@ class SinkOutput(LogRecordBuilder):
                 self.warnings[code] = self.warnings.get(code, 0) + 1
         inv = self._inv
         static = inv.static_json if inv is not None else self._idle_static
-        f = {
-            _K_WARNING_CODE: problems[0][0],
-            "idemwatch_dropped": [{"code": c, "element": e, "reason": r} for c, e, r in problems],
-        }
+        f = {_K_WARNING_CODE: problems[0][0], **dropped_fields(problems)}
         self._write([self._line("WARNING", "idemwatch dropped or fixed invalid input", static, f)])
 
     @staticmethod

@@ -6,16 +6,35 @@ from __future__ import annotations
 from emitter import constants as C
 from emitter import emf
 from emitter.contract import REDACTED
-from emitter.redact import normalize_name
 from emitter.types import EventRecord
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-def sanitize(value: Any, redacted: frozenset[str], problems: Any, path: str, depth: int) -> Any:
-    """JSON-safe copy of a property value (``problems.add(code, element, reason)`` records what was replaced): redacts by name, NaN/inf -> None (reported), unknown objects ->
-    ``<TypeName>`` (their str() could leak data), Decimal -> number, datetime -> ISO string, EventRecord -> event id."""
+    from emitter.redact import SecretNames
+
+def _key_text(k: Any) -> str:
+    """A dict key as text: str as is, an Enum member as its value, a number as its digits, anything else as
+    ``<TypeName>`` (its str() could leak data, like any unknown object's)."""
+    if k.__class__ is str:
+        return k
+    k = getattr(k, "value", k)
+    if isinstance(k, str):
+        return str.__str__(k)
+    if isinstance(k, (int, float)) and not isinstance(k, bool):
+        try:
+            return int.__repr__(k) if isinstance(k, int) else float.__repr__(k)
+        except ValueError:  # an int over the str-conversion digit limit
+            return f"<{type(k).__name__}>"
+    return f"<{type(k).__name__}>" if not isinstance(k, bool) else ("true" if k else "false")
+
+
+def sanitize(value: Any, redacted: SecretNames, problems: Any, path: str, depth: int) -> Any:
+    """JSON-safe copy of a property value (``problems.add(code, element, reason)`` records what was replaced):
+    members whose name is in ``redacted`` (a :class:`~emitter.redact.SecretNames`) become ``REDACTED`` at every
+    depth, NaN/inf -> None (reported), unknown objects -> ``<TypeName>`` (their str() could leak data),
+    Decimal -> number, datetime -> ISO string, EventRecord -> event id."""
     if value is None or isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
@@ -29,8 +48,8 @@ def sanitize(value: Any, redacted: frozenset[str], problems: Any, path: str, dep
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
-            ks = k if isinstance(k, str) else str(getattr(k, "value", k))
-            if normalize_name(ks) in redacted:
+            ks = _key_text(k)
+            if ks in redacted:
                 out[ks] = REDACTED
             else:
                 out[ks] = sanitize(v, redacted, problems, f"{path}.{ks}", depth + 1)
