@@ -2,9 +2,11 @@
 :class:`~emitter.types.EventRecord` (event id, attempt, record age, source details).
 
 Shapes follow the Lambda event documentation (https://docs.aws.amazon.com/lambda/latest/dg/lambda-services.html):
-SQS standard/FIFO, Kinesis Data Streams, DynamoDB Streams, EventBridge, API Gateway REST (payload 1.0) and HTTP
-(payload 2.0), Application Load Balancer, SNS. Anything else is a ``generic`` record; an adapter never raises
-(a malformed record becomes a generic record and the caller reports the error).
+SQS standard/FIFO, Kinesis Data Streams, DynamoDB Streams, EventBridge, API Gateway REST (payload 1.0), HTTP
+(payload 2.0) and WebSocket, Lambda function URLs, Application Load Balancer, SNS, VPC Lattice (event structure
+v1 and v2), Amazon MSK and self-managed Apache Kafka, Amazon MQ (ActiveMQ and RabbitMQ). Anything else is a
+``generic`` record; an adapter never raises (a malformed record becomes a generic record and the caller reports
+the error). The table of ids, attempts, record ages and time units per source is ``docs/event-sources.md``.
 
 Only bounded, non-payload details are extracted: ids, counters, timestamps, names taken from ARNs. Message bodies,
 images, headers and attributes are never copied (``raw`` keeps the record for the handler and is never logged).
@@ -66,9 +68,12 @@ def _arn_name(arn: Any) -> str | None:
 
 def _arn_name_uncached(arn: str) -> str | None:
     tail = arn.split(":", 5)[-1]
-    # arn:aws:kinesis:...:stream/name ; arn:aws:dynamodb:...:table/T/stream/2019... ; arn:aws:sqs:...:queue
+    # arn:aws:kinesis:...:stream/name ; arn:aws:dynamodb:...:table/T/stream/2019... ; arn:aws:sqs:...:queue ;
+    # arn:aws:vpc-lattice:...:service/svc-1 ; arn:aws:kafka:...:cluster/Name/uuid ; arn:aws:mq:...:broker:Name:b-1
+    if tail.startswith("broker:"):
+        return tail.split(":", 2)[1]
     parts = tail.split("/")
-    if parts[0] in ("stream", "table", "targetgroup") and len(parts) > 1:
+    if parts[0] in ("stream", "table", "targetgroup", "service", "cluster") and len(parts) > 1:
         return parts[1]
     return parts[0]
 
@@ -278,6 +283,19 @@ def _api_rest(e: dict[str, Any], now_ms: int) -> EventRecord:
 
 
 def _api_http(e: dict[str, Any], now_ms: int) -> EventRecord:
+    """API Gateway HTTP API (payload format 2.0). ``requestContext.timeEpoch``: epoch MILLISECONDS."""
+    return _http_v2(e, now_ms, EventSource.API_GATEWAY_HTTP)
+
+
+def _function_url(e: dict[str, Any], now_ms: int) -> EventRecord:
+    """Lambda function URL: the payload format 2.0 shape of HTTP APIs, told apart by its
+    ``requestContext.domainName`` (``<url-id>.lambda-url.<region>.on.aws``,
+    https://docs.aws.amazon.com/lambda/latest/dg/urls-invocation.html). ``requestContext.timeEpoch``: epoch
+    MILLISECONDS; event id ``requestContext.requestId``."""
+    return _http_v2(e, now_ms, EventSource.FUNCTION_URL)
+
+
+def _http_v2(e: dict[str, Any], now_ms: int, source: EventSource) -> EventRecord:
     rc = e.get("requestContext") or {}
     sent = _int(rc.get("timeEpoch"))
     headers = e.get("headers")
@@ -285,7 +303,7 @@ def _api_http(e: dict[str, Any], now_ms: int) -> EventRecord:
     http = rc.get("http") or {}
     return EventRecord(
         event_id=rid if isinstance(rid, str) else None,
-        event_source=EventSource.API_GATEWAY_HTTP,
+        event_source=source,
         attempt=1,
         record_age_ms=_age(sent, now_ms),
         sent_at_ms=sent,
@@ -321,6 +339,293 @@ def _generic(e: Any, now_ms: int) -> EventRecord:
                 break
     return EventRecord(event_id=eid, event_source=EventSource.GENERIC, attempt=1, raw=e)
 
+MAX_EPOCH_MS = 10**14
+"""Epoch milliseconds at or past this (year 5138) are not a time: treated as absent (no record age)."""
+
+
+def _epoch_ms(v: Any, per_ms: int = 1) -> int | None:
+    """An epoch time field as epoch MILLISECONDS: ``v`` is in units of 1/``per_ms`` ms (1 = ms, 1000 = µs), an int,
+    a float or a decimal string; None if missing, not a number, negative or past :data:`MAX_EPOCH_MS`."""
+    try:
+        n = _int(v)
+    except (OverflowError, ValueError):  # inf, or a digit string over the int conversion limit
+        return None
+    if n is None or n < 0:
+        return None
+    ms = n // per_ms
+    return ms if ms < MAX_EPOCH_MS else None
+
+
+def _str_or_none(v: Any) -> str | None:
+    return v if isinstance(v, str) and v else None
+
+
+def _squash(name: str) -> str:
+    """Lower case without ``-``/``_``: JMS property and AMQP header names (``idempotencyKey``, ``idempotency_key``,
+    ``Idempotency-Key`` compare equal)."""
+    return name.lower().replace("-", "").replace("_", "")
+
+
+_IDEMPOTENCY_SQUASHED = _squash(IDEMPOTENCY_HEADER)
+_CORRELATION_SQUASHED = tuple(_squash(h) for h in CORRELATION_HEADERS)
+
+
+def _bytes_text(v: Any) -> str | None:
+    """A header value as text: a str, a number, a list of byte values (Kafka record headers), or ``{"bytes": [...]}``
+    (RabbitMQ headers as Lambda delivers them). At most MAX_HEADER_BYTES bytes are decoded (UTF-8, invalid bytes
+    replaced); None if the value is none of these."""
+    if isinstance(v, dict):
+        v = v.get("bytes")
+    if isinstance(v, str):
+        return v or None
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v) if abs(v) < 10**18 else None
+    if isinstance(v, list) and v and len(v) <= MAX_HEADER_BYTES and all(
+            b.__class__ is int and 0 <= b <= 255 for b in v):
+        return bytes(v).decode("utf-8", "replace")
+    return None
+
+
+MAX_HEADER_BYTES = 1024
+"""Longest byte-list header value decoded for an idempotency key or correlation id (longer ones are ignored)."""
+
+
+def _prop(props: Any, wanted_squashed: str) -> str | None:
+    """Property/header lookup by squashed name (see :func:`_squash`) in a dict; values through :func:`_bytes_text`."""
+    if not isinstance(props, dict):
+        return None
+    for k, v in props.items():
+        if isinstance(k, str) and _squash(k) == wanted_squashed:
+            return _bytes_text(v)
+    return None
+
+
+def _kafka_headers(headers: Any) -> dict[str, Any]:
+    """Kafka record headers as Lambda delivers them, a list of one-key dicts (``[{"name": [104, 105]}]``), as one
+    dict (first value wins)."""
+    out: dict[str, Any] = {}
+    if isinstance(headers, list):
+        for h in headers:
+            if isinstance(h, dict):
+                for k, v in h.items():
+                    out.setdefault(k, v)
+    return out
+
+
+def _lattice(e: dict[str, Any], now_ms: int) -> EventRecord:
+    """VPC Lattice request (https://docs.aws.amazon.com/vpc-lattice/latest/ug/lambda-functions.html).
+
+    Event structure v2 (``version: "2.0"``): ``requestContext.timeEpoch`` is epoch MICROSECONDS as a string
+    (``"1696331543569073"``), converted here to ``sent_at_ms`` = timeEpoch // 1000. Structure v1 (``raw_path``,
+    ``method``, snake_case keys) carries no time: no record age. Neither carries a request id: ``event_id`` is the
+    ``X-Amzn-Trace-Id`` header when a client or proxy set one, else None. Idempotency key and correlation id from
+    the headers, as for API Gateway.
+    """
+    rc = e.get("requestContext")
+    rc = rc if isinstance(rc, dict) else {}
+    sent = _epoch_ms(rc.get("timeEpoch"), 1000)  # microseconds
+    headers = e.get("headers")
+    return EventRecord(
+        event_id=_header(headers, "x-amzn-trace-id"),
+        event_source=EventSource.VPC_LATTICE,
+        attempt=1,
+        record_age_ms=_age(sent, now_ms),
+        sent_at_ms=sent,
+        idempotency_key=_header(headers, IDEMPOTENCY_HEADER),
+        correlation_id=_correlation(headers),
+        details={"http_method": e.get("method"), "lattice_version": "2.0" if rc else "1",
+                 "service": _arn_name(rc.get("serviceArn")), "target_group": _arn_name(rc.get("targetGroupArn"))},
+        raw=e,
+    )
+
+
+def _websocket(e: dict[str, Any], now_ms: int) -> EventRecord:
+    """API Gateway WebSocket API, Lambda proxy integration
+    (https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-websocket-api-mapping-template-reference.html).
+
+    ``event_id``: ``requestContext.messageId`` ("a unique server-side ID for a message", MESSAGE events only), else
+    ``requestContext.requestId`` (CONNECT/DISCONNECT). ``requestContext.requestTimeEpoch``: epoch MILLISECONDS (the
+    record age); ``connectedAt``: epoch MILLISECONDS, kept as ``connected_at_ms``. ``eventType`` (CONNECT, MESSAGE,
+    DISCONNECT), ``routeKey`` and ``connectionId`` are details.
+    """
+    rc = e.get("requestContext") or {}
+    sent = _epoch_ms(rc.get("requestTimeEpoch"))
+    headers = e.get("headers") or e.get("multiValueHeaders")
+    connected = _epoch_ms(rc.get("connectedAt"))
+    return EventRecord(
+        event_id=_str_or_none(rc.get("messageId")) or _str_or_none(rc.get("requestId")),
+        event_source=EventSource.API_GATEWAY_WEBSOCKET,
+        attempt=1,
+        record_age_ms=_age(sent, now_ms),
+        sent_at_ms=sent,
+        idempotency_key=_header(headers, IDEMPOTENCY_HEADER),
+        correlation_id=_correlation(headers),
+        details={"event_type": _str_or_none(rc.get("eventType")), "route_key": _str_or_none(rc.get("routeKey")),
+                 "connection_id": _str_or_none(rc.get("connectionId")), "stage": _str_or_none(rc.get("stage")),
+                 "api_id": _str_or_none(rc.get("apiId")), "connected_at_ms": connected},
+        raw=e,
+    )
+
+
+def _kafka(r: dict[str, Any], now_ms: int, source: EventSource, cluster: str | None) -> EventRecord:
+    """One Kafka record, Amazon MSK (``eventSource: aws:kafka``) or self-managed Apache Kafka
+    (``aws:SelfManagedKafka``) (https://docs.aws.amazon.com/lambda/latest/dg/with-msk.html,
+    https://docs.aws.amazon.com/lambda/latest/dg/with-kafka.html).
+
+    ``event_id``: ``<topic>-<partition>:<offset>`` (the key Lambda groups records by, plus the offset: unique per
+    cluster). ``timestamp``: epoch MILLISECONDS, the producer's create time or the broker's log-append time as
+    ``timestampType`` (CREATE_TIME | LOG_APPEND_TIME) says; it is the record age's start. Kafka reports no delivery
+    count: attempt 1. Idempotency key and correlation id from the record headers (byte lists).
+    """
+    topic, partition, offset = r.get("topic"), _int(r.get("partition")), _int(r.get("offset"))
+    eid = f"{topic}-{partition}:{offset}" if isinstance(topic, str) and partition is not None and offset is not None \
+        else None
+    sent = _epoch_ms(r.get("timestamp"))
+    headers = _kafka_headers(r.get("headers"))
+    return EventRecord(
+        event_id=eid,
+        event_source=source,
+        attempt=1,
+        record_age_ms=_age(sent, now_ms),
+        sent_at_ms=sent,
+        idempotency_key=_prop(headers, _IDEMPOTENCY_SQUASHED) if headers else None,
+        correlation_id=_prop(headers, _CORRELATION_SQUASHED[0]) if headers else None,
+        details={"topic": _str_or_none(topic), "partition": partition, "offset": offset,
+                 "timestamp_type": _str_or_none(r.get("timestampType")), "cluster": cluster},
+        raw=r,
+    )
+
+
+def _activemq(m: dict[str, Any], now_ms: int, broker: str | None) -> EventRecord:
+    """One Amazon MQ for ActiveMQ message (``eventSource: aws:amq``, https://docs.aws.amazon.com/lambda/latest/dg/with-mq.html).
+
+    ``event_id``: ``messageID``. ``redelivered: true`` ("the message is being resent to the consumer") gives attempt
+    2: a redelivery, count not reported. ``timestamp`` (JMSTimestamp, epoch MILLISECONDS, 0 when the producer
+    disabled it) is the record age's start, else ``brokerInTime`` (epoch MILLISECONDS, arrival at the broker).
+    Idempotency key / correlation id from the JMS ``properties`` (``idempotencyKey``, ``idempotency_key``, ...).
+    """
+    broker_in = _epoch_ms(m.get("brokerInTime"))
+    sent = _epoch_ms(m.get("timestamp")) or broker_in
+    props = m.get("properties")
+    dest = m.get("destination")
+    return EventRecord(
+        event_id=_str_or_none(m.get("messageID")),
+        event_source=EventSource.ACTIVEMQ,
+        attempt=2 if m.get("redelivered") is True else 1,
+        record_age_ms=_age(sent, now_ms),
+        sent_at_ms=sent,
+        idempotency_key=_prop(props, _IDEMPOTENCY_SQUASHED) if props else None,
+        correlation_id=_prop(props, _CORRELATION_SQUASHED[0]) if props else None,
+        details={"queue": _str_or_none(dest.get("physicalName")) if isinstance(dest, dict) else None,
+                 "broker": broker, "broker_in_time_ms": broker_in},
+        raw=m,
+    )
+
+
+_MONTHS = {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
+                                           "nov", "dec"))}
+
+
+def parse_java_date_ms(value: Any) -> int | None:
+    """Parse the date form Lambda writes for RabbitMQ ``basicProperties.timestamp`` (Java's
+    ``MMM d, yyyy, h:mm:ss a``, e.g. ``"Jan 1, 1970, 12:33:41 AM"``; whole seconds, read as UTC) to epoch
+    MILLISECONDS; None if not parseable."""
+    if not isinstance(value, str):
+        return None
+    parts = value.replace(",", " ").split()
+    if len(parts) != 5:
+        return None
+    mon, day, year, hms, ampm = parts
+    m = _MONTHS.get(mon[:3].lower())
+    hms_parts = hms.split(":")
+    if m is None or ampm.upper() not in ("AM", "PM") or len(hms_parts) != 3:
+        return None
+    try:
+        d, y = int(day), int(year)
+        h, mi, sec = (int(x) for x in hms_parts)
+    except ValueError:
+        return None
+    if not (1 <= d <= 31 and 1 <= h <= 12 and mi < 60 and sec < 61 and 1 <= y <= 9999):
+        return None
+    h = h % 12 + (12 if ampm.upper() == "PM" else 0)
+    return (_days_from_civil(y, m, d) * 86400 + h * 3600 + mi * 60 + sec) * 1000
+
+
+def _rabbitmq(m: dict[str, Any], now_ms: int, queue_key: str, broker: str | None) -> EventRecord:
+    """One Amazon MQ for RabbitMQ message (``eventSource: aws:rmq``; messages grouped by ``"<queue>::<vhost>"``,
+    https://docs.aws.amazon.com/lambda/latest/dg/with-mq.html).
+
+    ``event_id``: ``basicProperties.messageId`` (optional in AMQP: None when the publisher set none).
+    ``redelivered: true`` gives attempt 2, or ``x-delivery-count`` + 1 when the header is there (quorum queues count
+    earlier deliveries in it). ``basicProperties.timestamp`` (whole SECONDS, written as a date string, see
+    :func:`parse_java_date_ms`) is the record age's start. Idempotency key / correlation id from the AMQP headers
+    (``{"bytes": [...]}`` values) or ``basicProperties.correlationId``.
+    """
+    bp = m.get("basicProperties")
+    bp = bp if isinstance(bp, dict) else {}
+    headers = bp.get("headers")
+    sent = parse_java_date_ms(bp.get("timestamp"))
+    attempt = 2 if m.get("redelivered") is True else 1
+    count = _int(headers.get("x-delivery-count")) if isinstance(headers, dict) else None
+    if count is not None and 0 <= count < 2**31:
+        attempt = max(attempt, count + 1)
+    queue, _, vhost = queue_key.partition("::")
+    return EventRecord(
+        event_id=_str_or_none(bp.get("messageId")),
+        event_source=EventSource.RABBITMQ,
+        attempt=attempt,
+        record_age_ms=_age(sent, now_ms),
+        sent_at_ms=sent,
+        idempotency_key=_prop(headers, _IDEMPOTENCY_SQUASHED) if headers else None,
+        correlation_id=(_prop(headers, _CORRELATION_SQUASHED[0]) if headers else None)
+        or _str_or_none(bp.get("correlationId")),
+        details={"queue": queue or None, "vhost": vhost or None, "broker": broker},
+        raw=m,
+    )
+
+
+def _polled_batch(event: dict[str, Any], src: EventSource, now_ms: int) -> tuple[list[EventRecord], list[str]]:
+    """Kafka and Amazon MQ batches: records grouped by partition or queue, no ``Records`` list."""
+    out: list[EventRecord] = []
+    errors: list[str] = []
+    arn = event.get("eventSourceArn")
+    broker_or_cluster = _arn_name(arn)
+    if src is EventSource.ACTIVEMQ:
+        groups: Any = [("", event.get("messages"))]
+    else:
+        groups = event.get("records" if src in (EventSource.MSK, EventSource.SELF_MANAGED_KAFKA)
+                           else "rmqMessagesByQueue")
+        groups = groups.items() if isinstance(groups, dict) else []
+    for key, items in groups:
+        if not isinstance(items, list):
+            errors.append(f"{src.value} batch not understood (group is not a list)")
+            continue
+        for r in items:
+            try:
+                if not isinstance(r, dict):
+                    raise TypeError
+                if src is EventSource.ACTIVEMQ:
+                    rec = _activemq(r, now_ms, broker_or_cluster)
+                elif src is EventSource.RABBITMQ:
+                    rec = _rabbitmq(r, now_ms, key if isinstance(key, str) else "", broker_or_cluster)
+                else:
+                    rec = _kafka(r, now_ms, src, broker_or_cluster)
+            except Exception as exc:  # noqa: BLE001 - malformed record: keep going with a generic record
+                rec = _generic(r, now_ms)
+                rec.event_source = src
+                errors.append(f"{src.value} record not understood ({type(exc).__name__})")
+            out.append(rec)
+    return out, errors
+
+
+_POLLED_SOURCES = {
+    "aws:kafka": EventSource.MSK,
+    "aws:SelfManagedKafka": EventSource.SELF_MANAGED_KAFKA,
+    "aws:amq": EventSource.ACTIVEMQ,
+    "aws:rmq": EventSource.RABBITMQ,
+}
+"""Top-level ``eventSource`` of the batch events without a ``Records`` list (Kafka, Amazon MQ)."""
+
 
 _RECORD_ADAPTERS: dict[EventSource, Callable[[dict[str, Any], int], EventRecord]] = {
     EventSource.SQS: _sqs,
@@ -346,18 +651,35 @@ def detect_source(event: Any) -> EventSource:
     recs = event.get("Records")
     if isinstance(recs, list):
         return _record_source(recs[0]) if recs else EventSource.GENERIC
-    return _single_source(event)
+    polled = _polled_source(event)
+    return polled if polled is not None else _single_source(event)
+
+
+def _polled_source(e: dict[str, Any]) -> EventSource | None:
+    src = e.get("eventSource")
+    return _POLLED_SOURCES.get(src) if src.__class__ is str else None
 
 
 def _single_source(e: dict[str, Any]) -> EventSource:
+    """Order matters: the cheap, distinctive keys first; VPC Lattice v2 and function URLs before the HTTP API check
+    they would otherwise pass (``version: "2.0"``)."""
     rc = e.get("requestContext")
     if isinstance(rc, dict):
         if "elb" in rc:
             return EventSource.ALB
+        if "connectionId" in rc and "eventType" in rc:
+            return EventSource.API_GATEWAY_WEBSOCKET
+        if "serviceArn" in rc or "serviceNetworkArn" in rc or ("targetGroupArn" in rc and "method" in e):
+            return EventSource.VPC_LATTICE
         if e.get("version") == "2.0" or isinstance(rc.get("http"), dict):
+            domain = rc.get("domainName")
+            if isinstance(domain, str) and ".lambda-url." in domain:
+                return EventSource.FUNCTION_URL
             return EventSource.API_GATEWAY_HTTP
         if "httpMethod" in e or "resourcePath" in rc:
             return EventSource.API_GATEWAY_REST
+    elif "raw_path" in e and "method" in e:  # VPC Lattice event structure v1 (no requestContext)
+        return EventSource.VPC_LATTICE
     if "detail-type" in e and "source" in e and "id" in e:
         return EventSource.EVENTBRIDGE
     return EventSource.GENERIC
@@ -368,6 +690,9 @@ _SINGLE_ADAPTERS: dict[EventSource, Callable[[dict[str, Any], int], EventRecord]
     EventSource.API_GATEWAY_REST: _api_rest,
     EventSource.API_GATEWAY_HTTP: _api_http,
     EventSource.ALB: _alb,
+    EventSource.FUNCTION_URL: _function_url,
+    EventSource.API_GATEWAY_WEBSOCKET: _websocket,
+    EventSource.VPC_LATTICE: _lattice,
 }
 
 
@@ -400,6 +725,9 @@ def adapt_event(event: Any, now_ms: int) -> tuple[list[EventRecord], list[str]]:
             if err:
                 errors.append(err)
         return out, errors
+    polled = _polled_source(event) if isinstance(event, dict) else None
+    if polled is not None:
+        return _polled_batch(event, polled, now_ms)
     rec, err = adapt_single(event, now_ms)
     return [rec], [err] if err else []
 
@@ -412,6 +740,13 @@ def adapt_single(event: Any, now_ms: int) -> tuple[EventRecord, str | None]:
         if len(recs) == 1:
             return adapt_record(recs[0], now_ms)
         return EventRecord(event_source=detect_source(event), details={"batch_size": len(recs)}, raw=event), None
+    polled = _polled_source(event) if isinstance(event, dict) else None
+    if polled is not None:
+        recs, errors = _polled_batch(event, polled, now_ms)
+        if len(recs) == 1:
+            return recs[0], errors[0] if errors else None
+        return EventRecord(event_source=polled, details={"batch_size": len(recs)}, raw=event), \
+            errors[0] if errors else None
     src = _single_source(event) if isinstance(event, dict) else EventSource.GENERIC
     fn = _SINGLE_ADAPTERS.get(src)
     if fn is None:

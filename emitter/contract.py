@@ -262,6 +262,14 @@ class EventSource(str, Enum):
     API_GATEWAY_HTTP = "apigateway-http"
     ALB = "alb"
     SNS = "sns"
+    # added with the adapters of issue 11 (emitter/adapters.py, docs/event-sources.md)
+    VPC_LATTICE = "vpc-lattice"
+    FUNCTION_URL = "function-url"
+    API_GATEWAY_WEBSOCKET = "apigateway-websocket"
+    MSK = "msk"
+    SELF_MANAGED_KAFKA = "self-managed-kafka"
+    ACTIVEMQ = "activemq"
+    RABBITMQ = "rabbitmq"
     GENERIC = "generic"
 
 

@@ -78,7 +78,12 @@ def emitter(mem: MemorySink) -> Emitter:
     return Emitter(service="secrets", sink=mem, hash_idempotency_keys=True)
 
 
-SOURCES = ["sqs", "kinesis", "dynamodb", "sns", "eventbridge", "apigw-rest", "apigw-http", "alb", "generic"]
+SOURCES = {"sqs": "sqs", "kinesis": "kinesis", "dynamodb": "dynamodb", "sns": "sns", "eventbridge": "eventbridge",
+           "apigw-rest": "apigateway-rest", "apigw-http": "apigateway-http", "alb": "alb",
+           "vpc-lattice-v2": "vpc-lattice", "vpc-lattice-v1": "vpc-lattice", "function-url": "function-url",
+           "websocket": "apigateway-websocket", "msk": "msk", "activemq": "activemq", "rabbitmq": "rabbitmq",
+           "generic": "generic"}
+"""Sample name -> the event_source its records must be detected as (so each adapter is really exercised)."""
 
 
 def header_map(seeder: Seeder, where: str) -> dict[str, str]:
@@ -126,6 +131,50 @@ def seeded_events(seeder: Seeder) -> dict[str, dict]:
         "alb": {"requestContext": {"elb": {"targetGroupArn": "arn:aws:elasticloadbalancing:r:1:targetgroup/tg/1"}},
                 "httpMethod": "POST", "headers": {"x-amzn-trace-id": "Root=1-a", **header_map(s, "alb-h")},
                 "body": body},
+        "vpc-lattice-v2": {"version": "2.0", "path": "/o", "method": "POST", "headers": header_map(s, "lattice2-h"),
+                           "queryStringParameters": header_map(s, "lattice2-q"), "body": body,
+                           "requestContext": {"serviceArn": "arn:aws:vpc-lattice:r:1:service/svc-1",
+                                              "identity": {"principal": s.value("lattice2-principal"),
+                                                           "sessionName": s.value("lattice2-session")},
+                                              "timeEpoch": "1767608400000000"}},
+        "vpc-lattice-v1": {"raw_path": "/o?" + s.value("lattice1-path"), "method": "GET",
+                           "headers": header_map(s, "lattice1-h"), "query_string_parameters": header_map(s, "l1-q"),
+                           "body": body, "is_base64_encoded": False},
+        "function-url": {"version": "2.0", "routeKey": "$default", "cookies": [s.value("url-cookie")],
+                         "headers": {**header_map(s, "url-h"), "idempotency-key": "acme:" + s.value("url-key")},
+                         "requestContext": {"requestId": "u-1", "domainName": "x.lambda-url.us-east-1.on.aws",
+                                            "http": {"method": "POST"}, "timeEpoch": 1767608400000,
+                                            "authorizer": {"iam": {"secretKey": s.value("url-iam")}}},
+                         "body": body},
+        "websocket": {"headers": header_map(s, "ws-h"), "multiValueHeaders": {k: [v] for k, v in
+                                                                               header_map(s, "ws-mvh").items()},
+                      "requestContext": {"eventType": "MESSAGE", "messageId": "w-1", "connectionId": "c-1",
+                                         "routeKey": "send", "requestTimeEpoch": 1767608400000,
+                                         "authorizer": s.secrets("ws-authorizer")},
+                      "body": body},
+        "msk": {"eventSource": "aws:kafka", "eventSourceArn": "arn:aws:kafka:r:1:cluster/C/u",
+                "records": {"t-0": [{"topic": "t", "partition": 0, "offset": 1, "timestamp": 1767608400000,
+                                     "timestampType": "CREATE_TIME",
+                                     "key": base64.b64encode(s.value("kafka-key").encode()).decode(),
+                                     "value": base64.b64encode(body.encode()).decode(),
+                                     "headers": [{k: list(v.encode())} for k, v in
+                                                 {**s.secrets("kafka-h"),
+                                                  "idempotency-key": "acme:" + s.value("kafka-ik")}.items()]}]}},
+        "activemq": {"eventSource": "aws:amq", "eventSourceArn": "arn:aws:mq:r:1:broker:b:b-1",
+                     "messages": [{"messageID": "ID:1", "data": base64.b64encode(body.encode()).decode(),
+                                   "redelivered": True, "timestamp": 1767608400000,
+                                   "destination": {"physicalName": "q"},
+                                   "properties": {**s.secrets("amq-props"),
+                                                  "idempotencyKey": "acme:" + s.value("amq-ik")}}]},
+        "rabbitmq": {"eventSource": "aws:rmq", "eventSourceArn": "arn:aws:mq:r:1:broker:b:b-1",
+                     "rmqMessagesByQueue": {"q::/": [{
+                         "basicProperties": {"messageId": "r-1", "timestamp": "Jan 5, 2026, 10:20:00 AM",
+                                             "userId": s.value("rmq-user"),
+                                             "headers": {**{k: {"bytes": list(v.encode())} for k, v in
+                                                            s.secrets("rmq-h").items()},
+                                                         "idempotency-key": {"bytes": list(("acme:" + s.value(
+                                                             "rmq-ik")).encode())}}},
+                         "redelivered": False, "data": base64.b64encode(body.encode()).decode()}]}},
         "generic": {"id": "g-1", **s.nested("generic")},
     }
 
@@ -194,7 +243,7 @@ def check(seeder: Seeder, mem: MemorySink) -> list[dict]:
     return records
 
 
-@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("source", sorted(SOURCES))
 def test_adapters_wrapper_context_and_exceptions_leak_nothing(source):
     """records()/record_for() of every source with secrets in headers, attributes, bodies and images, inside the
     handler wrapper and an invocation scope with a secret-carrying context; the handler raises a secret exception."""
@@ -205,7 +254,8 @@ def test_adapters_wrapper_context_and_exceptions_leak_nothing(source):
 
     @em.handler(operation="Secrets")
     def handler(ev, context):
-        recs = em.records(ev) if "Records" in ev else [em.record_for(ev)]
+        recs = em.records(ev)
+        assert {r.event_source.value for r in recs} == {SOURCES[source]}
         for r in recs:
             em.succeeded(r, "acme:" + seeder.value("key"), **seeder.nested("succeeded"))
             em.failure(SecretError(seeder), r)
