@@ -295,24 +295,28 @@ def _function_url(e: dict[str, Any], now_ms: int) -> EventRecord:
     return _http_v2(e, now_ms, EventSource.FUNCTION_URL)
 
 
-def _http_v2(e: dict[str, Any], now_ms: int, source: EventSource) -> EventRecord:
-    rc = e.get("requestContext") or {}
-    sent = _int(rc.get("timeEpoch"))
-    headers = e.get("headers")
-    rid = rc.get("requestId")
-    http = rc.get("http") or {}
+def _request_record(e: dict[str, Any], now_ms: int, source: EventSource, event_id: Any, sent: int | None,
+                    headers: Any, details: dict[str, Any]) -> EventRecord:
+    """An EventRecord for an HTTP-shaped request: key and correlation id from its headers, attempt 1."""
     return EventRecord(
-        event_id=rid if isinstance(rid, str) else None,
+        event_id=event_id if isinstance(event_id, str) else None,
         event_source=source,
         attempt=1,
         record_age_ms=_age(sent, now_ms),
         sent_at_ms=sent,
         idempotency_key=_header(headers, IDEMPOTENCY_HEADER),
         correlation_id=_correlation(headers),
-        details={"http_method": http.get("method"), "route_key": e.get("routeKey"), "stage": rc.get("stage"),
-                 "api_id": rc.get("apiId")},
+        details=details,
         raw=e,
     )
+
+
+def _http_v2(e: dict[str, Any], now_ms: int, source: EventSource) -> EventRecord:
+    rc = e.get("requestContext") or {}
+    http = rc.get("http") or {}
+    return _request_record(e, now_ms, source, rc.get("requestId"), _int(rc.get("timeEpoch")), e.get("headers"),
+                           {"http_method": http.get("method"), "route_key": e.get("routeKey"),
+                            "stage": rc.get("stage"), "api_id": rc.get("apiId")})
 
 
 def _alb(e: dict[str, Any], now_ms: int) -> EventRecord:
@@ -423,20 +427,12 @@ def _lattice(e: dict[str, Any], now_ms: int) -> EventRecord:
     """
     rc = e.get("requestContext")
     rc = rc if isinstance(rc, dict) else {}
-    sent = _epoch_ms(rc.get("timeEpoch"), 1000)  # microseconds
     headers = e.get("headers")
-    return EventRecord(
-        event_id=_header(headers, "x-amzn-trace-id"),
-        event_source=EventSource.VPC_LATTICE,
-        attempt=1,
-        record_age_ms=_age(sent, now_ms),
-        sent_at_ms=sent,
-        idempotency_key=_header(headers, IDEMPOTENCY_HEADER),
-        correlation_id=_correlation(headers),
-        details={"http_method": e.get("method"), "lattice_version": "2.0" if rc else "1",
-                 "service": _arn_name(rc.get("serviceArn")), "target_group": _arn_name(rc.get("targetGroupArn"))},
-        raw=e,
-    )
+    return _request_record(
+        e, now_ms, EventSource.VPC_LATTICE, _header(headers, "x-amzn-trace-id"),
+        _epoch_ms(rc.get("timeEpoch"), 1000),  # microseconds
+        headers, {"http_method": e.get("method"), "lattice_version": "2.0" if rc else "1",
+                  "service": _arn_name(rc.get("serviceArn")), "target_group": _arn_name(rc.get("targetGroupArn"))})
 
 
 def _websocket(e: dict[str, Any], now_ms: int) -> EventRecord:
@@ -449,22 +445,13 @@ def _websocket(e: dict[str, Any], now_ms: int) -> EventRecord:
     DISCONNECT), ``routeKey`` and ``connectionId`` are details.
     """
     rc = e.get("requestContext") or {}
-    sent = _epoch_ms(rc.get("requestTimeEpoch"))
-    headers = e.get("headers") or e.get("multiValueHeaders")
-    connected = _epoch_ms(rc.get("connectedAt"))
-    return EventRecord(
-        event_id=_str_or_none(rc.get("messageId")) or _str_or_none(rc.get("requestId")),
-        event_source=EventSource.API_GATEWAY_WEBSOCKET,
-        attempt=1,
-        record_age_ms=_age(sent, now_ms),
-        sent_at_ms=sent,
-        idempotency_key=_header(headers, IDEMPOTENCY_HEADER),
-        correlation_id=_correlation(headers),
-        details={"event_type": _str_or_none(rc.get("eventType")), "route_key": _str_or_none(rc.get("routeKey")),
-                 "connection_id": _str_or_none(rc.get("connectionId")), "stage": _str_or_none(rc.get("stage")),
-                 "api_id": _str_or_none(rc.get("apiId")), "connected_at_ms": connected},
-        raw=e,
-    )
+    return _request_record(
+        e, now_ms, EventSource.API_GATEWAY_WEBSOCKET,
+        _str_or_none(rc.get("messageId")) or _str_or_none(rc.get("requestId")),
+        _epoch_ms(rc.get("requestTimeEpoch")), e.get("headers") or e.get("multiValueHeaders"),
+        {"event_type": _str_or_none(rc.get("eventType")), "route_key": _str_or_none(rc.get("routeKey")),
+         "connection_id": _str_or_none(rc.get("connectionId")), "stage": _str_or_none(rc.get("stage")),
+         "api_id": _str_or_none(rc.get("apiId")), "connected_at_ms": _epoch_ms(rc.get("connectedAt"))})
 
 
 def _kafka(r: dict[str, Any], now_ms: int, source: EventSource, cluster: str | None) -> EventRecord:
