@@ -302,3 +302,45 @@ def test_async_handler_and_dict_context():
         asyncio.run(handler(seeded_events(seeder)["sqs"], ctx))
     assert leaks(seeder, "\n".join(mem.lines)) == []
     assert sum(line.count(REDACTED) for line in mem.lines) >= 5 * len(ALL_FORMS)
+
+
+def _trees():
+    from hypothesis import strategies as st
+
+    keys = st.sampled_from(ALL_FORMS[::7] + ["note", "items", "order_id", "tokens_used", "meta"])
+    leaf = st.one_of(st.integers(-5, 5), st.just("plain"), st.none())
+    return st.recursive(leaf, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                      st.dictionaries(keys, inner, max_size=5)), max_leaves=30)
+
+
+def _plant(tree, seeder: Seeder, path: str = "t"):
+    """Put a fresh secret value under every secret-named key of ``tree`` (whatever was there: a leaf, a dict, a list
+    gets the secret nested inside), leaving innocuous keys as they are."""
+    from emitter.redact import SecretNames
+
+    names = SecretNames(DEFAULT_REDACTED_KEYS, DEFAULT_REDACTED_EXACT_KEYS)
+    if isinstance(tree, dict):
+        return {k: ({"v": seeder.value(f"{path}.{k}"), "deeper": _plant(v, seeder, f"{path}.{k}")} if k in names
+                    else _plant(v, seeder, f"{path}.{k}")) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_plant(v, seeder, f"{path}[]") for v in tree]
+    return tree
+
+
+def test_random_trees_leak_nothing():
+    from hypothesis import given, settings
+
+    planted = []
+
+    @settings(max_examples=80, deadline=None)
+    @given(_trees())
+    def check_tree(tree):
+        seeder = Seeder()
+        mem = MemorySink()
+        em = emitter(mem)
+        em.succeeded(None, "k", payload_tree=_plant(tree, seeder), wrapped=[_plant(tree, seeder)])
+        assert leaks(seeder, "\n".join(mem.lines)) == []
+        planted.append(len(seeder.where))
+
+    check_tree()
+    assert sum(planted) > 50  # the trees did carry secrets
