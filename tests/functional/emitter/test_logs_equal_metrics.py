@@ -84,7 +84,7 @@ def simulate(path: Path, seed: int, event_source_dimension: bool) -> None:
 
         @em.handler(operation=rng.choice(["ProcessOrders", "CapturePayment"]))
         def handler(event, context):
-            recs = em.records(event) if "Records" in event else [em.record_for(event)]
+            recs = em.records(event)  # every sample: batches (Records, Kafka, Amazon MQ) and single events
             if threaded:
                 with ThreadPoolExecutor(3) as pool:
                     failed = [r for r, bad in zip(recs, pool.map(process, recs)) if bad]
