@@ -34,13 +34,16 @@ from emitter.constants import DEFAULT_OPERATION
 from emitter.contract import (
     DEFAULT_REDACTED_KEYS,
     ERROR_CLASS_OUTCOME,
+    EXCEPTION_OUTCOME,
     NAMESPACE_DEFAULT,
     REDACTED,
     ErrorClass,
     Outcome,
+    lambda_filtered_level,
     resolve_namespace,
     resolve_service,
 )
+from emitter.contract import metrics_disabled as _metrics_disabled
 from emitter.exceptions import EmfValidationError, TimeoutBudgetExceeded
 from emitter.jsonfast import esc as _esc
 from emitter.output import Problems
@@ -56,7 +59,7 @@ if TYPE_CHECKING:
 
     from emitter.context import InvocationInfo
 
-__all__ = ["DEFAULT_OPERATION", "Emitter"]
+__all__ = ["DEFAULT_OPERATION", "Emitter", "exception_outcome"]
 
 # Hot-path names from emitter.outcomes (module globals: one dict lookup each).
 _ES_VALUE = _o.ES_VALUE
@@ -89,6 +92,37 @@ _U_COUNT = _o.U_COUNT
 _U_MS = _o.U_MS
 
 
+def exception_outcome(exc: BaseException) -> Outcome | None:
+    """The outcome ``exc`` means by ``contract.EXCEPTION_OUTCOME`` (class names along the MRO), else None."""
+    try:
+        for klass in type(exc).__mro__:
+            o = EXCEPTION_OUTCOME.get(klass.__name__)
+            if o is not None:
+                return o
+    except Exception:  # a hostile __mro__/__name__
+        return None
+    return None
+
+
+def _recorded_as(exc: BaseException | None, outcome: str) -> bool:
+    """True when ``exc`` or an exception it was raised from/during (``__cause__``/``__context__``, 8 deep) carries
+    the mark ``outcome``: the persistence layer recorded it where Powertools decided it."""
+    for _ in range(8):
+        if exc is None:
+            return False
+        if getattr(exc, "_idemwatch_recorded", None) == outcome:
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _mark_recorded(exc: BaseException, outcome: str) -> None:
+    try:
+        exc._idemwatch_recorded = outcome  # type: ignore[attr-defined]
+    except Exception:  # an exception type with __slots__ or a read-only attribute
+        pass
+
+
 class _SlowPath(Exception):
     """Internal: the call needs the general record builder."""
 
@@ -113,8 +147,11 @@ class Emitter(InvocationLifecycle):
         strict: raise :class:`EmfValidationError` on invalid input instead of dropping it with a warning record.
         classifier: an :class:`ErrorClassifier` (or callable ``(exc, attempt) -> Classification``) for ``failure()``.
         clock: callable returning epoch MILLISECONDS (int); the demo injects simulated time.
-        dimensions: extra dimensions added to every dimension set (bounded values only; at most 28).
+        dimensions: default dimensions added to every dimension set of every flush (bounded values only; at most
+            28); see :meth:`set_default_dimensions`. ``add_dimension`` ones last until the next flush.
         operation: Operation value used outside any invocation (default ``default``).
+        metrics_disabled: True writes no EMF documents (outcome log records are still written). Default:
+            ``contract.metrics_disabled()`` ($IDEMWATCH_METRICS_DISABLED, else Powertools' POWERTOOLS_METRICS_DISABLED).
 
     Raises: never, except EmfValidationError in strict mode and TimeoutBudgetExceeded from check_time_budget.
     """
@@ -135,6 +172,7 @@ class Emitter(InvocationLifecycle):
         operation: str | None = None,
         key_tenant_separator: str | None = ":",
         key_hash_salt: str | bytes | None = None,
+        metrics_disabled: bool | None = None,
     ) -> None:
         self.strict = strict
         self.sink: Any = sink if sink is not None else StdoutSink()
@@ -149,6 +187,10 @@ class Emitter(InvocationLifecycle):
         self._lock = _thread.RLock()
         self._groups: dict[tuple[str | None, str | None], dict[str, emf.MetricSeries]] = {}
         self._dimensions: dict[str, str] = {}
+        self._default_dims: dict[str, str] = {}
+        self.metrics_disabled: bool = _metrics_disabled() if metrics_disabled is None else bool(metrics_disabled)
+        self._emf_level: str | None = lambda_filtered_level()
+        self._filter_warned = False
         self._inv: InvocationInfo | None = None
         self._cold = True
         self._timestamp_ms: int | None = None
@@ -178,7 +220,7 @@ class Emitter(InvocationLifecycle):
         self._idle_static = self._static_json(None, self._default_operation)
         self._idle_emf_props = self._emf_props_json(None)
         for name, value in (dimensions or {}).items():
-            self._add_dimension(name, value, problems)
+            self._add_dimension(name, value, problems, default=True)
         self._report(problems)
 
 
@@ -389,18 +431,35 @@ class Emitter(InvocationLifecycle):
         exc._idemwatch_recorded = True  # type: ignore[attr-defined]
         raise exc
 
-    def failure(self, exc: BaseException, record: EventRecord | None = None, key: str | None = None,
-                **props: Any) -> Classification:
-        """Classify ``exc`` (the emitter's classifier, with the record's attempt) and write retryable_failure /
-        permanent_failure / poison_message with its error code. Returns the Classification. The exception message
-        is never logged. A TimeoutBudgetExceeded already recorded by check_time_budget is not recorded twice."""
+    def classify(self, exc: BaseException, record: EventRecord | None = None) -> Classification:
+        """The emitter classifier's verdict on ``exc`` (with the record's delivery attempt). Writes nothing; never
+        raises (a failing custom classifier yields retryable with the class name as code)."""
         attempt = record.attempt if isinstance(record, EventRecord) else 1
         try:
-            c = self.classifier(exc, attempt) if not isinstance(self.classifier, ErrorClassifier) \
+            return self.classifier(exc, attempt) if not isinstance(self.classifier, ErrorClassifier) \
                 else self.classifier.classify(exc, attempt)
         except Exception:
-            c = Classification(ErrorClass.RETRYABLE, type(exc).__name__, True)
-        if getattr(exc, "_idemwatch_recorded", False):
+            return Classification(ErrorClass.RETRYABLE, type(exc).__name__, True)
+
+    def failure(self, exc: BaseException, record: EventRecord | None = None, key: str | None = None,
+                **props: Any) -> Classification:
+        """Record the failure ``exc`` and return its Classification.
+
+        An exception that means an idempotency outcome (``contract.EXCEPTION_OUTCOME``, matched by class name along
+        the MRO: IdempotencyAlreadyInProgressError -> duplicate_in_progress, IdempotencyValidationError ->
+        payload_conflict, IdempotencyPersistenceLayerError -> store_error, ...) is recorded as THAT outcome, unless
+        the instrumented persistence layer already recorded it (marked on the exception or its cause/context).
+        Anything else is classified (the emitter's classifier, with the record's attempt) and written as
+        retryable_failure / permanent_failure / poison_message with its error code. The exception message is never
+        logged. A TimeoutBudgetExceeded already recorded by check_time_budget is not recorded twice."""
+        c = self.classify(exc, record)
+        mapped = exception_outcome(exc)
+        if mapped is not None:
+            if not _recorded_as(exc, mapped.value):
+                _mark_recorded(exc, mapped.value)
+                self.record_outcome(mapped, record, key, error_code=c.error_code, **props)
+            return c
+        if getattr(exc, "_idemwatch_recorded", False) is True:
             return c
         self.record_outcome(ERROR_CLASS_OUTCOME[c.error_class], record, key, error_code=c.error_code,
                             error_class=c.error_class.value, retryable=c.retryable, **props)

@@ -42,6 +42,8 @@ _K_ERROR_CODE = _o.K_ERROR_CODE
 _K_EVENT_ID = _o.K_EVENT_ID
 _K_EVENT_SOURCE = _o.K_EVENT_SOURCE
 _K_FUNCTION_NAME = _o.K_FUNCTION_NAME
+_K_FUNCTION_ARN = _o.K_FUNCTION_ARN
+_K_FUNCTION_MEMORY_SIZE = _o.K_FUNCTION_MEMORY_SIZE
 _K_FUNCTION_REQUEST_ID = _o.K_FUNCTION_REQUEST_ID
 _K_IDEMPOTENCY_KEY = _o.K_IDEMPOTENCY_KEY
 _K_IDEMPOTENCY_STATUS = _o.K_IDEMPOTENCY_STATUS
@@ -288,6 +290,10 @@ class LogRecordBuilder:
             parts.append(f'"{_K_COLD_START}":{"true" if inv.cold_start else "false"}')
             if inv.function_name:
                 parts.append(f'"{_K_FUNCTION_NAME}":{_esc(inv.function_name)}')
+            if inv.function_arn:
+                parts.append(f'"{_K_FUNCTION_ARN}":{_esc(inv.function_arn)}')
+            if inv.function_memory_size is not None:
+                parts.append(f'"{_K_FUNCTION_MEMORY_SIZE}":{int.__repr__(inv.function_memory_size)}')
             if inv.request_id:
                 parts.append(f'"{_K_FUNCTION_REQUEST_ID}":{_esc(inv.request_id)}')
             if inv.xray_trace_id:
