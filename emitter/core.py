@@ -191,6 +191,9 @@ class Emitter(InvocationLifecycle):
         self.metrics_disabled: bool = _metrics_disabled() if metrics_disabled is None else bool(metrics_disabled)
         self._emf_level: str | None = lambda_filtered_level()
         self._filter_warned = False
+        self.correlation_id_provider: Callable[[], Any] | None = None
+        """Callable giving the correlation id of records that carry none of their own (e.g. Powertools Logger's
+        ``get_correlation_id``; set by ``emitter.powertools.use_logger``). None: off."""
         self._inv: InvocationInfo | None = None
         self._cold = True
         self._timestamp_ms: int | None = None
@@ -229,14 +232,25 @@ class Emitter(InvocationLifecycle):
         """Adapt ``event`` into one :class:`EventRecord` per batch record (or one for a single event) and write one
         ``received`` outcome per record (EventsReceived; Redelivery when attempt > 1; RecordAge when known).
         Never raises (strict: raises on a malformed record of a known source)."""
+        recs = self.adapt(event)
+        for r in recs:
+            self._received(r)
+        return recs
+
+    def adapt(self, event: Any) -> list[EventRecord]:
+        """:meth:`records` without the ``received`` outcomes: one EventRecord per batch record, in the event's order
+        (adapter problems are reported as warning records). Pair with :meth:`received` when a record's processing
+        starts later or not at all (stream checkpointing)."""
         try:
             recs, errors = adapt_event(event, self.clock())
         except Exception as exc:  # pragma: no cover - adapters catch their own errors
             recs, errors = [EventRecord(raw=event)], [f"adapter crashed ({type(exc).__name__})"]
         self._adapter_errors(errors)
-        for r in recs:
-            self._received(r)
         return recs
+
+    def received(self, record: EventRecord) -> None:
+        """Write the ``received`` outcome of one adapter-made record (what :meth:`records` writes per record)."""
+        self._received(record)
 
     def record_for(self, event: Any) -> EventRecord:
         """Same as :meth:`records` for a single (non-batch) event: returns one EventRecord and writes one ``received``."""
@@ -273,6 +287,8 @@ class Emitter(InvocationLifecycle):
             parts.append(f'"{_K_ATTEMPT}":{int.__repr__(attempt)}')
             if corr is not None:
                 parts.append(f'"{_K_CORRELATION_ID}":{_esc(corr)}')
+            elif self.correlation_id_provider is not None:
+                raise _SlowPath
             if age is not None:
                 parts.append(f'"{_K_RECORD_AGE_MS}":{int.__repr__(age)}')
             for dk, dv in rec.details.items():
@@ -496,6 +512,8 @@ class Emitter(InvocationLifecycle):
             else:
                 es = inv.event_source if inv is not None else None
                 eid = corr = attempt = None
+            if corr is None and self.correlation_id_provider is not None:
+                raise _SlowPath
             parts = [f'"{_K_OUTCOME}":"{_OUTCOME_VALUE[outcome]}"']
             if es is not None:
                 es = _ES_VALUE.get(es, es)

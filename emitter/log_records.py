@@ -84,6 +84,7 @@ class LogRecordBuilder:
     _inv: InvocationInfo | None
     _idle_static: str
     _default_operation: str
+    correlation_id_provider: Callable[[], Any] | None
 
     def _build_record(self, outcome: Outcome, record: Any, key: Any, props: dict[str, Any],
                       problems: Problems) -> tuple[str, float | None, str | None, str | None]:
@@ -164,6 +165,17 @@ class LogRecordBuilder:
             f[_K_ATTEMPT] = rec.attempt
             corr = props.pop(_K_CORRELATION_ID, None) if props else None
             corr = corr if corr is not None else rec.correlation_id
+            if corr is not None:
+                f[_K_CORRELATION_ID] = self._field(corr, _K_CORRELATION_ID, problems)
+
+        provider = self.correlation_id_provider
+        if provider is not None and _K_CORRELATION_ID not in f:
+            corr = props.pop(_K_CORRELATION_ID, None) if props else None
+            if corr is None:
+                try:
+                    corr = provider()
+                except Exception:
+                    corr = None
             if corr is not None:
                 f[_K_CORRELATION_ID] = self._field(corr, _K_CORRELATION_ID, problems)
 
