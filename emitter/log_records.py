@@ -69,6 +69,37 @@ _RESERVED_KEYS = _o.RESERVED_KEYS
 _STATUS_VALUES = _o.STATUS_VALUES
 
 
+_MAX_INT_DIGITS = 4000  # below CPython's int max str digits (4300): str() of a larger int raises ValueError
+
+
+def _text(value: Any, name: str, problems: Problems) -> str:
+    """str of a non-str contract value (Enum -> its value; ints and floats printed); never raises."""
+    try:
+        v = getattr(value, "value", value)
+        if v.__class__ is str or isinstance(v, str):
+            return str.__str__(v)
+        if isinstance(v, bool):
+            return "True" if v else "False"
+        if isinstance(v, int):
+            if v.bit_length() > _MAX_INT_DIGITS * 3:  # ~ 3.32 bits per digit: certainly too long to print
+                problems.add(C.WarningCode.VALUE_TRUNCATED, name, f"int of {v.bit_length()} bits not printed")
+                return "<int>"
+            return int.__repr__(int.__index__(v))[: C.MAX_LOG_FIELD_CHARS + 1]
+        if isinstance(v, float):
+            return float.__repr__(float.__float__(v))
+    except Exception as exc:  # a hostile ``value`` attribute or int conversion
+        return _unserializable(value, name, problems, exc)
+    return f"<{type(value).__name__}>"
+
+
+def _unserializable(value: Any, name: str, problems: Problems | None, exc: BaseException) -> str:
+    """The placeholder for a property that cannot be serialized (counted as ``invalid_property``)."""
+    if problems is not None:
+        problems.add(C.WarningCode.INVALID_PROPERTY, f"property:{name}",
+                     f"value could not be serialized ({type(exc).__name__}); replaced")
+    return f"<{type(value).__name__}>"
+
+
 class LogRecordBuilder:
     """Emitter layer 1: builds log records (JSON text). Reads the emitter state below (set by ``Emitter.__init__``
     and the invocation scope); writes nothing."""
@@ -218,17 +249,17 @@ class LogRecordBuilder:
                         f[name] = self._field(v, name, problems)
             if props:
                 self._extra_props(f, props, problems)
-        line = self._line(level, message, static, f)
+        line = self._line(level, message, static, f, problems)
         if len(line) > C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM:
             line = self._shrink(level, message, static, f, problems)
         return line, metric_value, op, es if self.event_source_dimension else None
 
 
     def _field(self, value: Any, name: str, problems: Problems) -> str:
-        """A contract string field: str (ints converted), truncated to MAX_LOG_FIELD_CHARS."""
-        if not isinstance(value, str):
-            value = getattr(value, "value", value)
-            value = value if isinstance(value, str) else (str(value) if isinstance(value, (int, float)) else f"<{type(value).__name__}>")
+        """A contract string field: str (ints converted), truncated to MAX_LOG_FIELD_CHARS. Never raises: a value
+        that cannot be read (a hostile ``value`` attribute, an int too large to print) becomes ``<TypeName>``."""
+        if value.__class__ is not str:
+            value = _text(value, name, problems)
         if len(value) > C.MAX_LOG_FIELD_CHARS:
             problems.add(C.WarningCode.VALUE_TRUNCATED, name, f"{len(value)} characters truncated to {C.MAX_LOG_FIELD_CHARS}")
             value = value[: C.MAX_LOG_FIELD_CHARS]
@@ -236,7 +267,8 @@ class LogRecordBuilder:
 
     def _key(self, key: Any, problems: Problems) -> str:
         if not isinstance(key, str):
-            key = str(key) if isinstance(key, (int, float)) and not isinstance(key, bool) else None
+            key = _text(key, _K_IDEMPOTENCY_KEY, problems) \
+                if isinstance(key, (int, float)) and not isinstance(key, bool) else None
             if key is None:
                 problems.add(C.WarningCode.INVALID_PROPERTY, _K_IDEMPOTENCY_KEY, "key must be a string")
                 return "<invalid>"
@@ -252,7 +284,10 @@ class LogRecordBuilder:
             if self._is_redacted(name):
                 f[name] = REDACTED
                 continue
-            f[name] = _sanitize(value, self._redacted, problems, name, 0)
+            try:
+                f[name] = _sanitize(value, self._redacted, problems, name, 0)
+            except Exception as exc:  # a hostile object (__len__, __iter__, properties raising): replaced, counted
+                f[name] = _unserializable(value, name, problems, exc)
 
     def _is_redacted(self, name: str) -> bool:
         hit = self._redact_cache.get(name)
@@ -262,8 +297,16 @@ class LogRecordBuilder:
                 self._redact_cache[name] = hit
         return hit
 
-    def _line(self, level: str, message: str, static: str, f: dict[str, Any]) -> str:
-        body = _dumps(f)
+    def _line(self, level: str, message: str, static: str, f: dict[str, Any], problems: Problems | None = None) -> str:
+        try:
+            body = _dumps(f)
+        except (ValueError, TypeError, OverflowError, RecursionError):  # e.g. an int too large to print, nested
+            for k in list(f):
+                try:
+                    _dumps(f[k])
+                except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+                    f[k] = _unserializable(f[k], k, problems, exc)
+            body = _dumps(f)
         return (f'{{"level":"{level}","message":"{message}","timestamp":"{self._iso(self.clock())}",'
                 f'{static},{body[1:]}')
 
