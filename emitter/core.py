@@ -181,6 +181,7 @@ class Emitter(InvocationLifecycle):
         self.classifier = classifier or ErrorClassifier()
         self._redacted = normalized_set(redact_keys) | normalized_set(C.PAYLOAD_PROPERTY_NAMES)
         self._redact_cache: dict[str, bool] = {}
+        self._detail_keys: dict[str, str] = {}  # received-record detail name -> its JSON head ('"name":' or redacted)
         self._valid_ops: set[str] = set()
         self._group_cache: dict[tuple[Any, ...], tuple[dict[str, str], list[list[str]], str, str]] = {}
         self._hasher = KeyHasher(key_tenant_separator, key_hash_salt) if hash_idempotency_keys else None
@@ -233,8 +234,7 @@ class Emitter(InvocationLifecycle):
         ``received`` outcome per record (EventsReceived; Redelivery when attempt > 1; RecordAge when known).
         Never raises (strict: raises on a malformed record of a known source)."""
         recs = self.adapt(event)
-        for r in recs:
-            self._received(r)
+        self._received_all(recs)
         return recs
 
     def adapt(self, event: Any) -> list[EventRecord]:
@@ -263,70 +263,121 @@ class Emitter(InvocationLifecycle):
         return rec
 
     def _received(self, rec: EventRecord) -> None:
-        """The ``received`` outcome of an adapter-made record: a fast path writing exactly what
-        ``record_outcome(Outcome.RECEIVED, rec)`` writes (tested); unusual values go through record_outcome."""
+        """The ``received`` outcome of one adapter-made record (see :meth:`_received_all`)."""
+        self._received_all([rec])
+
+    def _received_all(self, recs: list[EventRecord]) -> None:
+        """The ``received`` outcomes of adapter-made records, written together (one clock reading, one lock, one sink
+        write: they are received at the same instant). Each line is exactly what ``record_outcome(Outcome.RECEIVED,
+        rec)`` writes (tested); a record with unusual values goes through record_outcome, in order."""
         try:
-            eid, key, corr, attempt, age = rec.event_id, rec.idempotency_key, rec.correlation_id, rec.attempt, \
-                rec.record_age_ms
-            if (
-                attempt.__class__ is not int
-                or (eid is not None and (eid.__class__ is not str or len(eid) > _MAX_FIELD))
-                or (key is not None and (key.__class__ is not str or len(key) > _MAX_FIELD))
-                or (corr is not None and (corr.__class__ is not str or len(corr) > _MAX_FIELD))
-                or (age is not None and (age.__class__ is not int or age < 0))
-            ):
-                raise _SlowPath
-            es = _ES_VALUE.get(rec.event_source)
-            if es is None:
-                raise _SlowPath
-            parts = [_RECEIVED_HEAD, f'"{_K_EVENT_SOURCE}":"{es}"']
-            if eid is not None:
-                parts.append(f'"{_K_EVENT_ID}":{_esc(eid)}')
-            if key is not None:
-                parts.append(f'"{_K_IDEMPOTENCY_KEY}":{_esc(key if self._hasher is None else self._hasher(key))}')
-            parts.append(f'"{_K_ATTEMPT}":{int.__repr__(attempt)}')
-            if corr is not None:
-                parts.append(f'"{_K_CORRELATION_ID}":{_esc(corr)}')
-            elif self.correlation_id_provider is not None:
-                raise _SlowPath
-            if age is not None:
-                parts.append(f'"{_K_RECORD_AGE_MS}":{int.__repr__(age)}')
-            for dk, dv in rec.details.items():
-                if dv is None:
-                    continue
-                if dk.__class__ is not str or dk in _RECEIVED_TAKEN or dk in _RESERVED_KEYS:
-                    raise _SlowPath
-                if self._is_redacted(dk):
-                    parts.append(f'{_esc(dk)}:"{REDACTED}"')
-                elif dv.__class__ is str and len(dv) <= _MAX_FIELD:
-                    parts.append(f"{_esc(dk)}:{_esc(dv)}")
-                elif dv.__class__ is int:
-                    parts.append(f"{_esc(dk)}:{int.__repr__(dv)}")
-                else:
-                    raise _SlowPath
             inv = self._inv
             if inv is not None:
                 static, op = inv.static_json, inv.operation
             else:
                 static, op = self._idle_static, self._default_operation
-            line = f'{_LINE_HEAD[Outcome.RECEIVED]}{self._iso(self.clock())}",{static},{",".join(parts)}}}'
-            if len(line) > C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM:
-                raise _SlowPath
-            es = es if self.event_source_dimension else None
-            with self._lock:
-                self._add(op, es, _M_EVENTS_RECEIVED, _U_COUNT, 60, 1, True)
+            prefix = f'{_LINE_HEAD[Outcome.RECEIVED]}{self._iso(self.clock())}",{static},{_RECEIVED_HEAD},'
+            hasher = self._hasher
+            no_corr = self.correlation_id_provider is None
+            limit = C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM
+            lines: list[str] = []
+            n = redelivered = 0
+            ages: list[int] = []
+            es_dim = None
+            age_first = False
+            for rec in recs:
+                line = None
+                eid, key, corr, attempt, age = rec.event_id, rec.idempotency_key, rec.correlation_id, rec.attempt, \
+                    rec.record_age_ms
+                es = _ES_VALUE.get(rec.event_source)
+                if (
+                    es is not None and attempt.__class__ is int
+                    and (eid is None or (eid.__class__ is str and len(eid) <= _MAX_FIELD))
+                    and (key is None or (key.__class__ is str and len(key) <= _MAX_FIELD))
+                    and (corr.__class__ is str and len(corr) <= _MAX_FIELD if corr is not None else no_corr)
+                    and (age is None or (age.__class__ is int and age >= 0))
+                ):
+                    line = self._received_line(prefix, rec, es, eid, key, corr, attempt, age, hasher)
+                    if line is not None and len(line) > limit:
+                        line = None
+                if line is None:  # the general builder, keeping the order of the lines
+                    if lines:
+                        self._received_commit(lines, op, es_dim, n, redelivered, ages, age_first)
+                        lines, n, redelivered, ages, age_first = [], 0, 0, [], False
+                    self.record_outcome(Outcome.RECEIVED, rec)
+                    continue
+                if self.event_source_dimension:
+                    if lines and es != es_dim:
+                        self._received_commit(lines, op, es_dim, n, redelivered, ages, age_first)
+                        lines, n, redelivered, ages, age_first = [], 0, 0, [], False
+                    es_dim = es
+                lines.append(line)
+                n += 1
                 if attempt > 1:
-                    self._add(op, es, _M_REDELIVERY, _U_COUNT, 60, 1, True)
+                    redelivered += 1
                 if age is not None:
-                    self._add(op, es, _M_RECORD_AGE, _U_MS, 60, age, False)
-                self._write([line])
-        except _SlowPath:
-            self.record_outcome(Outcome.RECEIVED, rec)
+                    if not ages and not redelivered:
+                        age_first = True  # metric order in the document: as record by record
+                    ages.append(age)
+            if lines:
+                self._received_commit(lines, op, es_dim, n, redelivered, ages, age_first)
         except Exception as exc:  # never break the handler
             if self.strict:
                 raise
             self._count_warning(C.WarningCode.INTERNAL_ERROR, 1)
             self._stderr(f"idemwatch: could not record received: {type(exc).__name__}")
+
+    def _received_line(self, prefix: str, rec: EventRecord, es: str, eid: Any, key: Any, corr: Any, attempt: int,
+                       age: Any, hasher: Any) -> str | None:
+        """One ``received`` line from checked values, or None when a detail needs the general builder."""
+        parts = [f'{prefix}"{_K_EVENT_SOURCE}":"{es}"']
+        if eid is not None:
+            parts.append(f'"{_K_EVENT_ID}":{_esc(eid)}')
+        if key is not None:
+            parts.append(f'"{_K_IDEMPOTENCY_KEY}":{_esc(key if hasher is None else hasher(key))}')
+        parts.append(f'"{_K_ATTEMPT}":{int.__repr__(attempt)}')
+        if corr is not None:
+            parts.append(f'"{_K_CORRELATION_ID}":{_esc(corr)}')
+        if age is not None:
+            parts.append(f'"{_K_RECORD_AGE_MS}":{int.__repr__(age)}')
+        cache = self._detail_keys
+        for dk, dv in rec.details.items():
+            if dv is None:
+                continue
+            head = cache.get(dk)
+            if head is None:
+                if dk.__class__ is not str or dk in _RECEIVED_TAKEN or dk in _RESERVED_KEYS:
+                    return None
+                head = f'{_esc(dk)}:"{REDACTED}"' if self._is_redacted(dk) else f"{_esc(dk)}:"
+                if len(cache) < 256:
+                    cache[dk] = head
+            if head[-1] == '"':  # redacted
+                parts.append(head)
+            elif dv.__class__ is str and len(dv) <= _MAX_FIELD:
+                parts.append(head + _esc(dv))
+            elif dv.__class__ is int:
+                parts.append(head + int.__repr__(dv))
+            else:
+                return None
+        return ",".join(parts) + "}"
+
+    def _received_commit(self, lines: list[str], op: str | None, es: str | None, n: int, redelivered: int,
+                         ages: list[int], age_first: bool) -> None:
+        es = es if self.event_source_dimension else None
+        with self._lock:
+            self._add(op, es, _M_EVENTS_RECEIVED, _U_COUNT, 60, n, True)
+            if redelivered and not age_first:
+                self._add(op, es, _M_REDELIVERY, _U_COUNT, 60, redelivered, True)
+            if ages:
+                group = self._groups[(op, es)]
+                ser = group.get(_M_RECORD_AGE)
+                if ser is None:
+                    group[_M_RECORD_AGE] = emf.MetricSeries(_M_RECORD_AGE, _U_MS, 60, ages)
+                else:
+                    ser.values.extend(ages)
+            if redelivered and age_first:
+                self._add(op, es, _M_REDELIVERY, _U_COUNT, 60, redelivered, True)
+            self._write(lines)
 
     def _adapter_errors(self, errors: list[str]) -> None:
         if errors:
@@ -405,7 +456,7 @@ class Emitter(InvocationLifecycle):
         out: list[dict[str, str]] = []
         seen: set[str] = set()
         problems = Problems()
-        items = []
+        items: list[tuple[EventRecord | None, str]] = []
         for item in failed:
             rec = item if isinstance(item, EventRecord) else None
             ident = rec.item_identifier if rec is not None else item
@@ -419,9 +470,13 @@ class Emitter(InvocationLifecycle):
             seen.add(ident)
             out.append({"itemIdentifier": ident})
             items.append((rec, ident))
-        self._report(problems)
+        if problems:
+            self._report(problems)
         for rec, ident in items:
-            self.record_outcome(Outcome.BATCH_ITEM_FAILURE, rec if rec is not None else (ident or None))
+            if rec is not None:
+                self._outcome(Outcome.BATCH_ITEM_FAILURE, rec, None, None, None, {})
+            else:
+                self.record_outcome(Outcome.BATCH_ITEM_FAILURE, ident or None)
         return {"batchItemFailures": out}
 
     def check_time_budget(self, required_ms: float, record: EventRecord | None = None, key: str | None = None,

@@ -92,6 +92,15 @@ def _text(value: Any, name: str, problems: Problems) -> str:
     return f"<{type(value).__name__}>"
 
 
+def _enum_text(value: Any) -> str | None:
+    """An Enum's str value or a str as is; None for anything else (lists, hostile objects: never raises)."""
+    try:
+        v = getattr(value, "value", value)
+    except Exception:
+        return None
+    return v if v.__class__ is str else None
+
+
 def _unserializable(value: Any, name: str, problems: Problems | None, exc: BaseException) -> str:
     """The placeholder for a property that cannot be serialized (counted as ``invalid_property``)."""
     if problems is not None:
@@ -149,7 +158,7 @@ class LogRecordBuilder:
                         static = self._static_json(inv, op)
             st = props.pop(_K_IDEMPOTENCY_STATUS, None)
             if st is not None:
-                st = getattr(st, "value", st)
+                st = _enum_text(st)
                 if st in _STATUS_VALUES:
                     status, explicit_status = st, True
                 else:
@@ -160,7 +169,7 @@ class LogRecordBuilder:
                 retryable = bool(r)
             ec = props.pop(_K_ERROR_CLASS, None)
             if ec is not None:
-                ec = getattr(ec, "value", ec)
+                ec = _enum_text(ec)
                 if ec in _ERROR_CLASS_VALUES:
                     error_class = ec
                 else:

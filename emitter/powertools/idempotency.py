@@ -145,7 +145,7 @@ class _Instrumentation:
         if sc is not None and outcome in (Outcome.SUCCEEDED, Outcome.DUPLICATE_COMPLETED,
                                           Outcome.DUPLICATE_IN_PROGRESS, Outcome.PAYLOAD_CONFLICT):
             sc.terminal = True
-        self.em.record_outcome(outcome, rec, key, **props)
+        getattr(self.em, outcome.value)(rec, key, **props)  # em.claimed / em.succeeded / ...: the fast paths
 
     def _store_error(self, exc: BaseException, key: Any) -> None:
         if getattr(exc, _MARK, None) is None:
@@ -154,10 +154,10 @@ class _Instrumentation:
 
     def _decide(self, record: Any, ctx: BaseException | None) -> None:
         """The existing record Powertools will act on after a failed claim (``_handle_for_status``)."""
-        try:
-            status = record.status  # EXPIRED when expiry_timestamp passed
-        except Exception:
-            return
+        status = getattr(record, "_status", None)  # DataRecord.status, without its datetime.now() calls:
+        exp_s = getattr(record, "expiry_timestamp", None)  # EXPIRED once expiry_timestamp (epoch s) has passed
+        if exp_s and _now_ms() > exp_s * 1000:
+            status = PC.STATUS_EXPIRED
         key = record.idempotency_key
         if status == PC.STATUS_COMPLETED:
             self._record(Outcome.DUPLICATE_COMPLETED, key)

@@ -219,3 +219,12 @@ def test_fuzzed_property_values_never_lose_the_record():
         assert "internal_error" not in em.warnings
 
     check()
+
+
+@pytest.mark.parametrize("prop", ["idempotency_status", "error_class"])
+@pytest.mark.parametrize("value", [[], {}, RaisingGetattr()], ids=["list", "dict", "hostile"])
+def test_unhashable_status_or_class_is_a_counted_invalid_property(make, read, prop, value):
+    em, sink = make()
+    em.succeeded(key="k", **{prop: value})
+    assert read(sink).count("succeeded") == 1
+    assert em.warnings.get("invalid_property") == 1
