@@ -83,7 +83,7 @@ def _now_ms() -> int:
 class _Instrumentation:
     """The wrapped methods of one layer (kept on the layer as ``_idemwatch_emitter``)."""
 
-    def __init__(self, layer: Any, emitter: Emitter, detect_takeover: Any) -> None:
+    def __init__(self, layer: Any, emitter: Emitter, detect_takeover: Any, log_key: Any) -> None:
         from aws_lambda_powertools.utilities.idempotency.exceptions import (
             IdempotencyItemAlreadyExistsError,
             IdempotencyItemNotFoundError,
@@ -93,6 +93,8 @@ class _Instrumentation:
 
         self.em = emitter
         self.layer = layer
+        self.log_key = log_key
+        self._takeover_fn = detect_takeover if callable(detect_takeover) else None
         self._exists = IdempotencyItemAlreadyExistsError
         self._not_found = IdempotencyItemNotFoundError
         self._validation = IdempotencyValidationError
@@ -111,6 +113,8 @@ class _Instrumentation:
         is_dynamo = any(k.__name__ == "DynamoDBPersistenceLayer" for k in type(self.layer).__mro__)
         if detect is False or detect is None:
             return None
+        if callable(detect):
+            return "callable"
         if detect == "auto":
             detect = "return_values" if is_dynamo else "read"
         if detect == "return_values":
@@ -140,6 +144,11 @@ class _Instrumentation:
 
     # ------------------------------------------------------------------ recording
     def _record(self, outcome: Outcome, key: Any = None, **props: Any) -> None:
+        if key is not None and self.log_key is not None:
+            try:
+                key = self.log_key(key)
+            except Exception:  # the user's mapping failed: log Powertools' key
+                pass
         sc = _scope.current()
         rec = sc.record if sc is not None else None
         if sc is not None and outcome in (Outcome.SUCCEEDED, Outcome.DUPLICATE_COMPLETED,
@@ -200,6 +209,11 @@ class _Instrumentation:
             loc.claiming = False
         if self.mode == "return_values":
             was_in_progress = self._was_in_progress(loc.old_item)
+        elif self._takeover_fn is not None:
+            try:
+                was_in_progress = bool(self._takeover_fn(self.layer, data_record))
+            except Exception:
+                was_in_progress = False
         loc.old_item = None
         outcome = Outcome.STALE_CLAIM_TAKEOVER if was_in_progress else Outcome.CLAIMED
         self._record(outcome, key, expires_at_ms=data_record.in_progress_expiry_timestamp)
@@ -238,7 +252,8 @@ class _Instrumentation:
             raise
 
 
-def instrument(persistence_layer: Any, emitter: Emitter, *, detect_takeover: Any = "auto") -> Any:
+def instrument(persistence_layer: Any, emitter: Emitter, *, detect_takeover: Any = "auto",
+               log_key: Any = None) -> Any:
     """Make a Powertools idempotency persistence layer report every decision through ``emitter``; returns the layer.
 
     Use it once at init, then hand the layer to ``@idempotent`` / ``@idempotent_function`` as usual::
@@ -254,7 +269,11 @@ def instrument(persistence_layer: Any, emitter: Emitter, *, detect_takeover: Any
         emitter: the :class:`emitter.Emitter` of this execution environment.
         detect_takeover: how a stale IN_PROGRESS claim is recognised when a claim succeeds: ``"auto"``
             (DynamoDB: ``ReturnValues=ALL_OLD`` on the claim; other layers: ``"read"``), ``"return_values"``,
-            ``"read"`` (one ``_get_record`` before each claim) or ``False`` (every successful claim is ``claimed``).
+            ``"read"`` (one ``_get_record`` before each claim), ``False`` (every successful claim is ``claimed``),
+            or a callable ``(layer, data_record) -> bool`` asked after each successful claim (a layer of your own
+            that knows whether it overwrote an expired IN_PROGRESS record).
+        log_key: optional ``(powertools_key) -> str`` naming the key in the log records (e.g. the readable key your
+            team searches by); default: Powertools' key. The emitter's key hashing applies after it.
 
     Raises:
         IntegrationError: ``persistence_layer`` is not a BasePersistenceLayer, is instrumented with another emitter,
@@ -269,7 +288,7 @@ def instrument(persistence_layer: Any, emitter: Emitter, *, detect_takeover: Any
         if existing.em is emitter:
             return persistence_layer
         raise IntegrationError("this persistence layer is already instrumented with another Emitter")
-    inst = _Instrumentation(persistence_layer, emitter, detect_takeover)
+    inst = _Instrumentation(persistence_layer, emitter, detect_takeover, log_key)
     persistence_layer._put_record = inst.put_record
     persistence_layer._update_record = inst.update_record
     persistence_layer._delete_record = inst.delete_record

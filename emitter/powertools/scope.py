@@ -6,6 +6,10 @@ import threading
 
 from emitter.powertools.types import RecordScope
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from emitter.types import EventRecord
+
 _local = threading.local()
 
 
@@ -23,3 +27,23 @@ def enter(scope: RecordScope) -> RecordScope | None:
 
 def leave(prev: RecordScope | None) -> None:
     _local.scope = prev
+
+
+class record_scope:  # noqa: N801 - used like a function: ``with record_scope(rec):``
+    """``with record_scope(rec): ...``: the outcomes instrumented persistence layers record on this thread inside the
+    block attach to ``rec`` (its event id, event source, attempt, correlation id). Use it around an
+    ``@idempotent_function`` call in a single-event handler (API Gateway, EventBridge); the batch integration does
+    it for every record. ``.terminal`` tells whether the layer recorded the call's final outcome."""
+
+    __slots__ = ("_prev", "scope")
+
+    def __init__(self, record: EventRecord | None) -> None:
+        self.scope = RecordScope(record)
+        self._prev: RecordScope | None = None
+
+    def __enter__(self) -> RecordScope:
+        self._prev = enter(self.scope)
+        return self.scope
+
+    def __exit__(self, *exc: object) -> None:
+        leave(self._prev)
