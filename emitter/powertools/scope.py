@@ -29,7 +29,7 @@ def leave(prev: RecordScope | None) -> None:
     _local.scope = prev
 
 
-class record_scope:  # noqa: N801 - used like a function: ``with record_scope(rec):``
+class record_scope:  # lower case: used like a function, ``with record_scope(rec):``
     """``with record_scope(rec): ...``: the outcomes instrumented persistence layers record on this thread inside the
     block attach to ``rec`` (its event id, event source, attempt, correlation id). Use it around an
     ``@idempotent_function`` call in a single-event handler (API Gateway, EventBridge); the batch integration does
