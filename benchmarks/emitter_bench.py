@@ -238,52 +238,15 @@ def measure_invocations(n: int, repeats: int) -> dict[str, float]:
 
 
 # --------------------------------------------------------------------------- idempotency integration
-def memory_layer():
-    """A dict-backed Powertools persistence layer with DynamoDB's claim condition (no network)."""
-    from aws_lambda_powertools.utilities.idempotency.exceptions import (
-        IdempotencyItemAlreadyExistsError,
-        IdempotencyItemNotFoundError,
-    )
-    from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
-
-    class MemoryLayer(BasePersistenceLayer):
-        def __init__(self) -> None:
-            super().__init__()
-            self.items: dict = {}
-
-        def _get_record(self, idempotency_key):
-            rec = self.items.get(idempotency_key)
-            if rec is None:
-                raise IdempotencyItemNotFoundError
-            return rec
-
-        def _put_record(self, data_record) -> None:
-            old = self.items.get(data_record.idempotency_key)
-            now = time.time()
-            if old is not None and old.expiry_timestamp >= now and not (
-                    old._status == "INPROGRESS" and old.in_progress_expiry_timestamp is not None
-                    and old.in_progress_expiry_timestamp < now * 1000):
-                raise IdempotencyItemAlreadyExistsError(old_data_record=old)
-            self.items[data_record.idempotency_key] = data_record
-
-        def _update_record(self, data_record) -> None:
-            self.items[data_record.idempotency_key] = data_record
-
-        def _delete_record(self, data_record) -> None:
-            self.items.pop(data_record.idempotency_key, None)
-
-    return MemoryLayer()
-
-
 def measure_idempotency(n: int, repeats: int) -> dict[str, float]:
     """us per @idempotent call: bare Powertools vs the instrumented layer, new keys and replays, interleaved."""
     from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent
 
     from emitter import DiscardSink, Emitter
-    from emitter.powertools import instrument
+    from emitter.powertools import InMemoryPersistenceLayer, instrument
 
     def make(instrumented: bool, detect_takeover: object = "auto"):
-        layer = memory_layer()
+        layer = InMemoryPersistenceLayer()
         if instrumented:
             em = Emitter(service="orders", sink=DiscardSink())
             instrument(layer, em, detect_takeover=detect_takeover)

@@ -15,6 +15,7 @@ from emitter.powertools.batch import process_partial_response
 from emitter.powertools.exceptions import IntegrationError
 from emitter.powertools.idempotency import instrument
 from emitter.powertools.logger import use_logger
+from emitter.powertools.memory import InMemoryPersistenceLayer
 from emitter.powertools.scope import record_scope
 
-__all__ = ["IntegrationError", "instrument", "process_partial_response", "record_scope", "use_logger"]
+__all__ = ["InMemoryPersistenceLayer", "IntegrationError", "instrument", "process_partial_response", "record_scope", "use_logger"]

@@ -156,6 +156,10 @@ class _Instrumentation:
             sc.terminal = True
         getattr(self.em, outcome.value)(rec, key, **props)  # em.claimed / em.succeeded / ...: the fast paths
 
+    def _payload_conflict(self, exc: BaseException, key: Any) -> None:
+        _mark(exc, Outcome.PAYLOAD_CONFLICT)
+        self._record(Outcome.PAYLOAD_CONFLICT, key)
+
     def _store_error(self, exc: BaseException, key: Any) -> None:
         if getattr(exc, _MARK, None) is None:
             _mark(exc, Outcome.STORE_ERROR)
@@ -197,8 +201,7 @@ class _Instrumentation:
                 self._decide(exc.old_data_record, exc)
             raise
         except self._validation as exc:
-            _mark(exc, Outcome.PAYLOAD_CONFLICT)
-            self._record(Outcome.PAYLOAD_CONFLICT, key)
+            self._payload_conflict(exc, key)
             raise
         except self._passthrough:
             raise
@@ -223,8 +226,7 @@ class _Instrumentation:
         try:
             record = self._orig_get_record(data=data)
         except self._validation as exc:
-            _mark(exc, Outcome.PAYLOAD_CONFLICT)
-            self._record(Outcome.PAYLOAD_CONFLICT, None)
+            self._payload_conflict(exc, None)
             raise
         except self._passthrough:
             raise

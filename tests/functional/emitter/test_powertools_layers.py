@@ -1,4 +1,5 @@
-"""emitter.powertools on layers other than DynamoDB (a user's own BasePersistenceLayer, real Powertools), the
+"""emitter.powertools on layers other than DynamoDB (the shipped in-memory BasePersistenceLayer standing for a user's
+own layer, real Powertools), the
 single-event record scope, key naming, and set-up errors."""
 
 from __future__ import annotations
@@ -13,46 +14,16 @@ pytest.importorskip("aws_lambda_powertools")
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent, idempotent_function
-from aws_lambda_powertools.utilities.idempotency.exceptions import (
-    IdempotencyAlreadyInProgressError,
-    IdempotencyItemAlreadyExistsError,
-    IdempotencyItemNotFoundError,
-)
-from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
+from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 
 from emitter import Emitter, MemorySink
-from emitter.powertools import IntegrationError, instrument, process_partial_response, record_scope
-
-
-class DictLayer(BasePersistenceLayer):
-    """A user's own layer: DynamoDB's claim condition over a dict (epoch seconds / ms as Powertools stores them)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.items: dict = {}
-        self.reads = 0
-
-    def _get_record(self, idempotency_key):
-        self.reads += 1
-        rec = self.items.get(idempotency_key)
-        if rec is None:
-            raise IdempotencyItemNotFoundError
-        return rec
-
-    def _put_record(self, data_record) -> None:
-        old = self.items.get(data_record.idempotency_key)
-        now = time.time()
-        if old is not None and old.expiry_timestamp >= now and not (
-                old._status == "INPROGRESS" and old.in_progress_expiry_timestamp is not None
-                and old.in_progress_expiry_timestamp < now * 1000):
-            raise IdempotencyItemAlreadyExistsError(old_data_record=old)
-        self.items[data_record.idempotency_key] = data_record
-
-    def _update_record(self, data_record) -> None:
-        self.items[data_record.idempotency_key] = data_record
-
-    def _delete_record(self, data_record) -> None:
-        self.items.pop(data_record.idempotency_key, None)
+from emitter.powertools import (
+    InMemoryPersistenceLayer,
+    IntegrationError,
+    instrument,
+    process_partial_response,
+    record_scope,
+)
 
 
 class Ctx:
@@ -78,7 +49,7 @@ def outcomes(sink):
 def test_own_layer_takeover_detected_by_the_read_probe():
     sink = MemorySink()
     em = Emitter(service="s", sink=sink)
-    layer = instrument(DictLayer(), em)
+    layer = instrument(InMemoryPersistenceLayer(), em)
     calls = []
 
     @em.handler(operation="Op")
@@ -105,7 +76,7 @@ def test_own_layer_takeover_detected_by_the_read_probe():
 def test_probe_off_and_callable_detection():
     sink = MemorySink()
     em = Emitter(service="s", sink=sink)
-    layer = instrument(DictLayer(), em, detect_takeover=False)
+    layer = instrument(InMemoryPersistenceLayer(), em, detect_takeover=False)
     fn = idempotent_function(data_keyword_argument="d", persistence_store=layer,
                              config=IdempotencyConfig(event_key_jmespath="id"))(lambda d: d)
     fn(d={"id": 1})
@@ -113,7 +84,7 @@ def test_probe_off_and_callable_detection():
 
     sink2 = MemorySink()
     em2 = Emitter(service="s", sink=sink2)
-    layer2 = instrument(DictLayer(), em2, detect_takeover=lambda lay, record: True)
+    layer2 = instrument(InMemoryPersistenceLayer(), em2, detect_takeover=lambda lay, record: True)
     idempotent_function(data_keyword_argument="d", persistence_store=layer2,
                         config=IdempotencyConfig(event_key_jmespath="id"))(lambda d: d)(d={"id": 1})
     assert layer2.reads == 0 and outcomes(sink2) == Counter({"stale_claim_takeover": 1, "succeeded": 1})
@@ -122,7 +93,7 @@ def test_probe_off_and_callable_detection():
 def test_record_scope_and_log_key_for_a_single_event_handler():
     sink = MemorySink()
     em = Emitter(service="s", sink=sink)
-    layer = instrument(DictLayer(), em, log_key=lambda k: "orders#" + k.rsplit("#", 1)[1][:6])
+    layer = instrument(InMemoryPersistenceLayer(), em, log_key=lambda k: "orders#" + k.rsplit("#", 1)[1][:6])
     cfg = IdempotencyConfig(event_key_jmespath="headers.key")
 
     @idempotent_function(data_keyword_argument="request", persistence_store=layer, config=cfg)
@@ -150,14 +121,14 @@ def test_setup_errors_are_clear():
     em = Emitter(service="s", sink=MemorySink())
     with pytest.raises(IntegrationError, match="BasePersistenceLayer"):
         instrument(object(), em)
-    layer = instrument(DictLayer(), em)
+    layer = instrument(InMemoryPersistenceLayer(), em)
     assert instrument(layer, em) is layer  # idempotent
     with pytest.raises(IntegrationError, match="another Emitter"):
         instrument(layer, Emitter(service="t", sink=MemorySink()))
     with pytest.raises(IntegrationError, match="detect_takeover"):
-        instrument(DictLayer(), em, detect_takeover="sometimes")
+        instrument(InMemoryPersistenceLayer(), em, detect_takeover="sometimes")
     with pytest.raises(IntegrationError, match="DynamoDBPersistenceLayer"):
-        instrument(DictLayer(), em, detect_takeover="return_values")
+        instrument(InMemoryPersistenceLayer(), em, detect_takeover="return_values")
     with pytest.raises(IntegrationError, match="BatchProcessor"):
         process_partial_response({"Records": []}, lambda r: r, object(), emitter=em)
 
