@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 __all__ = ["InMemoryPersistenceLayer"]
 
 
-def InMemoryPersistenceLayer() -> Any:  # noqa: N802 - a class factory: Powertools is imported on first use
+def InMemoryPersistenceLayer() -> Any:  # a class factory (CapWords): Powertools is imported on first use
     """A ``BasePersistenceLayer`` over a dict with DynamoDBPersistenceLayer's claim condition: a claim succeeds when
     the key is absent, its record expired (``expiry_timestamp``, epoch seconds) or it is IN_PROGRESS past its
     ``in_progress_expiry_timestamp`` (epoch ms); otherwise ``IdempotencyItemAlreadyExistsError`` carries the existing
