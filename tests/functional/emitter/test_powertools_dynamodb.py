@@ -396,6 +396,7 @@ def test_logger_correlation_id_is_carried(ddb, table):
     use_logger(em, None)
 
 
+@pytest.mark.slow
 def test_collect_local_tables_equal_the_emf_sums(ddb, table, tmp_path):
     """Logs produced through the integration, read by ``idemwatch collect local``: same counts as the EMF sums."""
     logs = tmp_path / "logs"
