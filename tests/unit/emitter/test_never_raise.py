@@ -24,7 +24,7 @@ HUGE = 10**5000
 
 
 @pytest.mark.parametrize(("value", "expected"), [
-    (Level.HIGH, 3), (Ratio(0.5), 0.5), (decimal.Decimal("1.5"), 1.5), (decimal.Decimal("2"), 2.0),
+    (Level.HIGH, 3), (Ratio(0.5), 0.5), (decimal.Decimal("1.5"), 1.5), (decimal.Decimal(2), 2.0),
 ])
 def test_numeric_values_are_coerced(make, read, value, expected):
     em, sink = make()
