@@ -26,6 +26,7 @@ _CONTRACT_METRICS = _o.CONTRACT_METRICS
 _EMF_PROPS = _o.EMF_PROPS
 _EVENT_SOURCE = _o.EVENT_SOURCE
 _K_SCHEMA_VERSION = _o.K_SCHEMA_VERSION
+_K_LEVEL = _o.K_LEVEL
 _OPERATION = _o.OPERATION
 _ROOT_RESERVED = _o.ROOT_RESERVED
 _SERVICE = _o.SERVICE
@@ -37,6 +38,9 @@ class MetricAggregator(SinkOutput):
     namespace: str
     _groups: dict[tuple[str | None, str | None], dict[str, emf.MetricSeries]]
     _dimensions: dict[str, str]
+    _default_dims: dict[str, str]
+    metrics_disabled: bool
+    _emf_level: str | None
     _group_cache: dict[tuple[Any, ...], tuple[dict[str, str], list[list[str]], str, str]]
     _timestamp_ms: int | None
     _service_dim: str | None
@@ -91,14 +95,32 @@ class MetricAggregator(SinkOutput):
         self._report(problems)
 
     def add_dimension(self, name: str, value: str) -> None:
-        """Add a dimension to every dimension set (persists across flushes). Bounded values only: names that look
-        like keys, tenants, event or request ids are refused (each distinct value is a paid custom metric)."""
+        """Add a dimension to every dimension set until the next :meth:`flush` (the wrapper flushes at the end of
+        each invocation), as Powertools Metrics' ``add_dimension`` does: the next invocation publishes the standard
+        sets again. For a dimension on every flush use :meth:`set_default_dimensions`. Bounded values only: names
+        that look like keys, tenants, event or request ids are refused (each distinct value is a paid custom
+        metric). Invalid input: dropped + warning record (strict: raises EmfValidationError)."""
         problems = Problems()
         with self._lock:
             self._add_dimension(name, value, problems)
         self._report(problems)
 
-    def _add_dimension(self, name: Any, value: Any, problems: Problems) -> None:
+    def set_default_dimensions(self, **dimensions: str) -> None:
+        """Add dimensions to every dimension set of every flush from now on (Powertools'
+        ``set_default_dimensions``). Same checks as :meth:`add_dimension`; ``Emitter(dimensions=...)`` sets these."""
+        problems = Problems()
+        with self._lock:
+            for name, value in dimensions.items():
+                self._add_dimension(name, value, problems, default=True)
+        self._report(problems)
+
+    def clear_default_dimensions(self) -> None:
+        """Forget the default dimensions (and this invocation's ``add_dimension`` ones)."""
+        with self._lock:
+            self._default_dims.clear()
+            self._dimensions.clear()
+
+    def _add_dimension(self, name: Any, value: Any, problems: Problems, default: bool = False) -> None:
         element = f"dimension:{name}" if isinstance(name, str) else "dimension"
         if reason := emf.check_dimension_name(name):
             problems.add(C.WarningCode.INVALID_DIMENSION_NAME, element, reason)
@@ -113,6 +135,8 @@ class MetricAggregator(SinkOutput):
                          f"at most {C.MAX_CUSTOM_DIMENSIONS} custom dimensions ({C.MAX_DIMENSIONS_PER_SET} per set)")
         else:
             self._dimensions[name] = value
+            if default:
+                self._default_dims[name] = value
 
     def set_timestamp(self, timestamp_ms: int) -> None:
         """Use ``timestamp_ms`` (epoch ms) as ``_aws.Timestamp`` of the next flush. Must be within 14 days past /
@@ -126,11 +150,16 @@ class MetricAggregator(SinkOutput):
 
     def flush(self) -> list[str]:
         """Write the aggregated metrics now as EMF documents (one group per Operation[/EventSource], split at 100
-        metrics / 100 values / 256 KB) and reset them. Returns the lines written (empty when nothing was recorded)."""
+        metrics / 100 values / 256 KB) and reset them; dimensions added with :meth:`add_dimension` are cleared
+        (defaults stay). Returns the lines written (empty when nothing was recorded, or when metrics are disabled:
+        ``$IDEMWATCH_METRICS_DISABLED`` / Powertools' ``$POWERTOOLS_METRICS_DISABLED``)."""
         with self._lock:
             groups, self._groups = self._groups, {}
             ts, self._timestamp_ms = self._timestamp_ms, None
-            if not groups:
+            dims_now = self._dimensions
+            if dims_now != self._default_dims:
+                self._dimensions = dict(self._default_dims)
+            if not groups or self.metrics_disabled:
                 return []
             ts = ts if ts is not None else int(self.clock())
             inv = self._inv
@@ -142,7 +171,7 @@ class MetricAggregator(SinkOutput):
                 props_body = self._idle_emf_props
             lines: list[str] = []
             for (op, es), series in groups.items():
-                dims, sets, header, dims_body = self._group_dimensions(op, es)
+                dims, sets, header, dims_body = self._group_dimensions(op, es, dims_now)
                 values = list(series.values())
                 body = f"{dims_body},{props_body}" if dims_body else props_body
                 line = emf.fast_document(header, ts, body, values)
@@ -156,10 +185,13 @@ class MetricAggregator(SinkOutput):
             self._write(lines)
             return lines
 
-    @staticmethod
-    def _emf_props_json(inv: InvocationInfo | None) -> str:
-        """Root members copied into every EMF document: function name, request id, schema version (JSON text)."""
+    def _emf_props_json(self, inv: InvocationInfo | None) -> str:
+        """Root members copied into every EMF document: function name, request id, schema version (JSON text), and
+        ``level`` when Lambda's log-level filtering would drop a line without one (contract.lambda_filtered_level):
+        Lambda filters JSON lines by their ``level`` key, so the document carries the configured level and survives."""
         props: dict[str, Any] = {}
+        if self._emf_level is not None:
+            props[_K_LEVEL] = self._emf_level
         if inv is not None:
             if inv.function_name:
                 props[_EMF_PROPS[0]] = inv.function_name
@@ -168,10 +200,11 @@ class MetricAggregator(SinkOutput):
         props[_K_SCHEMA_VERSION] = SCHEMA_VERSION
         return _dumps(props)[1:-1]
 
-    def _group_dimensions(self, op: str | None, es: str | None) -> tuple[dict[str, str], list[list[str]], str, str]:
+    def _group_dimensions(self, op: str | None, es: str | None, custom: dict[str, str]
+                          ) -> tuple[dict[str, str], list[list[str]], str, str]:
         """Root dimension members, dimension sets, directive header and dimension members as JSON text of a group
-        (cached; custom dimensions are part of the key)."""
-        key = (op, es, tuple(self._dimensions.items()))
+        (cached; the custom dimensions are part of the key)."""
+        key = (op, es, tuple(custom.items()))
         hit = self._group_cache.get(key)
         if hit is not None:
             return hit
@@ -185,10 +218,10 @@ class MetricAggregator(SinkOutput):
         base_sets = list(DIMENSION_SETS) + ([EVENT_SOURCE_DIMENSION_SET] if es is not None else [])
         sets: list[list[str]] = []
         for bs in base_sets:
-            s = [d for d in bs if d in dims] + list(self._dimensions)
+            s = [d for d in bs if d in dims] + list(custom)
             if s not in sets:
                 sets.append(s)
-        dims.update(self._dimensions)
+        dims.update(custom)
         out = (dims, sets, emf.directive_header(self.namespace, sets), _dumps(dims)[1:-1] if dims else "")
         if len(self._group_cache) < 256:
             self._group_cache[key] = out

@@ -6,19 +6,25 @@ The default rules, in order (the first that answers wins):
 3. an exception attribute ``retryable`` (bool) and optional ``error_code`` (e.g. TimeoutBudgetExceeded);
 4. AWS SDK errors (botocore ``ClientError``, detected by shape so botocore is never imported): the service error
    code; throttling / 5xx / timeout codes are retryable, everything else permanent;
-5. Powertools idempotency exceptions by name (IdempotencyAlreadyInProgressError -> retryable, ...);
+5. Powertools idempotency exceptions by name: those in ``contract.EXCEPTION_OUTCOME`` take the retryability of the
+   outcome they mean (DuplicateInProgress and IdempotencyStoreError retryable, PayloadConflict permanent) and that
+   outcome's metric name as error code; ``Emitter.failure`` then records that outcome, not a generic failure;
 6. ``retryable_types`` (default: TimeoutError, ConnectionError, OSError) -> retryable,
    ``permanent_types`` (default: ValueError, TypeError, KeyError, LookupError, UnicodeError) -> permanent;
 7. anything else: ``default`` (retryable: an unknown failure is safer retried than lost).
 
-A retryable failure on a record whose delivery attempt is >= ``poison_after_attempts`` is classified ``poison``:
-the source is about to give up on it (maxReceiveCount / maximumRetryAttempts) and route it to a DLQ.
+Poison (the documented default): a retryable failure on a record whose delivery attempt is >= ``poison_after_attempts``
+is classified ``poison``: the source is about to give up on it (maxReceiveCount / maximumRetryAttempts) and route it
+to a DLQ. ``poison_after_attempts`` defaults to ``$IDEMWATCH_POISON_AFTER_ATTEMPTS`` (set it to the queue's
+maxReceiveCount), else None (never by attempt). ``poison_types`` are always poison. The batch integration
+(:mod:`emitter.powertools`) also quarantines permanent failures when given a ``quarantine`` callable.
 The exception message is never used (it may carry payload data).
 """
 
 from __future__ import annotations
 
-from emitter.contract import ErrorClass
+from emitter.contract import ENV_POISON_AFTER_ATTEMPTS, EXCEPTION_OUTCOME, OUTCOME_METRIC, ErrorClass
+from emitter.outcomes import OUTCOME_SPEC
 from emitter.types import Classification
 
 TYPE_CHECKING = False
@@ -38,16 +44,25 @@ RETRYABLE_AWS_CODES = frozenset(
 )
 """AWS error codes the SDK itself treats as transient (botocore retry handlers / standard retry mode)."""
 
-POWERTOOLS_IDEMPOTENCY = {
-    "IdempotencyAlreadyInProgressError": (ErrorClass.RETRYABLE, "DuplicateInProgress"),
-    "IdempotencyValidationError": (ErrorClass.PERMANENT, "PayloadConflict"),
-    "IdempotencyPersistenceLayerError": (ErrorClass.RETRYABLE, "IdempotencyStoreError"),
-    "IdempotencyPersistenceConnectionError": (ErrorClass.RETRYABLE, "IdempotencyStoreError"),
-    "IdempotencyPersistenceConsistencyError": (ErrorClass.RETRYABLE, "IdempotencyStoreError"),
+POWERTOOLS_IDEMPOTENCY: dict[str, tuple[ErrorClass, str]] = {
+    **{name: (ErrorClass.RETRYABLE if OUTCOME_SPEC[o][2] else ErrorClass.PERMANENT, OUTCOME_METRIC[o].value)  # type: ignore[union-attr]
+       for name, o in EXCEPTION_OUTCOME.items()},
+    # Powertools exceptions that are ordinary failures (no idempotency outcome of their own):
     "IdempotencyInconsistentStateError": (ErrorClass.RETRYABLE, "IdempotencyInconsistentState"),
     "IdempotencyKeyError": (ErrorClass.PERMANENT, "IdempotencyKeyMissing"),
 }
+"""Powertools idempotency exception name -> (class, error code). The outcome-bearing names come from
+``contract.EXCEPTION_OUTCOME`` (the one map); this table only adds how they classify."""
 
+
+def _env_poison_after() -> int | None:
+    import os
+
+    raw = os.environ.get(ENV_POISON_AFTER_ATTEMPTS, "").strip()
+    return int(raw) if raw.isascii() and raw.isdigit() and 0 < int(raw) < 1_000_000 else None
+
+
+_UNSET: Any = object()
 
 
 class ErrorClassifier:
@@ -59,7 +74,8 @@ class ErrorClassifier:
         retryable_types / permanent_types: exception types by isinstance.
         poison_types: exception types always poison (e.g. a schema error you never want retried).
         default: class for anything unmatched (RETRYABLE).
-        poison_after_attempts: attempt number from which a retryable failure is poison (None = never).
+        poison_after_attempts: attempt number from which a retryable failure is poison (None = never; default
+            ``$IDEMWATCH_POISON_AFTER_ATTEMPTS``, else None).
     """
 
     def __init__(
@@ -70,7 +86,7 @@ class ErrorClassifier:
         permanent_types: tuple[type[BaseException], ...] = (ValueError, TypeError, KeyError, LookupError, UnicodeError),
         poison_types: tuple[type[BaseException], ...] = (),
         default: ErrorClass = ErrorClass.RETRYABLE,
-        poison_after_attempts: int | None = None,
+        poison_after_attempts: int | None = _UNSET,
     ) -> None:
         self.rules = list(rules)
         self.overrides = dict(overrides or {})
@@ -78,7 +94,7 @@ class ErrorClassifier:
         self.permanent_types = permanent_types
         self.poison_types = poison_types
         self.default = ErrorClass(default)
-        self.poison_after_attempts = poison_after_attempts
+        self.poison_after_attempts = _env_poison_after() if poison_after_attempts is _UNSET else poison_after_attempts
 
     @staticmethod
     def _make(cls: ErrorClass, code: str) -> Classification:

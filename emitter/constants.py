@@ -104,6 +104,7 @@ class WarningCode:
     DUPLICATE_ITEM_IDENTIFIER = "duplicate_item_identifier"
     ADAPTER_ERROR = "adapter_error"
     SINK_ERROR = "sink_error"
+    LOG_LEVEL_FILTERED = "log_level_filtered"
     INTERNAL_ERROR = "internal_error"
 
     ALL: frozenset[str] = frozenset()

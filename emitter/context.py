@@ -1,8 +1,9 @@
 """Invocation context: what the emitter reads from a Lambda context object (or a stand-in).
 
 Accepted contexts:
-- a real ``LambdaContext`` or any object with ``aws_request_id``, ``function_name`` and
-  ``get_remaining_time_in_millis()`` (each optional);
+- a real ``LambdaContext`` or any object with ``aws_request_id``, ``function_name``,
+  ``get_remaining_time_in_millis()``, ``invoked_function_arn`` and ``memory_limit_in_mb`` (each optional; the last two
+  become ``function_arn`` / ``function_memory_size`` like Powertools Logger writes them);
 - a dict: ``aws_request_id`` (or ``request_id``), ``function_name``, and either ``remaining_time_ms`` (remaining at
   invocation start; decreases with the emitter clock) or ``deadline_ms`` (epoch ms; remaining = deadline - clock);
 - None (tests, containers): no request id, remaining time unknown.
@@ -42,6 +43,8 @@ class InvocationInfo:
         "cold_start",
         "emf_props_json",
         "event_source",
+        "function_arn",
+        "function_memory_size",
         "function_name",
         "operation",
         "request_id",
@@ -52,7 +55,7 @@ class InvocationInfo:
 
     def __init__(self, context: Any, clock: Callable[[], int], start_ms: int) -> None:
         self.start_ms = start_ms
-        rid = fname = None
+        rid = fname = arn = mem = None
         if context is not None:
             try:  # a LambdaContext: plain attributes (the common case, kept cheap)
                 rid = context.aws_request_id
@@ -60,6 +63,11 @@ class InvocationInfo:
             except Exception:
                 rid = _get(context, "aws_request_id", "request_id")
                 fname = _get(context, "function_name")
+            if not isinstance(context, dict):
+                arn = _get(context, "invoked_function_arn")
+                mem = _get(context, "memory_limit_in_mb")
+        self.function_arn = arn if arn.__class__ is str and arn and len(arn) <= 2048 else None
+        self.function_memory_size = _memory(mem)
         self.request_id = rid if rid.__class__ is str and rid else _str(rid)
         self.function_name = (fname if fname.__class__ is str and fname else _str(fname)) or \
             os.environ.get("AWS_LAMBDA_FUNCTION_NAME") or None
@@ -81,6 +89,15 @@ class InvocationInfo:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
             return None
         return max(0, v)
+
+
+def _memory(v: Any) -> int | None:
+    """``memory_limit_in_mb`` as an int (the runtime gives an int or a digit string), None if absent or odd."""
+    if v.__class__ is int:
+        return v if 0 < v < 1 << 31 else None
+    if v.__class__ is str and v.isascii() and v.isdigit() and len(v) <= 9:
+        return int(v)
+    return None
 
 
 def _remaining_fn(context: Any, clock: Callable[[], int], start_ms: int) -> Callable[[], Any] | None:

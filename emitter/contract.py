@@ -38,6 +38,18 @@ ENV_SERVICE = "IDEMWATCH_SERVICE"
 """Environment variable giving the Service dimension (falls back to POWERTOOLS_SERVICE_NAME)."""
 ENV_SERVICE_FALLBACK = "POWERTOOLS_SERVICE_NAME"
 SERVICE_UNDEFINED = "service_undefined"
+ENV_METRICS_DISABLED = "IDEMWATCH_METRICS_DISABLED"
+"""Off switch: a true value (1/true/yes/on) stops EMF documents (outcome log records are still written)."""
+ENV_METRICS_DISABLED_FALLBACK = "POWERTOOLS_METRICS_DISABLED"
+ENV_POWERTOOLS_DEV = "POWERTOOLS_DEV"
+ENV_POISON_AFTER_ATTEMPTS = "IDEMWATCH_POISON_AFTER_ATTEMPTS"
+"""Default ``ErrorClassifier.poison_after_attempts``: set it to the queue's maxReceiveCount (int >= 1)."""
+ENV_LAMBDA_LOG_LEVEL = "AWS_LAMBDA_LOG_LEVEL"
+"""Lambda's application log level (advanced logging controls): TRACE, DEBUG, INFO, WARN, ERROR, FATAL."""
+ENV_LAMBDA_LOG_FORMAT = "AWS_LAMBDA_LOG_FORMAT"
+"""Lambda's log format: ``JSON`` or ``Text``. Log-level filtering applies to JSON only."""
+LAMBDA_LOG_LEVELS: tuple[str, ...] = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
+"""Lambda's application log levels, least to most severe (AWS Lambda guide, "Log-level filtering")."""
 
 
 def resolve_namespace(explicit: str | None = None, environ: Mapping[str, str] | None = None) -> str:
@@ -73,6 +85,50 @@ def resolve_service(explicit: str | None = None, environ: Mapping[str, str] | No
 
         environ = os.environ
     return environ.get(ENV_SERVICE) or environ.get(ENV_SERVICE_FALLBACK) or SERVICE_UNDEFINED
+
+
+_TRUE = frozenset({"1", "true", "yes", "on", "y", "t"})
+
+
+def metrics_disabled(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether EMF metrics are switched off, by one rule.
+
+    ``$IDEMWATCH_METRICS_DISABLED`` decides when set (true: 1/true/yes/on, any case; anything else: enabled).
+    Otherwise Powertools' own rule (``aws_lambda_powertools.metrics.functions.is_metrics_disabled``):
+    ``$POWERTOOLS_METRICS_DISABLED`` true, or ``$POWERTOOLS_DEV`` true with ``POWERTOOLS_METRICS_DISABLED`` unset.
+    """
+    if environ is None:
+        import os
+
+        environ = os.environ
+    own = environ.get(ENV_METRICS_DISABLED)
+    if own is not None:
+        return own.strip().lower() in _TRUE
+    pt = environ.get(ENV_METRICS_DISABLED_FALLBACK)
+    if pt is not None:
+        return pt.strip().lower() in _TRUE
+    return environ.get(ENV_POWERTOOLS_DEV, "").strip().lower() in _TRUE
+
+
+def lambda_filtered_level(environ: Mapping[str, str] | None = None) -> str | None:
+    """The Lambda application log level that filters this function's INFO lines, or None when nothing filters them.
+
+    Lambda filters application logs by their ``level`` key only with the JSON log format, and assigns INFO to any
+    line without a valid ``level`` (AWS Lambda guide, "Log-level filtering",
+    https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-log-level.html). So with
+    ``AWS_LAMBDA_LOG_FORMAT=JSON`` and ``AWS_LAMBDA_LOG_LEVEL`` of WARN, ERROR or FATAL, INFO records and EMF documents
+    without a ``level`` are dropped before CloudWatch Logs; this returns that level (upper case), else None.
+    """
+    if environ is None:
+        import os
+
+        environ = os.environ
+    if environ.get(ENV_LAMBDA_LOG_FORMAT, "").strip().upper() != "JSON":
+        return None
+    level = environ.get(ENV_LAMBDA_LOG_LEVEL, "").strip().upper()
+    if level in LAMBDA_LOG_LEVELS and LAMBDA_LOG_LEVELS.index(level) > LAMBDA_LOG_LEVELS.index("INFO"):
+        return level
+    return None
 
 
 # --------------------------------------------------------------------------- dimensions
@@ -277,7 +333,7 @@ class EventSource(str, Enum):
 class LogKey(str, Enum):
     """Keys of the structured JSON log record written per outcome.
 
-    The first nine follow Powertools Logger. Units are in the key name where there is one
+    The first eleven follow Powertools Logger. Units are in the key name where there is one
     (``_ms`` = milliseconds; ``_at_ms`` = epoch milliseconds).
     """
 
@@ -287,6 +343,8 @@ class LogKey(str, Enum):
     SERVICE = "service"
     COLD_START = "cold_start"  # bool
     FUNCTION_NAME = "function_name"
+    FUNCTION_ARN = "function_arn"  # context.invoked_function_arn (Powertools Logger key)
+    FUNCTION_MEMORY_SIZE = "function_memory_size"  # context.memory_limit_in_mb (Powertools Logger key)
     FUNCTION_REQUEST_ID = "function_request_id"
     XRAY_TRACE_ID = "xray_trace_id"
     CORRELATION_ID = "correlation_id"

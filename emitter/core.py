@@ -36,13 +36,16 @@ from emitter.contract import (
     DEFAULT_REDACTED_KEYS,
     DEFAULT_REDACTION_EXCEPTIONS,
     ERROR_CLASS_OUTCOME,
+    EXCEPTION_OUTCOME,
     NAMESPACE_DEFAULT,
     REDACTED,
     ErrorClass,
     Outcome,
+    lambda_filtered_level,
     resolve_namespace,
     resolve_service,
 )
+from emitter.contract import metrics_disabled as _metrics_disabled
 from emitter.exceptions import EmfValidationError, TimeoutBudgetExceeded
 from emitter.jsonfast import esc as _esc
 from emitter.output import Problems
@@ -58,7 +61,7 @@ if TYPE_CHECKING:
 
     from emitter.context import InvocationInfo
 
-__all__ = ["DEFAULT_OPERATION", "Emitter"]
+__all__ = ["DEFAULT_OPERATION", "Emitter", "exception_outcome"]
 
 # Hot-path names from emitter.outcomes (module globals: one dict lookup each).
 _ES_VALUE = _o.ES_VALUE
@@ -91,6 +94,37 @@ _U_COUNT = _o.U_COUNT
 _U_MS = _o.U_MS
 
 
+def exception_outcome(exc: BaseException) -> Outcome | None:
+    """The outcome ``exc`` means by ``contract.EXCEPTION_OUTCOME`` (class names along the MRO), else None."""
+    try:
+        for klass in type(exc).__mro__:
+            o = EXCEPTION_OUTCOME.get(klass.__name__)
+            if o is not None:
+                return o
+    except Exception:  # a hostile __mro__/__name__
+        return None
+    return None
+
+
+def _recorded_as(exc: BaseException | None, outcome: str) -> bool:
+    """True when ``exc`` or an exception it was raised from/during (``__cause__``/``__context__``, 8 deep) carries
+    the mark ``outcome``: the persistence layer recorded it where Powertools decided it."""
+    for _ in range(8):
+        if exc is None:
+            return False
+        if getattr(exc, "_idemwatch_recorded", None) == outcome:
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _mark_recorded(exc: BaseException, outcome: str) -> None:
+    try:
+        exc._idemwatch_recorded = outcome  # type: ignore[attr-defined]
+    except Exception:  # an exception type with __slots__ or a read-only attribute
+        pass
+
+
 class _SlowPath(Exception):
     """Internal: the call needs the general record builder."""
 
@@ -118,8 +152,11 @@ class Emitter(InvocationLifecycle):
         strict: raise :class:`EmfValidationError` on invalid input instead of dropping it with a warning record.
         classifier: an :class:`ErrorClassifier` (or callable ``(exc, attempt) -> Classification``) for ``failure()``.
         clock: callable returning epoch MILLISECONDS (int); the demo injects simulated time.
-        dimensions: extra dimensions added to every dimension set (bounded values only; at most 28).
+        dimensions: default dimensions added to every dimension set of every flush (bounded values only; at most
+            28); see :meth:`set_default_dimensions`. ``add_dimension`` ones last until the next flush.
         operation: Operation value used outside any invocation (default ``default``).
+        metrics_disabled: True writes no EMF documents (outcome log records are still written). Default:
+            ``contract.metrics_disabled()`` ($IDEMWATCH_METRICS_DISABLED, else Powertools' POWERTOOLS_METRICS_DISABLED).
 
     Raises: never, except EmfValidationError in strict mode and TimeoutBudgetExceeded from check_time_budget.
     """
@@ -142,6 +179,7 @@ class Emitter(InvocationLifecycle):
         key_hash_salt: str | bytes | None = None,
         redact_extra_keys: Iterable[str] = (),
         redact_exceptions: Iterable[str] = DEFAULT_REDACTION_EXCEPTIONS,
+        metrics_disabled: bool | None = None,
     ) -> None:
         self.strict = strict
         self.sink: Any = sink if sink is not None else StdoutSink()
@@ -151,12 +189,20 @@ class Emitter(InvocationLifecycle):
         self._redacted = SecretNames(redact_keys, C.PAYLOAD_PROPERTY_NAMES | DEFAULT_REDACTED_EXACT_KEYS,
                                      redact_exceptions, redact_extra_keys)
         self._redact_cache: dict[str, bool] = {}
+        self._detail_keys: dict[str, str] = {}  # received-record detail name -> its JSON head ('"name":' or redacted)
         self._valid_ops: set[str] = set()
         self._group_cache: dict[tuple[Any, ...], tuple[dict[str, str], list[list[str]], str, str]] = {}
         self._hasher = KeyHasher(key_tenant_separator, key_hash_salt) if hash_idempotency_keys else None
         self._lock = _thread.RLock()
         self._groups: dict[tuple[str | None, str | None], dict[str, emf.MetricSeries]] = {}
         self._dimensions: dict[str, str] = {}
+        self._default_dims: dict[str, str] = {}
+        self.metrics_disabled: bool = _metrics_disabled() if metrics_disabled is None else bool(metrics_disabled)
+        self._emf_level: str | None = lambda_filtered_level()
+        self._filter_warned = False
+        self.correlation_id_provider: Callable[[], Any] | None = None
+        """Callable giving the correlation id of records that carry none of their own (e.g. Powertools Logger's
+        ``get_correlation_id``; set by ``emitter.powertools.use_logger``). None: off."""
         self._inv: InvocationInfo | None = None
         self._cold = True
         self._timestamp_ms: int | None = None
@@ -188,7 +234,7 @@ class Emitter(InvocationLifecycle):
         self._idle_static = self._static_json(None, self._default_operation)
         self._idle_emf_props = self._emf_props_json(None)
         for name, value in (dimensions or {}).items():
-            self._add_dimension(name, value, problems)
+            self._add_dimension(name, value, problems, default=True)
         self._report(problems)
 
 
@@ -197,14 +243,24 @@ class Emitter(InvocationLifecycle):
         """Adapt ``event`` into one :class:`EventRecord` per batch record (or one for a single event) and write one
         ``received`` outcome per record (EventsReceived; Redelivery when attempt > 1; RecordAge when known).
         Never raises (strict: raises on a malformed record of a known source)."""
+        recs = self.adapt(event)
+        self._received_all(recs)
+        return recs
+
+    def adapt(self, event: Any) -> list[EventRecord]:
+        """:meth:`records` without the ``received`` outcomes: one EventRecord per batch record, in the event's order
+        (adapter problems are reported as warning records). Pair with :meth:`received` when a record's processing
+        starts later or not at all (stream checkpointing)."""
         try:
             recs, errors = adapt_event(event, self.clock())
         except Exception as exc:  # pragma: no cover - adapters catch their own errors
             recs, errors = [EventRecord(raw=event)], [f"adapter crashed ({type(exc).__name__})"]
         self._adapter_errors(errors)
-        for r in recs:
-            self._received(r)
         return recs
+
+    def received(self, record: EventRecord) -> None:
+        """Write the ``received`` outcome of one adapter-made record (what :meth:`records` writes per record)."""
+        self._received(record)
 
     def record_for(self, event: Any) -> EventRecord:
         """Same as :meth:`records` for a single (non-batch) event: returns one EventRecord and writes one ``received``."""
@@ -217,68 +273,121 @@ class Emitter(InvocationLifecycle):
         return rec
 
     def _received(self, rec: EventRecord) -> None:
-        """The ``received`` outcome of an adapter-made record: a fast path writing exactly what
-        ``record_outcome(Outcome.RECEIVED, rec)`` writes (tested); unusual values go through record_outcome."""
+        """The ``received`` outcome of one adapter-made record (see :meth:`_received_all`)."""
+        self._received_all([rec])
+
+    def _received_all(self, recs: list[EventRecord]) -> None:
+        """The ``received`` outcomes of adapter-made records, written together (one clock reading, one lock, one sink
+        write: they are received at the same instant). Each line is exactly what ``record_outcome(Outcome.RECEIVED,
+        rec)`` writes (tested); a record with unusual values goes through record_outcome, in order."""
         try:
-            eid, key, corr, attempt, age = rec.event_id, rec.idempotency_key, rec.correlation_id, rec.attempt, \
-                rec.record_age_ms
-            if (
-                attempt.__class__ is not int
-                or (eid is not None and (eid.__class__ is not str or len(eid) > _MAX_FIELD))
-                or (key is not None and (key.__class__ is not str or len(key) > _MAX_FIELD))
-                or (corr is not None and (corr.__class__ is not str or len(corr) > _MAX_FIELD))
-                or (age is not None and (age.__class__ is not int or age < 0))
-            ):
-                raise _SlowPath
-            es = _ES_VALUE.get(rec.event_source)
-            if es is None:
-                raise _SlowPath
-            parts = [_RECEIVED_HEAD, f'"{_K_EVENT_SOURCE}":"{es}"']
-            if eid is not None:
-                parts.append(f'"{_K_EVENT_ID}":{_esc(eid)}')
-            if key is not None:
-                parts.append(f'"{_K_IDEMPOTENCY_KEY}":{_esc(key if self._hasher is None else self._hasher(key))}')
-            parts.append(f'"{_K_ATTEMPT}":{int.__repr__(attempt)}')
-            if corr is not None:
-                parts.append(f'"{_K_CORRELATION_ID}":{_esc(corr)}')
-            if age is not None:
-                parts.append(f'"{_K_RECORD_AGE_MS}":{int.__repr__(age)}')
-            for dk, dv in rec.details.items():
-                if dv is None:
-                    continue
-                if dk.__class__ is not str or dk in _RECEIVED_TAKEN or dk in _RESERVED_KEYS:
-                    raise _SlowPath
-                if self._is_redacted(dk):
-                    parts.append(f'{_esc(dk)}:"{REDACTED}"')
-                elif dv.__class__ is str and len(dv) <= _MAX_FIELD:
-                    parts.append(f"{_esc(dk)}:{_esc(dv)}")
-                elif dv.__class__ is int:
-                    parts.append(f"{_esc(dk)}:{int.__repr__(dv)}")
-                else:
-                    raise _SlowPath
             inv = self._inv
             if inv is not None:
                 static, op = inv.static_json, inv.operation
             else:
                 static, op = self._idle_static, self._default_operation
-            line = f'{_LINE_HEAD[Outcome.RECEIVED]}{self._iso(self.clock())}",{static},{",".join(parts)}}}'
-            if len(line) > C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM:
-                raise _SlowPath
-            es = es if self.event_source_dimension else None
-            with self._lock:
-                self._add(op, es, _M_EVENTS_RECEIVED, _U_COUNT, 60, 1, True)
+            prefix = f'{_LINE_HEAD[Outcome.RECEIVED]}{self._iso(self.clock())}",{static},{_RECEIVED_HEAD},'
+            hasher = self._hasher
+            no_corr = self.correlation_id_provider is None
+            limit = C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM
+            lines: list[str] = []
+            n = redelivered = 0
+            ages: list[int] = []
+            es_dim = None
+            age_first = False
+            for rec in recs:
+                line = None
+                eid, key, corr, attempt, age = rec.event_id, rec.idempotency_key, rec.correlation_id, rec.attempt, \
+                    rec.record_age_ms
+                es = _ES_VALUE.get(rec.event_source)
+                if (
+                    es is not None and attempt.__class__ is int
+                    and (eid is None or (eid.__class__ is str and len(eid) <= _MAX_FIELD))
+                    and (key is None or (key.__class__ is str and len(key) <= _MAX_FIELD))
+                    and (corr.__class__ is str and len(corr) <= _MAX_FIELD if corr is not None else no_corr)
+                    and (age is None or (age.__class__ is int and age >= 0))
+                ):
+                    line = self._received_line(prefix, rec, es, eid, key, corr, attempt, age, hasher)
+                    if line is not None and len(line) > limit:
+                        line = None
+                if line is None:  # the general builder, keeping the order of the lines
+                    if lines:
+                        self._received_commit(lines, op, es_dim, n, redelivered, ages, age_first)
+                        lines, n, redelivered, ages, age_first = [], 0, 0, [], False
+                    self.record_outcome(Outcome.RECEIVED, rec)
+                    continue
+                if self.event_source_dimension:
+                    if lines and es != es_dim:
+                        self._received_commit(lines, op, es_dim, n, redelivered, ages, age_first)
+                        lines, n, redelivered, ages, age_first = [], 0, 0, [], False
+                    es_dim = es
+                lines.append(line)
+                n += 1
                 if attempt > 1:
-                    self._add(op, es, _M_REDELIVERY, _U_COUNT, 60, 1, True)
+                    redelivered += 1
                 if age is not None:
-                    self._add(op, es, _M_RECORD_AGE, _U_MS, 60, age, False)
-                self._write([line])
-        except _SlowPath:
-            self.record_outcome(Outcome.RECEIVED, rec)
+                    if not ages and not redelivered:
+                        age_first = True  # metric order in the document: as record by record
+                    ages.append(age)
+            if lines:
+                self._received_commit(lines, op, es_dim, n, redelivered, ages, age_first)
         except Exception as exc:  # never break the handler
             if self.strict:
                 raise
             self._count_warning(C.WarningCode.INTERNAL_ERROR, 1)
             self._stderr(f"idemwatch: could not record received: {type(exc).__name__}")
+
+    def _received_line(self, prefix: str, rec: EventRecord, es: str, eid: Any, key: Any, corr: Any, attempt: int,
+                       age: Any, hasher: Any) -> str | None:
+        """One ``received`` line from checked values, or None when a detail needs the general builder."""
+        parts = [f'{prefix}"{_K_EVENT_SOURCE}":"{es}"']
+        if eid is not None:
+            parts.append(f'"{_K_EVENT_ID}":{_esc(eid)}')
+        if key is not None:
+            parts.append(f'"{_K_IDEMPOTENCY_KEY}":{_esc(key if hasher is None else hasher(key))}')
+        parts.append(f'"{_K_ATTEMPT}":{int.__repr__(attempt)}')
+        if corr is not None:
+            parts.append(f'"{_K_CORRELATION_ID}":{_esc(corr)}')
+        if age is not None:
+            parts.append(f'"{_K_RECORD_AGE_MS}":{int.__repr__(age)}')
+        cache = self._detail_keys
+        for dk, dv in rec.details.items():
+            if dv is None:
+                continue
+            head = cache.get(dk)
+            if head is None:
+                if dk.__class__ is not str or dk in _RECEIVED_TAKEN or dk in _RESERVED_KEYS:
+                    return None
+                head = f'{_esc(dk)}:"{REDACTED}"' if self._is_redacted(dk) else f"{_esc(dk)}:"
+                if len(cache) < 256:
+                    cache[dk] = head
+            if head[-1] == '"':  # redacted
+                parts.append(head)
+            elif dv.__class__ is str and len(dv) <= _MAX_FIELD:
+                parts.append(head + _esc(dv))
+            elif dv.__class__ is int:
+                parts.append(head + int.__repr__(dv))
+            else:
+                return None
+        return ",".join(parts) + "}"
+
+    def _received_commit(self, lines: list[str], op: str | None, es: str | None, n: int, redelivered: int,
+                         ages: list[int], age_first: bool) -> None:
+        es = es if self.event_source_dimension else None
+        with self._lock:
+            self._add(op, es, _M_EVENTS_RECEIVED, _U_COUNT, 60, n, True)
+            if redelivered and not age_first:
+                self._add(op, es, _M_REDELIVERY, _U_COUNT, 60, redelivered, True)
+            if ages:
+                group = self._groups[(op, es)]
+                ser = group.get(_M_RECORD_AGE)
+                if ser is None:
+                    group[_M_RECORD_AGE] = emf.MetricSeries(_M_RECORD_AGE, _U_MS, 60, ages)
+                else:
+                    ser.values.extend(ages)
+            if redelivered and age_first:
+                self._add(op, es, _M_REDELIVERY, _U_COUNT, 60, redelivered, True)
+            self._write(lines)
 
     def _adapter_errors(self, errors: list[str]) -> None:
         if errors:
@@ -357,7 +466,7 @@ class Emitter(InvocationLifecycle):
         out: list[dict[str, str]] = []
         seen: set[str] = set()
         problems = Problems()
-        items = []
+        items: list[tuple[EventRecord | None, str]] = []
         for item in failed:
             rec = item if isinstance(item, EventRecord) else None
             ident = rec.item_identifier if rec is not None else item
@@ -371,9 +480,13 @@ class Emitter(InvocationLifecycle):
             seen.add(ident)
             out.append({"itemIdentifier": ident})
             items.append((rec, ident))
-        self._report(problems)
+        if problems:
+            self._report(problems)
         for rec, ident in items:
-            self.record_outcome(Outcome.BATCH_ITEM_FAILURE, rec if rec is not None else (ident or None))
+            if rec is not None:
+                self._outcome(Outcome.BATCH_ITEM_FAILURE, rec, None, None, None, {})
+            else:
+                self.record_outcome(Outcome.BATCH_ITEM_FAILURE, ident or None)
         return {"batchItemFailures": out}
 
     def check_time_budget(self, required_ms: float, record: EventRecord | None = None, key: str | None = None,
@@ -399,18 +512,35 @@ class Emitter(InvocationLifecycle):
         exc._idemwatch_recorded = True  # type: ignore[attr-defined]
         raise exc
 
-    def failure(self, exc: BaseException, record: EventRecord | None = None, key: str | None = None,
-                **props: Any) -> Classification:
-        """Classify ``exc`` (the emitter's classifier, with the record's attempt) and write retryable_failure /
-        permanent_failure / poison_message with its error code. Returns the Classification. The exception message
-        is never logged. A TimeoutBudgetExceeded already recorded by check_time_budget is not recorded twice."""
+    def classify(self, exc: BaseException, record: EventRecord | None = None) -> Classification:
+        """The emitter classifier's verdict on ``exc`` (with the record's delivery attempt). Writes nothing; never
+        raises (a failing custom classifier yields retryable with the class name as code)."""
         attempt = record.attempt if isinstance(record, EventRecord) else 1
         try:
-            c = self.classifier(exc, attempt) if not isinstance(self.classifier, ErrorClassifier) \
+            return self.classifier(exc, attempt) if not isinstance(self.classifier, ErrorClassifier) \
                 else self.classifier.classify(exc, attempt)
         except Exception:
-            c = Classification(ErrorClass.RETRYABLE, type(exc).__name__, True)
-        if getattr(exc, "_idemwatch_recorded", False):
+            return Classification(ErrorClass.RETRYABLE, type(exc).__name__, True)
+
+    def failure(self, exc: BaseException, record: EventRecord | None = None, key: str | None = None,
+                **props: Any) -> Classification:
+        """Record the failure ``exc`` and return its Classification.
+
+        An exception that means an idempotency outcome (``contract.EXCEPTION_OUTCOME``, matched by class name along
+        the MRO: IdempotencyAlreadyInProgressError -> duplicate_in_progress, IdempotencyValidationError ->
+        payload_conflict, IdempotencyPersistenceLayerError -> store_error, ...) is recorded as THAT outcome, unless
+        the instrumented persistence layer already recorded it (marked on the exception or its cause/context).
+        Anything else is classified (the emitter's classifier, with the record's attempt) and written as
+        retryable_failure / permanent_failure / poison_message with its error code. The exception message is never
+        logged. A TimeoutBudgetExceeded already recorded by check_time_budget is not recorded twice."""
+        c = self.classify(exc, record)
+        mapped = exception_outcome(exc)
+        if mapped is not None:
+            if not _recorded_as(exc, mapped.value):
+                _mark_recorded(exc, mapped.value)
+                self.record_outcome(mapped, record, key, error_code=c.error_code, **props)
+            return c
+        if getattr(exc, "_idemwatch_recorded", False) is True:
             return c
         self.record_outcome(ERROR_CLASS_OUTCOME[c.error_class], record, key, error_code=c.error_code,
                             error_class=c.error_class.value, retryable=c.retryable, **props)
@@ -447,6 +577,8 @@ class Emitter(InvocationLifecycle):
             else:
                 es = inv.event_source if inv is not None else None
                 eid = corr = attempt = None
+            if corr is None and self.correlation_id_provider is not None:
+                raise _SlowPath
             parts = [f'"{_K_OUTCOME}":"{_OUTCOME_VALUE[outcome]}"']
             if es is not None:
                 es = _ES_VALUE.get(es, es)

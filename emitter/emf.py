@@ -93,6 +93,7 @@ def coerce_metric_value(value: Any) -> tuple[float | int | None, str | None]:
     """Return (number, None) for a valid metric value, else (None, reason).
 
     Valid: int/float (not bool; Decimal accepted) that is finite and 0 or 2^-360 <= |v| <= 2^360 (PutMetricData).
+    Subclasses of int/float (IntEnum, ...) are returned as the plain int/float. Never raises.
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         if type(value).__name__ == "Decimal":  # DynamoDB numbers; avoid importing decimal
@@ -103,9 +104,13 @@ def coerce_metric_value(value: Any) -> tuple[float | int | None, str | None]:
         else:
             return None, f"metric value must be a number, got {type(value).__name__}"
     if isinstance(value, int):
+        if value.__class__ is not int:  # IntEnum / int subclasses: the plain number (their repr is not JSON)
+            value = int.__index__(value)
         if value and not (C.MIN_ABS_VALUE <= abs(value) <= C.MAX_ABS_VALUE):
             return None, "metric value magnitude outside 2^-360..2^360"
         return value, None
+    if value.__class__ is not float:  # float subclasses
+        value = float.__float__(value)
     if not math.isfinite(value):
         return None, f"metric value {value!r} is not finite"
     if value and not (C.MIN_ABS_VALUE <= abs(value) <= C.MAX_ABS_VALUE):

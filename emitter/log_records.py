@@ -42,6 +42,8 @@ _K_ERROR_CODE = _o.K_ERROR_CODE
 _K_EVENT_ID = _o.K_EVENT_ID
 _K_EVENT_SOURCE = _o.K_EVENT_SOURCE
 _K_FUNCTION_NAME = _o.K_FUNCTION_NAME
+_K_FUNCTION_ARN = _o.K_FUNCTION_ARN
+_K_FUNCTION_MEMORY_SIZE = _o.K_FUNCTION_MEMORY_SIZE
 _K_FUNCTION_REQUEST_ID = _o.K_FUNCTION_REQUEST_ID
 _K_IDEMPOTENCY_KEY = _o.K_IDEMPOTENCY_KEY
 _K_IDEMPOTENCY_STATUS = _o.K_IDEMPOTENCY_STATUS
@@ -67,6 +69,46 @@ _RESERVED_KEYS = _o.RESERVED_KEYS
 _STATUS_VALUES = _o.STATUS_VALUES
 
 
+_MAX_INT_DIGITS = 4000  # below CPython's int max str digits (4300): str() of a larger int raises ValueError
+
+
+def _text(value: Any, name: str, problems: Problems) -> str:
+    """str of a non-str contract value (Enum -> its value; ints and floats printed); never raises."""
+    try:
+        v = getattr(value, "value", value)
+        if v.__class__ is str or isinstance(v, str):
+            return str.__str__(v)
+        if isinstance(v, bool):
+            return "True" if v else "False"
+        if isinstance(v, int):
+            if v.bit_length() > _MAX_INT_DIGITS * 3:  # ~ 3.32 bits per digit: certainly too long to print
+                problems.add(C.WarningCode.VALUE_TRUNCATED, name, f"int of {v.bit_length()} bits not printed")
+                return "<int>"
+            return int.__repr__(int.__index__(v))[: C.MAX_LOG_FIELD_CHARS + 1]
+        if isinstance(v, float):
+            return float.__repr__(float.__float__(v))
+    except Exception as exc:  # a hostile ``value`` attribute or int conversion
+        return _unserializable(value, name, problems, exc)
+    return f"<{type(value).__name__}>"
+
+
+def _enum_text(value: Any) -> str | None:
+    """An Enum's str value or a str as is; None for anything else (lists, hostile objects: never raises)."""
+    try:
+        v = getattr(value, "value", value)
+    except Exception:
+        return None
+    return v if v.__class__ is str else None
+
+
+def _unserializable(value: Any, name: str, problems: Problems | None, exc: BaseException) -> str:
+    """The placeholder for a property that cannot be serialized (counted as ``invalid_property``)."""
+    if problems is not None:
+        problems.add(C.WarningCode.INVALID_PROPERTY, f"property:{name}",
+                     f"value could not be serialized ({type(exc).__name__}); replaced")
+    return f"<{type(value).__name__}>"
+
+
 class LogRecordBuilder:
     """Emitter layer 1: builds log records (JSON text). Reads the emitter state below (set by ``Emitter.__init__``
     and the invocation scope); writes nothing."""
@@ -82,6 +124,7 @@ class LogRecordBuilder:
     _inv: InvocationInfo | None
     _idle_static: str
     _default_operation: str
+    correlation_id_provider: Callable[[], Any] | None
 
     def _build_record(self, outcome: Outcome, record: Any, key: Any, props: dict[str, Any],
                       problems: Problems) -> tuple[str, float | None, str | None, str | None]:
@@ -115,7 +158,7 @@ class LogRecordBuilder:
                         static = self._static_json(inv, op)
             st = props.pop(_K_IDEMPOTENCY_STATUS, None)
             if st is not None:
-                st = getattr(st, "value", st)
+                st = _enum_text(st)
                 if st in _STATUS_VALUES:
                     status, explicit_status = st, True
                 else:
@@ -126,7 +169,7 @@ class LogRecordBuilder:
                 retryable = bool(r)
             ec = props.pop(_K_ERROR_CLASS, None)
             if ec is not None:
-                ec = getattr(ec, "value", ec)
+                ec = _enum_text(ec)
                 if ec in _ERROR_CLASS_VALUES:
                     error_class = ec
                 else:
@@ -162,6 +205,17 @@ class LogRecordBuilder:
             f[_K_ATTEMPT] = rec.attempt
             corr = props.pop(_K_CORRELATION_ID, None) if props else None
             corr = corr if corr is not None else rec.correlation_id
+            if corr is not None:
+                f[_K_CORRELATION_ID] = self._field(corr, _K_CORRELATION_ID, problems)
+
+        provider = self.correlation_id_provider
+        if provider is not None and _K_CORRELATION_ID not in f:
+            corr = props.pop(_K_CORRELATION_ID, None) if props else None
+            if corr is None:
+                try:
+                    corr = provider()
+                except Exception:
+                    corr = None
             if corr is not None:
                 f[_K_CORRELATION_ID] = self._field(corr, _K_CORRELATION_ID, problems)
 
@@ -204,17 +258,17 @@ class LogRecordBuilder:
                         f[name] = self._field(v, name, problems)
             if props:
                 self._extra_props(f, props, problems)
-        line = self._line(level, message, static, f)
+        line = self._line(level, message, static, f, problems)
         if len(line) > C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM:
             line = self._shrink(level, message, static, f, problems)
         return line, metric_value, op, es if self.event_source_dimension else None
 
 
     def _field(self, value: Any, name: str, problems: Problems) -> str:
-        """A contract string field: str (ints converted), truncated to MAX_LOG_FIELD_CHARS."""
-        if not isinstance(value, str):
-            value = getattr(value, "value", value)
-            value = value if isinstance(value, str) else (str(value) if isinstance(value, (int, float)) else f"<{type(value).__name__}>")
+        """A contract string field: str (ints converted), truncated to MAX_LOG_FIELD_CHARS. Never raises: a value
+        that cannot be read (a hostile ``value`` attribute, an int too large to print) becomes ``<TypeName>``."""
+        if value.__class__ is not str:
+            value = _text(value, name, problems)
         if len(value) > C.MAX_LOG_FIELD_CHARS:
             problems.add(C.WarningCode.VALUE_TRUNCATED, name, f"{len(value)} characters truncated to {C.MAX_LOG_FIELD_CHARS}")
             value = value[: C.MAX_LOG_FIELD_CHARS]
@@ -222,7 +276,8 @@ class LogRecordBuilder:
 
     def _key(self, key: Any, problems: Problems) -> str:
         if not isinstance(key, str):
-            key = str(key) if isinstance(key, (int, float)) and not isinstance(key, bool) else None
+            key = _text(key, _K_IDEMPOTENCY_KEY, problems) \
+                if isinstance(key, (int, float)) and not isinstance(key, bool) else None
             if key is None:
                 problems.add(C.WarningCode.INVALID_PROPERTY, _K_IDEMPOTENCY_KEY, "key must be a string")
                 return "<invalid>"
@@ -238,7 +293,10 @@ class LogRecordBuilder:
             if self._is_redacted(name):
                 f[name] = REDACTED
                 continue
-            f[name] = _sanitize(value, self._redacted, problems, name, 0)
+            try:
+                f[name] = _sanitize(value, self._redacted, problems, name, 0)
+            except Exception as exc:  # a hostile object (__len__, __iter__, properties raising): replaced, counted
+                f[name] = _unserializable(value, name, problems, exc)
 
     def _is_redacted(self, name: str) -> bool:
         hit = self._redact_cache.get(name)
@@ -248,8 +306,16 @@ class LogRecordBuilder:
                 self._redact_cache[name] = hit
         return hit
 
-    def _line(self, level: str, message: str, static: str, f: dict[str, Any]) -> str:
-        body = _dumps(f)
+    def _line(self, level: str, message: str, static: str, f: dict[str, Any], problems: Problems | None = None) -> str:
+        try:
+            body = _dumps(f)
+        except (ValueError, TypeError, OverflowError, RecursionError):  # e.g. an int too large to print, nested
+            for k in list(f):
+                try:
+                    _dumps(f[k])
+                except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+                    f[k] = _unserializable(f[k], k, problems, exc)
+            body = _dumps(f)
         return (f'{{"level":"{level}","message":"{message}","timestamp":"{self._iso(self.clock())}",'
                 f'{static},{body[1:]}')
 
@@ -288,6 +354,10 @@ class LogRecordBuilder:
             parts.append(f'"{_K_COLD_START}":{"true" if inv.cold_start else "false"}')
             if inv.function_name:
                 parts.append(f'"{_K_FUNCTION_NAME}":{_esc(inv.function_name)}')
+            if inv.function_arn:
+                parts.append(f'"{_K_FUNCTION_ARN}":{_esc(inv.function_arn)}')
+            if inv.function_memory_size is not None:
+                parts.append(f'"{_K_FUNCTION_MEMORY_SIZE}":{int.__repr__(inv.function_memory_size)}')
             if inv.request_id:
                 parts.append(f'"{_K_FUNCTION_REQUEST_ID}":{_esc(inv.request_id)}')
             if inv.xray_trace_id:

@@ -31,6 +31,8 @@ K_ERROR_CODE = LogKey.ERROR_CODE.value
 K_EVENT_ID = LogKey.EVENT_ID.value
 K_EVENT_SOURCE = LogKey.EVENT_SOURCE.value
 K_FUNCTION_NAME = LogKey.FUNCTION_NAME.value
+K_FUNCTION_ARN = LogKey.FUNCTION_ARN.value
+K_FUNCTION_MEMORY_SIZE = LogKey.FUNCTION_MEMORY_SIZE.value
 K_FUNCTION_REQUEST_ID = LogKey.FUNCTION_REQUEST_ID.value
 K_IDEMPOTENCY_KEY = LogKey.IDEMPOTENCY_KEY.value
 K_IDEMPOTENCY_STATUS = LogKey.IDEMPOTENCY_STATUS.value
@@ -115,7 +117,8 @@ RECEIVED_TAKEN = frozenset(k.value for k in (LogKey.OUTCOME, LogKey.EVENT_SOURCE
 # Keys the emitter owns in a log record: props cannot set them.
 RESERVED_KEYS = frozenset(
     k.value for k in (LogKey.LEVEL, LogKey.MESSAGE, LogKey.TIMESTAMP, LogKey.SERVICE, LogKey.COLD_START,
-                      LogKey.FUNCTION_NAME, LogKey.FUNCTION_REQUEST_ID, LogKey.XRAY_TRACE_ID, LogKey.OUTCOME,
+                      LogKey.FUNCTION_NAME, LogKey.FUNCTION_ARN, LogKey.FUNCTION_MEMORY_SIZE,
+                      LogKey.FUNCTION_REQUEST_ID, LogKey.XRAY_TRACE_ID, LogKey.OUTCOME,
                       LogKey.SCHEMA_VERSION, LogKey.WARNING_CODE, LogKey.EVENT_SOURCE, LogKey.EVENT_ID,
                       LogKey.ATTEMPT, LogKey.RECORD_AGE_MS, LogKey.OPERATION, LogKey.IDEMPOTENCY_KEY)
 ) | {"idemwatch_dropped"}
@@ -125,4 +128,5 @@ CONTRACT_METRICS = frozenset(m.value for m in Metric)
 MS_METRICS = frozenset(m.value for m in Metric if m.unit is Unit.MILLISECONDS)
 EMF_PROPS = (K_FUNCTION_NAME, K_FUNCTION_REQUEST_ID)
 SERVICE, OPERATION, EVENT_SOURCE = Dimension.SERVICE.value, Dimension.OPERATION.value, Dimension.EVENT_SOURCE.value
-ROOT_RESERVED = frozenset({"_aws", SERVICE, OPERATION, EVENT_SOURCE, *EMF_PROPS, K_SCHEMA_VERSION})
+K_LEVEL = LogKey.LEVEL.value
+ROOT_RESERVED = frozenset({"_aws", SERVICE, OPERATION, EVENT_SOURCE, *EMF_PROPS, K_SCHEMA_VERSION, K_LEVEL})

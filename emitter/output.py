@@ -81,7 +81,9 @@ class SinkOutput(LogRecordBuilder):
         with self._lock:
             try:
                 self.sink.write_lines(lines)
-            except Exception as exc:
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # SystemExit, GeneratorExit, ... from a sink: contained like any error
                 self._count_warning(C.WarningCode.SINK_ERROR, len(lines))
                 if self.strict:
                     raise SinkError(f"sink failed: {type(exc).__name__}") from exc

@@ -49,6 +49,8 @@ class InvocationScope:
         return self._em  # type: ignore[return-value]  # always an Emitter (the one subclass of the layers)
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc is not None:
+            self._em._escaped(exc)  # type: ignore[arg-type]
         self._em._end(self._prev, failed=exc_type is not None)
 
     async def __aenter__(self) -> Emitter:
@@ -63,6 +65,7 @@ class InvocationLifecycle(MetricAggregator):
 
     _cold: bool
     _valid_ops: set[str]
+    _filter_warned: bool
 
     if TYPE_CHECKING:  # defined by Emitter (the cold_start record)
         def record_outcome(self, outcome: Outcome | str, /, record: EventRecord | str | None = None,
@@ -99,6 +102,9 @@ class InvocationLifecycle(MetricAggregator):
                             pending = True
                             return self._finish_awaitable(result, prev)
                         return result
+                    except BaseException as exc:
+                        self._escaped(exc)
+                        raise
                     finally:
                         if not pending:
                             self._end(prev, failed)
@@ -119,6 +125,9 @@ class InvocationLifecycle(MetricAggregator):
             result = await awaitable
             failed = False
             return result
+        except BaseException as exc:
+            self._escaped(exc)
+            raise
         finally:
             self._end(prev, failed)
 
@@ -163,8 +172,41 @@ class InvocationLifecycle(MetricAggregator):
         if problems:
             self._report(problems)
         if info.cold_start:
+            if self._emf_level is not None and not self._filter_warned:
+                self._warn_log_level_filtered()
             self.record_outcome(Outcome.COLD_START, remaining_time_ms=info.remaining_ms())
         return prev
+
+    def _warn_log_level_filtered(self) -> None:
+        """Once per Emitter, at cold start: Lambda's application log-level filter (JSON format, level above INFO)
+        drops every line whose ``level`` is below it, and INFO outcome records are such lines. The EMF documents
+        carry the filter's level and survive; the INFO outcome records do not, so log-derived counts (``collect``)
+        will be lower than the metrics. Written at the filter's own level so it survives the filter."""
+        self._filter_warned = True
+        level = self._emf_level
+        self._count_warning(C.WarningCode.LOG_LEVEL_FILTERED, 1)
+        inv = self._inv
+        static = inv.static_json if inv is not None else self._idle_static
+        f = {_o.K_WARNING_CODE: C.WarningCode.LOG_LEVEL_FILTERED,
+             "lambda_log_level": level,
+             "idemwatch_dropped": [{"code": C.WarningCode.LOG_LEVEL_FILTERED, "element": "records",
+                                    "reason": f"AWS_LAMBDA_LOG_LEVEL={level} with the JSON log format drops INFO "
+                                              "outcome records; EMF metrics are kept (written with this level)"}]}
+        self._write([self._line(level, "idemwatch outcome records below the Lambda log level are filtered",  # type: ignore[arg-type]
+                                static, f)])
+
+    def _escaped(self, exc: BaseException) -> None:
+        """An exception leaving the handler: if it means an idempotency outcome (contract.EXCEPTION_OUTCOME, e.g.
+        IdempotencyAlreadyInProgressError out of ``@idempotent``) and nothing recorded it yet, record that outcome.
+        Other exceptions are the handler's business (they are not classified here). Never raises."""
+        try:
+            from emitter.core import _recorded_as, exception_outcome
+
+            o = exception_outcome(exc)
+            if o is not None and not _recorded_as(exc, o.value):
+                self.failure(exc)  # type: ignore[attr-defined]
+        except Exception:
+            self._count_warning(C.WarningCode.INTERNAL_ERROR, 1)
 
     def _end(self, prev: InvocationInfo | None, failed: bool) -> None:
         try:

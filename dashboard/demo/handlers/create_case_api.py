@@ -1,7 +1,8 @@
 """create-case-api: synchronous API Gateway handler for ``POST /cases`` with client idempotency keys,
 built on the Powertools for AWS Lambda idempotency utility (``@idempotent_function``) over
-:class:`~..powertools_layer.InstrumentedSqlitePersistenceLayer`, which reports each decision
-through the emitter.
+:class:`~..powertools_layer.SqlitePersistenceLayer`, instrumented with the shipped integration
+(``emitter.powertools.instrument``): claimed, succeeded, duplicate, conflict and takeover outcomes are
+recorded where Powertools decides them, as for any Powertools user.
 
 Follows the IETF ``Idempotency-Key`` header draft (draft-ietf-httpapi-idempotency-key-header)
 as the issue asks: a repeated key with the same body returns the stored response
@@ -25,11 +26,12 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 )
 
 from emitter.contract import IdempotencyStatus
+from emitter.powertools import instrument, record_scope
 
 from ..constants import CREATE_CASE_API, OPERATIONS
 from ..exceptions import DependencyUnavailable, ValidationError
 from ..faults import Fault
-from ..powertools_layer import InstrumentedSqlitePersistenceLayer
+from ..powertools_layer import SqlitePersistenceLayer
 
 DELETED = IdempotencyStatus.DELETED.value  # the claim was released so the source can retry
 COMPLETED = IdempotencyStatus.COMPLETED.value
@@ -57,7 +59,9 @@ def _validate(event: dict[str, Any]) -> dict[str, Any]:
 def make_handler(em: Any, env: Any) -> Callable[[Any, Any], Any]:
     """Init phase: a Powertools idempotency config and persistence layer per execution environment."""
     deps = env.deps
-    layer = InstrumentedSqlitePersistenceLayer(deps.store, em, env.clock, deps.lock_ms[FUNCTION], deps.aliases)
+    layer = instrument(SqlitePersistenceLayer(deps.store, env.clock, deps.lock_ms[FUNCTION], deps.aliases), em,
+                       log_key=lambda stored: deps.aliases.get(stored, stored),  # the readable key, as before
+                       detect_takeover=lambda store_layer, _record: store_layer.last_claim_takeover)
     config = IdempotencyConfig(event_key_jmespath="key", payload_validation_jmespath="body",
                                expires_after_seconds=3600)
 
@@ -86,11 +90,12 @@ def make_handler(em: Any, env: Any) -> Callable[[Any, Any], Any]:
             em.permanent_failure(rec, key=key_header, error_code=exc.error_code)
             return _response(400, {"error": exc.error_code, "message": str(exc)})
         key = f"{FUNCTION}#{key_header}"
-        layer.bind(context, rec, key)
+        layer.bind(context, key)
         config.register_lambda_context(context)
         context.spend(context.rng.uniform(2.0, 9.0))  # the conditional write
         try:
-            stored = create_case(request={"key": key_header, "body": body}, context=context)
+            with record_scope(rec):  # the integration's outcomes carry this request's record
+                stored = create_case(request={"key": key_header, "body": body}, context=context)
         except IdempotencyAlreadyInProgressError:
             held = layer.last_existing
             left_ms = (held.in_progress_expires_at_ms - context.now_ms) if held is not None else 1_000
@@ -103,7 +108,6 @@ def make_handler(em: Any, env: Any) -> Callable[[Any, Any], Any]:
             return _response(503, {"error": exc.error_code}, {"Retry-After": "2"})
         if layer.replayed:
             return _response(stored["statusCode"], stored["body"], {"Idempotent-Replayed": "true"})
-        em.succeeded(rec, key=key)
-        return _response(201, stored["body"])
+        return _response(201, stored["body"])  # succeeded: recorded by the instrumented layer (COMPLETED saved)
 
     return handler

@@ -67,3 +67,14 @@ def test_value_tables():
 def test_dimensions_table():
     assert [r[0] for r in table("Dimension")] == ["Service", "Operation", "EventSource"]
     assert re.search(r"`Idempotency` by default", DOC)
+
+
+def test_exception_outcome_table():
+    from emitter.classify import POWERTOOLS_IDEMPOTENCY
+    from emitter.contract import EXCEPTION_OUTCOME
+
+    rows = table("Exception (Powertools idempotency)")
+    assert {r[0]: r[1] for r in rows} == {k: v.value for k, v in EXCEPTION_OUTCOME.items()}
+    for name, _, cls_code in rows:
+        cls, code = POWERTOOLS_IDEMPOTENCY[name]
+        assert cls_code == f"{cls.value} / {code}"

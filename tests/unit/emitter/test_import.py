@@ -23,3 +23,11 @@ def test_import_emitter_is_light():
                                                                      "asyncio", "aws_embedded_metrics")]
     assert heavy == []
     assert "emitter.core" in loaded  # the check really imported the package
+
+
+def test_import_emitter_powertools_defers_powertools():
+    """The integration module itself is light too: Powertools loads when an integration function is first called."""
+    code = ("import sys, json; import emitter.powertools; "
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('aws_lambda_powertools', 'boto')))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
