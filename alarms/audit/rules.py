@@ -307,6 +307,7 @@ def _catalogue_alarms(f: Function, inv: Inventory, o: AuditOptions) -> Iterator[
 
 _L = "https://docs.aws.amazon.com/lambda/latest/dg/"
 _DDB = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/"
+_POWERTOOLS_IDEMPOTENCY = "https://docs.aws.amazon.com/powertools/python/latest/utilities/idempotency/"
 _F, _M, _Q, _T = ResourceKind.FUNCTION, ResourceKind.MAPPING, ResourceKind.QUEUE, ResourceKind.TABLE
 H, MED, LOW = Severity.HIGH, Severity.MEDIUM, Severity.LOW
 
@@ -342,14 +343,14 @@ RULES: tuple[Rule, ...] = (
     Rule("IW009", "idempotency-table-key-schema", H, _T,
          "The idempotency table's key schema matches the record layout (partition key 'id', no sort key, unless "
          "configured), or every write fails.",
-         _DDB + "HowItWorks.CoreComponents.html#HowItWorks.CoreComponents.PrimaryKey", _key_schema, ()),
+         _POWERTOOLS_IDEMPOTENCY, _key_schema, ()),
     Rule("IW010", "idempotency-table-pitr", LOW, _T,
          "The idempotency table has point-in-time recovery, so a bad deploy or delete can be rolled back.",
          _DDB + "PointInTimeRecovery.html", _pitr, ()),
     Rule("IW011", "in-progress-expiry", H, _F,
          "The idempotency in-progress expiry (IDEMWATCH_IN_PROGRESS_EXPIRY_S) is at least the function timeout, "
          "so a running invocation's claim cannot be taken over.",
-         _L + "configuration-timeout.html", _in_progress_expiry, ("in_progress", "stuck")),
+         _POWERTOOLS_IDEMPOTENCY, _in_progress_expiry, ("in_progress", "stuck")),
     Rule("IW012", "async-failure-destination", H, _F,
          "Asynchronously invoked functions have an on-failure destination or a DLQ, so events that fail all "
          "retries are kept.",
