@@ -33,8 +33,8 @@ EXPECTED: list[tuple[str, str, str, str]] = [
      "no DestinationConfig.OnFailure: records discarded after the retry limit are lost without trace"),
     ("IW007", "good-stream -> good-stream-fn", "pass", "MaximumRetryAttempts 3, MaximumRecordAgeInSeconds -1"),
     ("IW007", "bad-stream -> bad-stream-fn", "fail",
-     "MaximumRetryAttempts and MaximumRecordAgeInSeconds are both -1 (infinite): a failing batch blocks its shard "
-     "until the records expire"),
+     ("MaximumRetryAttempts and MaximumRecordAgeInSeconds are both -1 (infinite): a failing batch blocks its shard "
+     "until the records expire")),
     ("IW008", "good-table", "pass", "TTL enabled on 'expiration'"),
     ("IW008", "bad-table", "fail", "TTL is disabled: expired idempotency records are never deleted"),
     ("IW009", "good-table", "pass", "partition key 'id'"),
@@ -42,8 +42,8 @@ EXPECTED: list[tuple[str, str, str, str]] = [
     ("IW010", "good-table", "pass", "point-in-time recovery enabled"),
     ("IW010", "bad-table", "fail", "point-in-time recovery disabled"),
     ("IW011", "good-sqs", "pass", "in-progress expiry 60 s >= Timeout 10 s"),
-    ("IW011", "bad-sqs", "fail", "in-progress expiry 5 s < Timeout 30 s: a claim expires while its invocation still "
-                                 "runs, and a redelivery runs the same event concurrently"),
+    ("IW011", "bad-sqs", "fail", ("in-progress expiry 5 s < Timeout 30 s: a claim expires while its invocation still "
+                                 "runs, and a redelivery runs the same event concurrently")),
     ("IW012", "async-good", "pass", "failed async events go to async-good-dlq"),
     ("IW012", "async-bad", "fail",
      "invoked asynchronously without an on-failure destination or DLQ: events that fail their retries are dropped"),
@@ -51,8 +51,8 @@ EXPECTED: list[tuple[str, str, str, str]] = [
     ("IW013", "bad-stream -> bad-stream-fn", "fail", "no alarm on AWS/Lambda IteratorAge for FunctionName=bad-stream-fn"),
     ("IW014", "good-q-dlq", "pass", "an alarm watches the depth of good-q-dlq"),
     ("IW014", "good-stream-failures", "fail",
-     "dead-letter queue without an alarm on AWS/SQS ApproximateNumberOfMessagesVisible for "
-     "QueueName=good-stream-failures"),
+     ("dead-letter queue without an alarm on AWS/SQS ApproximateNumberOfMessagesVisible for "
+     "QueueName=good-stream-failures")),
     ("IW015", "good-sqs", "pass", "all 1 catalogue alarms present"),
     ("IW015", "bad-sqs", "fail", "1 of 1 catalogue alarms missing: bad-sqs-Errors"),
 ]

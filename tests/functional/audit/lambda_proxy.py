@@ -47,7 +47,7 @@ class LambdaProxy:
                 self.wfile.write(data)
                 conn.close()
 
-            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _forward  # noqa: N815 - http.server API
+            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _forward
 
             def log_message(self, *a: object) -> None:
                 pass

@@ -171,7 +171,7 @@ def test_access_denied_is_one_line_naming_the_action(fake_aws_env):
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Deny(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - http.server API
+        def do_GET(self):
             body = json.dumps({"Type": "User", "Message": "denied"}).encode()
             self.send_response(403)
             self.send_header("x-amzn-ErrorType", "AccessDeniedException")
