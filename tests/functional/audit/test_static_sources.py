@@ -22,8 +22,8 @@ DEMO_FAILURES = [
     ("IW005", "ledger-stream -> ledger-stream", "fail",
      "BisectBatchOnFunctionError is false: a poison record fails its whole batch until it expires"),
     ("IW007", "ledger-stream -> ledger-stream", "fail",
-     "MaximumRetryAttempts and MaximumRecordAgeInSeconds are both -1 (infinite): a failing batch blocks its shard "
-     "until the records expire"),
+     ("MaximumRetryAttempts and MaximumRecordAgeInSeconds are both -1 (infinite): a failing batch blocks its shard "
+     "until the records expire")),
 ]
 
 

@@ -97,25 +97,25 @@ def test_intrinsics_resolve_to_names(sam):
 def test_findings_with_unknowns(sam):
     got = {(f.rule, f.resource): (f.status.value, f.message) for f in evaluate(audit_paths([sam]))}
     assert got == {
-        ("IW001", "prod-jobs -> prod-worker"): ("unknown", "VisibilityTimeout or the function Timeout could not "
-                                                           "be resolved statically"),
+        ("IW001", "prod-jobs -> prod-worker"): ("unknown", ("VisibilityTimeout or the function Timeout could not "
+                                                           "be resolved statically")),
         ("IW002", "prod-jobs -> prod-worker"): ("pass", "FunctionResponseTypes has ReportBatchItemFailures"),
-        ("IW003", "prod-idempotency -> prod-worker"): ("fail", "FunctionResponseTypes lacks ReportBatchItemFailures:"
-                                                               " one failed record retries the whole batch"),
+        ("IW003", "prod-idempotency -> prod-worker"): ("fail", ("FunctionResponseTypes lacks ReportBatchItemFailures:"
+                                                               " one failed record retries the whole batch")),
         ("IW004", "prod-jobs"): ("pass", "redrive to JobsDlq after 3 receives"),
         ("IW005", "prod-idempotency -> prod-worker"): ("pass", "BisectBatchOnFunctionError is true"),
-        ("IW006", "prod-idempotency -> prod-worker"): ("fail", "no DestinationConfig.OnFailure: records discarded "
-                                                               "after the retry limit are lost without trace"),
-        ("IW007", "prod-idempotency -> prod-worker"): ("pass", "MaximumRetryAttempts -1, MaximumRecordAgeInSeconds "
-                                                               "3600"),
-        ("IW008", "prod-idempotency"): ("fail", "TTL attribute is 'ttl', the idempotency records expire on "
-                                                "'expiration'"),
+        ("IW006", "prod-idempotency -> prod-worker"): ("fail", ("no DestinationConfig.OnFailure: records discarded "
+                                                               "after the retry limit are lost without trace")),
+        ("IW007", "prod-idempotency -> prod-worker"): ("pass", ("MaximumRetryAttempts -1, MaximumRecordAgeInSeconds "
+                                                               "3600")),
+        ("IW008", "prod-idempotency"): ("fail", ("TTL attribute is 'ttl', the idempotency records expire on "
+                                                "'expiration'")),
         ("IW009", "prod-idempotency"): ("pass", "partition key 'id'"),
         ("IW010", "prod-idempotency"): ("fail", "point-in-time recovery disabled"),
-        ("IW011", "prod-worker"): ("unknown", "IDEMWATCH_IN_PROGRESS_EXPIRY_S or Timeout could not be resolved "
-                                              "statically"),
-        ("IW012", "prod-worker"): ("fail", "invoked asynchronously without an on-failure destination or DLQ: events "
-                                           "that fail their retries are dropped"),
+        ("IW011", "prod-worker"): ("unknown", ("IDEMWATCH_IN_PROGRESS_EXPIRY_S or Timeout could not be resolved "
+                                              "statically")),
+        ("IW012", "prod-worker"): ("fail", ("invoked asynchronously without an on-failure destination or DLQ: events "
+                                           "that fail their retries are dropped")),
         ("IW013", "prod-idempotency -> prod-worker"): ("unknown", "no alarm information (pass --alarms-template)"),
         ("IW014", "JobsDlq"): ("unknown", "no alarm information (pass --alarms-template)"),
     }
