@@ -24,14 +24,15 @@ AUDIT_FILE = "audit.json"
 """Same name as ``alarms.audit.constants.AUDIT_JSON_FILE`` (the dashboard does not import the audit package)."""
 _STATUS_ORDER = {"fail": 0, "unknown": 1, "suppressed": 2, "pass": 3}
 _col = st.column_config
+# the signals before the message: the explanation stays visible without scrolling the grid sideways
 COLUMN_CONFIG = {
     "status": _col.TextColumn("status", width=80),
     "rule": _col.TextColumn("rule", width=60),
     "severity": _col.TextColumn("severity", width=70),
-    "resource": _col.TextColumn("resource", width=230),
-    "message": _col.TextColumn("message", width=420),
-    "explains": _col.TextColumn("signals in window", width=260,
+    "resource": _col.TextColumn("resource", width=300),
+    "explains": _col.TextColumn("signals in window", width=300,
                                 help="The dashboard signals this finding explains, for its function, in the window."),
+    "message": _col.TextColumn("message", width=520),
     "doc": _col.LinkColumn("AWS doc", width=90, display_text="doc"),
 }
 
@@ -43,7 +44,7 @@ def load_audit(data_dir: Path) -> dict[str, Any] | None:
         return None
     doc = json.loads(p.read_text(encoding="utf-8"))
     if not isinstance(doc, dict) or not isinstance(doc.get("findings"), list):
-        raise ValueError(f"{p} is not an idemwatch audit JSON document (no findings list)")
+        raise ValueError(f"{p} is not an idemwatch audit JSON document (no findings list)")  # noqa: TRY004
     return doc
 
 

@@ -194,3 +194,32 @@ def test_access_denied_is_one_line_naming_the_action(fake_aws_env):
         srv.shutdown()
     assert r.exit_code == 2, r.output
     assert "lambda:ListFunctions" in r.stderr and "access denied" in r.stderr
+
+
+def test_role_arn_is_assumed_through_sts(deployed, fake_aws_env):
+    """--role-arn goes through the collector's AwsTarget (sts:AssumeRole on the same loopback endpoint)."""
+    target = AwsTarget(region="us-east-1", endpoint_url=deployed,
+                       role_arn="arn:aws:iam::123456789012:role/audit-role", role_session_name="idemwatch-audit")
+    inv = read_live(target, functions=["good-sqs"])
+    assert [f.name for f in inv.functions] == ["good-sqs"]
+    assert [m.name for m in inv.mappings] == ["good-q -> good-sqs"]
+
+
+def test_environment_values_never_reach_the_report(deployed, fake_aws_env):
+    """Function environments may hold secrets: the audit reads them, the JSON and SARIF output must not carry them."""
+    from alarms.audit.report import dumps
+    from alarms.audit.sarif import to_sarif
+
+    import boto3
+
+    lam = boto3.client("lambda", endpoint_url=deployed, region_name="us-east-1")
+    secret = "hunter2-Sup3rS3cret"
+    env = lam.get_function_configuration(FunctionName="async-bad").get("Environment", {}).get("Variables", {})
+    lam.update_function_configuration(FunctionName="async-bad",
+                                      Environment={"Variables": {**env, "DB_PASSWORD": secret, "api_key": secret}})
+    try:
+        findings = evaluate(read_live(AwsTarget(region="us-east-1", endpoint_url=deployed)))
+        assert secret not in dumps(findings, "live")
+        assert secret not in json.dumps(to_sarif(findings))
+    finally:
+        lam.update_function_configuration(FunctionName="async-bad", Environment={"Variables": env})

@@ -3,6 +3,7 @@ that cannot be resolved statically reported as unknown (never as a pass)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,17 @@ def test_bad_templates_are_clear_errors(tmp_path, text, message):
 def test_unknown_has_no_truth_value():
     with pytest.raises(TypeError):
         bool(UNKNOWN)
+
+
+def test_terraform_expressions_are_unknown(tmp_path):
+    p = tmp_path / "main.tf.json"
+    p.write_text(json.dumps({"resource": {
+        "aws_sqs_queue": {"q": {"name": "q", "visibility_timeout_seconds": "${var.vis}",
+                                "redrive_policy": "${jsonencode({deadLetterTargetArn = aws_sqs_queue.d.arn})}"},
+                          "d": {"name": "d"}},
+        "aws_lambda_function": {"f": {"function_name": "f", "timeout": 5}},
+        "aws_lambda_event_source_mapping": {"m": {"event_source_arn": "${aws_sqs_queue.q.arn}",
+                                                  "function_name": "${aws_lambda_function.f.arn}",
+                                                  "function_response_types": "${var.types}"}}}}))
+    got = {(f.rule, f.resource): f.status.value for f in evaluate(audit_paths([p]))}
+    assert got == {("IW001", "q -> f"): "unknown", ("IW002", "q -> f"): "unknown", ("IW004", "q"): "unknown"}
