@@ -35,7 +35,7 @@ def iam_policy() -> str:
 def refresh(text: str) -> str:
     """``text`` with both generated sections replaced by the current ones."""
     for name, body in (("rules", rules_table()), ("iam", iam_policy())):
-        pat = re.compile(rf"(<!-- {name}:begin -->\n).*?(<!-- {name}:end -->)", re.S)
+        pat = re.compile(rf"(<!-- {name}:begin -->\n).*?(<!-- {name}:end -->)", re.DOTALL)
         if not pat.search(text):
             raise ValueError(f"markers <!-- {name}:begin/end --> not found")
         text = pat.sub(lambda m, b=body: m.group(1) + b + "\n" + m.group(2), text)

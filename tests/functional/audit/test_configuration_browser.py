@@ -61,5 +61,5 @@ def test_configuration_page_explains_the_demo_findings(demo_data):
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "audit-configuration.png"), full_page=True)
         b.close()
-    assert all(u.startswith(srv.url) or u.startswith("data:") or u.startswith("blob:") for u in requests), \
+    assert all(u.startswith((srv.url, "data:", "blob:")) for u in requests), \
         [u for u in requests if not u.startswith(srv.url)][:5]

@@ -207,10 +207,10 @@ def test_role_arn_is_assumed_through_sts(deployed, fake_aws_env):
 
 def test_environment_values_never_reach_the_report(deployed, fake_aws_env):
     """Function environments may hold secrets: the audit reads them, the JSON and SARIF output must not carry them."""
+    import boto3
+
     from alarms.audit.report import dumps
     from alarms.audit.sarif import to_sarif
-
-    import boto3
 
     lam = boto3.client("lambda", endpoint_url=deployed, region_name="us-east-1")
     secret = "hunter2-Sup3rS3cret"
