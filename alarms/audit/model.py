@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Self
 
 __all__ = ["UNKNOWN", "Alarm", "Function", "Inventory", "Location", "Mapping_", "Queue", "Table", "is_unknown",
@@ -159,11 +160,36 @@ class Inventory:
     idempotency_tables: frozenset[str] = frozenset()
     alarms_known: bool = True
 
+    # name indexes, built once per inventory (cached_property writes the instance __dict__, which a frozen
+    # dataclass allows): the rules look resources up by name for every mapping and queue
+    @cached_property
+    def _functions_by_name(self) -> dict[str, Function]:
+        return {f.name: f for f in reversed(self.functions)}
+
+    @cached_property
+    def _queues_by_name(self) -> dict[str, Queue]:
+        return {q.name: q for q in reversed(self.queues)}
+
     def function(self, name: Any) -> Function | None:
-        return next((f for f in self.functions if f.name == name), None)
+        """The first function named ``name`` (None for UNKNOWN or a missing one)."""
+        return self._functions_by_name.get(name) if isinstance(name, str) else None
 
     def queue(self, name: Any) -> Queue | None:
-        return next((q for q in self.queues if q.name == name), None)
+        """The first queue named ``name`` (None for UNKNOWN or a missing one)."""
+        return self._queues_by_name.get(name) if isinstance(name, str) else None
+
+    @cached_property
+    def sqs_sources(self) -> frozenset[str]:
+        """Names of the queues an SQS event source mapping reads."""
+        return frozenset(m.source for m in self.mappings if m.source_kind == "sqs" and isinstance(m.source, str))
+
+    @cached_property
+    def dead_letter_queues(self) -> frozenset[str]:
+        """Every queue of the inventory used as a dead-letter target: redrive target, stream on-failure
+        destination, async DLQ or on-failure destination."""
+        names = {q.dead_letter for q in self.queues} | {m.on_failure for m in self.mappings}
+        names |= {f.dead_letter for f in self.functions} | {f.on_failure for f in self.functions}
+        return frozenset(n for n in names if isinstance(n, str) and n in self._queues_by_name)
 
     def merged_alarms(self, alarms: tuple[Alarm, ...]) -> Inventory:
         """This inventory plus alarms read elsewhere (e.g. the exported alarm template)."""

@@ -86,22 +86,6 @@ def _is_stream(m: Mapping_) -> bool:
     return m.source_kind in ("kinesis", "dynamodb")
 
 
-def _dlqs(inv: Inventory) -> list[str]:
-    """Every queue used as a dead-letter target (redrive, stream on-failure, async DLQ / on-failure), sorted."""
-    names: set[str] = set()
-    for q in inv.queues:
-        if isinstance(q.dead_letter, str):
-            names.add(q.dead_letter)
-    for m in inv.mappings:
-        if isinstance(m.on_failure, str):
-            names.add(m.on_failure)
-    for f in inv.functions:
-        for d in (f.dead_letter, f.on_failure):
-            if isinstance(d, str):
-                names.add(d)
-    return sorted(n for n in names if inv.queue(n) is not None)
-
-
 # --------------------------------------------------------------------------- checks
 def _visibility(m: Mapping_, inv: Inventory, o: AuditOptions) -> Iterator[tuple[FindingStatus, str]]:
     if m.source_kind != "sqs":
@@ -140,7 +124,7 @@ def _batch_item_failures(sqs: bool) -> Check:
 
 
 def _redrive(q: Queue, inv: Inventory, o: AuditOptions) -> Iterator[tuple[FindingStatus, str]]:
-    if not any(m.source_kind == "sqs" and m.source == q.name for m in inv.mappings):
+    if q.name not in inv.sqs_sources:
         return  # only source queues of a Lambda mapping need one (a DLQ itself does not)
     if is_unknown(q.dead_letter) or is_unknown(q.max_receive_count):
         yield _unk("RedrivePolicy")
@@ -280,7 +264,7 @@ def _iterator_age_alarm(m: Mapping_, inv: Inventory, o: AuditOptions) -> Iterato
 
 
 def _dlq_alarm(q: Queue, inv: Inventory, o: AuditOptions) -> Iterator[tuple[FindingStatus, str]]:
-    if q.name not in _dlqs(inv):
+    if q.name not in inv.dead_letter_queues:
         return
     if (u := _alarms_unknown(inv)) is not None:
         yield u

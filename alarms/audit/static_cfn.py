@@ -46,7 +46,14 @@ _STREAM_EVENTS = {"Kinesis": "kinesis", "DynamoDB": "dynamodb"}
 
 
 class _CfnLoader(yaml.SafeLoader):
-    """SafeLoader + CloudFormation short-form tags; no implicit timestamps."""
+    """SafeLoader + CloudFormation short-form tags; no implicit timestamps; no aliases (a nested alias "bomb"
+    would make every later walk of the document exponential)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.YAMLError(f"YAML aliases are not accepted (line {mark.line + 1})")
+        return super().compose_node(parent, index)
 
 
 _CfnLoader.yaml_implicit_resolvers = {

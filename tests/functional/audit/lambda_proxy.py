@@ -1,8 +1,7 @@
-"""A small Lambda-protocol test server in front of moto: moto 5.2 drops ``DeadLetterConfig`` (and
-``LoggingConfig``) from CreateFunction and never returns them, so this server forwards every request to moto
-unchanged, remembers those two fields from CreateFunction request bodies (REST-JSON,
-``POST /2015-03-31/functions``) and adds them to ListFunctions / GetFunctionConfiguration responses, as
-Lambda does. Loopback only."""
+"""A small Lambda-protocol test server in front of moto: moto 5.2 drops a function's ``DeadLetterConfig`` from
+CreateFunction and never returns it, so this server forwards every request to moto unchanged, remembers that
+field from CreateFunction request bodies (REST-JSON, ``POST /2015-03-31/functions``) and adds it to
+ListFunctions / GetFunction / GetFunctionConfiguration responses, as Lambda does. Loopback only."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-_KEPT = ("DeadLetterConfig", "LoggingConfig")
+_KEPT = ("DeadLetterConfig",)
 
 
 class LambdaProxy:

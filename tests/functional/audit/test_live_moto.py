@@ -6,8 +6,8 @@ exactly the static audit's findings on stack.yaml (same mis-configuration -> sam
 
 moto 5.2 models the mapping fields the audit reads (FunctionResponseTypes, BisectBatchOnFunctionError,
 MaximumRetryAttempts, DestinationConfig), GetPolicy, EventInvokeConfig, TTL and continuous backups, but not a
-function's ``DeadLetterConfig`` (nor ``LoggingConfig``): lambda_proxy.py, a Lambda-protocol server of our own in
-front of moto, keeps those (rule IW012 reads DeadLetterConfig).
+function's ``DeadLetterConfig``: lambda_proxy.py, a Lambda-protocol server of our own in
+front of moto, keeps it (rule IW012 reads it).
 """
 
 from __future__ import annotations
@@ -223,3 +223,36 @@ def test_environment_values_never_reach_the_report(deployed, fake_aws_env):
         assert secret not in json.dumps(to_sarif(findings))
     finally:
         lam.update_function_configuration(FunctionName="async-bad", Environment={"Variables": env})
+
+
+def test_cli_live_with_stack_config(deployed, fake_aws_env, tmp_path):
+    """--config: its functions are audited, its idempotency_table too, its catalogue is expected (IW015) and its
+    suppressions apply (with the reason in the report)."""
+    from alarms.catalogue import build_catalogue
+    from alarms.config import load_config
+    from collector.cli import main
+
+    cfg = tmp_path / "stack.yaml"
+    cfg.write_text(
+        "service: s\nidempotency_table: good-table\n"
+        "functions:\n"
+        "  - {name: good-sqs, operation: Good, event_source: sqs, queue: good-q, dlq: good-q-dlq}\n"
+        "  - {name: async-bad, operation: Bad, event_source: eventbridge}\n"
+        "suppressions:\n"
+        "  - {rule: IW012, resource: async-bad, reason: events are replayed from the archive}\n", encoding="utf-8")
+    n = {fn: sum(1 for d in build_catalogue(load_config(cfg)) if d.target in targets)
+         for fn, targets in (("good-sqs", {"good-sqs", "good-q", "good-q-dlq"}), ("async-bad", {"async-bad"}))}
+    r = CliRunner().invoke(main, ["audit", "live", "--region", "us-east-1", "--endpoint-url", deployed,
+                                  "--config", str(cfg), "--format", "json"])
+    assert r.exit_code == 0, r.output  # IW015 (medium) fails, IW012 (high) is suppressed: nothing at >= high
+    got = {(f["rule"], f["resource"]): (f["status"], f.get("suppressed_reason")) for f in json.loads(r.stdout)["findings"]}
+    assert got[("IW012", "async-bad")] == ("suppressed", "events are replayed from the archive")
+    assert got[("IW008", "good-table")] == ("pass", None)  # the config's idempotency table was read
+    assert {k[1] for k in got if k[0] == "IW015"} == {"good-sqs", "async-bad"}
+    doc = {f["resource"]: f["message"] for f in json.loads(r.stdout)["findings"] if f["rule"] == "IW015"}
+    assert doc["async-bad"].startswith(f"{n['async-bad']} of {n['async-bad']} catalogue alarms missing: s-async-bad-")
+    assert doc["good-sqs"].startswith(f"{n['good-sqs']} of {n['good-sqs']} catalogue alarms missing")
+    assert not any(k[1] in ("bad-sqs", "good-stream-fn") for k in got)  # only the config's functions
+    r = CliRunner().invoke(main, ["audit", "live", "--region", "us-east-1", "--endpoint-url", deployed,
+                                  "--config", str(cfg), "--fail-on", "medium"])
+    assert r.exit_code == 1 and "2 failed check(s) at or above medium" in r.stderr

@@ -176,3 +176,28 @@ def test_terraform_expressions_are_unknown(tmp_path):
                                                   "function_response_types": "${var.types}"}}}}))
     got = {(f.rule, f.resource): f.status.value for f in evaluate(audit_paths([p]))}
     assert got == {("IW001", "q -> f"): "unknown", ("IW002", "q -> f"): "unknown", ("IW004", "q"): "unknown"}
+
+
+def test_alias_bomb_is_refused_quickly(tmp_path):
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 12)]
+    p = tmp_path / "bomb.yaml"
+    p.write_text("Resources: {}\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(TemplateError, match="YAML aliases are not accepted"):
+        audit_paths([p])
+
+
+def test_huge_template_reads_every_resource(tmp_path):
+    n = 2000
+    res = {}
+    for i in range(n):
+        res[f"F{i}"] = {"Type": "AWS::Lambda::Function", "Properties": {"FunctionName": f"f{i}", "Timeout": 10}}
+        res[f"Q{i}"] = {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": f"q{i}", "VisibilityTimeout": 60 + i % 2}}
+        res[f"M{i}"] = {"Type": "AWS::Lambda::EventSourceMapping",
+                        "Properties": {"FunctionName": {"Ref": f"F{i}"}, "EventSourceArn": {"Fn::GetAtt": [f"Q{i}", "Arn"]}}}
+    p = tmp_path / "big.json"
+    p.write_text(json.dumps({"Resources": res}), encoding="utf-8")
+    inv = audit_paths([p])
+    assert (len(inv.functions), len(inv.queues), len(inv.mappings)) == (n, n, n)
+    iw001 = [f for f in evaluate(inv) if f.rule == "IW001"]
+    assert len(iw001) == n and all(f.status.value == "pass" for f in iw001)
