@@ -15,8 +15,20 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Self
 
-__all__ = ["UNKNOWN", "Alarm", "Function", "Inventory", "Location", "Mapping_", "Queue", "Table", "is_unknown",
-           "name_from_arn"]
+__all__ = [
+    "UNKNOWN",
+    "Alarm",
+    "Function",
+    "Inventory",
+    "Location",
+    "Mapping_",
+    "Queue",
+    "Table",
+    "as_bool",
+    "as_int",
+    "is_unknown",
+    "name_from_arn",
+]
 
 
 class _Unknown:
@@ -41,6 +53,23 @@ UNKNOWN: Any = _Unknown()
 
 def is_unknown(value: Any) -> bool:
     return value is UNKNOWN
+
+
+def as_int(v: Any) -> Any:
+    """A template value as int (``"30"`` -> 30); None and UNKNOWN pass through; anything else is UNKNOWN."""
+    if v is None or is_unknown(v):
+        return v
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return UNKNOWN
+
+
+def as_bool(v: Any) -> Any:
+    """``"true"``/``"false"`` (any case) as bool; other values unchanged (a non-bool then fails ``is True``)."""
+    if isinstance(v, str) and v.lower() in ("true", "false"):
+        return v.lower() == "true"
+    return v
 
 
 def name_from_arn(arn: Any) -> Any:

@@ -138,15 +138,17 @@ def _redrive(q: Queue, inv: Inventory, o: AuditOptions) -> Iterator[tuple[Findin
         yield PASS, f"redrive to {q.dead_letter} after {q.max_receive_count} receives"
 
 
+def _flag(value: Any, what: str, ok: str, bad: str) -> tuple[FindingStatus, str]:
+    """A setting that must be ``True``: unknown, pass with ``ok`` or fail with ``bad``."""
+    if is_unknown(value):
+        return _unk(what)
+    return (PASS, ok) if value is True else (FAIL, bad)
+
+
 def _bisect(m: Mapping_, inv: Inventory, o: AuditOptions) -> Iterator[tuple[FindingStatus, str]]:
-    if not _is_stream(m):
-        return
-    if is_unknown(m.bisect):
-        yield _unk("BisectBatchOnFunctionError")
-    elif m.bisect is True:
-        yield PASS, "BisectBatchOnFunctionError is true"
-    else:
-        yield FAIL, "BisectBatchOnFunctionError is false: a poison record fails its whole batch until it expires"
+    if _is_stream(m):
+        yield _flag(m.bisect, "BisectBatchOnFunctionError", "BisectBatchOnFunctionError is true",
+                    "BisectBatchOnFunctionError is false: a poison record fails its whole batch until it expires")
 
 
 def _stream_on_failure(m: Mapping_, inv: Inventory, o: AuditOptions) -> Iterator[tuple[FindingStatus, str]]:
@@ -202,14 +204,9 @@ def _key_schema(t: Table, inv: Inventory, o: AuditOptions) -> Iterator[tuple[Fin
 
 
 def _pitr(t: Table, inv: Inventory, o: AuditOptions) -> Iterator[tuple[FindingStatus, str]]:
-    if not _idem(t, inv):
-        return
-    if is_unknown(t.pitr):
-        yield _unk("PointInTimeRecoverySpecification")
-    elif t.pitr is True:
-        yield PASS, "point-in-time recovery enabled"
-    else:
-        yield FAIL, "point-in-time recovery disabled"
+    if _idem(t, inv):
+        yield _flag(t.pitr, "PointInTimeRecoverySpecification", "point-in-time recovery enabled",
+                    "point-in-time recovery disabled")
 
 
 def _in_progress_expiry(f: Function, inv: Inventory, o: AuditOptions) -> Iterator[tuple[FindingStatus, str]]:

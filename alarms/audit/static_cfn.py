@@ -33,6 +33,8 @@ from alarms.audit.model import (
     Mapping_,
     Queue,
     Table,
+    as_bool,
+    as_int,
     is_unknown,
     name_from_arn,
 )
@@ -184,21 +186,6 @@ def _get(r: _Resolver, props: dict, key: str, default: Any = None) -> Any:
     return r.value(props[key]) if key in props else default
 
 
-def _int(v: Any) -> Any:
-    if v is None or is_unknown(v):
-        return v
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        return UNKNOWN
-
-
-def _bool(v: Any) -> Any:
-    if isinstance(v, str) and v.lower() in ("true", "false"):
-        return v.lower() == "true"
-    return v
-
-
 def _dest(v: Any) -> Any:
     """A destination (ARN or resolved resource name) -> name."""
     return name_from_arn(v)
@@ -255,7 +242,7 @@ def read_cfn(path: Path, doc: dict | None = None) -> Inventory:
                 on_failure = _dest(r.value(((p["EventInvokeConfig"].get("DestinationConfig") or {})
                                              .get("OnFailure") or {}).get("Destination")))
             name = r.name(lid)
-            functions[lid] = {"name": name, "timeout_s": _int(_get(r, p, "Timeout", C.LAMBDA_TIMEOUT_DEFAULT_S)),
+            functions[lid] = {"name": name, "timeout_s": as_int(_get(r, p, "Timeout", C.LAMBDA_TIMEOUT_DEFAULT_S)),
                               "environment": env if isinstance(env, dict) else UNKNOWN, "dead_letter": dead,
                               "on_failure": on_failure, "location": loc(lid), "async_invoked": False}
             for ev in (props.get("Events") or {}).values():
@@ -286,8 +273,8 @@ def read_cfn(path: Path, doc: dict | None = None) -> Inventory:
                 async_targets.add(fn)
         elif typ == "AWS::SQS::Queue":
             dead, count = redrive_from_policy(_get(r, props, "RedrivePolicy"))
-            queues.append(Queue(r.name(lid), _int(_get(r, props, "VisibilityTimeout", C.SQS_VISIBILITY_DEFAULT_S)),
-                                _bool(_get(r, props, "FifoQueue", False)), dead, _int(count), loc(lid)))
+            queues.append(Queue(r.name(lid), as_int(_get(r, props, "VisibilityTimeout", C.SQS_VISIBILITY_DEFAULT_S)),
+                                as_bool(_get(r, props, "FifoQueue", False)), dead, as_int(count), loc(lid)))
         elif typ in ("AWS::DynamoDB::Table", "AWS::DynamoDB::GlobalTable"):
             tables.append(_table(r, r.name(lid), props, loc(lid)))
         elif typ == "AWS::Serverless::SimpleTable":
@@ -345,12 +332,12 @@ def _mapping(r: _Resolver, fn: Any, kind: str, src: Any, p: dict, location: Loca
     dest = r.value(((p.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination"))
     return Mapping_(
         function=fn, source_kind=kind, source=name_from_arn(r.value(src)),
-        batch_size=_int(_get(r, p, "BatchSize")),
-        batching_window_s=_int(_get(r, p, "MaximumBatchingWindowInSeconds")),
+        batch_size=as_int(_get(r, p, "BatchSize")),
+        batching_window_s=as_int(_get(r, p, "MaximumBatchingWindowInSeconds")),
         function_response_types=_tuple(_get(r, p, "FunctionResponseTypes", ())),
-        bisect=_bool(_get(r, p, "BisectBatchOnFunctionError", False)),
-        max_retry_attempts=_int(_get(r, p, "MaximumRetryAttempts", C.STREAM_UNBOUNDED)),
-        max_record_age_s=_int(_get(r, p, "MaximumRecordAgeInSeconds", C.STREAM_UNBOUNDED)),
+        bisect=as_bool(_get(r, p, "BisectBatchOnFunctionError", False)),
+        max_retry_attempts=as_int(_get(r, p, "MaximumRetryAttempts", C.STREAM_UNBOUNDED)),
+        max_record_age_s=as_int(_get(r, p, "MaximumRecordAgeInSeconds", C.STREAM_UNBOUNDED)),
         on_failure=_dest(dest), location=location)
 
 
@@ -373,10 +360,10 @@ def _table(r: _Resolver, name: str, props: dict, location: Location) -> Table:
     elif not ttl:
         ttl_attr = None
     else:
-        enabled = _bool(ttl.get("Enabled"))
+        enabled = as_bool(ttl.get("Enabled"))
         ttl_attr = UNKNOWN if is_unknown(enabled) else (ttl.get("AttributeName") if enabled is True else None)
     pitr = r.value(props.get("PointInTimeRecoverySpecification"))
-    pitr_on = UNKNOWN if is_unknown(pitr) else _bool((pitr or {}).get("PointInTimeRecoveryEnabled", False))
+    pitr_on = UNKNOWN if is_unknown(pitr) else as_bool((pitr or {}).get("PointInTimeRecoveryEnabled", False))
     return Table(name, hash_key, range_key, ttl_attr, pitr_on, location)
 
 

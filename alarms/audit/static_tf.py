@@ -24,6 +24,8 @@ from alarms.audit.model import (
     Mapping_,
     Queue,
     Table,
+    as_bool,
+    as_int,
     is_unknown,
     name_from_arn,
 )
@@ -85,21 +87,6 @@ class _TfResolver:
         return UNKNOWN if unknown else out
 
 
-def _int(v: Any) -> Any:
-    if v is None or is_unknown(v):
-        return v
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        return UNKNOWN
-
-
-def _bool(v: Any) -> Any:
-    if isinstance(v, str) and v.lower() in ("true", "false"):
-        return v.lower() == "true"
-    return v
-
-
 def read_tf(path: Path, doc: dict | None = None) -> Inventory:
     """A Terraform JSON file -> :class:`Inventory`. Raises :class:`TemplateError` when it has no ``resource``."""
     doc = doc if doc is not None else load_template(path)
@@ -134,7 +121,7 @@ def read_tf(path: Path, doc: dict | None = None) -> Inventory:
         name = r.name("aws_lambda_function", rn)
         env = r.value(_block(b.get("environment")).get("variables") or {})
         dlq = _block(b.get("dead_letter_config"))
-        fns.append(Function(name, _int(r.value(b.get("timeout", C.LAMBDA_TIMEOUT_DEFAULT_S))),
+        fns.append(Function(name, as_int(r.value(b.get("timeout", C.LAMBDA_TIMEOUT_DEFAULT_S))),
                             env if isinstance(env, dict) else UNKNOWN, name in async_targets,
                             name_from_arn(r.value(dlq.get("target_arn"))) if dlq else None,
                             invoke_cfg.get(name), loc("aws_lambda_function", rn)))
@@ -151,25 +138,25 @@ def read_tf(path: Path, doc: dict | None = None) -> Inventory:
         frt = r.value(b.get("function_response_types", []))
         mappings.append(Mapping_(
             function=name_from_arn(r.value(b.get("function_name"))), source_kind=kind, source=name_from_arn(src),
-            batch_size=_int(r.value(b.get("batch_size"))),
-            batching_window_s=_int(r.value(b.get("maximum_batching_window_in_seconds"))),
+            batch_size=as_int(r.value(b.get("batch_size"))),
+            batching_window_s=as_int(r.value(b.get("maximum_batching_window_in_seconds"))),
             function_response_types=UNKNOWN if is_unknown(frt) or not isinstance(frt, list) else tuple(frt),
-            bisect=_bool(r.value(b.get("bisect_batch_on_function_error", False))),
-            max_retry_attempts=_int(r.value(b.get("maximum_retry_attempts", C.STREAM_UNBOUNDED))),
-            max_record_age_s=_int(r.value(b.get("maximum_record_age_in_seconds", C.STREAM_UNBOUNDED))),
+            bisect=as_bool(r.value(b.get("bisect_batch_on_function_error", False))),
+            max_retry_attempts=as_int(r.value(b.get("maximum_retry_attempts", C.STREAM_UNBOUNDED))),
+            max_record_age_s=as_int(r.value(b.get("maximum_record_age_in_seconds", C.STREAM_UNBOUNDED))),
             on_failure=name_from_arn(dest), location=loc("aws_lambda_event_source_mapping", rn)))
     queues = []
     for rn, b in each("aws_sqs_queue"):
         dead, count = redrive_from_policy(r.value(b.get("redrive_policy")))
         queues.append(Queue(r.name("aws_sqs_queue", rn),
-                            _int(r.value(b.get("visibility_timeout_seconds", C.SQS_VISIBILITY_DEFAULT_S))),
-                            _bool(r.value(b.get("fifo_queue", False))), dead, _int(count), loc("aws_sqs_queue", rn)))
+                            as_int(r.value(b.get("visibility_timeout_seconds", C.SQS_VISIBILITY_DEFAULT_S))),
+                            as_bool(r.value(b.get("fifo_queue", False))), dead, as_int(count), loc("aws_sqs_queue", rn)))
     tables = []
     for rn, b in each("aws_dynamodb_table"):
         ttl = _block(b.get("ttl"))
-        enabled = _bool(r.value(ttl.get("enabled", False))) if ttl else False
+        enabled = as_bool(r.value(ttl.get("enabled", False))) if ttl else False
         ttl_attr = UNKNOWN if is_unknown(enabled) else (r.value(ttl.get("attribute_name")) if enabled else None)
-        pitr = _bool(r.value(_block(b.get("point_in_time_recovery")).get("enabled", False)))
+        pitr = as_bool(r.value(_block(b.get("point_in_time_recovery")).get("enabled", False)))
         tables.append(Table(r.name("aws_dynamodb_table", rn), r.value(b.get("hash_key")), r.value(b.get("range_key")),
                             ttl_attr, pitr, loc("aws_dynamodb_table", rn)))
     alarms = []
