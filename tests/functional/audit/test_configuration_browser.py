@@ -49,8 +49,10 @@ def test_configuration_page_explains_the_demo_findings(demo_data):
         page.on("request", lambda r: requests.append(r.url))
         page.goto(srv.url + "/configuration")
         page.get_by_text("idemwatch · Configuration · rendered in").wait_for(timeout=60_000)
-        page.wait_for_function("() => document.querySelectorAll('[data-stale=\"true\"]').length === 0",
-                               timeout=60_000)
+        # idle (no rerun in flight, nothing stale) and the four tiles drawn
+        page.wait_for_function("""() => document.querySelectorAll('[data-stale="true"]').length === 0
+            && !document.querySelector('[data-testid="stStatusWidget"]')
+            && document.querySelectorAll('[data-testid="stMetricValue"]').length >= 4""", timeout=60_000)
         assert page.locator('[data-testid="stException"]').count() == 0
         metrics = page.locator('[data-testid="stMetricValue"]').all_inner_texts()
         assert metrics[:4] == ["2", "0", "0", "21"]  # failed, unknown, suppressed, passed (demo template)
