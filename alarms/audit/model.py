@@ -220,11 +220,6 @@ class Inventory:
         names |= {f.dead_letter for f in self.functions} | {f.on_failure for f in self.functions}
         return frozenset(n for n in names if isinstance(n, str) and n in self._queues_by_name)
 
-    def merged_alarms(self, alarms: tuple[Alarm, ...]) -> Inventory:
-        """This inventory plus alarms read elsewhere (e.g. the exported alarm template)."""
-        from dataclasses import replace
-
-        return replace(self, alarms=self.alarms + tuple(alarms), alarms_known=True)
 
 
 def _txt(v: Any) -> str:

@@ -192,9 +192,11 @@ def _dest(v: Any) -> Any:
 
 
 def _line_index(text: str) -> dict[str, int]:
-    """logical id -> 1-based line of its key under ``Resources`` (YAML or JSON), first occurrence."""
+    """logical id -> 1-based line of its key after the ``Resources`` key (YAML or JSON), first occurrence."""
     out: dict[str, int] = {}
-    for i, line in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if re.match(r'^\s*"?Resources"?\s*:', line)), len(lines))
+    for i, line in enumerate(lines[start + 1:], start + 2):
         m = re.match(r'^\s{1,8}"?([A-Za-z0-9]+)"?\s*:\s*(\{|$)', line)
         if m and m.group(1) not in out:
             out[m.group(1)] = i

@@ -87,6 +87,20 @@ class _TfResolver:
         return UNKNOWN if unknown else out
 
 
+def _line_index(text: str) -> dict[tuple[str, str], int]:
+    """(type, name) -> 1-based line where that resource's body opens: the first ``"<name>": {`` after the
+    ``"aws_<type>": {`` key that precedes it."""
+    out: dict[tuple[str, str], int] = {}
+    typ = None
+    for i, line in enumerate(text.splitlines(), 1):
+        for key in re.findall(r'"([A-Za-z0-9_-]+)"\s*:\s*\{', line):
+            if key.startswith("aws_"):
+                typ = key
+            elif typ is not None:
+                out.setdefault((typ, key), i)
+    return out
+
+
 def read_tf(path: Path, doc: dict | None = None) -> Inventory:
     """A Terraform JSON file -> :class:`Inventory`. Raises :class:`TemplateError` when it has no ``resource``."""
     doc = doc if doc is not None else load_template(path)
@@ -99,11 +113,10 @@ def read_tf(path: Path, doc: dict | None = None) -> Inventory:
                 resources.setdefault(typ, {})[rname] = _block(body)
     r = _TfResolver(resources)
     uri = str(path)
-    lines = {rn: i for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-             for rn in [m.group(1) for m in [re.match(r'^\s*"([A-Za-z0-9_-]+)"\s*:\s*\{\s*$', line)] if m]}
+    lines = _line_index(path.read_text(encoding="utf-8"))
 
     def loc(typ: str, rn: str) -> Location:
-        return Location(uri, f"{typ}.{rn}", lines.get(rn))
+        return Location(uri, f"{typ}.{rn}", lines.get((typ, rn)))
 
     def each(typ: str):
         return resources.get(typ, {}).items()

@@ -201,3 +201,14 @@ def test_huge_template_reads_every_resource(tmp_path):
     assert (len(inv.functions), len(inv.queues), len(inv.mappings)) == (n, n, n)
     iw001 = [f for f in evaluate(inv) if f.rule == "IW001"]
     assert len(iw001) == n and all(f.status.value == "pass" for f in iw001)
+
+
+def test_locations_point_at_the_resource(tmp_path):
+    y = tmp_path / "t.yaml"
+    y.write_text("Parameters:\n  Q:\n    Type: String\nResources:\n  Q:\n    Type: AWS::SQS::Queue\n", encoding="utf-8")
+    assert audit_paths([y]).queues[0].location.line == 5  # the resource, not the parameter of the same name
+    t = tmp_path / "t.tf.json"
+    t.write_text('{"resource": {\n  "aws_kinesis_stream": {\n    "x": {"name": "s"}\n  },\n'
+                 '  "aws_sqs_queue": {\n    "x": {\n      "name": "q"\n    }\n  }\n}}\n', encoding="utf-8")
+    (q,) = audit_paths([t]).queues
+    assert (q.location.logical_id, q.location.line) == ("aws_sqs_queue.x", 6)
