@@ -19,14 +19,14 @@ from alarms.audit.rules import redrive_from_policy
 __all__ = ["IAM_ACTIONS", "read_live"]
 
 IAM_ACTIONS: tuple[str, ...] = (
-    "lambda:ListFunctions", "lambda:GetFunctionConfiguration", "lambda:ListEventSourceMappings",
+    "lambda:ListFunctions", "lambda:ListEventSourceMappings",
     "lambda:GetFunctionEventInvokeConfig", "lambda:GetPolicy",
     "sqs:ListQueues", "sqs:GetQueueAttributes",
     "dynamodb:DescribeTable", "dynamodb:DescribeTimeToLive", "dynamodb:DescribeContinuousBackups",
     "cloudwatch:DescribeAlarms",
 )
-"""Every IAM action the live audit calls (all read-only). ``GetFunctionConfiguration`` is the IAM action behind
-``ListFunctions``' per-function fields; ``sts:AssumeRole`` is needed only with ``--role-arn``."""
+"""Every IAM action the live audit calls (all read-only; a test records the calls it makes against moto and
+compares). ``sts:AssumeRole`` on the role is needed only with ``--role-arn``."""
 
 
 def _code(exc: BaseException) -> str | None:

@@ -256,3 +256,22 @@ def test_cli_live_with_stack_config(deployed, fake_aws_env, tmp_path):
     r = CliRunner().invoke(main, ["audit", "live", "--region", "us-east-1", "--endpoint-url", deployed,
                                   "--config", str(cfg), "--fail-on", "medium"])
     assert r.exit_code == 1 and "2 failed check(s) at or above medium" in r.stderr
+
+
+def test_iam_policy_lists_exactly_the_calls_made(deployed, fake_aws_env, monkeypatch):
+    """Every API call of a live audit, recorded with botocore's before-call hook, is in IAM_ACTIONS and every
+    IAM_ACTIONS entry is called (the documented policy is neither short nor padded). For these services the
+    IAM action name is the API operation name."""
+    from alarms.audit.live import IAM_ACTIONS
+
+    calls: set[str] = set()
+    original = AwsTarget.client
+
+    def client(self, service, session=None, retries=3):
+        c = original(self, service, session, retries)
+        c.meta.events.register("before-call", lambda model, **_: calls.add(f"{service}:{model.name}"))
+        return c
+
+    monkeypatch.setattr(AwsTarget, "client", client)
+    read_live(AwsTarget(region="us-east-1", endpoint_url=deployed))
+    assert calls == set(IAM_ACTIONS)
