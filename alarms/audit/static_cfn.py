@@ -1,7 +1,7 @@
 """Static source: CloudFormation and SAM templates (JSON or YAML with the short intrinsic tags) -> Inventory.
 
 YAML is read with PyYAML (a runtime dependency of the collector extra; cfn-lint's decoder is dev-only) through a
-SafeLoader subclass that turns ``!Ref x`` into ``{"Ref": "x"}``, ``!GetAtt a.b`` into
+safe loader subclass (libyaml's C parser when available) that turns ``!Ref x`` into ``{"Ref": "x"}``, ``!GetAtt a.b`` into
 ``{"Fn::GetAtt": ["a", "b"]}`` and every other ``!Fn`` into ``{"Fn::Fn": ...}``, the long forms CloudFormation
 itself uses; YAML 1.1 timestamps stay strings (``AWSTemplateFormatVersion: 2010-09-09``).
 
@@ -47,15 +47,18 @@ _ASYNC_EVENTS = {"EventBridgeRule", "Schedule", "ScheduleV2", "SNS", "S3", "Clou
 _STREAM_EVENTS = {"Kinesis": "kinesis", "DynamoDB": "dynamodb"}
 
 
-class _CfnLoader(yaml.SafeLoader):
-    """SafeLoader + CloudFormation short-form tags; no implicit timestamps; no aliases (a nested alias "bomb"
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when PyYAML was built with it
+
+
+class _CfnLoader(_BaseLoader):
+    """Safe loader + CloudFormation short-form tags; no implicit timestamps; no aliases (a nested alias "bomb"
     would make every later walk of the document exponential)."""
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            mark = self.peek_event().start_mark
-            raise yaml.YAMLError(f"YAML aliases are not accepted (line {mark.line + 1})")
-        return super().compose_node(parent, index)
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        # an alias is the same node constructed a second time
+        if node in self.constructed_objects:
+            raise yaml.YAMLError(f"YAML aliases are not accepted (line {node.start_mark.line + 1})")
+        return super().construct_object(node, deep=deep)
 
 
 _CfnLoader.yaml_implicit_resolvers = {
