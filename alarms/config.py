@@ -14,6 +14,8 @@ naming the key path, never silently ignored. Shape (only ``service`` and ``funct
     notify_ok: true                # also send OK transitions to the same topics (default true)
     tags: {team: payments}         # extra tags on every alarm
     disabled_signals: [lambda_throttles]
+    suppressions:                  # `idemwatch audit` findings accepted on purpose (rule id, resource name, why)
+      - {rule: IW010, resource: idempotency, reason: "table is rebuilt from the stream"}
     overrides:                     # per signal id, for every target
       record_age_max: {threshold: 120000}
     functions:
@@ -57,7 +59,7 @@ _OVERRIDE_KEYS = {
 }
 _TOP_KEYS = {
     "stack", "service", "namespace", "alarm_name_prefix", "idempotency_table", "actions", "notify_ok", "tags",
-    "disabled_signals", "overrides", "functions",
+    "disabled_signals", "overrides", "functions", "suppressions",
 }
 _FUNCTION_KEYS = {
     "name", "operation", "event_source", "queue", "dlq", "stream", "log_group", "overrides", "disabled_signals",
@@ -83,6 +85,15 @@ class SignalOverride:
             return self
         return SignalOverride(**{k: (getattr(other, k) if getattr(other, k) is not None else getattr(self, k))
                                  for k in _OVERRIDE_KEYS})
+
+
+@dataclass(frozen=True)
+class Suppression:
+    """An accepted ``idemwatch audit`` finding: rule id (e.g. ``IW001``), resource name, and why (required)."""
+
+    rule: str
+    resource: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -115,6 +126,7 @@ class StackConfig:
     tags: Mapping[str, str] = field(default_factory=dict)
     disabled_signals: frozenset[str] = frozenset()
     overrides: Mapping[str, SignalOverride] = field(default_factory=dict)
+    suppressions: tuple[Suppression, ...] = ()
     source: Path | None = None
 
 
@@ -197,7 +209,23 @@ def parse_config(data: Any) -> StackConfig:
         tags=MappingProxyType({k: str(v) for k, v in tags.items()}),
         disabled_signals=_signal_set(data.get("disabled_signals"), "disabled_signals"),
         overrides=_overrides(data.get("overrides"), "overrides"),
+        suppressions=_suppressions(data.get("suppressions")),
     )
+
+
+def _suppressions(raw: Any) -> tuple[Suppression, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ConfigError("must be a list of {rule, resource, reason}", "suppressions")
+    out = []
+    for i, item in enumerate(raw):
+        at = f"suppressions[{i}]"
+        if not isinstance(item, dict):
+            raise ConfigError("must be a mapping", at)
+        _no_unknown(item, {"rule", "resource", "reason"}, at)
+        out.append(Suppression(*(_str(item, k, at, required=True) for k in ("rule", "resource", "reason"))))
+    return tuple(out)
 
 
 def _function(raw: Any, i: int) -> FunctionConfig:

@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "demo": "dashboard.demo.cli:demo",
     "dashboard": "dashboard.commands:dashboard",
     "alarms": "alarms.commands:alarms",
+    "audit": "alarms.audit.commands:audit",
 }
 
 _HELP = {
@@ -26,6 +27,7 @@ _HELP = {
     "demo": "Simulate the demo fleet, collect it and serve the dashboard.",
     "dashboard": "Serve the dashboard over collected tables.",
     "alarms": "Export, validate, deploy and backtest CloudWatch alarms.",
+    "audit": "Check deployed configuration and IaC templates against the at-least-once checklist.",
 }
 
 

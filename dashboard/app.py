@@ -28,6 +28,7 @@ pages = {
         st.Page("app_pages/stuck_keys.py", title="Stuck keys", url_path="stuck"),
         st.Page("app_pages/explorer.py", title="Events explorer", url_path="explorer"),
         st.Page("app_pages/alarms.py", title="Alarms", url_path="alarms"),
+        st.Page("app_pages/configuration.py", title="Configuration", url_path="configuration"),
     ],
 }
 page = st.navigation(pages)

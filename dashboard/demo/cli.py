@@ -82,6 +82,10 @@ def demo(out: Path, seed: int, events: int, duration: int, start: str | None, no
     console.print(f"collected {ingest.get('events', 0):,} log events in {time.perf_counter() - t0:.1f} s "
                   f"(skipped {ingest.get('skipped', 0):,}) -> {out / 'tables'}")
 
+    from alarms.audit.demo import run_demo_audit
+
+    audit = run_demo_audit(out)["summary"]
+    console.print(f"audited the demo stack template: {audit['fail']} failed, {audit['pass']} passed -> {out / 'audit.json'}")
     _print_summary(console, truth, out)
     if no_serve:
         return

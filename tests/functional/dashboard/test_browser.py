@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 TIMEOUT_MS = 60_000
 NAV = '[data-testid="stSidebarNav"] a'
-PAGES = [s.title for s in SIGNALS if s.key != "stuck"] + ["Stuck keys", "Events explorer", "Alarms"]
+PAGES = [s.title for s in SIGNALS if s.key != "stuck"] + ["Stuck keys", "Events explorer", "Alarms", "Configuration"]
 WINDOW = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d) – (\d{4}-\d\d-\d\d \d\d:\d\d) UTC")
 
 
@@ -131,7 +131,7 @@ def check_all_pages(browser, data_dir: Path, artifacts: Path, tag: str, Oracle) 
             elif sig.kind in (SignalKind.RATE, SignalKind.AGE) and oracle.value(sig) is not None:
                 page.locator(".st-key-series .js-plotly-plot").wait_for(timeout=TIMEOUT_MS)
             page.screenshot(path=str(artifacts / f"{tag}-{sig.key}.png"), full_page=True)
-        for title in ("Events explorer", "Alarms"):
+        for title in ("Events explorer", "Alarms", "Configuration"):
             page.locator(NAV, has_text=title).click()
             wait_rendered(page, title)
             assert_clean(page, dialogs)

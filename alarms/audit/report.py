@@ -1,0 +1,74 @@
+"""Audit output: a readable table by resource, and the JSON document (also read by the dashboard page)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from alarms.audit.rules import RULES_BY_ID, Finding
+from alarms.audit.types import FindingStatus, Severity
+
+__all__ = ["JSON_VERSION", "failing", "render_table", "summary", "to_json"]
+
+JSON_VERSION = 1
+
+
+def summary(findings: Sequence[Finding]) -> dict[str, int]:
+    """Count per status (every status present, 0 when none)."""
+    c = Counter(f.status.value for f in findings)
+    return {s.value: c.get(s.value, 0) for s in FindingStatus}
+
+
+def failing(findings: Sequence[Finding], fail_on: Severity | None) -> list[Finding]:
+    """Failed (not suppressed, not unknown) findings at or above ``fail_on``; ``None`` = never fail."""
+    if fail_on is None:
+        return []
+    return [f for f in findings if f.status is FindingStatus.FAIL and f.severity.rank >= fail_on.rank]
+
+
+def to_json(findings: Sequence[Finding], source: str) -> dict[str, Any]:
+    """The ``--format json`` document: ``{"version", "source", "summary", "rules", "findings"}``; ``rules`` has
+    the rationale, doc URL and dashboard signals of each rule that produced a finding."""
+    used = sorted({f.rule for f in findings})
+    return {
+        "version": JSON_VERSION,
+        "source": source,
+        "summary": summary(findings),
+        "rules": {rid: {"slug": RULES_BY_ID[rid].slug, "severity": RULES_BY_ID[rid].severity.value,
+                        "rationale": RULES_BY_ID[rid].rationale, "doc": RULES_BY_ID[rid].doc,
+                        "signals": list(RULES_BY_ID[rid].signals)} for rid in used},
+        "findings": [f.to_dict() for f in findings],
+    }
+
+
+def dumps(findings: Sequence[Finding], source: str) -> str:
+    return json.dumps(to_json(findings, source), indent=2, sort_keys=False)
+
+
+def render_table(findings: Sequence[Finding], show_passed: bool = False, width: int = 160) -> str:
+    """Findings grouped by resource (kind, name), one row per rule, as plain text (rich, no colour)."""
+    from io import StringIO
+
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    rows = [f for f in findings if show_passed or f.status is not FindingStatus.PASS]
+    rows.sort(key=lambda f: (f.kind.value, f.resource, f.rule))
+    t = Table("resource", "rule", "severity", "status", "message", box=None, show_edge=False)
+    last = None
+    for f in rows:
+        res = f"{f.kind.value} {f.resource}"
+        msg = f.message + (f" [suppressed: {f.suppressed_reason}]" if f.suppressed_reason else "")
+        t.add_row(escape(res) if res != last else "", f"{f.rule} {RULES_BY_ID[f.rule].slug}", f.severity.value,
+                  f.status.value.upper(), escape(msg))
+        last = res
+    buf = StringIO()
+    console = Console(file=buf, width=width, color_system=None, force_terminal=False)
+    if rows:
+        console.print(t)
+    s = summary(findings)
+    console.print(", ".join(f"{v} {k}" for k, v in s.items()))
+    return buf.getvalue()

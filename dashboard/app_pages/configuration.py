@@ -1,0 +1,3 @@
+from dashboard.views import configuration
+
+configuration.render()
