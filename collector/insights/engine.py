@@ -8,6 +8,7 @@ from typing import Any
 from collector.insights.compiler import DEFAULT_LIMIT, CompiledQuery, compile_query
 from collector.insights.exceptions import QueryError
 from collector.insights.result import QueryResult, decode_value
+from collector.insights.sql import harden_connection, register_functions
 
 __all__ = ["prepare_query", "run_query", "table_columns"]
 
@@ -36,21 +37,24 @@ def _seconds_to_ms(value: float | None, *, upper: bool) -> int | None:
 
 
 def prepare_query(store: Any, query: str, start: float | None = None, end: float | None = None,
-                  limit_cap: int | None = DEFAULT_LIMIT) -> tuple[Any, CompiledQuery]:
+                  limit_cap: int | None = DEFAULT_LIMIT, *, harden: bool = True) -> tuple[Any, CompiledQuery]:
     """Compile ``query`` against ``store``'s events table without running it.
 
     Returns (DuckDB connection, CompiledQuery) so a caller can run ``compiled.sql`` with
     ``compiled.params`` inside its own statement (e.g. typed Parquet export). Same arguments
-    and errors as :func:`run_query`.
+    and errors as :func:`run_query`; the connection is set up and hardened the same way.
     """
     con, table = _connection_and_table(store)
+    register_functions(con)  # the engine's own setup, before the configuration is locked
+    if harden:
+        harden_connection(con)
     compiled = compile_query(query, table_columns(con, table), table,
                              _seconds_to_ms(start, upper=False), _seconds_to_ms(end, upper=True), limit_cap)
     return con, compiled
 
 
 def run_query(store: Any, query: str, start: float | None = None, end: float | None = None,
-              limit_cap: int | None = DEFAULT_LIMIT) -> QueryResult:
+              limit_cap: int | None = DEFAULT_LIMIT, *, harden: bool = True) -> QueryResult:
     """Run a Logs Insights query over the events of ``store``.
 
     Args:
@@ -60,13 +64,17 @@ def run_query(store: Any, query: str, start: float | None = None, end: float | N
         start, end: epoch SECONDS, both inclusive (StartQuery semantics); None = unbounded.
             An event at exactly ``end`` (to the millisecond) is included.
         limit_cap: maximum rows (10,000, the CloudWatch maximum); None lifts it.
+        harden: lock the connection's database down first (:func:`~collector.insights.sql.
+            harden_connection`: no file/URL access, no extension install/load, configuration
+            locked). It stays hardened afterwards: do every ingest/COPY on that database
+            before the first query. ``False`` only for a caller that hardens it itself.
     Returns:
         QueryResult.
     Raises:
         QueryError: on a syntax error or an unsupported command/function (message names
             it and its line/column).
     """
-    con, compiled = prepare_query(store, query, start, end, limit_cap)
+    con, compiled = prepare_query(store, query, start, end, limit_cap, harden=harden)
     try:
         raw_rows = con.execute(compiled.sql, compiled.params).fetchall()
     except Exception as exc:  # a runtime error in DuckDB (e.g. invalid regex) is a query error
