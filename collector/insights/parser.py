@@ -178,7 +178,11 @@ class _Parser:
         return FilterCmd(expr, t.pos)
 
     def filter_index_cmd(self, t: Token) -> FilterIndexCmd:
+        # CWL_QuerySyntax-FilterIndex documents two forms: field = value and field in [...]
         expr = self.expr()
+        if not ((isinstance(expr, Binary) and expr.op == "=" and isinstance(expr.left, Field))
+                or (isinstance(expr, InList) and not expr.negated and isinstance(expr.operand, Field))):
+            raise self.error("filterIndex takes 'field = value' or 'field in [values]'", t)
         self.end_of_command("filterIndex")
         return FilterIndexCmd(expr, t.pos)
 
@@ -230,7 +234,12 @@ class _Parser:
         return DedupCmd(tuple(fields), t.pos)
 
     def unmask_cmd(self, t: Token) -> UnmaskCmd:
+        paren = self.tok.kind is T.LPAREN  # `| unmask(@message)` as well as `| unmask @message`
+        if paren:
+            self.advance()
         fields = self.field_list("unmask")
+        if paren:
+            self.expect(T.RPAREN, "')' closing unmask(")
         self.end_of_command("unmask")
         return UnmaskCmd(tuple(fields), t.pos)
 

@@ -6,8 +6,8 @@ keyword where a field is expected).
 
 A ``/`` starts a regex literal unless it follows an operand (then it is division); the one
 exception is ``parse <field> /regex/`` where the regex follows a field name. A regex literal
-may span lines (the docs print long ``parse`` patterns over two lines); the line break is not
-part of the pattern. Comments start with ``#`` and run to the end of the line. Numbers are
+may span lines (the docs print long ``parse`` patterns over two lines, wrapped at a space):
+the line break and the white space around it stand for one space. Comments start with ``#`` and run to the end of the line. Numbers are
 ASCII digits only (``0-9``), as the docs write them: ``²`` or ``①`` are not digits here.
 Source: https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/CWL_QuerySyntax.html
 """
@@ -195,10 +195,14 @@ def _read_regex(text: str, i: int) -> tuple[str, int]:
         if c == "/":
             return "".join(out), j + 1
         if c in "\r\n":
-            # a pattern continued on the next line: the line break and the next line's
-            # indentation are layout, not pattern (as the docs print long parse patterns)
+            # a pattern continued on the next line, as the docs print long parse patterns
+            # (CWL_QuerySyntax-examples: "...method:(?<method2>.*?),\n    latency := ..."): they
+            # wrap at a space, so the line break with the spaces around it stands for one space
+            while out and out[-1] in (" ", "\t"):
+                out.pop()
             while j < len(text) and text[j] in " \t\r\n":
                 j += 1
+            out.append(" ")
             continue
         out.append(c)
         j += 1
