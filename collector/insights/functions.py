@@ -31,6 +31,7 @@ Compile = Callable[["ExprCompiler", Call], Typed]
 
 _FUNCTIONS_PAGE = "CWL_QuerySyntax-operations-functions.html"
 _STATS_PAGE = "CWL_QuerySyntax-Stats.html"
+_TIMESERIES_PAGE = "CWL_QuerySyntax-timeseries-functions.html"
 
 
 @dataclass(frozen=True)
@@ -371,5 +372,9 @@ AGGREGATE_FUNCTIONS: dict[str, Function] = {
                  _STATS_PAGE),
         Function("sortsLast", 1, 1, _sorts("arg_max", "max"), "value that sorts last (Logs Insights sort order)",
                  _STATS_PAGE),
+        Function("count_over_time", 1, 1, _count, "events with the field per group (use with by bin(period))",
+                 _TIMESERIES_PAGE),
+        Function("sum_over_time", 1, 1, _numeric_agg("sum"), "sum of the numeric values per group (use with by "
+                 "bin(period))", _TIMESERIES_PAGE),
     )
 }
