@@ -206,6 +206,10 @@ class ExprCompiler:
 
     # ---- expressions
     def compile(self, e: Expr) -> Typed:
+        if isinstance(e, Call) and self.scope.is_stats and not self.allow_agg:
+            col = self.scope.columns.get(e.text)
+            if col is not None:  # `sort bin(5m)` / `filter count(*) > 1` after stats: its result column
+                return col.typed()
         handler = _EXPR_COMPILERS.get(type(e))
         if handler is None:  # pragma: no cover - every node type has an entry
             raise self.error(f"unsupported expression {type(e).__name__}", getattr(e, "pos", None))
