@@ -78,11 +78,20 @@ def parse_query(text: str) -> Query:
     Raises:
         QueryError (message + line/column): any syntax error, an unsupported command, a
         number out of range, or input beyond the documented limits (constants module).
+        TypeError: ``text`` is not a str (a caller's bug, not a query error).
     """
+    if not isinstance(text, str):
+        raise TypeError(f"query text must be str, not {type(text).__name__}")
+    parser = None
     try:
-        return _Parser(text).parse()
+        parser = _Parser(text)
+        return parser.parse()
     except QueryError as exc:
         raise exc.with_query(text) from None
+    except Exception as exc:  # a defect of the parser: still one line with a position
+        pos = parser.tok.pos if parser is not None and parser.i < len(parser.tokens) else 0
+        raise QueryError(f"internal error parsing the query ({type(exc).__name__}: {exc}); please report the query",
+                         pos, text) from exc
 
 
 class _Parser:
