@@ -112,11 +112,17 @@ class _Scope:
 
 @dataclass(frozen=True)
 class CompiledQuery:
-    """SQL + bound parameters + the result columns (name, value type) in display order."""
+    """SQL + bound parameters + the result columns (name, value type) in display order.
+
+    ``regexes``: (RE2 pattern, offset in the query text) of every regular expression the SQL
+    uses, so the engine can check them before running and point at the bad one.
+    """
 
     sql: str
     params: list
     columns: list[tuple[str, V]]
+    regexes: list[tuple[str, int]] = field(default_factory=list)
+    udfs: list[str] = field(default_factory=list)  # engine UDFs the SQL calls (sql.register_functions)
 
 
 def _duck_type(duck_type: str) -> V:
@@ -273,6 +279,8 @@ class ExprCompiler:
         if e.op in ("like", "=~"):
             pat = e.right
             p = self.params.add(pat.value if isinstance(pat, Literal) else pat.pattern)  # type: ignore[union-attr]
+            if isinstance(pat, Regex) or e.op == "=~":
+                self.owner.regexes.append((str(pat.value if isinstance(pat, Literal) else pat.pattern), pat.pos))
             if isinstance(pat, Literal) and e.op == "like":
                 sql = f"contains({as_text(left)}, {p})"
             else:
@@ -408,6 +416,8 @@ class _QueryCompiler:
         self.stages: list[str] = []
         self._n = 0
         self.command_pos: int | None = None  # the command being compiled (error positions)
+        self.regexes: list[tuple[str, int]] = []  # (pattern, position) of every regex used
+        self.udfs: set[str] = set()  # engine UDFs the SQL calls
         self.offset: Duration | None = None
 
     def error(self, message: str, pos: int | None) -> QueryError:
@@ -482,7 +492,7 @@ class _QueryCompiler:
         order = self._order_sql(scope, st.ordering)
         limit = f" LIMIT {int(self.limit_cap)}" if self.limit_cap is not None else ""
         sql = (f"WITH {', '.join(self.stages)} SELECT {', '.join(select) or 'NULL'} FROM {st.prev}{order}{limit}")
-        return CompiledQuery(sql, list(self.params.values), out_cols)
+        return CompiledQuery(sql, list(self.params.values), out_cols, self.regexes, sorted(self.udfs))
 
     # ---- one generator per command (dispatched by _COMMAND_GENERATORS)
     def _filter_cmd(self, st: _State, cmd: FilterCmd | FilterIndexCmd) -> None:
@@ -636,8 +646,9 @@ class _QueryCompiler:
             regex = glob_to_regex(str(cmd.pattern.value))
             indexes = list(range(1, len(cmd.aliases) + 1))
         else:
-            regex, index_of = convert_named_groups(cmd.pattern.pattern)
+            regex, index_of = convert_named_groups(cmd.pattern.pattern, cmd.pattern.pos + 1)
             indexes = [index_of[a] for a in cmd.aliases]
+            self.regexes.append((regex, cmd.pattern.pos))
         p = self.params.add(regex)
         new = []
         for alias, idx in zip(cmd.aliases, indexes):

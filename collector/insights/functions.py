@@ -84,12 +84,28 @@ def _period_arg(ctx: ExprCompiler, call: Call, index: int) -> Duration:
     return arg
 
 
+MAX_EPOCH_MS = 8_000_000_000_000_000
+"""Largest |epoch milliseconds| turned into a timestamp (about year 255,000): DuckDB timestamps end
+in year 294,247, and bins/periods (at most 10,000 years) must not step past that. Beyond it a
+value is null, never a runtime error."""
+
+
+def epoch_ms_sql(num_sql: str) -> str:
+    """TIMESTAMP of epoch milliseconds ``num_sql``; null outside +-MAX_EPOCH_MS (or not a number)."""
+    return (f"(CASE WHEN abs({num_sql}) <= {MAX_EPOCH_MS} THEN epoch_ms(CAST({num_sql} AS BIGINT)) END)")
+
+
+def _clamped_int(num_sql: str, lo: int, hi: int) -> str:
+    """BIGINT of a number clamped to [lo, hi] (substr positions: no overflow, no out-of-range error)."""
+    return f"CAST(least(greatest(CAST({num_sql} AS DOUBLE), {lo}), {hi}) AS BIGINT)"
+
+
 def _timestamp_arg(ctx: ExprCompiler, call: Call, index: int) -> str:
     t = ctx.compile(call.args[index])
     if t.type is V.TIMESTAMP:
         return t.sql
     if t.type is V.NUMBER:
-        return f"epoch_ms(CAST({t.sql} AS BIGINT))"
+        return epoch_ms_sql(t.sql)
     return f"TRY_CAST({as_text(t)} AS TIMESTAMP)"
 
 
@@ -145,9 +161,9 @@ def _concat(ctx, call):
 
 def _substr(ctx, call):
     args = _args(ctx, call)
-    s, start = as_text(args[0]), f"CAST({as_num(args[1])} AS BIGINT) + 1"
+    s, start = as_text(args[0]), f"{_clamped_int(as_num(args[1]), -(2**32 - 2), 2**32 - 2)} + 1"
     if len(args) == 3:
-        return Typed(V.STRING, f"substr({s}, {start}, CAST({as_num(args[2])} AS BIGINT))")
+        return Typed(V.STRING, f"substr({s}, {start}, {_clamped_int(as_num(args[2]), 0, 2**32 - 1)})")
     return Typed(V.STRING, f"substr({s}, {start})")
 
 
@@ -218,7 +234,7 @@ def _dateceil(ctx, call):
 
 def _frommillis(ctx, call):
     (a,) = _args(ctx, call)
-    return Typed(V.TIMESTAMP, f"epoch_ms(CAST({as_num(a)} AS BIGINT))")
+    return Typed(V.TIMESTAMP, epoch_ms_sql(as_num(a)))
 
 
 def _tomillis(ctx, call):
@@ -248,6 +264,7 @@ def _unmask(ctx, call):
 def _ip_fn(sql_name: str, n_args: int) -> Compile:
     def compile_(ctx, call):
         args = _args(ctx, call)
+        ctx.owner.udfs.add(sql_name)
         return _bool(f"{sql_name}({', '.join(as_text(a) for a in args[:n_args])})")
     return compile_
 

@@ -59,7 +59,7 @@ from collector.insights.expressions import (
     UnmaskCmd,
     UnnestCmd,
 )
-from collector.insights.periods import canonical_unit
+from collector.insights.periods import FIXED_UNIT_MS, canonical_unit
 from collector.insights.regex import named_groups
 from collector.insights.tokenizer import Token, TokenType, tokenize
 
@@ -68,6 +68,8 @@ __all__ = ["parse_query"]
 T = TokenType
 _COMPARISON = {"=", "!=", "<", "<=", ">", ">=", "=~"}
 _MAX_INT = 2**63 - 1
+_MONTHS = {"mo": 1, "q": 3, "y": 12}
+_MAX_PERIOD_MS = 10_000 * 366 * 86_400_000  # a period longer than 10,000 years is refused
 _SOURCE_KEYS = {"nameprefix": "namePrefix", "class": "class", "loggroupclass": "class",
                 "accountidentifiers": "accountIdentifiers", "accountidentifier": "accountIdentifiers"}
 
@@ -483,8 +485,9 @@ class _Parser:
         if m is None or unit is None:
             raise self.error(f"invalid time period {t.value!r} (units: ms s m h d w mo q y)", t)
         amount = int(m.group(1))
-        if amount > 10**12:
-            raise self.error(f"time period {t.value!r} is out of range", t)
+        months = amount * _MONTHS.get(unit, 0)
+        if months > 120_000 or amount * FIXED_UNIT_MS.get(unit, 0) > _MAX_PERIOD_MS:
+            raise self.error(f"time period {t.value!r} is longer than 10,000 years", t)
         return Duration(amount, unit, t.pos, t.value)
 
     def number(self, t: Token) -> Literal:

@@ -107,6 +107,7 @@ def test_fuzz_only_query_errors_escape(con, text):
     except QueryError as exc:
         assert "internal error" not in exc.message, exc.message
         assert "\n" not in str(exc)
+        assert exc.line is not None and exc.column is not None, str(exc)
 
 
 # ----------------------------------------------------------------------------- DuckDB hardening
@@ -136,3 +137,27 @@ def test_a_query_connection_cannot_read_files_even_if_sql_slipped_through(tmp_pa
     assert not (tmp_path / "out.csv").exists()
     assert harden_connection(con) is con  # idempotent
     assert run_query(con, "stats count(*) as n").rows == [(3,)]  # queries still run
+
+
+@pytest.mark.parametrize("text", [
+    "fields fromMillis(1e300) as x", "fields fromMillis(@timestamp * 1000000) as x", "fields substr(b, 1e300) as x",
+    "fields substr(b, -1e300, 1e300) as x", "fields 10 ^ 400 as x", "fields dateceil(fromMillis(8e15), 1y) as x",
+])
+def test_out_of_range_values_at_run_time_are_null_not_errors(con, text):
+    # DuckDB raises on an out-of-range cast; the engine maps such values to null (missing)
+    rows = run_query(con, text).rows
+    assert len(rows) == 3
+
+
+@pytest.mark.parametrize("text,column", [("fields bin(1000000000000d)", 12),
+                                         ("stats count(*) by bin(5m) offset 999999999y", 34)])
+def test_periods_longer_than_10000_years_are_refused(con, text, column):
+    e = err(con, text)
+    assert "longer than 10,000 years" in e.message and e.column == column
+
+
+@pytest.mark.parametrize("text,column", [("filter b =~ /(unclosed/", 13), ("parse @message /(?<a>x)[/", 16),
+                                         ("fields a\n| filter b like /x{2,1}/", 17)])
+def test_invalid_regexes_are_query_errors_at_the_regex(con, text, column):
+    e = err(con, text)
+    assert e.message.startswith("invalid regular expression") and e.column == column
