@@ -17,6 +17,8 @@ __all__ = ["SUPPORTED_COMMANDS", "UNSUPPORTED_COMMANDS", "UNSUPPORTED_FUNCTIONS"
 
 @dataclass(frozen=True)
 class CommandInfo:
+    """One Logs Insights command: canonical name, AWS page (relative to constants.DOCS), notes."""
+
     name: str  # canonical spelling, as documented
     page: str  # doc page under DOCS
     notes: str  # offline semantics (supported) or the reason it is refused (unsupported)
@@ -64,6 +66,8 @@ UNSUPPORTED_COMMANDS: dict[str, CommandInfo] = {c.name.lower(): c for c in (
 
 @dataclass(frozen=True)
 class FunctionGap:
+    """A documented function the engine refuses: name, AWS page, the reason given in the error."""
+
     name: str
     page: str
     reason: str

@@ -14,8 +14,15 @@ displayed columns and the row order are tracked beside the stages and applied at
 
 Field resolution: a column of the stage with that exact name (system fields, fields made
 by ``fields``/``parse``/``stats``, and hot fields the ingest materialised as columns) wins;
-otherwise the field is read from the ``@json`` column (``a.b`` = nested key, ``a.0`` = array
-element or key "0", or a top-level key literally named ``a.b``); otherwise it is missing.
+then ``<name>.<path>`` inside a value the query made (a ``jsonParse`` result or an
+``unnest`` item, longest name first); otherwise the field is read from the ``@json`` column
+(``a.b`` = nested key, ``a.0`` = array element or key "0", or a top-level key literally named
+``a.b``); otherwise it is missing. After ``stats``, an expression written exactly as a result
+column's name (``sort bin(5m)``, ``filter count(*) > 1``) is that column.
+
+Layout (as sqlglot's generator): one entry per command node type in
+:data:`_COMMAND_GENERATORS` and per expression node type in :data:`_EXPR_COMPILERS`; left-deep
+chains (``a + b + c``, ``x or y or z``) are compiled iteratively.
 Dynamic typing rules are documented in :mod:`collector.insights` (package docstring).
 """
 

@@ -22,6 +22,7 @@ from collector.insights.constants import (
     MAX_QUERY_LENGTH,
 )
 from collector.insights.functions import AGGREGATE_FUNCTIONS, SCALAR_FUNCTIONS
+from collector.insights.sql import HARDENING_SETTINGS
 from collector.insights.tokenizer import KEYWORDS
 
 __all__ = ["COVERAGE_PAGE", "render_coverage", "write_coverage"]
@@ -75,7 +76,16 @@ def render_coverage() -> str:
     for gap in sorted(UNSUPPORTED_FUNCTIONS.values(), key=lambda g: g.name.lower()):
         lines.append(f"| `{gap.name}` | stats | no | {_cell(gap.reason)} | [{gap.page}]({gap.url}) |")
     lines += ["", "Semantics shared by all commands (dynamic typing, sort order, time bins, `pct`, `stddev`) are",
-              "described in the docstring of `collector/insights/__init__.py`.", ""]
+              "described in the docstring of `collector/insights/__init__.py`.", "",
+              "## Query connections", "",
+              "User text never reaches SQL text (values are bound parameters). Behind that, `run_query` and",
+              ("`prepare_query` harden the DuckDB connection before the first query "
+              "(`collector.insights.harden_connection`), in this order:"), ""]
+    lines += [f"- `SET {name} = {value}`" for name, value in HARDENING_SETTINGS]
+    lines += ["", "Afterwards no SQL on that database can read or write files or URLs, install or load extensions, or",
+              "change a setting. Spilling to the configured `temp_directory` keeps working. Do every file-reading",
+              "step (ingest, `COPY`) and every `SET` (memory limit, temp directory, threads) on that database",
+              "before its first query.", ""]
     return "\n".join(lines)
 
 
