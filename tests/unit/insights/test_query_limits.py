@@ -49,6 +49,7 @@ def test_99_nested_parentheses_are_a_clear_error_and_64_work(con):
     assert "nested" in err(con, "fields " + "-" * 99 + "a").message
 
 
+@pytest.mark.slow
 def test_flat_chains_of_500_terms_run(con):
     rows = run_query(con, "filter " + " or ".join(f"a = {i}" for i in range(500)) + " | fields a").rows
     assert sorted(r[0] for r in rows) == [1, 2, 3]
@@ -97,6 +98,7 @@ _PUNCT = list("|,()[]=<>!+-*/%^~:\"'`#@.\n\\ ") + ["/x/", "/(?<g>\\w+)/", '"a*"'
 _query = st.lists(st.sampled_from(_WORDS + _PUNCT), min_size=1, max_size=25).map(" ".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.one_of(_query, st.text(max_size=60)))
 def test_fuzz_only_query_errors_escape(con, text):
