@@ -8,7 +8,9 @@ ingest's own benchmark), then times:
    read from ``@json`` and with hot fields materialised as columns;
 2. the outcomes table three ways: the engine, a hand-written DuckDB SQL statement over the same
    table (the practical floor), and pandas (``json.loads`` per line + ``groupby``, the usual
-   notebook approach).
+   notebook approach);
+3. the compiler alone (parse + SQL generation) on the standard queries and the published query
+   texts of tests/unit/insights/published_queries.json, beside the tokenizer alone (its floor).
 
 Run: ``.venv/bin/python benchmarks/insights_bench.py [--events 1000000]``
 """
@@ -71,6 +73,34 @@ def timed(fn):
     return time.perf_counter() - t0, out
 
 
+def compile_figures(standard: list[str], rounds: int = 7) -> None:
+    """Median microseconds per query of compile_query vs tokenize (interleaved rounds)."""
+    import statistics
+
+    from collector.insights import QueryError, compile_query
+    from collector.insights.tokenizer import tokenize
+
+    corpus = ROOT / "tests" / "unit" / "insights" / "published_queries.json"
+    published = [q["query"] for q in json.loads(corpus.read_text(encoding="utf-8"))["queries"]]
+    for label, texts in (("standard queries", standard), ("published texts", published)):
+        ok = []
+        for t in texts:
+            try:
+                compile_query(t)
+                ok.append(t)
+            except QueryError:
+                pass
+        comp, tok = [], []
+        for _ in range(rounds):
+            c, _ = timed(lambda ok=ok: [compile_query(t) for t in ok])
+            k, _ = timed(lambda ok=ok: [tokenize(t) for t in ok])
+            comp.append(c / len(ok) * 1e6)
+            tok.append(k / len(ok) * 1e6)
+        c, k = statistics.median(comp), statistics.median(tok)
+        print(f"\ncompile ({label}, {len(ok)} texts): {c:8.0f} us/query   tokenize only {k:6.0f} us/query   "
+              f"compile/tokenize = {c / k:.1f}x")
+
+
 def main() -> None:
     import pandas as pd
 
@@ -129,6 +159,7 @@ def main() -> None:
           f"pandas/engine = {pandas_scaled / engine_t:.1f}x")
     j, h = results["@json only"][0], results["hot columns"][0]
     print(f"\nall standard tables: @json only {j:.2f} s vs hot columns {h:.2f} s  (@json/hot = {j / h:.2f}x)")
+    compile_figures(list(queries.values()))
     shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -1,9 +1,13 @@
 """Offline CloudWatch Logs Insights engine: the classic query language compiled to DuckDB SQL.
 
-Commands: ``fields`` (expressions, ``as``), ``display``, ``filter``, ``stats ... by ...``
-(incl. ``bin(5m)`` and aliases; arithmetic on aggregates), ``sort ... asc|desc``, ``limit``,
-``parse`` (glob ``*`` and regex with ``(?<name>...)`` groups), ``dedup``; ``#`` comments.
-Any other command or function is a :class:`QueryError` naming it and its position.
+Commands: ``fields`` (expressions, ``as``), ``display``, ``filter``, ``filterIndex``,
+``stats ... by ...`` (incl. ``bin(5m) [offset 1h]``, aliases, reuse of an alias later in the
+same ``stats``, arithmetic on aggregates), ``sort [by] ... asc|desc``, ``limit``, ``parse`` (glob
+``*`` and regex with ``(?<name>...)`` groups), ``dedup``, ``unnest ... into``, ``unmask``,
+``SOURCE logGroups(...)``; ``#`` comments. Any other command or function is a
+:class:`QueryError` naming it and its position; so is any text the engine cannot run
+(limits in :mod:`collector.insights.constants`). The full list, generated from the registries,
+is docs/logs-insights-coverage.md.
 
 Semantics (as documented by AWS; where AWS leaves it open, the choice is stated):
 - time range: ``start <= @timestamp <= end``, both inclusive (StartQuery).
@@ -36,6 +40,7 @@ from collector.insights.exceptions import QueryError
 from collector.insights.functions import AGGREGATE_FUNCTIONS, SCALAR_FUNCTIONS
 from collector.insights.parser import parse_query
 from collector.insights.result import QueryResult, format_timestamp
+from collector.insights.sql import harden_connection
 from collector.insights.types import ValueType
 
 __all__ = [
@@ -48,6 +53,7 @@ __all__ = [
     "ValueType",
     "compile_query",
     "format_timestamp",
+    "harden_connection",
     "parse_query",
     "run_query",
 ]

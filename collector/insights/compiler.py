@@ -14,20 +14,30 @@ displayed columns and the row order are tracked beside the stages and applied at
 
 Field resolution: a column of the stage with that exact name (system fields, fields made
 by ``fields``/``parse``/``stats``, and hot fields the ingest materialised as columns) wins;
-otherwise the field is read from the ``@json`` column (``a.b`` = nested key, ``a.0`` = array
-element or key "0", or a top-level key literally named ``a.b``); otherwise it is missing.
+then ``<name>.<path>`` inside a value the query made (a ``jsonParse`` result or an
+``unnest`` item, longest name first); otherwise the field is read from the ``@json`` column
+(``a.b`` = nested key, ``a.0`` = array element or key "0", or a top-level key literally named
+``a.b``); otherwise it is missing. After ``stats``, an expression written exactly as a result
+column's name (``sort bin(5m)``, ``filter count(*) > 1``) is that column.
+
+Layout (as sqlglot's generator): one entry per command node type in
+:data:`_COMMAND_GENERATORS` and per expression node type in :data:`_EXPR_COMPILERS`; left-deep
+chains (``a + b + c``, ``x or y or z``) are compiled iteratively.
 Dynamic typing rules are documented in :mod:`collector.insights` (package docstring).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from collector.insights.catalog import UNSUPPORTED_FUNCTIONS
+from collector.insights.constants import DEFAULT_LIMIT
 from collector.insights.exceptions import QueryError
 from collector.insights.expressions import (
     Binary,
     Call,
+    Command,
     DedupCmd,
     DisplayCmd,
     Duration,
@@ -35,6 +45,7 @@ from collector.insights.expressions import (
     Field,
     FieldsCmd,
     FilterCmd,
+    FilterIndexCmd,
     InList,
     Item,
     LimitCmd,
@@ -43,21 +54,23 @@ from collector.insights.expressions import (
     Query,
     Regex,
     SortCmd,
+    SourceCmd,
     Star,
     StatsCmd,
     Unary,
+    UnmaskCmd,
+    UnnestCmd,
     command_exprs,
     walk,
 )
-from collector.insights.functions import AGGREGATE_FUNCTIONS, SCALAR_FUNCTIONS
+from collector.insights.functions import AGGREGATE_FUNCTIONS, SCALAR_FUNCTIONS, period_interval
 from collector.insights.parser import parse_query
-from collector.insights.sql import Params, Typed, as_bool, as_num, as_text, quote_ident, sort_terms
+from collector.insights.regex import convert_named_groups
+from collector.insights.sql import Params, Typed, as_bool, as_json, as_num, as_text, quote_ident, sort_terms
 from collector.insights.types import ValueType as V
 
-__all__ = ["DEFAULT_LIMIT", "EVENT_COLUMN_TYPES", "Column", "CompiledQuery", "compile_query"]
-
-DEFAULT_LIMIT = 10_000
-"""Default and maximum number of result rows of a Logs Insights query (StartQuery ``limit``)."""
+__all__ = ["DEFAULT_LIMIT", "EVENT_COLUMN_TYPES", "Column", "CompiledQuery", "compile_query",
+           "convert_named_groups", "glob_to_regex"]
 
 TIMESTAMP_FIELD = "@timestamp"
 SEQ_COLUMN = "@seq"
@@ -80,6 +93,7 @@ class Column:
     ident: str  # SQL expression naming it in the stage (quoted identifier)
     type: V
     ms_timestamp: bool = False  # stored as BIGINT epoch ms, seen as TIMESTAMP
+    nested: bool = False  # a value the query made (jsonParse, unnest): ``name.path`` reads inside it
 
     def typed(self) -> Typed:
         if self.ms_timestamp:
@@ -105,11 +119,17 @@ class _Scope:
 
 @dataclass(frozen=True)
 class CompiledQuery:
-    """SQL + bound parameters + the result columns (name, value type) in display order."""
+    """SQL + bound parameters + the result columns (name, value type) in display order.
+
+    ``regexes``: (RE2 pattern, offset in the query text) of every regular expression the SQL
+    uses, so the engine can check them before running and point at the bad one.
+    """
 
     sql: str
     params: list
     columns: list[tuple[str, V]]
+    regexes: list[tuple[str, int]] = field(default_factory=list)
+    udfs: list[str] = field(default_factory=list)  # engine UDFs the SQL calls (sql.register_functions)
 
 
 def _duck_type(duck_type: str) -> V:
@@ -150,22 +170,32 @@ def compile_query(
     """
     parsed = query if isinstance(query, Query) else parse_query(query)
     cols = list(table_columns) if table_columns is not None else list(EVENT_COLUMN_TYPES.items())
+    compiler = _QueryCompiler(parsed, cols, table, start_ms, end_ms, limit_cap)
     try:
-        return _QueryCompiler(parsed, cols, table, start_ms, end_ms, limit_cap).compile()
+        return compiler.compile()
     except QueryError as exc:
         raise exc.with_query(parsed.text) from None
+    except Exception as exc:  # a defect of the compiler: still one line with the command's position
+        raise QueryError(f"internal error compiling this command ({type(exc).__name__}: {exc}); "
+                         "please report the query", compiler.command_pos, parsed.text) from exc
 
 
 class ExprCompiler:
-    """Compiles expressions against one stage scope (used by the function registry)."""
+    """Compiles expressions against one stage scope (used by the function registry).
+
+    ``group_items``: names a ``stats`` command resolves without an aggregate: its ``by`` keys
+    and the aliases of its earlier items (AWS's "overprovisioned memory" sample reuses them).
+    ``bin_offset``: the ``offset`` of ``stats ... by bin() offset <period>``.
+    """
 
     def __init__(self, owner: _QueryCompiler, scope: _Scope, allow_agg: bool = False,
-                 group_items: dict[str, Typed] | None = None) -> None:
+                 group_items: dict[str, Typed] | None = None, bin_offset: Duration | None = None) -> None:
         self.owner = owner
         self.scope = scope
         self.params = owner.params
         self.allow_agg = allow_agg
-        self.group_items = group_items or {}
+        self.group_items = group_items if group_items is not None else {}
+        self.bin_offset = bin_offset
         self._in_agg = False
 
     def error(self, message: str, pos: int | None) -> QueryError:
@@ -189,46 +219,75 @@ class ExprCompiler:
 
     # ---- expressions
     def compile(self, e: Expr) -> Typed:
-        if isinstance(e, Literal):
-            if isinstance(e.value, str):
-                return Typed(V.STRING, f"CAST({self.params.add(e.value)} AS VARCHAR)")
-            return Typed(V.NUMBER, repr(e.value) if isinstance(e.value, int) else f"CAST({e.value!r} AS DOUBLE)")
-        if isinstance(e, Field):
-            if e.name in self.group_items and not self._in_agg:
-                return self.group_items[e.name]
-            if self.allow_agg and not self._in_agg:
-                raise self.error(f"field '{e.name}' is used in stats outside an aggregate function "
-                                 f"and is not a 'by' field", e.pos)
-            return self.owner.resolve_field(self.scope, e.name)
-        if isinstance(e, Unary):
-            inner = self.compile(e.operand)
-            if e.op == "not":
-                return Typed(V.BOOLEAN, f"(NOT {as_bool(inner)})", is_agg=inner.is_agg)
-            return Typed(V.NUMBER, f"(- {as_num(inner)})", is_agg=inner.is_agg)
-        if isinstance(e, Binary):
-            return self._binary(e)
-        if isinstance(e, InList):
-            return self._in_list(e)
-        if isinstance(e, Call):
-            return self._call(e)
+        if isinstance(e, Call) and self.scope.is_stats and not self.allow_agg:
+            col = self.scope.columns.get(e.text)
+            if col is not None:  # `sort bin(5m)` / `filter count(*) > 1` after stats: its result column
+                return col.typed()
+        handler = _EXPR_COMPILERS.get(type(e))
+        if handler is None:  # pragma: no cover - every node type has an entry
+            raise self.error(f"unsupported expression {type(e).__name__}", getattr(e, "pos", None))
+        return handler(self, e)
+
+    def _literal(self, e: Literal) -> Typed:
+        if isinstance(e.value, str):
+            return Typed(V.STRING, f"CAST({self.params.add(e.value)} AS VARCHAR)")
+        return Typed(V.NUMBER, repr(e.value) if isinstance(e.value, int) else f"CAST({e.value!r} AS DOUBLE)")
+
+    def _field(self, e: Field) -> Typed:
+        if e.name in self.group_items and not self._in_agg:
+            return self.group_items[e.name]
+        if self.allow_agg and not self._in_agg:
+            raise self.error(f"field '{e.name}' is used in stats outside an aggregate function "
+                             f"and is not a 'by' field or an earlier alias of this stats", e.pos)
+        return self.owner.resolve_field(self.scope, e.name)
+
+    def _unary(self, e: Unary) -> Typed:
+        inner = self.compile(e.operand)
+        if e.op == "not":
+            return Typed(V.BOOLEAN, f"(NOT {as_bool(inner)})", is_agg=inner.is_agg)
+        return Typed(V.NUMBER, f"(- {as_num(inner)})", is_agg=inner.is_agg)
+
+    def _misplaced(self, e: Expr) -> Typed:
         if isinstance(e, Duration):
             raise self.error(f"a time period ({e.text}) is only valid as an argument of bin(), datefloor() "
                              "or dateceil()", e.pos)
         if isinstance(e, Regex):
             raise self.error("a /regex/ is only valid after like, =~ or in parse", e.pos)
-        if isinstance(e, Star):
-            raise self.error("'*' is only valid in count(*)", e.pos)
-        raise self.error(f"unsupported expression {e!r}", getattr(e, "pos", None))  # pragma: no cover
+        raise self.error("'*' is only valid in count(*)", e.pos)
 
     def _binary(self, e: Binary) -> Typed:
+        if e.op in ("like", "=~"):  # the right side is a pattern, bound as a parameter
+            return self._combine(e, self.compile(e.left), Typed(V.STRING, "NULL"))
+        group = _CHAIN_GROUPS.get(e.op)
+        if group is None:
+            return self._combine(e, self.compile(e.left), self.compile(e.right))
+        # a left-deep chain (a + b - c ..., x or y or z ...) compiled iteratively: its length
+        # is bounded by the query length only, never by the Python stack
+        spine = []
+        node: Expr = e
+        while isinstance(node, Binary) and node.op in group:
+            spine.append(node)
+            node = node.left
+        acc = self.compile(node)
         if e.op in ("and", "or"):
-            left, right = self.compile(e.left), self.compile(e.right)
-            return Typed(V.BOOLEAN, f"({as_bool(left)} {e.op.upper()} {as_bool(right)})",
-                         is_agg=left.is_agg or right.is_agg)
+            terms = [as_bool(acc)]
+            agg = acc.is_agg
+            for b in reversed(spine):
+                right = self.compile(b.right)
+                terms.append(as_bool(right))
+                agg = agg or right.is_agg
+            return Typed(V.BOOLEAN, "(" + f" {e.op.upper()} ".join(terms) + ")", is_agg=agg)
+        for b in reversed(spine):
+            acc = self._combine(b, acc, self.compile(b.right))
+        return acc
+
+    def _combine(self, e: Binary, left: Typed, right: Typed) -> Typed:
+        agg = left.is_agg or right.is_agg
         if e.op in ("like", "=~"):
-            left = self.compile(e.left)
             pat = e.right
             p = self.params.add(pat.value if isinstance(pat, Literal) else pat.pattern)  # type: ignore[union-attr]
+            if isinstance(pat, Regex) or e.op == "=~":
+                self.owner.regexes.append((str(pat.value if isinstance(pat, Literal) else pat.pattern), pat.pos))
             if isinstance(pat, Literal) and e.op == "like":
                 sql = f"contains({as_text(left)}, {p})"
             else:
@@ -236,8 +295,6 @@ class ExprCompiler:
             if e.negated:
                 sql = f"(NOT {sql})"
             return Typed(V.BOOLEAN, sql, is_agg=left.is_agg)
-        left, right = self.compile(e.left), self.compile(e.right)
-        agg = left.is_agg or right.is_agg
         if e.op in ("+", "-", "*", "/", "%", "^"):
             a, b = as_num(left), as_num(right)
             if e.op == "/":
@@ -247,15 +304,19 @@ class ExprCompiler:
             elif e.op == "^":
                 sql = f"pow(CAST({a} AS DOUBLE), CAST({b} AS DOUBLE))"
             else:
-                sql = f"({a} {e.op} {b})"
+                # DOUBLE arithmetic: integer literals near 2**63 must not overflow BIGINT
+                sql = f"(CAST({a} AS DOUBLE) {e.op} CAST({b} AS DOUBLE))" if _big(e) else f"({a} {e.op} {b})"
             return Typed(V.NUMBER, sql, is_agg=agg)
         return Typed(V.BOOLEAN, compare(e.op, left, right), is_agg=agg)
 
     def _in_list(self, e: InList) -> Typed:
         left = self.compile(e.operand)
         items = [self.compile(i) for i in e.items]
+        agg = left.is_agg or any(i.is_agg for i in items)
         if not items:
-            sql = "FALSE"
+            # the empty set: "x in []" matches no event; "x not in []" matches every event where
+            # x is present - the same rule as a non-empty list, where a missing x matches neither
+            sql = f"(CASE WHEN {as_text(left)} IS NOT NULL THEN FALSE END)"
         elif all(i.type is V.STRING for i in items):
             sql = f"({as_text(left)} IN ({', '.join(i.sql for i in items)}))"
         elif all(i.type is V.NUMBER for i in items):
@@ -264,7 +325,7 @@ class ExprCompiler:
             sql = "(" + " OR ".join(compare("=", left, i) for i in items) + ")"
         if e.negated:
             sql = f"(NOT {sql})"
-        return Typed(V.BOOLEAN, sql, is_agg=left.is_agg)
+        return Typed(V.BOOLEAN, sql, is_agg=agg)
 
     def _call(self, e: Call) -> Typed:
         key = e.key
@@ -284,28 +345,43 @@ class ExprCompiler:
                 self._in_agg = False
         scalar = SCALAR_FUNCTIONS.get(key)
         if scalar is None:
-            raise self.error(f"unsupported function '{e.name}'", e.pos)
+            gap = UNSUPPORTED_FUNCTIONS.get(key)
+            reason = f": {gap.reason}" if gap else ""
+            raise self.error(f"unsupported function '{e.name}'{reason}", e.pos)
         self._check_arity(scalar.name, scalar.min_args, scalar.max_args, e)
         t = scalar.compile(self, e)
-        agg = any(self._contains_agg(a) for a in e.args)
+        agg = any(isinstance(n, Call) and n.key in AGGREGATE_FUNCTIONS for a in e.args for n in walk(a))
         return Typed(t.type, t.sql, t.text_sql, t.num_sql, is_agg=agg) if agg else t
-
-    def _contains_agg(self, e: Expr) -> bool:
-        if isinstance(e, Call):
-            return e.key in AGGREGATE_FUNCTIONS or any(self._contains_agg(a) for a in e.args)
-        if isinstance(e, Binary):
-            return self._contains_agg(e.left) or self._contains_agg(e.right)
-        if isinstance(e, Unary):
-            return self._contains_agg(e.operand)
-        if isinstance(e, InList):
-            return self._contains_agg(e.operand)
-        return False
 
     def _check_arity(self, name: str, lo: int, hi: int | None, e: Call) -> None:
         n = len(e.args)
         if n < lo or (hi is not None and n > hi):
             want = f"{lo}" if lo == hi else (f"at least {lo}" if hi is None else f"{lo} to {hi}")
             raise self.error(f"{name}() takes {want} argument(s), got {n}", e.pos)
+
+
+_CHAIN_GROUPS = {"and": {"and"}, "or": {"or"}, "+": {"+", "-"}, "-": {"+", "-"}, "*": {"*", "/", "%"},
+                 "/": {"*", "/", "%"}, "%": {"*", "/", "%"}}
+_BIG = 2**53
+
+
+def _big(e: Binary) -> bool:
+    return any(isinstance(x, Literal) and isinstance(x.value, int) and abs(x.value) >= _BIG
+               for x in (e.left, e.right))
+
+
+_EXPR_COMPILERS = {
+    Literal: ExprCompiler._literal,
+    Field: ExprCompiler._field,
+    Unary: ExprCompiler._unary,
+    Binary: ExprCompiler._binary,
+    InList: ExprCompiler._in_list,
+    Call: ExprCompiler._call,
+    Duration: ExprCompiler._misplaced,
+    Regex: ExprCompiler._misplaced,
+    Star: ExprCompiler._misplaced,
+}
+"""Generator entry per expression node type."""
 
 
 _SQL_OP = {"=": "=", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -346,6 +422,10 @@ class _QueryCompiler:
         self.params = Params()
         self.stages: list[str] = []
         self._n = 0
+        self.command_pos: int | None = None  # the command being compiled (error positions)
+        self.regexes: list[tuple[str, int]] = []  # (pattern, position) of every regex used
+        self.udfs: set[str] = set()  # engine UDFs the SQL calls
+        self.offset: Duration | None = None
 
     def error(self, message: str, pos: int | None) -> QueryError:
         return QueryError(message, pos, self.query.text)
@@ -364,6 +444,13 @@ class _QueryCompiler:
         col = scope.columns.get(name)
         if col is not None:
             return col.typed()
+        prefixed = _json_column_prefix(scope, name)
+        if prefixed is not None:  # js.accounts.0 where js = jsonParse(...) or an unnest item
+            col, rest = prefixed
+            ps = [self.params.add(p) for p in _json_paths(rest)]
+            return Typed(V.DYNAMIC, "coalesce(" + ", ".join(f"json_extract({col.ident}, {p})" for p in ps) + ")",
+                         text_sql="coalesce(" + ", ".join(f"json_extract_string({col.ident}, {p})" for p in ps)
+                         + ")")
         if scope.json_ident is None or name.startswith("@"):
             return Typed(V.DYNAMIC, "CAST(NULL AS JSON)", text_sql="CAST(NULL AS VARCHAR)")
         j = scope.json_ident
@@ -378,65 +465,114 @@ class _QueryCompiler:
     # ---- main
     def compile(self) -> CompiledQuery:
         scope = self._base_scope()
+        offsets = [c for c in self.query.commands if isinstance(c, StatsCmd) and c.offset is not None]
+        if len(offsets) > 1:
+            raise self.error("only one stats command can use offset", offsets[1].pos)
+        self.offset = offsets[0].offset if offsets else None
         where = []
         ts_ident = quote_ident(TIMESTAMP_FIELD)
-        if self.start_ms is not None:
-            where.append(f"{ts_ident} >= {int(self.start_ms)}")
-        if self.end_ms is not None:
-            where.append(f"{ts_ident} <= {int(self.end_ms)}")
+        for bound, op in ((self.start_ms, ">="), (self.end_ms, "<=")):
+            if bound is None:
+                continue
+            if self.offset is None:
+                where.append(f"{ts_ident} {op} {int(bound)}")
+            else:  # offset: the events of the window shifted back by the offset
+                where.append(f"{ts_ident} {op} epoch_ms(epoch_ms({int(bound)}) - {period_interval(self.offset)})")
         base = f"SELECT * FROM {quote_ident(self.table)}" + (f" WHERE {' AND '.join(where)}" if where else "")
-        prev = self.add_stage(base)
-
-        visible: list[str] | None = None
-        ordering: list[str] | None = None  # None = default order of the scope
-        after_dedup = False
+        st = _State(self.add_stage(base), scope)
         for cmd in self.query.commands:
-            if after_dedup and not isinstance(cmd, LimitCmd):
+            if st.after_dedup and not isinstance(cmd, LimitCmd):
                 raise self.error("only limit can follow dedup", cmd.pos)
-            prev, scope = self._prefetch_json(prev, scope, cmd)
-            if isinstance(cmd, FilterCmd):
-                t = ExprCompiler(self, scope).compile(cmd.expr)
-                prev = self.add_stage(f"SELECT * FROM {prev} WHERE {as_bool(t)}")
-            elif isinstance(cmd, (FieldsCmd, DisplayCmd)):
-                prev, scope, names = self._fields(prev, scope, cmd.items)
-                if isinstance(cmd, DisplayCmd):
-                    visible = names
-                else:
-                    visible = (visible or []) + [n for n in names if n not in (visible or [])]
-            elif isinstance(cmd, ParseCmd):
-                prev, scope = self._parse(prev, scope, cmd)
-            elif isinstance(cmd, StatsCmd):
-                prev, scope, visible = self._stats(prev, scope, cmd)
-                ordering = None
-            elif isinstance(cmd, SortCmd):
-                prev, scope, ordering = self._sort(prev, scope, cmd)
-            elif isinstance(cmd, LimitCmd):
-                if self.limit_cap is not None and cmd.count > self.limit_cap:
-                    raise self.error(f"limit {cmd.count} exceeds the maximum of {self.limit_cap} rows", cmd.pos)
-                order = self._order_sql(scope, ordering)
-                prev = self.add_stage(f"SELECT * FROM {prev}{order} LIMIT {int(cmd.count)}")
-            elif isinstance(cmd, DedupCmd):
-                prev = self._dedup(prev, scope, cmd, ordering)
-                after_dedup = True
-
+            self.command_pos = cmd.pos
+            st.prev, st.scope = self._prefetch_json(st.prev, st.scope, cmd)
+            _COMMAND_GENERATORS[type(cmd)](self, st, cmd)
+        scope, visible = st.scope, st.visible
         if visible is None:
             visible = [n for n in (TIMESTAMP_FIELD, "@message") if n in scope.columns]
         out_cols: list[tuple[str, V]] = []
         select = []
         for name in visible:
             col = scope.columns.get(name)
-            if col is None:
-                t = self.resolve_field(scope, name)
-                select.append(t.sql)
-                out_cols.append((name, t.type))
-            else:
-                t = col.typed()
-                select.append(t.sql)
-                out_cols.append((name, t.type))
-        order = self._order_sql(scope, ordering)
+            t = self.resolve_field(scope, name) if col is None else col.typed()
+            select.append(t.sql)
+            out_cols.append((name, t.type))
+        order = self._order_sql(scope, st.ordering)
         limit = f" LIMIT {int(self.limit_cap)}" if self.limit_cap is not None else ""
-        sql = (f"WITH {', '.join(self.stages)} SELECT {', '.join(select) or 'NULL'} FROM {prev}{order}{limit}")
-        return CompiledQuery(sql, list(self.params.values), out_cols)
+        sql = (f"WITH {', '.join(self.stages)} SELECT {', '.join(select) or 'NULL'} FROM {st.prev}{order}{limit}")
+        return CompiledQuery(sql, list(self.params.values), out_cols, self.regexes, sorted(self.udfs))
+
+    # ---- one generator per command (dispatched by _COMMAND_GENERATORS)
+    def _filter_cmd(self, st: _State, cmd: FilterCmd | FilterIndexCmd) -> None:
+        t = ExprCompiler(self, st.scope).compile(cmd.expr)
+        st.prev = self.add_stage(f"SELECT * FROM {st.prev} WHERE {as_bool(t)}")
+
+    def _fields_cmd(self, st: _State, cmd: FieldsCmd) -> None:
+        st.prev, st.scope, names = self._fields(st.prev, st.scope, cmd.items)
+        st.visible = (st.visible or []) + [n for n in names if n not in (st.visible or [])]
+
+    def _display_cmd(self, st: _State, cmd: DisplayCmd) -> None:
+        st.prev, st.scope, st.visible = self._fields(st.prev, st.scope, cmd.items)
+
+    def _parse_cmd(self, st: _State, cmd: ParseCmd) -> None:
+        st.prev, st.scope = self._parse(st.prev, st.scope, cmd)
+
+    def _stats_cmd(self, st: _State, cmd: StatsCmd) -> None:
+        st.prev, st.scope, st.visible = self._stats(st.prev, st.scope, cmd)
+        st.ordering = None
+
+    def _sort_cmd(self, st: _State, cmd: SortCmd) -> None:
+        st.prev, st.scope, st.ordering = self._sort(st.prev, st.scope, cmd)
+
+    def _limit_cmd(self, st: _State, cmd: LimitCmd) -> None:
+        if self.limit_cap is not None and cmd.count > self.limit_cap:
+            raise self.error(f"limit {cmd.count} exceeds the maximum of {self.limit_cap} rows", cmd.pos)
+        order = self._order_sql(st.scope, st.ordering)
+        st.prev = self.add_stage(f"SELECT * FROM {st.prev}{order} LIMIT {int(cmd.count)}")
+
+    def _dedup_cmd(self, st: _State, cmd: DedupCmd) -> None:
+        st.prev = self._dedup(st.prev, st.scope, cmd, st.ordering)
+        st.after_dedup = True
+
+    def _unnest_cmd(self, st: _State, cmd: UnnestCmd) -> None:
+        """One row per list element (CWL_QuerySyntax-Unnest: "Any other types, such as MAP,
+        String and numbers, are treated as a list with one item"); a missing value, JSON null
+        or an empty list contributes no row."""
+        j = as_json(ExprCompiler(self, st.scope).compile(cmd.source))
+        items = (f"(CASE WHEN {j} IS NULL OR json_type({j}) = 'NULL' THEN CAST([] AS JSON[]) "
+                 f"WHEN json_type({j}) = 'ARRAY' THEN CAST({j} AS JSON[]) ELSE [{j}] END)")
+        ident = self.new_ident("u")
+        st.prev = self.add_stage(f"SELECT *, unnest({items}) AS {ident} FROM {st.prev}")
+        cols = dict(st.scope.columns)
+        cols[cmd.into] = Column(cmd.into, ident, V.DYNAMIC, nested=True)
+        st.scope = _Scope(cols, st.scope.json_ident, st.scope.seq_ident, st.scope.is_stats, st.scope.group_keys)
+
+    def _unmask_cmd(self, st: _State, cmd: UnmaskCmd) -> None:
+        """Offline data is never masked (no data protection policy applies to local files)."""
+
+    def _source_cmd(self, st: _State, cmd: SourceCmd) -> None:
+        """``SOURCE logGroups(...)`` as a filter on ``@log``. ``@log`` may be ``account-id:group``
+        (as AWS documents it) or a bare group name; prefixes match the group name, account
+        identifiers the account part (a bare name has none, so it matches no account list)."""
+        log = st.scope.columns.get("@log")
+        if log is None:
+            raise self.error("SOURCE needs the @log field, which is not in the events table", cmd.pos)
+        unknown = [c for c in cmd.classes if c not in _LOG_GROUP_CLASSES]
+        if unknown:
+            raise self.error(f"unknown log group class {unknown[0]!r} (STANDARD, INFREQUENT_ACCESS, DELIVERY)",
+                             cmd.pos)
+        text = as_text(log.typed())
+        name = f"regexp_replace({text}, '^[0-9]{{12}}:', '')"
+        terms = []
+        if cmd.name_prefixes:
+            terms.append("(" + " OR ".join(f"starts_with({name}, {self.params.add(p)})"
+                                           for p in cmd.name_prefixes) + ")")
+        if cmd.classes and "STANDARD" not in cmd.classes:
+            terms.append("FALSE")  # every local log group is in the default class, STANDARD
+        if cmd.accounts:
+            accounts = ", ".join(self.params.add(a) for a in cmd.accounts)
+            terms.append(f"(regexp_extract({text}, '^([0-9]{{12}}):', 1) IN ({accounts}))")
+        if terms:
+            st.prev = self.add_stage(f"SELECT * FROM {st.prev} WHERE {' AND '.join(terms)}")
 
     def _prefetch_json(self, prev: str, scope: _Scope, cmd) -> tuple[str, _Scope]:
         """Read every JSON field a command uses with ONE parse of ``@json`` per row
@@ -445,7 +581,7 @@ class _QueryCompiler:
         if scope.json_ident is None:
             return prev, scope
         names = [n for n in dict.fromkeys(_command_fields(cmd))
-                 if n not in scope.columns and not n.startswith("@")]
+                 if n not in scope.columns and not n.startswith("@") and _json_column_prefix(scope, n) is None]
         if len(names) < 2:
             return prev, scope
         paths: list[str] = []
@@ -494,7 +630,7 @@ class _QueryCompiler:
         for name, t in new:
             ident = self.new_ident()
             parts.append(f"{t.sql} AS {ident}")
-            cols[name] = Column(name, ident, t.type)
+            cols[name] = Column(name, ident, t.type, nested=t.type is V.DYNAMIC)
         stage = self.add_stage(f"SELECT *, {', '.join(parts)} FROM {prev}")
         return stage, _Scope(cols, scope.json_ident, scope.seq_ident, scope.is_stats, scope.group_keys)
 
@@ -517,8 +653,9 @@ class _QueryCompiler:
             regex = glob_to_regex(str(cmd.pattern.value))
             indexes = list(range(1, len(cmd.aliases) + 1))
         else:
-            regex, index_of = convert_named_groups(cmd.pattern.pattern)
+            regex, index_of = convert_named_groups(cmd.pattern.pattern, cmd.pattern.pos + 1)
             indexes = [index_of[a] for a in cmd.aliases]
+            self.regexes.append((regex, cmd.pattern.pos))
         p = self.params.add(regex)
         new = []
         for alias, idx in zip(cmd.aliases, indexes):
@@ -527,7 +664,7 @@ class _QueryCompiler:
         return self._with_columns(prev, scope, new)
 
     def _stats(self, prev: str, scope: _Scope, cmd: StatsCmd) -> tuple[str, _Scope, list[str]]:
-        key_ec = ExprCompiler(self, scope)
+        key_ec = ExprCompiler(self, scope, bin_offset=cmd.offset)
         select, names, columns = [], [], {}
         group_items: dict[str, Typed] = {}
         keys: list[Column] = []
@@ -553,6 +690,8 @@ class _QueryCompiler:
             select.append(f"{t.sql} AS {ident}")
             agg_cols.append(Column(item.name, ident, t.type))
             names.append(item.name)
+            if item.alias is not None:  # later items of this stats may use the alias
+                group_items[item.alias] = t
         dup = {n for n in names if names.count(n) > 1}
         if dup:
             raise self.error(f"stats produces the column name {min(dup)!r} twice; use 'as' to rename", cmd.pos)
@@ -608,7 +747,50 @@ class _QueryCompiler:
                               f"row_number() OVER (PARTITION BY {part}{order}) = 1")
 
 
+@dataclass
+class _State:
+    """Where the compilation of the command pipeline stands."""
+
+    prev: str  # name of the last CTE stage
+    scope: _Scope
+    visible: list[str] | None = None  # displayed columns; None = the default
+    ordering: list[str] | None = None  # ORDER BY terms; None = default order of the scope
+    after_dedup: bool = False
+
+
+_LOG_GROUP_CLASSES = {"STANDARD", "INFREQUENT_ACCESS", "DELIVERY"}  # LogGroupSummary.logGroupClass values
+
+_COMMAND_GENERATORS: dict[type, Callable[[_QueryCompiler, _State, Command], None]] = {
+    FieldsCmd: _QueryCompiler._fields_cmd,
+    DisplayCmd: _QueryCompiler._display_cmd,
+    FilterCmd: _QueryCompiler._filter_cmd,
+    FilterIndexCmd: _QueryCompiler._filter_cmd,
+    StatsCmd: _QueryCompiler._stats_cmd,
+    SortCmd: _QueryCompiler._sort_cmd,
+    LimitCmd: _QueryCompiler._limit_cmd,
+    ParseCmd: _QueryCompiler._parse_cmd,
+    DedupCmd: _QueryCompiler._dedup_cmd,
+    UnnestCmd: _QueryCompiler._unnest_cmd,
+    UnmaskCmd: _QueryCompiler._unmask_cmd,
+    SourceCmd: _QueryCompiler._source_cmd,
+}
+"""Generator entry per command node type."""
+
+
 # --------------------------------------------------------------------------- helpers
+def _json_column_prefix(scope: _Scope, name: str) -> tuple[Column, str] | None:
+    """(JSON column, rest) when ``name`` is ``<column>.<path>`` of a DYNAMIC stage column
+    (a ``jsonParse`` result or an ``unnest`` item), longest column name first."""
+    if "." not in name:
+        return None
+    parts = name.split(".")
+    for k in range(len(parts) - 1, 0, -1):
+        col = scope.columns.get(".".join(parts[:k]))
+        if col is not None and col.nested:
+            return col, ".".join(parts[k:])
+    return None
+
+
 def _command_fields(cmd) -> list[str]:
     """Field names a command reads, in order of appearance."""
     return [node.name for e in command_exprs(cmd) for node in walk(e) if isinstance(node, Field)]
@@ -644,55 +826,3 @@ def glob_to_regex(pattern: str) -> str:
     for g, lit in zip(groups, esc[1:]):
         out += g + lit
     return "(?s)" + out
-
-
-def convert_named_groups(pattern: str) -> tuple[str, dict[str, int]]:
-    """Rewrite ``(?<name>`` to RE2's ``(?P<name>`` and number every capturing group.
-
-    Returns (pattern, {name: group index}). Escapes and character classes are skipped so
-    ``\\(`` and ``[(]`` do not count as groups.
-    """
-    out: list[str] = []
-    index: dict[str, int] = {}
-    n = 0
-    i = 0
-    in_class = False
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            out.append(pattern[i:i + 2])
-            i += 2
-            continue
-        if in_class:
-            if c == "]":
-                in_class = False
-            out.append(c)
-            i += 1
-            continue
-        if c == "[":
-            in_class = True
-            out.append(c)
-            i += 1
-            if i < len(pattern) and pattern[i] == "]":  # a leading ']' is literal
-                out.append("]")
-                i += 1
-            continue
-        if c == "(":
-            rest = pattern[i + 1:]
-            if rest.startswith("?<") and not rest.startswith(("?<=", "?<!")):
-                end = rest.find(">")
-                name = rest[2:end]
-                n += 1
-                index[name] = n
-                out.append(f"(?P<{name}>")
-                i += 1 + end + 1
-                continue
-            if rest.startswith("?P<"):
-                end = rest.find(">")
-                n += 1
-                index[rest[3:end]] = n
-            elif not rest.startswith("?"):
-                n += 1
-        out.append(c)
-        i += 1
-    return "".join(out), index

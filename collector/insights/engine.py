@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 from collector.insights.compiler import DEFAULT_LIMIT, CompiledQuery, compile_query
 from collector.insights.exceptions import QueryError
 from collector.insights.result import QueryResult, decode_value
+from collector.insights.sql import harden_connection, register_functions
 
 __all__ = ["prepare_query", "run_query", "table_columns"]
 
@@ -36,21 +38,57 @@ def _seconds_to_ms(value: float | None, *, upper: bool) -> int | None:
 
 
 def prepare_query(store: Any, query: str, start: float | None = None, end: float | None = None,
-                  limit_cap: int | None = DEFAULT_LIMIT) -> tuple[Any, CompiledQuery]:
+                  limit_cap: int | None = DEFAULT_LIMIT, *, harden: bool = True,
+                  check_regexes: bool = True) -> tuple[Any, CompiledQuery]:
     """Compile ``query`` against ``store``'s events table without running it.
 
     Returns (DuckDB connection, CompiledQuery) so a caller can run ``compiled.sql`` with
     ``compiled.params`` inside its own statement (e.g. typed Parquet export). Same arguments
-    and errors as :func:`run_query`.
+    and errors as :func:`run_query`; the connection is set up and hardened the same way.
+    ``check_regexes``: compile every regex with DuckDB first (one tiny query each), so a bad
+    one is a positioned QueryError before the caller runs the SQL.
     """
     con, table = _connection_and_table(store)
+    if harden and con not in _HARDENED:
+        harden_connection(con)
+        _HARDENED.add(con)
     compiled = compile_query(query, table_columns(con, table), table,
                              _seconds_to_ms(start, upper=False), _seconds_to_ms(end, upper=True), limit_cap)
+    if compiled.udfs:
+        register_functions(con, compiled.udfs)
+    if check_regexes:
+        _check_regexes(con, query, compiled)
     return con, compiled
 
 
+_HARDENED: weakref.WeakSet = weakref.WeakSet()
+"""Connections this process already hardened (skips the settings check on every query)."""
+
+
+def _check_regexes(con: Any, query: str, compiled: CompiledQuery) -> None:
+    """Compile every regex with DuckDB's own RE2 first, so a bad one is a QueryError at its
+    position (line/column), not a runtime failure of the whole statement."""
+    if not compiled.regexes:
+        return
+    patterns = [p for p, _ in compiled.regexes]
+    try:  # all at once (one statement); one by one only to find the bad one
+        con.execute("SELECT " + ", ".join(f"regexp_matches('', ${i + 1})" for i in range(len(patterns))),
+                    patterns).fetchall()
+        return
+    except Exception as exc:
+        if "duckdb" not in type(exc).__module__:
+            raise
+    for pattern, pos in compiled.regexes:
+        try:
+            con.execute("SELECT regexp_matches('', $1)", [pattern]).fetchall()
+        except Exception as exc:
+            if "duckdb" not in type(exc).__module__:
+                raise
+            raise QueryError(f"invalid regular expression: {str(exc).splitlines()[0]}", pos, query) from None
+
+
 def run_query(store: Any, query: str, start: float | None = None, end: float | None = None,
-              limit_cap: int | None = DEFAULT_LIMIT) -> QueryResult:
+              limit_cap: int | None = DEFAULT_LIMIT, *, harden: bool = True) -> QueryResult:
     """Run a Logs Insights query over the events of ``store``.
 
     Args:
@@ -60,19 +98,23 @@ def run_query(store: Any, query: str, start: float | None = None, end: float | N
         start, end: epoch SECONDS, both inclusive (StartQuery semantics); None = unbounded.
             An event at exactly ``end`` (to the millisecond) is included.
         limit_cap: maximum rows (10,000, the CloudWatch maximum); None lifts it.
+        harden: lock the connection's database down first (:func:`~collector.insights.sql.
+            harden_connection`: no file/URL access, no extension install/load, configuration
+            locked). It stays hardened afterwards: do every ingest/COPY on that database
+            before the first query. ``False`` only for a caller that hardens it itself.
     Returns:
         QueryResult.
     Raises:
         QueryError: on a syntax error or an unsupported command/function (message names
             it and its line/column).
     """
-    con, compiled = prepare_query(store, query, start, end, limit_cap)
+    con, compiled = prepare_query(store, query, start, end, limit_cap, harden=harden)
     try:
         raw_rows = con.execute(compiled.sql, compiled.params).fetchall()
-    except Exception as exc:  # a runtime error in DuckDB (e.g. invalid regex) is a query error
-        if type(exc).__module__.startswith("duckdb") or "duckdb" in type(exc).__module__:
-            raise QueryError(f"query failed: {str(exc).splitlines()[0]}") from exc
-        raise
+    except Exception as exc:  # a runtime error in DuckDB is a query error
+        if "duckdb" not in type(exc).__module__:
+            raise
+        raise QueryError(f"query failed: {str(exc).splitlines()[0]}", 0, query) from exc
     types = [t for _, t in compiled.columns]
     rows = [tuple(decode_value(v, t) for v, t in zip(r, types)) for r in raw_rows]
     return QueryResult([n for n, _ in compiled.columns], types, rows, compiled.sql, tuple(compiled.params))

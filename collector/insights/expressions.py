@@ -21,6 +21,7 @@ __all__ = [
     "Field",
     "FieldsCmd",
     "FilterCmd",
+    "FilterIndexCmd",
     "InList",
     "Item",
     "LimitCmd",
@@ -29,9 +30,13 @@ __all__ = [
     "Query",
     "Regex",
     "SortCmd",
+    "SourceCmd",
     "Star",
     "StatsCmd",
     "Unary",
+    "UnmaskCmd",
+    "UnnestCmd",
+    "children",
     "command_exprs",
     "walk",
 ]
@@ -151,10 +156,19 @@ class FilterCmd:
 
 
 @dataclass(frozen=True)
+class FilterIndexCmd:
+    """``filterIndex <expr>``: offline there is no field index, so it filters like ``filter``."""
+
+    expr: Expr
+    pos: int
+
+
+@dataclass(frozen=True)
 class StatsCmd:
     items: tuple[Item, ...]
     by: tuple[Item, ...]
     pos: int
+    offset: Duration | None = None  # ``by bin(5m) offset 1h``
 
 
 @dataclass(frozen=True)
@@ -183,30 +197,70 @@ class DedupCmd:
     pos: int
 
 
-Command = FieldsCmd | DisplayCmd | FilterCmd | StatsCmd | SortCmd | LimitCmd | ParseCmd | DedupCmd
+@dataclass(frozen=True)
+class UnnestCmd:
+    """``unnest <field> into <name>``: one record per element of a list."""
+
+    source: Expr
+    into: str
+    pos: int
+
+
+@dataclass(frozen=True)
+class UnmaskCmd:
+    """``unmask [fields]``: offline data is never masked, so this changes nothing."""
+
+    fields: tuple[Field, ...]
+    pos: int
+
+
+@dataclass(frozen=True)
+class SourceCmd:
+    """``SOURCE logGroups(namePrefix: [...], class: [...], accountIdentifiers: [...])``."""
+
+    name_prefixes: tuple[str, ...]
+    classes: tuple[str, ...]
+    accounts: tuple[str, ...]
+    pos: int
+
+
+Command = (FieldsCmd | DisplayCmd | FilterCmd | FilterIndexCmd | StatsCmd | SortCmd | LimitCmd | ParseCmd
+           | DedupCmd | UnnestCmd | UnmaskCmd | SourceCmd)
+
+
+def children(expr: Expr) -> tuple[Expr, ...]:
+    """The operands of ``expr`` in source order (``in [...]``: the operand, then every item)."""
+    if isinstance(expr, Binary):
+        return (expr.left, expr.right)
+    if isinstance(expr, Unary):
+        return (expr.operand,)
+    if isinstance(expr, InList):
+        return (expr.operand, *expr.items)
+    if isinstance(expr, Call):
+        return expr.args
+    return ()
 
 
 def walk(expr: Expr) -> Iterator[Expr]:
-    """Every node of ``expr`` in pre-order: the node, then its operands left to right (source order)."""
-    yield expr
-    if isinstance(expr, Binary):
-        children: tuple[Expr, ...] = (expr.left, expr.right)
-    elif isinstance(expr, Unary):
-        children = (expr.operand,)
-    elif isinstance(expr, InList):
-        children = (expr.operand, *expr.items)
-    elif isinstance(expr, Call):
-        children = expr.args
-    else:
-        children = ()
-    for child in children:
-        yield from walk(child)
+    """Every node of ``expr`` in pre-order: the node, then its operands left to right (source order).
+
+    Iterative (an explicit stack), so a chain of thousands of terms cannot exhaust the
+    Python stack. This is the one tree walker: field discovery, aggregate detection and the
+    standard-query contract test all use it.
+    """
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(children(node)))
 
 
 def command_exprs(cmd: Command) -> tuple[Expr, ...]:
     """The expressions a command evaluates, in source order (``stats``: the ``by`` keys first; ``limit``: none)."""
-    if isinstance(cmd, FilterCmd):
+    if isinstance(cmd, (FilterCmd, FilterIndexCmd)):
         return (cmd.expr,)
+    if isinstance(cmd, UnnestCmd):
+        return (cmd.source,)
     if isinstance(cmd, (FieldsCmd, DisplayCmd)):
         return tuple(i.expr for i in cmd.items)
     if isinstance(cmd, StatsCmd):
@@ -215,7 +269,7 @@ def command_exprs(cmd: Command) -> tuple[Expr, ...]:
         return tuple(e for e, _ in cmd.keys)
     if isinstance(cmd, ParseCmd):
         return (cmd.source,)
-    if isinstance(cmd, DedupCmd):
+    if isinstance(cmd, (DedupCmd, UnmaskCmd)):
         return cmd.fields
     return ()
 

@@ -29,6 +29,11 @@ __all__ = ["AGGREGATE_FUNCTIONS", "SCALAR_FUNCTIONS", "Function", "ceil_timestam
 Compile = Callable[["ExprCompiler", Call], Typed]
 
 
+_FUNCTIONS_PAGE = "CWL_QuerySyntax-operations-functions.html"
+_STATS_PAGE = "CWL_QuerySyntax-Stats.html"
+_TIMESERIES_PAGE = "CWL_QuerySyntax-timeseries-functions.html"
+
+
 @dataclass(frozen=True)
 class Function:
     name: str  # canonical spelling, as documented
@@ -36,6 +41,7 @@ class Function:
     max_args: int | None  # None = variadic
     compile: Compile
     doc: str
+    page: str = _FUNCTIONS_PAGE  # AWS doc page (under constants.DOCS) that defines it
 
 
 # --------------------------------------------------------------------------- time periods
@@ -56,14 +62,17 @@ def floor_timestamp(ts_sql: str, period: Duration) -> str:
     return f"CAST(make_date(CAST(1970 + {f} // 12 AS INTEGER), CAST({f} % 12 + 1 AS INTEGER), 1) AS TIMESTAMP)"
 
 
+def period_interval(period: Duration) -> str:
+    """SQL INTERVAL of ``period`` (milliseconds for fixed units, months for mo/q/y)."""
+    if period.unit in FIXED_UNIT_MS:
+        return f"INTERVAL {period.amount * FIXED_UNIT_MS[period.unit]} MILLISECOND"
+    return f"INTERVAL {period.amount * {'mo': 1, 'q': 3, 'y': 12}[period.unit]} MONTH"
+
+
 def ceil_timestamp(ts_sql: str, period: Duration) -> str:
     """SQL rounding a TIMESTAMP up to a multiple of ``period`` (a value on a boundary stays)."""
     fl = floor_timestamp(ts_sql, period)
-    if period.unit in FIXED_UNIT_MS:
-        step = f"INTERVAL {period.amount * FIXED_UNIT_MS[period.unit]} MILLISECOND"
-    else:
-        step = f"INTERVAL {period.amount * {'mo': 1, 'q': 3, 'y': 12}[period.unit]} MONTH"
-    return f"(CASE WHEN {fl} = {ts_sql} THEN {fl} ELSE {fl} + {step} END)"
+    return f"(CASE WHEN {fl} = {ts_sql} THEN {fl} ELSE {fl} + {period_interval(period)} END)"
 
 
 def _period_arg(ctx: ExprCompiler, call: Call, index: int) -> Duration:
@@ -75,12 +84,28 @@ def _period_arg(ctx: ExprCompiler, call: Call, index: int) -> Duration:
     return arg
 
 
+MAX_EPOCH_MS = 8_000_000_000_000_000
+"""Largest |epoch milliseconds| turned into a timestamp (about year 255,000): DuckDB timestamps end
+in year 294,247, and bins/periods (at most 10,000 years) must not step past that. Beyond it a
+value is null, never a runtime error."""
+
+
+def epoch_ms_sql(num_sql: str) -> str:
+    """TIMESTAMP of epoch milliseconds ``num_sql``; null outside +-MAX_EPOCH_MS (or not a number)."""
+    return (f"(CASE WHEN abs({num_sql}) <= {MAX_EPOCH_MS} THEN epoch_ms(CAST({num_sql} AS BIGINT)) END)")
+
+
+def _clamped_int(num_sql: str, lo: int, hi: int) -> str:
+    """BIGINT of a number clamped to [lo, hi] (substr positions: no overflow, no out-of-range error)."""
+    return f"CAST(least(greatest(CAST({num_sql} AS DOUBLE), {lo}), {hi}) AS BIGINT)"
+
+
 def _timestamp_arg(ctx: ExprCompiler, call: Call, index: int) -> str:
     t = ctx.compile(call.args[index])
     if t.type is V.TIMESTAMP:
         return t.sql
     if t.type is V.NUMBER:
-        return f"epoch_ms(CAST({t.sql} AS BIGINT))"
+        return epoch_ms_sql(t.sql)
     return f"TRY_CAST({as_text(t)} AS TIMESTAMP)"
 
 
@@ -136,9 +161,9 @@ def _concat(ctx, call):
 
 def _substr(ctx, call):
     args = _args(ctx, call)
-    s, start = as_text(args[0]), f"CAST({as_num(args[1])} AS BIGINT) + 1"
+    s, start = as_text(args[0]), f"{_clamped_int(as_num(args[1]), -(2**32 - 2), 2**32 - 2)} + 1"
     if len(args) == 3:
-        return Typed(V.STRING, f"substr({s}, {start}, CAST({as_num(args[2])} AS BIGINT))")
+        return Typed(V.STRING, f"substr({s}, {start}, {_clamped_int(as_num(args[2]), 0, 2**32 - 1)})")
     return Typed(V.STRING, f"substr({s}, {start})")
 
 
@@ -187,8 +212,14 @@ def _variadic_num(sql_name: str) -> Compile:
 
 
 def _bin(ctx, call):
+    """``bin(period)``; inside ``stats ... by bin(p) offset o`` an event at t goes to the bin of
+    t + o, so with the window shifted back by o (compiler) each bin holds the events one
+    offset earlier, labelled with the current period (time-shifted comparison)."""
     period = _period_arg(ctx, call, 0)
-    return Typed(V.TIMESTAMP, floor_timestamp(ctx.timestamp_sql(call), period))
+    ts = ctx.timestamp_sql(call)
+    if ctx.bin_offset is not None:
+        ts = f"({ts} + {period_interval(ctx.bin_offset)})"
+    return Typed(V.TIMESTAMP, floor_timestamp(ts, period))
 
 
 def _datefloor(ctx, call):
@@ -203,11 +234,39 @@ def _dateceil(ctx, call):
 
 def _frommillis(ctx, call):
     (a,) = _args(ctx, call)
-    return Typed(V.TIMESTAMP, f"epoch_ms(CAST({as_num(a)} AS BIGINT))")
+    return Typed(V.TIMESTAMP, epoch_ms_sql(as_num(a)))
 
 
 def _tomillis(ctx, call):
     return Typed(V.NUMBER, f"epoch_ms({_timestamp_arg(ctx, call, 0)})")
+
+
+def _json_parse(ctx, call):
+    """``jsonParse(field)``: the field's text parsed as JSON (MAP/LIST/scalar); null when the
+    text is not valid JSON. Dotted and indexed names (``js.a.0``) then read inside it."""
+    (a,) = _args(ctx, call)
+    s = as_text(a)
+    return Typed(V.DYNAMIC, f"(CASE WHEN json_valid({s}) THEN CAST({s} AS JSON) END)")
+
+
+def _json_stringify(ctx, call):
+    """``jsonStringify(MAP|LIST)``: compact JSON text of the value."""
+    (a,) = _args(ctx, call)
+    return Typed(V.STRING, f"CAST(json({as_json(a)}) AS VARCHAR)")
+
+
+def _unmask(ctx, call):
+    """``unmask(field)``: offline data is never masked, so the value itself."""
+    (a,) = _args(ctx, call)
+    return a
+
+
+def _ip_fn(sql_name: str, n_args: int) -> Compile:
+    def compile_(ctx, call):
+        args = _args(ctx, call)
+        ctx.owner.udfs.add(sql_name)
+        return _bool(f"{sql_name}({', '.join(as_text(a) for a in args[:n_args])})")
+    return compile_
 
 
 SCALAR_FUNCTIONS: dict[str, Function] = {
@@ -239,6 +298,19 @@ SCALAR_FUNCTIONS: dict[str, Function] = {
         Function("dateceil", 2, 2, _dateceil, "timestamp rounded up to the period"),
         Function("fromMillis", 1, 1, _frommillis, "epoch milliseconds -> timestamp"),
         Function("toMillis", 1, 1, _tomillis, "timestamp -> epoch milliseconds"),
+        Function("jsonParse", 1, 1, _json_parse, "text -> JSON value (MAP, LIST or scalar); null if not JSON"),
+        Function("jsonStringify", 1, 1, _json_stringify, "MAP/LIST -> compact JSON text"),
+        Function("unmask", 1, 1, _unmask, "the value itself (offline data is never masked)",
+                 "CWL_QuerySyntax-Unmask.html"),
+        Function("isValidIp", 1, 1, _ip_fn("iw_is_valid_ip", 1), "1 if the text is an IPv4 or IPv6 address"),
+        Function("isValidIpV4", 1, 1, _ip_fn("iw_is_valid_ipv4", 1), "1 if the text is an IPv4 address"),
+        Function("isValidIpV6", 1, 1, _ip_fn("iw_is_valid_ipv6", 1), "1 if the text is an IPv6 address"),
+        Function("isIpInSubnet", 2, 2, _ip_fn("iw_is_ip_in_subnet", 2),
+                 "1 if the IPv4/IPv6 address is in the CIDR subnet"),
+        Function("isIpv4InSubnet", 2, 2, _ip_fn("iw_is_ipv4_in_subnet", 2),
+                 "1 if the IPv4 address is in the IPv4 CIDR subnet"),
+        Function("isIpv6InSubnet", 2, 2, _ip_fn("iw_is_ipv6_in_subnet", 2),
+                 "1 if the IPv6 address is in the IPv6 CIDR subnet"),
     )
 }
 
@@ -298,17 +370,28 @@ def _sorts(sql_name: str, simple: str) -> Compile:
 AGGREGATE_FUNCTIONS: dict[str, Function] = {
     f.name.lower(): f
     for f in (
-        Function("count", 0, 1, _count, "count(*) counts events; count(field) events where field is present"),
-        Function("count_distinct", 1, 1, _count_distinct, "number of distinct values (exact here)"),
-        Function("sum", 1, 1, _numeric_agg("sum"), "sum of the numeric values"),
-        Function("avg", 1, 1, _numeric_agg("avg"), "mean of the numeric values"),
-        Function("min", 1, 1, _numeric_agg("min", keep_timestamp=True), "smallest numeric value (or timestamp)"),
-        Function("max", 1, 1, _numeric_agg("max", keep_timestamp=True), "largest numeric value (or timestamp)"),
-        Function("pct", 2, 2, _pct, "percentile (nearest rank: a value present in the data)"),
-        Function("stddev", 1, 1, _numeric_agg("stddev_samp"), "sample standard deviation"),
-        Function("earliest", 1, 1, _time_ordered("arg_min"), "value from the event with the earliest @timestamp"),
-        Function("latest", 1, 1, _time_ordered("arg_max"), "value from the event with the latest @timestamp"),
-        Function("sortsFirst", 1, 1, _sorts("arg_min", "min"), "value that sorts first (Logs Insights sort order)"),
-        Function("sortsLast", 1, 1, _sorts("arg_max", "max"), "value that sorts last (Logs Insights sort order)"),
+        Function("count", 0, 1, _count, "count(*) counts events; count(field) events where field is present",
+                 _STATS_PAGE),
+        Function("count_distinct", 1, 1, _count_distinct, "number of distinct values (exact here)", _STATS_PAGE),
+        Function("sum", 1, 1, _numeric_agg("sum"), "sum of the numeric values", _STATS_PAGE),
+        Function("avg", 1, 1, _numeric_agg("avg"), "mean of the numeric values", _STATS_PAGE),
+        Function("min", 1, 1, _numeric_agg("min", keep_timestamp=True), "smallest numeric value (or timestamp)",
+                 _STATS_PAGE),
+        Function("max", 1, 1, _numeric_agg("max", keep_timestamp=True), "largest numeric value (or timestamp)",
+                 _STATS_PAGE),
+        Function("pct", 2, 2, _pct, "percentile (nearest rank: a value present in the data)", _STATS_PAGE),
+        Function("stddev", 1, 1, _numeric_agg("stddev_samp"), "sample standard deviation", _STATS_PAGE),
+        Function("earliest", 1, 1, _time_ordered("arg_min"), "value from the event with the earliest @timestamp",
+                 _STATS_PAGE),
+        Function("latest", 1, 1, _time_ordered("arg_max"), "value from the event with the latest @timestamp",
+                 _STATS_PAGE),
+        Function("sortsFirst", 1, 1, _sorts("arg_min", "min"), "value that sorts first (Logs Insights sort order)",
+                 _STATS_PAGE),
+        Function("sortsLast", 1, 1, _sorts("arg_max", "max"), "value that sorts last (Logs Insights sort order)",
+                 _STATS_PAGE),
+        Function("count_over_time", 1, 1, _count, "events with the field per group (use with by bin(period))",
+                 _TIMESERIES_PAGE),
+        Function("sum_over_time", 1, 1, _numeric_agg("sum"), "sum of the numeric values per group (use with by "
+                 "bin(period))", _TIMESERIES_PAGE),
     )
 }

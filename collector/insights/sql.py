@@ -154,3 +154,95 @@ def sort_key_struct(t: Typed) -> str:
     is_num, num, num_text, key, s = sort_parts(t)
     return (f"{{'r': CASE WHEN {is_num} THEN 1 ELSE 0 END, 'n': {num}, 'nt': {num_text}, 'k': {key}, "
             f"'t': {s}}}")
+
+
+# --------------------------------------------------------------------------- connection setup
+def _ip(text: str, version: int | None):
+    import ipaddress
+
+    try:
+        addr = ipaddress.ip_address(text.strip())
+    except ValueError:
+        return None
+    return addr if version is None or addr.version == version else None
+
+
+def _in_subnet(text: str, subnet: str, version: int | None) -> bool:
+    import ipaddress
+
+    addr = _ip(text, version)
+    try:
+        net = ipaddress.ip_network(subnet.strip(), strict=False)
+    except ValueError:
+        return False
+    return addr is not None and addr.version == net.version and addr in net
+
+
+IP_FUNCTIONS: dict[str, tuple[int, Any]] = {
+    "iw_is_valid_ip": (1, lambda s: _ip(s, None) is not None),
+    "iw_is_valid_ipv4": (1, lambda s: _ip(s, 4) is not None),
+    "iw_is_valid_ipv6": (1, lambda s: _ip(s, 6) is not None),
+    "iw_is_ip_in_subnet": (2, lambda s, n: _in_subnet(s, n, None)),
+    "iw_is_ipv4_in_subnet": (2, lambda s, n: _in_subnet(s, n, 4)),
+    "iw_is_ipv6_in_subnet": (2, lambda s, n: _in_subnet(s, n, 6)),
+}
+"""SQL name -> (arity, Python predicate) of the IP address functions (``ipaddress`` rules:
+dotted-quad IPv4 without leading zeros, RFC 4291 IPv6 text; subnets in CIDR notation, host bits
+allowed). Registered on a connection by :func:`register_functions`."""
+
+
+def register_functions(con: Any, names: Any = None) -> None:
+    """Register the engine's scalar UDFs (the IP functions) on ``con``; idempotent.
+
+    Args:
+        names: the SQL names to register (default: all of :data:`IP_FUNCTIONS`). The engine
+            passes only those a query uses: the first Python UDF of a process costs about a
+            second (DuckDB loads its Python-function machinery), so queries without IP
+            functions never pay it.
+    Works on a hardened connection too (a UDF is not a configuration setting).
+    """
+    import duckdb
+
+    for name in IP_FUNCTIONS if names is None else names:
+        arity, fn = IP_FUNCTIONS[name]
+        try:
+            con.create_function(name, fn, [duckdb.sqltype("VARCHAR")] * arity, duckdb.sqltype("BOOLEAN"),
+                                side_effects=False)
+        except duckdb.NotImplementedException as exc:  # "A function by the name of ... is already created"
+            if "already created" not in str(exc):
+                raise
+
+
+HARDENING_SETTINGS = (
+    ("enable_external_access", "false"),
+    ("autoinstall_known_extensions", "false"),
+    ("autoload_known_extensions", "false"),
+    ("allow_community_extensions", "false"),
+    ("lock_configuration", "true"),  # last: nothing after it can undo the settings above
+)
+"""DuckDB settings :func:`harden_connection` applies, in order (names checked against
+``duckdb_settings()`` of the installed DuckDB by the tests)."""
+
+
+def is_hardened(con: Any) -> bool:
+    """True when ``con``'s database already runs with locked configuration and no external access."""
+    lock, external = con.execute("SELECT current_setting('lock_configuration'), "
+                                 "current_setting('enable_external_access')").fetchone()
+    return bool(lock) and not external
+
+
+def harden_connection(con: Any) -> Any:
+    """Lock a DuckDB connection down for running user queries; returns ``con``.
+
+    After this, SQL on ``con`` (and every connection to the same database instance) cannot
+    read or write files or URLs (``read_csv``, ``COPY``, ``ATTACH``, ``httpfs``...), install or
+    load extensions, or change any setting (``SET`` raises). The compiler never emits such
+    SQL; this is the second wall behind it. Idempotent. Settings are per database instance,
+    so do all file work (ingest, ``COPY``) on ``con``'s database before calling it.
+    Source: https://duckdb.org/docs/operations_manual/securing_duckdb/overview
+    """
+    if is_hardened(con):
+        return con
+    for name, value in HARDENING_SETTINGS:
+        con.execute(f"SET {name} = {value}")
+    return con

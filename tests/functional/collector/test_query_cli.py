@@ -40,10 +40,10 @@ def test_parse_time_accepts_iso_and_epoch_seconds():
 def test_query_error_exits_2_with_one_line(tmp_path):
     f = tmp_path / "x.log"
     f.write_text("hello\n")
-    res = CliRunner().invoke(cli_main, ["query", "fields a | unnest b", str(f)])
+    res = CliRunner().invoke(cli_main, ["query", "fields a | anomaly @message", str(f)])
     assert res.exit_code == 2
     assert res.stderr.strip().count("\n") == 0
-    assert "unsupported command 'unnest'" in res.stderr and "column 12" in res.stderr
+    assert "unsupported command 'anomaly'" in res.stderr and "column 12" in res.stderr
 
 
 def test_query_json_with_inclusive_iso_bounds(events_file):

@@ -205,6 +205,7 @@ def test_records_json_formats():
     assert table.column("i").to_pylist() == [3]
 
 
-def test_runtime_regex_error_is_a_query_error(con):
-    with pytest.raises(QueryError, match="query failed"):
-        q(con, "filter key =~ /(unclosed/")
+def test_invalid_regex_is_a_query_error_at_its_position(con):
+    with pytest.raises(QueryError, match="invalid regular expression") as info:
+        q(con, "fields key\n| filter key =~ /(unclosed/")
+    assert (info.value.line, info.value.column) == (2, 17)

@@ -75,7 +75,7 @@ def test_parse_glob_and_regex_aliases():
 
 
 @pytest.mark.parametrize("query,message,line,column", [
-    ("fields a | unnest b", "unsupported command 'unnest'", 1, 12),
+    ("fields a | anomaly @message", "unsupported command 'anomaly'", 1, 12),
     ("fields a\n| pattern @message", "unsupported command 'pattern'", 2, 3),
     ("filter foo(a) = 1", "unsupported function 'foo'", 1, 8),
     ("fields a |\n  stats madeup(x)", "unsupported function 'madeup'", 2, 9),
