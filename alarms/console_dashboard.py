@@ -126,6 +126,9 @@ def build_body(config: Any, definitions: Sequence[AlarmDefinition], subs: Substi
                            "title": "ConditionalCheckFailedRequests (context: duplicates detected, not errors)"},
         })
         y += _METRIC_H
+        if table:
+            widgets.append(_alarm_status(table, subs, f"{config.idempotency_table}: alarm states", y))
+            y += 3
     custom = [d for d in definitions if d.signal == "custom"]
     if custom:
         widgets.append(_text(0, y, 24, 1, "## Custom alarms"))
