@@ -295,8 +295,10 @@ def backtest_cmd(config_path: Path, data_dir: Path, names: tuple[str, ...], as_j
     fired = sum(1 for r in results if r.alarm_intervals)
     no_data = sum(1 for r in results if r.status != "ok")
     in_alarm = sum(1 for r in results if r.last_state == "ALARM")
-    click.echo(f"{len(results)} alarms: {fired} would have fired, {in_alarm} in ALARM at the end, {no_data} without "
-               "data in this history")
+    import textwrap
+
+    click.echo(textwrap.fill(f"{len(results)} alarms: {fired} would have fired, {in_alarm} in ALARM at the end, "
+                             f"{no_data} without data in this history", width=max(_width(), 40)))
 
 
 def _duration(seconds: int) -> str:
