@@ -123,7 +123,7 @@ def test_deploy_dry_run_json_and_role_arn_against_moto(monkeypatch):
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     try:
-        url = "http://127.0.0.1:%d" % server.get_host_and_port()[1]
+        url = f"http://127.0.0.1:{server.get_host_and_port()[1]}"
         urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=10).read()
         # a role in another account: moto serves the assumed credentials from that account's backends, so the
         # alarms landing there (and not in the caller's account) proves the CloudWatch calls used the role
