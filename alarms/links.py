@@ -32,6 +32,8 @@ __all__ = [
     "console_base",
     "decode_insights_url",
     "encode_uri_component",
+    "key_query",
+    "key_trail_url",
     "log_group_url",
     "logs_insights_url",
     "runbook_url",
@@ -100,6 +102,23 @@ def logs_insights_url(
     jsurl = "~(" + "~".join(f"{k}{_jsurl_value(v)}" for k, v in detail) + ")"
     fragment = "?queryDetail=" + _js_escape(jsurl)
     return f"{console_base(region)}#logsV2:logs-insights{_dollar(encode_uri_component(fragment))}"
+
+
+def key_query(key: str) -> str:
+    """Logs Insights query for every record of one idempotency key (oldest first). The key is a string literal:
+    ``\\`` and ``"`` are backslash-escaped, so no key can change the query."""
+    from emitter.contract import LogKey
+
+    literal = key.replace("\\", "\\\\").replace('"', '\\"')
+    return (f'filter {LogKey.IDEMPOTENCY_KEY.value} = "{literal}" | fields @timestamp, {LogKey.OUTCOME.value}, '
+            f"{LogKey.OPERATION.value}, @requestId, @message | sort @timestamp asc")
+
+
+def key_trail_url(key: str, log_groups: Sequence[str], start_s: int, end_s: int, region: str | None = None,
+                  margin_s: int = 300) -> str:
+    """Logs Insights over ``log_groups`` for one key's records between ``start_s`` and ``end_s`` (epoch seconds)
+    widened by ``margin_s`` on each side (retries land after the last recorded attempt)."""
+    return logs_insights_url(key_query(key), log_groups, region, start_s=start_s - margin_s, end_s=end_s + margin_s)
 
 
 def decode_insights_url(url: str) -> dict[str, object]:

@@ -134,6 +134,41 @@ def _backtest(config: str, config_mtime: int, data_dir: str, fingerprint: str):
     return list(defs), list(run_backtest(defs, Path(data_dir)))
 
 
+@lru_cache(maxsize=4)
+def _log_groups(config: str, mtime: int) -> tuple[dict[tuple[str, str], str], str | None]:
+    from alarms import load_config
+
+    cfg = load_config(Path(config))
+    return {(cfg.service, fn.operation): fn.log_group for fn in cfg.functions}, cfg.region
+
+
+def key_links(rows: pd.DataFrame, time_from: str = "claimed_at", time_to: str = "last_seen") -> list[str | None]:
+    """A Logs Insights console link per row (columns ``idempotency_key``, ``service``, ``operation`` and the two
+    time columns, UTC): the key's records in its function's log group, from the first to the last time +- 5 min.
+    The log group comes from the startup stack config (:func:`default_config`); None where it names no function
+    for the row's service/operation, or without a config."""
+    from alarms.links import key_trail_url
+
+    cfg = default_config()
+    if cfg is None or not cfg.is_file() or rows.empty:
+        return [None] * len(rows)
+    try:
+        groups, region = _log_groups(str(cfg), cfg.stat().st_mtime_ns)
+    except Exception:  # noqa: BLE001 - a broken config only costs the links
+        return [None] * len(rows)
+    out: list[str | None] = []
+    for key, svc, op, a, b in zip(rows["idempotency_key"], rows["service"], rows["operation"], rows[time_from],
+                                  rows[time_to]):
+        group = groups.get((svc, op))
+        if group is None or key is None or pd.isna(a):
+            out.append(None)
+            continue
+        start = int(pd.Timestamp(a).timestamp())
+        end = int(pd.Timestamp(b).timestamp()) if not pd.isna(b) else start
+        out.append(key_trail_url(str(key), [group], start, max(start, end), region))
+    return out
+
+
 def describe(definition: Any) -> dict[str, Any]:
     """The definitions-table row of one ``alarms.AlarmDefinition``."""
     cond = definition.condition() if callable(getattr(definition, "condition", None)) else ""

@@ -165,3 +165,40 @@ def test_timeline_has_threshold_line_and_a_separate_state_band(page):
     assert state_axis["domain"][1] <= value_axis["domain"][0]
     assert state_axis["ticktext"] == ["OK", "NO DATA", "ALARM"] and state_axis["range"] == [-0.5, 2.5]
     assert state_axis["automargin"] is True
+
+
+def test_stuck_keys_link_to_the_keys_records_in_logs_insights(monkeypatch, data_dir, tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    from alarms.links import decode_insights_url
+
+    sample = _sample()
+    stack = tmp_path / "stack.yaml"
+    stack.write_text(yaml.safe_dump({"service": "orders", "region": "eu-west-1", "functions": [
+        {"name": "orders-consumer", "operation": "ProcessOrders", "event_source": "sqs"}]}))
+    monkeypatch.setenv("IDEMWATCH_DATA", str(data_dir))
+    monkeypatch.setenv("IDEMWATCH_ALARMS_CONFIG", str(stack))
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.run()
+    at.switch_page("app_pages/stuck_keys.py").run()
+    assert not at.exception
+    table = at.get_by_key("table-stuck").dataframe[0].value.set_index("key")
+    url = table.loc[sample.XSS_KEY, "logs"]
+    detail = decode_insights_url(url)
+    assert url.startswith("https://eu-west-1.console.aws.amazon.com/")
+    assert detail["source"] == ["/aws/lambda/orders-consumer"]
+    assert detail["editorString"].startswith(f'filter idempotency_key = "{sample.XSS_KEY}" | fields @timestamp')
+    # claimed and last seen 10:27 (2026-01-05): the range is 10:22 to 10:32
+    assert (detail["start"], detail["end"]) == ("2026-01-05T10:22:00.000Z", "2026-01-05T10:32:00.000Z")
+    import pandas as pd
+
+    assert pd.isna(table.loc[sample.XSS_LINK, "logs"])  # service "payments" is not in the stack config
+
+
+def test_key_query_cannot_be_broken_out_of():
+    from alarms.links import decode_insights_url, key_query, key_trail_url
+
+    key = 'a" | filter 1 = 1 | display \\"'
+    q = key_query(key)
+    assert q.startswith('filter idempotency_key = "a\\" | filter 1 = 1 | display \\\\\\"" | fields')
+    assert decode_insights_url(key_trail_url(key, ["/g"], 0, 60))["editorString"] == q
