@@ -146,3 +146,13 @@ def test_export_removes_only_its_own_stale_files(tmp_path):
     assert len(written) == 3
     assert not mine.exists() and theirs.exists()
     assert len(list((tmp_path / "cli").glob("*.json"))) == 4
+
+
+def test_platform_docs_runbook_is_current_and_has_every_signal():
+    from alarms.runbook import render_runbook
+    from alarms.signals import SIGNALS
+
+    doc = (ROOT / "docs" / "platform.md").read_text(encoding="utf-8")
+    assert render_runbook() in doc, "regenerate with: python -m alarms.runbook"
+    for sid in SIGNALS:  # every description's runbook link has its anchor
+        assert f'<a id="runbook-{sid.replace("_", "-")}"></a>' in doc
