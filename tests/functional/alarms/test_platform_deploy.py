@@ -158,3 +158,25 @@ def test_terraform_validate_accepts_the_module_and_the_flat_file(tmp_path):
     doc = json.loads(val.stdout)
     assert doc["valid"] is False and any("no_such_argument" in d.get("summary", "") + d.get("detail", "")
                                          for d in doc["diagnostics"]), doc
+
+
+@pytest.mark.slow
+def test_cfn_lint_is_clean_on_a_template_with_every_feature(tmp_path):
+    """Info severity, no OK topics, an explicit tier topic, default dimensions, percentile and metric-math custom
+    alarms, the table alarms and the dashboard: cfn-lint passes and every format validates."""
+    import sys
+
+    stack = Path(__file__).with_name("rich-stack.yaml")
+    res = CliRunner().invoke(main, ["alarms", "export", "--config", str(stack), "--out", str(tmp_path), "--dashboard"])
+    assert res.exit_code == 0, res.output
+    template = tmp_path / "cloudformation" / "pay-alarms.json"
+    lint = subprocess.run([str(Path(sys.executable).parent / "cfn-lint"), "--", str(template)], capture_output=True,
+                          text=True, timeout=600)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    t = json.loads(template.read_text())
+    assert set(t["Parameters"]) >= {"InfoAlarmActions", "CriticalOkActions"}
+    tier = t["Resources"]["PayCapturePayloadConflictCriticalAlarm"]["Properties"]
+    assert tier["AlarmActions"] == ["arn:aws:sns:eu-west-1:111122223333:special"]  # explicit: literal
+    res = CliRunner().invoke(main, ["alarms", "validate", *(str(tmp_path / f) for f in (
+        "cli", "cloudformation", "terraform", "terraform-module", "dashboard")), "--config", str(stack)])
+    assert res.exit_code == 0 and "0 warning(s)" in res.output, res.output
