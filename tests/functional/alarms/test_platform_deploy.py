@@ -141,10 +141,10 @@ def test_terraform_validate_accepts_the_module_and_the_flat_file(tmp_path):
         shutil.copytree(src, work)
         env = {**os.environ, "TF_IN_AUTOMATION": "1", "CHECKPOINT_DISABLE": "1"}
         init = subprocess.run(["terraform", "init", "-backend=false", "-input=false", f"-plugin-dir={PLUGINS}"],
-                              cwd=work, capture_output=True, text=True, timeout=600, env=env)
+                              check=False, cwd=work, capture_output=True, text=True, timeout=600, env=env)
         assert init.returncode == 0, init.stdout + init.stderr
-        val = subprocess.run(["terraform", "validate", "-json"], cwd=work, capture_output=True, text=True,
-                             timeout=600, env=env)
+        val = subprocess.run(["terraform", "validate", "-json"], check=False, cwd=work, capture_output=True,
+                             text=True, timeout=600, env=env)
         doc = json.loads(val.stdout)
         assert doc["valid"] is True and doc["error_count"] == 0, doc
     # and validate does check our arguments: a broken copy fails
@@ -154,7 +154,8 @@ def test_terraform_validate_accepts_the_module_and_the_flat_file(tmp_path):
     first["comparison_operator"] = 5
     first["no_such_argument"] = True
     (broken / "main.tf.json").write_text(json.dumps(main_doc))
-    val = subprocess.run(["terraform", "validate", "-json"], cwd=broken, capture_output=True, text=True, timeout=600)
+    val = subprocess.run(["terraform", "validate", "-json"], check=False, cwd=broken, capture_output=True, text=True,
+                         timeout=600)
     doc = json.loads(val.stdout)
     assert doc["valid"] is False and any("no_such_argument" in d.get("summary", "") + d.get("detail", "")
                                          for d in doc["diagnostics"]), doc
@@ -170,8 +171,8 @@ def test_cfn_lint_is_clean_on_a_template_with_every_feature(tmp_path):
     res = CliRunner().invoke(main, ["alarms", "export", "--config", str(stack), "--out", str(tmp_path), "--dashboard"])
     assert res.exit_code == 0, res.output
     template = tmp_path / "cloudformation" / "pay-alarms.json"
-    lint = subprocess.run([str(Path(sys.executable).parent / "cfn-lint"), "--", str(template)], capture_output=True,
-                          text=True, timeout=600)
+    lint = subprocess.run([str(Path(sys.executable).parent / "cfn-lint"), "--", str(template)], check=False,
+                          capture_output=True, text=True, timeout=600)
     assert lint.returncode == 0, lint.stdout + lint.stderr
     t = json.loads(template.read_text())
     assert set(t["Parameters"]) >= {"InfoAlarmActions", "CriticalOkActions"}
