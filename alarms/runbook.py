@@ -28,13 +28,13 @@ def render_runbook() -> str:
             f"### {s.title} (`{s.id}`)",
             f'<a id="runbook-{s.id.replace("_", "-")}"></a>',
             "",
-            f"- **Alarm**: `<prefix><target>-{s.suffix}`, {s.severity.value}, threshold {s.threshold:g} {s.unit}, "
-            f"{s.datapoints_to_alarm} of {s.evaluation_periods} x {s.period} s{tiers}.",
+            (f"- **Alarm**: `<prefix><target>-{s.suffix}`, {s.severity.value}, threshold {s.threshold:g} {s.unit}, "
+            f"{s.datapoints_to_alarm} of {s.evaluation_periods} x {s.period} s{tiers}."),
             f"- **Meaning**: {s.meaning.format(**_PLACEHOLDERS)}",
             f"- **Likely causes**: {s.causes.format(**_PLACEHOLDERS)}",
             f"- **First check**: {s.first_check.format(**_PLACEHOLDERS)}",
-            f"- **Missing data**: {s.treat_missing_data.value}, because "
-            f"{s.treat_missing_reason.format(**_PLACEHOLDERS)}.",
+            (f"- **Missing data**: {s.treat_missing_data.value}, because "
+            f"{s.treat_missing_reason.format(**_PLACEHOLDERS)}."),
             "",
         ]
     out.append(END)
