@@ -338,16 +338,11 @@ def _overrides(raw: Any, at: str) -> Mapping[str, SignalOverride]:
             if key == "tiers":
                 kw["tiers"] = _tiers(value, f"{here}.tiers")
                 continue
-            types = _OVERRIDE_KEYS[key]
-            if isinstance(value, bool) and bool not in types or not isinstance(value, types):
-                raise ConfigError(f"must be {' or '.join(t.__name__ for t in types)}, got {value!r}", f"{here}.{key}")
+            value = _setting(value, _OVERRIDE_KEYS[key], key, f"{here}.{key}")
             if key == "severity":
                 value = _enum(Severity, value, f"{here}.{key}")
             elif key == "treat_missing_data":
                 value = _enum(TreatMissingData, value, f"{here}.{key}")
-            elif key in ("period", "evaluation_periods", "datapoints_to_alarm") and isinstance(value, int) \
-                    and value < 1:
-                raise ConfigError("must be >= 1", f"{here}.{key}")
             kw[key] = value
         if "treat_missing_data" in kw and not kw.get("treat_missing_reason"):
             raise ConfigError("changing treat_missing_data needs treat_missing_reason (why that choice)", here)
@@ -370,14 +365,18 @@ def _tiers(raw: Any, at: str) -> Mapping[Severity, TierOverride]:
             if key == "actions":
                 kw["actions"] = _arns(value, f"{here}.actions")
                 continue
-            types = _TIER_KEYS[key]
-            if isinstance(value, bool) and bool not in types or not isinstance(value, types):
-                raise ConfigError(f"must be {' or '.join(t.__name__ for t in types)}, got {value!r}", f"{here}.{key}")
-            if key in ("period", "evaluation_periods", "datapoints_to_alarm") and value < 1:
-                raise ConfigError("must be >= 1", f"{here}.{key}")
-            kw[key] = value
+            kw[key] = _setting(value, _TIER_KEYS[key], key, f"{here}.{key}")
         out[severity] = TierOverride(**kw)
     return MappingProxyType(out)
+
+
+def _setting(value: Any, types: tuple[type, ...], key: str, at: str) -> Any:
+    """One override/tier setting of the allowed ``types`` (bool only where allowed; counts >= 1)."""
+    if isinstance(value, bool) and bool not in types or not isinstance(value, types):
+        raise ConfigError(f"must be {' or '.join(t.__name__ for t in types)}, got {value!r}", at)
+    if key in ("period", "evaluation_periods", "datapoints_to_alarm") and value < 1:
+        raise ConfigError("must be >= 1", at)
+    return value
 
 
 def _arns(arns: Any, at: str) -> tuple[str, ...]:

@@ -6,36 +6,17 @@ tags, idempotence, prune scope, dry run); validation and evaluation have their o
 
 from __future__ import annotations
 
-import urllib.request
 from pathlib import Path
 
 import boto3
-import pytest
 import yaml
 from click.testing import CliRunner
-from moto.server import ThreadedMotoServer
 
 from alarms.commands import alarms
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "alarms" / "demo-stack.yaml"
 REGION = "us-east-1"
-
-
-@pytest.fixture()
-def endpoint(monkeypatch):
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    assert host == "127.0.0.1"
-    url = f"http://127.0.0.1:{port}"
-    # moto keeps its backends per process: start every test from an empty account
-    urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=10).read()
-    yield url
-    server.stop()
 
 
 def _cw(endpoint):

@@ -111,50 +111,38 @@ def test_region_error_names_what_works(monkeypatch, tmp_path):
     assert "You must specify a region" not in res.output  # not botocore's own text
 
 
-def test_deploy_dry_run_json_and_role_arn_against_moto(monkeypatch):
-    import urllib.request
-
+def test_deploy_dry_run_json_and_role_arn_against_moto(monkeypatch, endpoint):
     import boto3
-    from moto.server import ThreadedMotoServer
 
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        url = f"http://127.0.0.1:{server.get_host_and_port()[1]}"
-        urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=10).read()
-        # a role in another account: moto serves the assumed credentials from that account's backends, so the
-        # alarms landing there (and not in the caller's account) proves the CloudWatch calls used the role
-        role = "arn:aws:iam::111122223333:role/alarms-deployer"
-        # the region comes from AWS_REGION, which botocore alone would ignore
-        monkeypatch.setenv("AWS_REGION", "eu-west-1")
-        monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
-        res = _run("deploy", "--config", str(DEMO), "--endpoint-url", url, "--role-arn", role, "--dashboard",
-                   "--format", "json")
-        assert res.exit_code == 0, res.output
-        doc = json.loads(res.output)
-        assert doc["counts"]["create"] == 66 and doc["applied"] == 67  # 66 alarms + the dashboard
-        mine = boto3.client("cloudwatch", region_name="eu-west-1", endpoint_url=url)
-        assert mine.describe_alarms()["MetricAlarms"] == []
-        creds = boto3.client("sts", region_name="eu-west-1", endpoint_url=url).assume_role(
-            RoleArn=role, RoleSessionName="check")["Credentials"]
-        cw = boto3.client("cloudwatch", region_name="eu-west-1", endpoint_url=url,
-                          aws_access_key_id=creds["AccessKeyId"], aws_secret_access_key=creds["SecretAccessKey"],
-                          aws_session_token=creds["SessionToken"])
-        assert len([a for p in cw.get_paginator("describe_alarms").paginate() for a in p["MetricAlarms"]]) == 66
-        body = json.loads(cw.get_dashboard(DashboardName="shop-idemwatch")["DashboardBody"])
-        assert {w["properties"]["region"] for w in body["widgets"] if w["type"] in ("metric", "log")} == {"eu-west-1"}
-        # the alarm ARNs in the dashboard name the role's account (STS GetCallerIdentity), not the config's
-        arns = {a for w in body["widgets"] if w["type"] == "alarm" for a in w["properties"]["alarms"]}
-        assert {a.split(":")[4] for a in arns} == {"111122223333"} and len(arns) == 66
-        res = _run("deploy", "--config", str(DEMO), "--endpoint-url", url, "--role-arn", role, "--dry-run",
-                   "--dashboard", "--format", "json")
-        items = json.loads(res.output)["items"]
-        assert {i["action"] for i in items} == {"unchanged"} and len(items) == 67
-    finally:
-        server.stop()
+    url = endpoint
+    # a role in another account: moto serves the assumed credentials from that account's backends, so the
+    # alarms landing there (and not in the caller's account) proves the CloudWatch calls used the role
+    role = "arn:aws:iam::111122223333:role/alarms-deployer"
+    # the region comes from AWS_REGION, which botocore alone would ignore
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    res = _run("deploy", "--config", str(DEMO), "--endpoint-url", url, "--role-arn", role, "--dashboard",
+               "--format", "json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["counts"]["create"] == 66 and doc["applied"] == 67  # 66 alarms + the dashboard
+    mine = boto3.client("cloudwatch", region_name="eu-west-1", endpoint_url=url)
+    assert mine.describe_alarms()["MetricAlarms"] == []
+    creds = boto3.client("sts", region_name="eu-west-1", endpoint_url=url).assume_role(
+        RoleArn=role, RoleSessionName="check")["Credentials"]
+    cw = boto3.client("cloudwatch", region_name="eu-west-1", endpoint_url=url,
+                      aws_access_key_id=creds["AccessKeyId"], aws_secret_access_key=creds["SecretAccessKey"],
+                      aws_session_token=creds["SessionToken"])
+    assert len([a for p in cw.get_paginator("describe_alarms").paginate() for a in p["MetricAlarms"]]) == 66
+    body = json.loads(cw.get_dashboard(DashboardName="shop-idemwatch")["DashboardBody"])
+    assert {w["properties"]["region"] for w in body["widgets"] if w["type"] in ("metric", "log")} == {"eu-west-1"}
+    # the alarm ARNs in the dashboard name the role's account (STS GetCallerIdentity), not the config's
+    arns = {a for w in body["widgets"] if w["type"] == "alarm" for a in w["properties"]["alarms"]}
+    assert {a.split(":")[4] for a in arns} == {"111122223333"} and len(arns) == 66
+    res = _run("deploy", "--config", str(DEMO), "--endpoint-url", url, "--role-arn", role, "--dry-run",
+               "--dashboard", "--format", "json")
+    items = json.loads(res.output)["items"]
+    assert {i["action"] for i in items} == {"unchanged"} and len(items) == 67
     res = _run("deploy", "--config", str(DEMO), "--endpoint-url", "http://127.0.0.1:9", "--role-arn", role,
                "--dry-run", env={"AWS_MAX_ATTEMPTS": "1", "AWS_REGION": "eu-west-1"})
     assert res.exit_code == 1 and "cannot assume arn:aws:iam::111122223333:role/alarms-deployer (--role-arn)" in \

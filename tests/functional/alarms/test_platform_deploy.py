@@ -8,13 +8,11 @@ import json
 import os
 import shutil
 import subprocess
-import urllib.request
 from pathlib import Path
 
 import boto3
 import pytest
 from click.testing import CliRunner
-from moto.server import ThreadedMotoServer
 
 from alarms.cfn_template import resolve
 from alarms.export import requests_from_cloudformation, requests_from_terraform
@@ -26,19 +24,6 @@ DEMO = ROOT / "alarms" / "demo-stack.yaml"
 EXPORTED = ROOT / "alarms" / "exported"
 TEMPLATE = EXPORTED / "cloudformation" / "shop-alarms.json"
 PAGER = "arn:aws:sns:eu-central-1:444455556666:platform-pager"
-
-
-@pytest.fixture()
-def endpoint(monkeypatch):
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    url = f"http://127.0.0.1:{server.get_host_and_port()[1]}"
-    urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=10).read()
-    yield url
-    server.stop()
 
 
 def test_template_has_parameters_conditions_and_outputs():
