@@ -4,6 +4,7 @@ Parameters (defaults = the stack config's values, so the template deploys as-is)
 
 - ``NamePrefix`` (String): the alarm name prefix (``AlarmName: !Sub "${NamePrefix}<rest>"``);
 - ``Namespace`` (String): this project's EMF namespace, on every metric of it;
+- console links in ``AlarmDescription`` use ``${AWS::Region}`` (``Fn::Sub``);
 - ``<Severity>AlarmActions`` / ``<Severity>OkActions`` (CommaDelimitedList) per severity in use: the
   SNS topic ARNs. An empty value means no action: a condition ``Has<Severity>AlarmActions`` turns the
   property into ``AWS::NoValue`` (an empty CommaDelimitedList is ``[""]``, which PutMetricAlarm refuses).
@@ -122,6 +123,14 @@ def _alarm_properties(d: Any, config: Any) -> dict[str, Any]:
             continue
         props[key] = value
     props["AlarmName"] = {"Fn::Sub": "${NamePrefix}" + d.name[len(d.prefix):].replace("${", "${!")}
+    if config.region and props.get("AlarmDescription"):
+        # console links open the region the stack is deployed in, not the one the config names
+        from alarms.links import console_base
+
+        regional = props["AlarmDescription"].replace("${", "${!")
+        here = console_base("${AWS::Region}")
+        if console_base(config.region) in regional:
+            props["AlarmDescription"] = {"Fn::Sub": regional.replace(console_base(config.region), here)}
     for kind, field, actions in (("AlarmActions", "AlarmActions", d.alarm_actions),
                                  ("OkActions", "OKActions", d.ok_actions)):
         if d.alarm_actions == config.actions.get(d.severity, ()):

@@ -154,14 +154,14 @@ def to_cloudformation(requests: Iterable[Mapping[str, Any]], stack: str) -> dict
     }
 
 
-def requests_from_cloudformation(template: Mapping[str, Any],
-                                 parameters: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+def requests_from_cloudformation(template: Mapping[str, Any], parameters: Mapping[str, Any] | None = None,
+                                 region: str = "us-east-1") -> list[dict[str, Any]]:
     """The PutMetricAlarm requests of a template's ``AWS::CloudWatch::Alarm`` resources (other types skipped).
     A parameterised template is resolved first (``parameters`` over the defaults: :func:`alarms.cfn_template.resolve`)."""
     from alarms.cfn_template import is_parameterised, resolve
 
     if is_parameterised(template) or parameters:
-        template = resolve(template, parameters)
+        template = resolve(template, parameters, region=region)
     out = []
     for res in (template.get("Resources") or {}).values():
         if isinstance(res, Mapping) and res.get("Type") == CFN_ALARM_TYPE:

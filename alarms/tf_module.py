@@ -21,6 +21,7 @@ from typing import Any
 from alarms.types import Severity
 
 TF_DASHBOARD_TYPE = "aws_cloudwatch_dashboard"
+_REGION = "${data.aws_region.current.name}"
 
 
 def _var(sev: Severity, kind: str) -> str:
@@ -55,6 +56,11 @@ def build_module(config: Any, definitions: Sequence[Any], dashboard: bool = Fals
         body = dict(flat[name])
         body["alarm_name"] = "${var.name_prefix}" + _tf_escape(d.name[len(d.prefix):])
         body["alarm_description"] = _tf_escape(body.get("alarm_description", ""))
+        if config.region:  # console links open the provider's region, not the one the config names
+            from alarms.links import console_base
+
+            body["alarm_description"] = body["alarm_description"].replace(
+                console_base(config.region), console_base(_REGION))
         if d.alarm_actions == config.actions.get(d.severity, ()):
             body["alarm_actions"] = "${var." + _var(d.severity, "alarm_actions") + "}"
             body["ok_actions"] = "${var." + _var(d.severity, "ok_actions") + "}"
@@ -67,6 +73,8 @@ def build_module(config: Any, definitions: Sequence[Any], dashboard: bool = Fals
             body["tags"] = {k: _tf_escape(v) for k, v in body["tags"].items()}
         alarms[name] = {k: body[k] for k in sorted(body, key=_order(flat[name]))}
     main: dict[str, Any] = {"resource": {TF_ALARM_TYPE: alarms}}
+    if config.region or dashboard:
+        main["data"] = {"aws_region": {"current": {}}}
     outputs: dict[str, Any] = {
         "alarm_arns": {"description": "Alarm ARN per alarm resource name",
                        "value": {n: f"${{{TF_ALARM_TYPE}.{n}.arn}}" for n in alarms}},
@@ -78,7 +86,7 @@ def build_module(config: Any, definitions: Sequence[Any], dashboard: bool = Fals
         from alarms.console_dashboard import dashboard_name
 
         text = templated_body(config, definitions,
-                              {"region": "${data.aws_region.current.name}",
+                              {"region": _REGION,
                                "account": "${data.aws_caller_identity.current.account_id}",
                                "prefix": "${var.name_prefix}", "namespace": "${var.namespace}"},
                               escape=_tf_escape)
@@ -102,10 +110,11 @@ def _tf_escape(s: str) -> str:
 
 
 def resolve_module(main: dict[str, Any], variables: dict[str, Any],
-                   values: dict[str, Any] | None = None) -> dict[str, Any]:
+                   values: dict[str, Any] | None = None, region: str | None = None) -> dict[str, Any]:
     """``main`` (a module's main.tf.json) with ``${var.<name>}`` replaced by ``values`` over the variables'
-    defaults, and ``$${`` / ``%%{`` unescaped: what Terraform would pass to the provider for the
-    arguments this module writes. Other interpolations (data sources) are left as they are."""
+    defaults, the region data source by ``region`` (when given), and ``$${`` / ``%%{`` unescaped: what
+    Terraform would pass to the provider for the arguments this module writes. Other interpolations (the
+    account id data source) are left as they are."""
     import re
 
     vals = {k: v.get("default") for k, v in (variables.get("variable") or {}).items()}
@@ -121,6 +130,8 @@ def resolve_module(main: dict[str, Any], variables: dict[str, Any],
         whole = re.fullmatch(r"\$\{var\.([A-Za-z0-9_]+)\}", x)
         if whole:
             return vals[whole.group(1)]
+        if region is not None:
+            x = x.replace(_REGION, region)
         parts = re.split(r"(\$\$\{|%%\{|\$\{var\.[A-Za-z0-9_]+\})", x)
         out = []
         for part in parts:

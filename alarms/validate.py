@@ -423,7 +423,7 @@ def load_requests(path: str | Path) -> list[dict[str, Any]]:
         if variables.is_file():  # a module: its variables' defaults give the values
             from alarms.tf_module import resolve_module
 
-            doc = resolve_module(doc, json.loads(variables.read_text(encoding="utf-8")))
+            doc = resolve_module(doc, json.loads(variables.read_text(encoding="utf-8")), region="us-east-1")
         return requests_from_terraform(doc)
     if isinstance(doc, dict) and ("widgets" in doc or set(doc) <= {"terraform", "variable", "output", "data"}):
         return []  # a dashboard body (checked by dashboard_body.validate_body) or module plumbing

@@ -51,7 +51,7 @@ def test_parameterised_template_deploys_to_moto_with_values_substituted(endpoint
     params = {"NamePrefix": "team-a-", "Namespace": "ShopMetrics", "CriticalAlarmActions": PAGER,
               "CriticalOkActions": "", "WarningAlarmActions": "", "WarningOkActions": ""}
     template = json.loads(TEMPLATE.read_text())
-    requests = requests_from_cloudformation(template, params)
+    requests = requests_from_cloudformation(template, params, region="eu-central-1")
     assert len(requests) == 66
     cw = boto3.client("cloudwatch", region_name="eu-central-1", endpoint_url=endpoint)
     for r in requests:
@@ -65,6 +65,9 @@ def test_parameterised_template_deploys_to_moto_with_values_substituted(endpoint
     poison = got["team-a-orders-consumer-PoisonRate"]  # critical, math: namespace inside every MetricStat
     assert poison["AlarmActions"] == [PAGER] and poison.get("OKActions", []) == []
     assert {q["MetricStat"]["Metric"]["Namespace"] for q in poison["Metrics"] if "MetricStat" in q} == {"ShopMetrics"}
+    # console links follow the region the template is deployed in
+    assert "https://eu-central-1.console.aws.amazon.com/" in poison["AlarmDescription"]
+    assert "us-east-1.console" not in poison["AlarmDescription"]
     conflict = got["team-a-orders-consumer-PayloadConflict"]  # warning: empty topics -> no actions at all
     assert conflict["Namespace"] == "ShopMetrics" and conflict.get("AlarmActions", []) == []
     assert got["team-a-orders-consumer-Errors"]["Namespace"] == "AWS/Lambda"  # AWS namespaces untouched
@@ -103,12 +106,15 @@ def test_terraform_module_describes_the_same_alarms_as_the_flat_file():
     main_doc = json.loads((module / "main.tf.json").read_text())
     variables = json.loads((module / "variables.tf.json").read_text())
     flat = requests_from_terraform(json.loads((EXPORTED / "terraform" / "shop-alarms.tf.json").read_text()))
-    via_module = requests_from_terraform(resolve_module(main_doc, variables))
+    via_module = requests_from_terraform(resolve_module(main_doc, variables, region="us-east-1"))
     assert sorted(flat, key=lambda r: r["AlarmName"]) == sorted(via_module, key=lambda r: r["AlarmName"])
     other = requests_from_terraform(resolve_module(main_doc, variables, {"name_prefix": "x-", "namespace": "N",
-                                                                         "critical_alarm_actions": [PAGER]}))
+                                                                         "critical_alarm_actions": [PAGER]},
+                                               region="eu-central-1"))
     poison = next(r for r in other if r["AlarmName"] == "x-orders-consumer-PoisonRate")
     assert poison["AlarmActions"] == [PAGER]
+    assert "https://eu-central-1.console.aws.amazon.com/cloudwatch/home?region=eu-central-1#logsV2:" in \
+        poison["AlarmDescription"] and "us-east-1" not in poison["AlarmDescription"]
     assert {q["MetricStat"]["Metric"]["Namespace"] for q in poison["Metrics"] if "MetricStat" in q} == {"N"}
     assert set(json.loads((module / "outputs.tf.json").read_text())["output"]) == {"alarm_arns", "alarm_names",
                                                                                   "dashboard_name"}
