@@ -322,8 +322,8 @@ def timeline_figure(result: Any) -> Any:
     fig.update_yaxes(title_text=getattr(d, "unit", "") or "value", row=1, col=1, automargin=True)
     fig.update_yaxes(tickvals=[0, 1, 2], ticktext=["OK", "NO DATA", "ALARM"], range=[-0.5, 2.5], fixedrange=True,
                      automargin=True, title_text="state", row=2, col=1)
-    fig.update_xaxes(title_text="period start (UTC)", row=2, col=1)
-    fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 10, "b": 10}, showlegend=True,
+    fig.update_xaxes(title_text="period start (UTC)", title_standoff=8, automargin=True, row=2, col=1)
+    fig.update_layout(height=440, margin={"l": 10, "r": 10, "t": 10, "b": 50}, showlegend=True,
                       legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0})
     return fig
 
