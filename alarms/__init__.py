@@ -9,6 +9,10 @@ the collector's tables with CloudWatch's M-out-of-N and treat-missing-data rules
     defs = build_catalogue(load_config("alarms/demo-stack.yaml"))
     results = run_backtest(defs, data_dir)   # .definition, .timeline (DataFrame), .alarm_intervals
 
+Platform exports (docs/platform.md): :mod:`alarms.cfn_template` (parameterised CloudFormation),
+:mod:`alarms.tf_module` (Terraform module), :mod:`alarms.console_dashboard` (PutDashboard body) checked by
+:func:`validate_body`, console URLs in :mod:`alarms.links`.
+
 Heavy modules (pandas, boto3) are imported on first use of the names that need them.
 """
 
@@ -31,7 +35,9 @@ __all__ = [
     "evaluate_states",
     "export",
     "load_config",
+    "logs_insights_url",
     "run_backtest",
+    "validate_body",
     "validate_request",
     "validate_requests",
 ]
@@ -53,6 +59,8 @@ _WHERE = {
     "evaluate_states": "alarms.evaluation",
     "BacktestResult": "alarms.backtest",
     "run_backtest": "alarms.backtest",
+    "validate_body": "alarms.dashboard_body",
+    "logs_insights_url": "alarms.links",
 }
 
 

@@ -78,6 +78,32 @@ class BacktestResult:
     def alarm_minutes(self) -> float:
         return sum((b - a).total_seconds() for a, b in self.alarm_intervals) / 60.0
 
+    @property
+    def time_in_alarm_s(self) -> int:
+        """Seconds in ALARM over the history (sum of ``alarm_intervals``)."""
+        return int(sum((b - a).total_seconds() for a, b in self.alarm_intervals))
+
+    @property
+    def last_state(self) -> str:
+        """The state after the last evaluated period; INSUFFICIENT_DATA (a new alarm's state) without one."""
+        tl = self.timeline
+        return str(tl["state"].iloc[-1]) if tl is not None and len(tl) else AlarmState.INSUFFICIENT_DATA.value
+
+    def transitions(self) -> list[tuple[datetime, str, str]]:
+        """(time, from state, to state) per state change, time = end of the period whose evaluation changed it
+        (UTC). The first one starts from INSUFFICIENT_DATA, the state CloudWatch gives a new alarm."""
+        tl = self.timeline
+        out: list[tuple[datetime, str, str]] = []
+        if tl is None or not len(tl):
+            return out
+        prev = AlarmState.INSUFFICIENT_DATA.value
+        period = self.definition.period
+        for start, state in zip(tl["period_start"], tl["state"]):
+            if state != prev:
+                out.append((_dt(int(start.timestamp()) + period), prev, str(state)))
+                prev = str(state)
+        return out
+
 
 class History:
     """The collected tables of one data directory, loaded once. Raises :class:`BacktestError` when

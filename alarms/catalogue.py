@@ -1,10 +1,21 @@
-"""Build the alarm catalogue of a stack: one :class:`AlarmDefinition` per signal and target.
+"""Build the alarm catalogue of a stack: one :class:`AlarmDefinition` per signal, tier and target,
+then the stack's custom alarms.
 
 Metric names and dimension names of this project come from :mod:`emitter.contract`
 (``Metric``, ``Dimension``; alarms use the ``[Service, Operation]`` dimension set); the AWS
 ones from :mod:`alarms.constants`. Targets per signal scope: every function (this project's
 metrics, Lambda Errors/Throttles, the EMF error metrics of its log group), stream functions
-(IteratorAge), functions with a record age (RecordAge), source queues and DLQs.
+(IteratorAge), functions with a record age (RecordAge), source queues and DLQs, the idempotency
+table when the config names one.
+
+Tiers: a signal's base tier keeps the plain name; each extra tier (:class:`~alarms.signals.Tier`,
+or one added in ``overrides.<signal>.tiers``) is ``<name>-<Severity>`` with its own threshold,
+M-out-of-N and topics. Dimensions: alarms on this project's metrics use ``[Service, Operation]``
+plus the function's declared default dimensions, in the order the emitter writes them
+(:meth:`emitter aggregate _group_dimensions`: base set, then the custom dimensions).
+Descriptions end with console links (:mod:`alarms.links`) and stay within the API's 1024
+characters: when they would not, the "likely causes" and then the "first check" parts are left to
+the runbook link.
 """
 
 from __future__ import annotations
@@ -12,11 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from alarms import constants as C
-from alarms.config import FunctionConfig, SignalOverride, StackConfig
+from alarms import links as L
+from alarms.config import FunctionConfig, SignalOverride, StackConfig, TierOverride
+from alarms.custom import CustomAlarm, CustomMetric
 from alarms.definitions import AlarmDefinition, MetricQuery, MetricRef
-from alarms.signals import ASYNC_SOURCES, CUSTOM, SIGNALS, STREAM_SOURCES, Scope, Signal
-from alarms.types import Severity
-from emitter.contract import DIMENSION_SETS, Dimension
+from alarms.signals import ASYNC_SOURCES, CUSTOM, SIGNALS, STREAM_SOURCES, Scope, Signal, Tier
+from alarms.types import Severity, TreatMissingData
+from emitter.contract import DIMENSION_SETS, METRIC_OUTCOME, Dimension, LogKey, Metric
 
 
 @dataclass(frozen=True)
@@ -42,10 +55,45 @@ def build_catalogue(config: StackConfig) -> list[AlarmDefinition]:
             ov = (config.overrides.get(signal.id) or SignalOverride()).merged(fn.overrides.get(signal.id))
             if ov.enabled is False:
                 continue
-            defs.append(_definition(config, signal, target, ov))
+            base = _definition(config, signal, target, ov)
+            defs.append(base)
+            defs.extend(_tiers(config, signal, target, ov, base))
+    defs.extend(_custom(config, c) for c in config.custom_alarms)
     names = [d.name for d in defs]
-    assert len(names) == len(set(names)), "alarm names must be unique"
+    clash = sorted({n for n in names if names.count(n) > 1})
+    if clash:
+        from alarms.exceptions import ConfigError
+
+        raise ConfigError(f"alarm name(s) defined twice: {', '.join(clash)} (a custom alarm or a tier's severity "
+                          "repeats a catalogue alarm)", "custom_alarms")
     return defs
+
+
+def _tiers(config: StackConfig, s: Signal, target: _Target, ov: SignalOverride,
+           base: AlarmDefinition) -> list[AlarmDefinition]:
+    """The extra tiers of ``s`` for one target: the signal's defaults merged with ``ov.tiers``."""
+    defaults = {t.severity: t for t in s.tiers}
+    out = []
+    for severity in Severity:  # fixed order: critical, warning, info
+        t_ov = ov.tiers.get(severity, TierOverride())
+        t_def = defaults.get(severity)
+        if t_def is None and severity not in ov.tiers or t_ov.enabled is False:
+            continue
+        if severity is base.severity:
+            from alarms.exceptions import ConfigError
+
+            raise ConfigError(f"tier {severity.value} of {s.id} has the base tier's severity; change the base "
+                              "severity or the tier", f"overrides.{s.id}.tiers.{severity.value}")
+        t = t_def or Tier(severity, base.threshold, base.evaluation_periods, base.datapoints_to_alarm)
+        evaluation_periods = t_ov.evaluation_periods or t.evaluation_periods
+        datapoints = t_ov.datapoints_to_alarm or min(t.datapoints_to_alarm, evaluation_periods)
+        tier_ov = SignalOverride(
+            threshold=t_ov.threshold if t_ov.threshold is not None else t.threshold,
+            period=t_ov.period or ov.period, evaluation_periods=evaluation_periods, datapoints_to_alarm=datapoints,
+            severity=severity, treat_missing_data=ov.treat_missing_data, treat_missing_reason=ov.treat_missing_reason,
+        )
+        out.append(_definition(config, s, target, tier_ov, tier=severity, actions=t_ov.actions))
+    return out
 
 
 def _targets(config: StackConfig, signal: Signal) -> list[_Target]:
@@ -60,10 +108,13 @@ def _targets(config: StackConfig, signal: Signal) -> list[_Target]:
         elif signal.scope == Scope.DLQ and fn.dlq and fn.dlq not in seen:
             seen.add(fn.dlq)
             out.append(_Target(fn.dlq, fn))
+        elif signal.scope == Scope.TABLE and config.idempotency_table and not out:
+            out.append(_Target(config.idempotency_table, fn))
     return out
 
 
-def _definition(config: StackConfig, s: Signal, target: _Target, ov: SignalOverride) -> AlarmDefinition:
+def _definition(config: StackConfig, s: Signal, target: _Target, ov: SignalOverride,
+                tier: Severity | None = None, actions: tuple[str, ...] | None = None) -> AlarmDefinition:
     fn = target.function
     period = ov.period or s.period
     evaluation_periods = ov.evaluation_periods or s.evaluation_periods
@@ -86,25 +137,31 @@ def _definition(config: StackConfig, s: Signal, target: _Target, ov: SignalOverr
         "namespace": config.namespace,
         "threshold": _num(threshold),
     }
-    description = (
-        f"[{severity.value}] {s.title}. {_cap(s.meaning.format(**values))} "
-        f"Likely causes: {s.causes.format(**values)} "
-        f"First check: {s.first_check.format(**values)} "
-        f"Missing data: {treat.value}, because {reason.format(**values)}."
-    )
+    name = f"{config.alarm_name_prefix}{target.key}-{s.suffix}" + (f"-{_cap(tier.value)}" if tier else "")
     metric: MetricRef | None = None
     queries: tuple[MetricQuery, ...] = ()
     if s.metric is not None:
-        ns_key, name = s.metric
-        metric = _metric(config, fn, ns_key, name)
+        ns_key, metric_name = s.metric
+        metric = _metric(config, fn, ns_key, metric_name)
     else:
         assert s.math is not None
         expression, parts = s.math
         queries = tuple(
-            MetricQuery(id=qid, metric=_metric(config, fn, CUSTOM, name), stat=s.statistic.value, period=period)
-            for qid, name in parts
+            MetricQuery(id=p[0], metric=_metric(config, fn, *(p[2:3] or (CUSTOM,)), p[1], extra=p[3] if len(p) > 3
+                                                 else ()), stat=s.statistic.value, period=period)
+            for p in parts
         ) + (MetricQuery(id=s.id, expression=expression, label=s.math_label, return_data=True),)
-    actions = config.actions.get(severity, ())
+    log_group = None if s.scope == Scope.TABLE else fn.log_group  # a table serves several functions
+    links = _links(config, name, s.id, log_group, s.insights or _outcome_query(s))
+    description = fit_description(
+        [f"[{severity.value}] {s.title}. {_cap(s.meaning.format(**values))}",
+         f"First check: {s.first_check.format(**values)}",
+         f"Missing data: {treat.value}, because {reason.format(**values)}.",
+         f"Likely causes: {s.causes.format(**values)}"],
+        links,
+    )
+    if actions is None:
+        actions = config.actions.get(severity, ())
     tags = (
         (C.TAG_MANAGED_BY, C.TAG_MANAGED_BY_VALUE),
         (C.TAG_STACK, config.stack),
@@ -112,7 +169,7 @@ def _definition(config: StackConfig, s: Signal, target: _Target, ov: SignalOverr
         (C.TAG_SEVERITY, severity.value),
     ) + tuple(sorted(config.tags.items()))
     return AlarmDefinition(
-        name=f"{config.alarm_name_prefix}{target.key}-{s.suffix}",
+        name=name,
         signal=s.id,
         title=s.title,
         severity=severity,
@@ -132,15 +189,114 @@ def _definition(config: StackConfig, s: Signal, target: _Target, ov: SignalOverr
         alarm_actions=actions,
         ok_actions=actions if config.notify_ok else (),
         tags=tags,
+        prefix=config.alarm_name_prefix,
+        log_group=log_group,
+        links=links,
+        tier=tier.value if tier else "",
     )
 
 
-def _metric(config: StackConfig, fn: FunctionConfig, ns_key: str, name: str) -> MetricRef:
+def _custom(config: StackConfig, c: CustomAlarm) -> AlarmDefinition:
+    name = f"{config.alarm_name_prefix}{c.name}"
+
+    def ref(m: CustomMetric) -> MetricRef:
+        return MetricRef(m.namespace or config.namespace, m.name, m.dimensions)
+
+    metric = ref(c.metric) if c.metric is not None else None
+    queries: tuple[MetricQuery, ...] = ()
+    if c.expression is not None:
+        queries = tuple(MetricQuery(id=qid, metric=ref(m), stat=m.statistic, period=c.period) for qid, m in c.metrics)
+        queries += (MetricQuery(id="result", expression=c.expression, label=c.title, return_data=True),)
+    links = _links(config, name, "custom", c.log_group, None)
+    actions = c.actions if c.actions is not None else config.actions.get(c.severity, ())
+    description = fit_description(
+        [f"[{c.severity.value}] {c.title}." + (f" {_cap(c.description)}" if c.description else ""),
+         f"Missing data: {c.treat_missing_data.value}, because {c.treat_missing_reason}."],
+        links,
+    )
+    tags = ((C.TAG_MANAGED_BY, C.TAG_MANAGED_BY_VALUE), (C.TAG_STACK, config.stack), (C.TAG_SIGNAL, "custom"),
+            (C.TAG_SEVERITY, c.severity.value)) + tuple(sorted(config.tags.items()))
+    return AlarmDefinition(
+        name=name, signal="custom", title=c.title, severity=c.severity, target=c.name, description=description,
+        period=c.period, evaluation_periods=c.evaluation_periods, datapoints_to_alarm=c.datapoints_to_alarm,
+        threshold=c.threshold, comparison=c.comparison, treat_missing_data=TreatMissingData(c.treat_missing_data),
+        treat_missing_reason=c.treat_missing_reason, unit=c.unit, metric=metric,
+        statistic=c.metric.statistic if c.metric is not None else None, queries=queries,
+        alarm_actions=actions, ok_actions=actions if config.notify_ok else (), tags=tags,
+        prefix=config.alarm_name_prefix, log_group=c.log_group, links=links,
+    )
+
+
+def _links(config: StackConfig, alarm: str, signal: str, log_group: str | None,
+           query: str | None) -> tuple[tuple[str, str], ...]:
+    out = [("alarm", L.alarm_url(alarm, config.region))]
+    if log_group:
+        out.append(("logs", L.log_group_url(log_group, config.region)))
+        if query:
+            out.append(("query", L.logs_insights_url(query, [log_group], config.region, relative_s=3 * 3_600)))
+    if signal != "custom":
+        out.append(("runbook", L.runbook_url(config.runbook_url, signal)))
+    return tuple(out)
+
+
+def _outcome_query(s: Signal) -> str:
+    """Logs Insights query over the emitter's records of the outcome ``s`` counts (every outcome for AWS metrics)."""
+    names = [s.metric[1]] if s.metric is not None and s.metric[0] == CUSTOM else \
+        [p[1] for p in (s.math[1] if s.math else ()) if len(p) == 2]
+    outcomes = []
+    for n in names:
+        try:
+            o = METRIC_OUTCOME.get(Metric(n))
+        except ValueError:
+            o = None
+        if o is not None and o.value not in outcomes:
+            outcomes.append(o.value)
+    key = LogKey.OUTCOME.value
+    if not outcomes:  # an AWS metric: what the handler recorded meanwhile
+        return f"filter ispresent({key}) | stats count(*) by bin(1m), {key}"
+    cond = f'{key} = "{outcomes[0]}"' if len(outcomes) == 1 else f"{key} in [" + ", ".join(
+        f'"{o}"' for o in outcomes) + "]"
+    return f"filter {cond} | stats count(*) by bin(1m), {LogKey.OPERATION.value}"
+
+
+def fit_description(parts: list[str], links: tuple[tuple[str, str], ...], limit: int = C.MAX_DESCRIPTION) -> str:
+    """``parts`` joined by spaces, then ``Links: label url | ...``, within ``limit`` characters (AlarmDescription).
+
+    ``parts`` are in order of importance; the first is always kept, the others are left out from the end
+    (the runbook link repeats them) until the text fits. The links (log group, Logs Insights query, runbook)
+    are kept; only if the first part and the links alone are too long is the query link, then the log group
+    link, left out. The alarm's own console link is not written: CloudWatch's notification carries it.
+    Deterministic for the same input.
+    """
+    kept_parts = list(parts)
+    kept_links = [x for x in links if x[0] != "alarm"]
+
+    def text() -> str:
+        body = " ".join(kept_parts)
+        if kept_links:
+            body += " Links: " + " | ".join(f"{label} {url}" for label, url in kept_links)
+        return body
+
+    while len(text()) > limit and len(kept_parts) > 1:
+        kept_parts.pop()
+    for label in ("query", "logs"):
+        if len(text()) > limit:
+            kept_links = [x for x in kept_links if x[0] != label]
+    out = text()
+    return out if len(out) <= limit else out[: limit - 1] + "\u2026"
+
+
+def _metric(config: StackConfig, fn: FunctionConfig, ns_key: str, name: str,
+            extra: tuple[tuple[str, str], ...] = ()) -> MetricRef:
     if ns_key == CUSTOM:
-        # Alarms use the [Service, Operation] dimension set: the first of DIMENSION_SETS.
+        # Alarms use the [Service, Operation] dimension set (the first of DIMENSION_SETS) plus the function's
+        # default dimensions, which the emitter appends to every set it writes.
         dim_set = DIMENSION_SETS[0]
         values = {Dimension.SERVICE.value: config.service, Dimension.OPERATION.value: fn.operation}
-        return MetricRef(config.namespace, name, tuple((d, values[d]) for d in dim_set))
+        return MetricRef(config.namespace, name,
+                         tuple((d, values[d]) for d in dim_set) + tuple(fn.dimensions.items()))
+    if ns_key == C.DYNAMODB_NAMESPACE:
+        return MetricRef(ns_key, name, ((C.DYNAMODB_TABLE_DIMENSION, config.idempotency_table or ""), *extra))
     if ns_key == C.LAMBDA_NAMESPACE:
         return MetricRef(ns_key, name, ((C.LAMBDA_FUNCTION_DIMENSION, fn.name),))
     if ns_key == C.SQS_NAMESPACE:

@@ -2,6 +2,10 @@
 
 Exit codes: 0 success; 1 validation problems found (``validate``, ``export``, ``deploy``) or a
 CloudWatch call failed; 2 bad usage or an unreadable config (click's convention).
+
+``--format table|json`` is the same on ``list``, ``validate``, ``backtest`` and ``deploy``
+(``deploy --dry-run --format json`` prints the plan): ``table`` for people (fits 80 columns, names
+never cut), ``json`` for scripts (one document on stdout).
 """
 
 from __future__ import annotations
@@ -32,8 +36,32 @@ def _load(config_path: Path):  # -> (StackConfig, list[AlarmDefinition])
 
 def _print_violations(exc: ValidationFailed) -> None:
     for v in exc.violations:
-        click.echo(f"INVALID {v}", err=True)
-    click.echo(f"{len(exc.violations)} problem(s) in {len({v.alarm for v in exc.violations})} alarm(s)", err=True)
+        click.echo(f"{'WARNING' if v.level == 'warning' else 'INVALID'} {v}", err=True)
+    bad = [v for v in exc.violations if v.level != "warning"]
+    click.echo(f"{len(bad)} problem(s) in {len({v.alarm for v in bad})} alarm(s)", err=True)
+
+
+_FORMAT = click.option("--format", "out_format", type=click.Choice(["table", "json"]), default="table",
+                       show_default=True, help="table: for people (80 columns); json: one document for scripts.")
+
+
+def _width() -> int:
+    import shutil
+
+    return shutil.get_terminal_size((80, 24)).columns
+
+
+def _blocks(rows: list[tuple[str, list[str]]]) -> None:
+    """Print ``(name, detail lines)`` as blocks: the name whole on its own line (never cut, so two names never
+    look alike), the details indented and wrapped to the terminal width."""
+    import textwrap
+
+    width = max(_width(), 40)
+    for name, details in rows:
+        click.echo(name)
+        for line in details:
+            click.echo(textwrap.fill(line, width=width, initial_indent="  ", subsequent_indent="    ",
+                                     break_long_words=True, break_on_hyphens=False))
 
 
 @click.group("alarms")
@@ -43,17 +71,18 @@ def alarms() -> None:
 
 @alarms.command("list")
 @_CONFIG
-def list_cmd(config_path: Path) -> None:
-    """Print the catalogue: one line per alarm with its condition, missing-data choice and severity."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
+@_FORMAT
+def list_cmd(config_path: Path, out_format: str) -> None:
+    """Print the catalogue: one entry per alarm with its condition, missing-data choice and severity."""
     _, defs = _load(config_path)
-    t = Table("alarm", "condition", "missing data", "severity", box=None)
-    for d in defs:
-        t.add_row(d.name, escape(d.condition()), d.treat_missing_data.value, d.severity.value)
-    Console(width=200).print(t)
+    if out_format == "json":
+        click.echo(json.dumps([{"alarm": d.name, "signal": d.signal, "tier": d.tier or "base",
+                                "severity": d.severity.value, "target": d.target, "condition": d.condition(),
+                                "treat_missing_data": d.treat_missing_data.value,
+                                "links": dict(d.links)} for d in defs], indent=2))
+        return
+    _blocks([(d.name, [(f"{d.severity.value}{' tier' if d.tier else ''} | {d.condition()} | missing data: "
+                       f"{d.treat_missing_data.value}")]) for d in defs])
     click.echo(f"{len(defs)} alarms")
 
 
@@ -61,73 +90,142 @@ def list_cmd(config_path: Path) -> None:
 @_CONFIG
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Output folder; files go to <out>/<format>/.")
-@click.option("--format", "fmt", type=click.Choice([f.value for f in ExportFormat] + ["all"]), default="all",
-              show_default=True, help="cli: one PutMetricAlarm JSON per alarm; cloudformation: one template; "
-                                      "terraform: Terraform JSON.")
-def export_cmd(config_path: Path, out: Path, fmt: str) -> None:
+@click.option("--format", "fmt", type=click.Choice([f.value for f in ExportFormat if f is not ExportFormat.DASHBOARD]
+                                                   + ["all"]), default="all",
+              show_default=True, help="cli: one PutMetricAlarm JSON per alarm; cloudformation: one template with "
+                                      "Parameters and Outputs; terraform: Terraform JSON and a module.")
+@click.option("--dashboard", is_flag=True, help="Also write the CloudWatch console dashboard: the PutDashboard body "
+                                                "(<out>/dashboard/) and the dashboard resource in the CloudFormation "
+                                                "template and the Terraform module. Needs region and account_id in "
+                                                "the stack config.")
+def export_cmd(config_path: Path, out: Path, fmt: str, dashboard: bool) -> None:
     """Validate the catalogue and write it as PutMetricAlarm JSON, CloudFormation or Terraform JSON."""
     from alarms.export import export
 
     cfg, defs = _load(config_path)
-    formats = list(ExportFormat) if fmt == "all" else [ExportFormat(fmt)]
+    formats = [f for f in ExportFormat if f is not ExportFormat.DASHBOARD] if fmt == "all" else [ExportFormat(fmt)]
+    if dashboard:
+        formats.append(ExportFormat.DASHBOARD)
     try:
         for f in formats:
-            written = export(defs, out, f, cfg.stack)
+            written = export(defs, out, f, cfg.stack, cfg, dashboard)
             click.echo(f"{f.value}: {len(written)} file(s), {len(defs)} alarms -> {out / f.value}")
     except ValidationFailed as exc:
         _print_violations(exc)
         sys.exit(1)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 @alarms.command("validate")
 @click.argument("files", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also validate the catalogue built from this stack config.")
-def validate_cmd(files: tuple[Path, ...], config_path: Path | None) -> None:
+              help="Also validate the catalogue built from this stack config, and check every alarm's dimensions "
+                   "against what the config's emitters publish.")
+@_FORMAT
+def validate_cmd(files: tuple[Path, ...], config_path: Path | None, out_format: str) -> None:
     """Check exported alarm files (CLI JSON, CloudFormation, Terraform JSON, or folders of them) against the
-    CloudWatch API model and its cross-field rules."""
-    from alarms.validate import load_requests, validate_requests
+    CloudWatch API model and its cross-field rules; dashboard bodies against the documented body structure."""
+    from alarms.dashboard_body import validate_body
+    from alarms.validate import Violation, load_requests, published_dimension_sets, validate_requests
 
     if not files and config_path is None:
         raise click.UsageError("give FILE... and/or --config")
     # Each FILE (or folder) and the config are checked on their own: the same alarms exported in three
     # formats are not duplicates of each other.
     groups: list[tuple[str, list]] = []
+    published = None
+    cfg_defs = None
+    if config_path is not None:
+        cfg, cfg_defs = _load(config_path)
+        published = published_dimension_sets(cfg)
+    bodies: list[tuple[str, list]] = []
     for f in files:
         try:
             groups.append((str(f), load_requests(f)))
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="FILE") from None
-    if config_path is not None:
-        groups.append((str(config_path), [d.to_request() for d in _load(config_path)[1]]))
-    violations = []
+        for body_file in ([f] if f.is_file() else sorted(f.rglob("*.json"))):
+            try:
+                doc = json.loads(body_file.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(doc, dict) and "widgets" in doc:
+                bodies.append((str(body_file), [Violation("<dashboard>", p.where, p.rule, p.message)
+                                                for p in validate_body(doc)]))
+    if cfg_defs is not None:
+        groups.append((str(config_path), [d.to_request() for d in cfg_defs]))
+    found_all = []
+    summary = []
     for source, requests in groups:
-        found = validate_requests(requests)
-        violations.extend(found)
-        click.echo(f"{source}: {len(requests)} alarm request(s), {len(found)} problem(s)")
-    if violations:
-        _print_violations(ValidationFailed(violations))
+        found = validate_requests(requests, published)
+        found_all.extend(found)
+        summary.append({"source": source, "requests": len(requests),
+                        "problems": sum(1 for v in found if v.level == "error"),
+                        "warnings": sum(1 for v in found if v.level == "warning")})
+    for source, found in bodies:
+        found_all.extend(found)
+        summary.append({"source": source, "dashboard_widgets": True, "problems": len(found), "warnings": 0})
+    bad = [v for v in found_all if v.level == "error"]
+    if out_format == "json":
+        click.echo(json.dumps({"ok": not bad, "sources": summary,
+                               "violations": [{"alarm": v.alarm, "field": v.field, "rule": v.rule,
+                                               "message": v.message, "level": v.level} for v in found_all]},
+                              indent=2))
+        if bad:
+            sys.exit(1)
+        return
+    for s in summary:
+        what = "dashboard body" if s.get("dashboard_widgets") else f"{s['requests']} alarm request(s)"
+        click.echo(f"{s['source']}: {what}, {s['problems']} problem(s), {s['warnings']} warning(s)")
+    if found_all:
+        _print_violations(ValidationFailed(found_all))
+    if bad:
         sys.exit(1)
-    click.echo(f"OK: {sum(len(r) for _, r in groups)} alarm request(s) valid")
+    click.echo(f"OK: {sum(len(r) for _, r in groups)} alarm request(s) valid"
+               + (f", {len(found_all)} warning(s)" if found_all else ""))
 
 
 @alarms.command("deploy")
 @_CONFIG
 @click.option("--dry-run", is_flag=True, help="Print what would be created, updated or deleted; change nothing.")
-@click.option("--prune", is_flag=True, help="Delete alarms this project manages for the stack that are no longer "
-                                            "defined (never touches untagged alarms).")
+@click.option("--prune", is_flag=True, help="Delete alarms (and dashboards) this project manages for the stack that "
+                                            "are no longer defined (never touches untagged alarms). Without it they "
+                                            "are listed as orphans.")
+@click.option("--dashboard", is_flag=True, help="Also put the CloudWatch console dashboard (region from the session, "
+                                                "account from STS GetCallerIdentity).")
 @click.option("--profile", default=None, help="AWS named profile (standard boto3 credentials otherwise).")
-@click.option("--region", default=None, help="AWS region.")
-@click.option("--endpoint-url", default=None, help="CloudWatch endpoint (e.g. a local test server).")
-def deploy_cmd(config_path: Path, dry_run: bool, prune: bool, profile: str | None, region: str | None,
-               endpoint_url: str | None) -> None:
+@click.option("--region", default=None, help="AWS region (else $AWS_REGION, else botocore's AWS_DEFAULT_REGION or "
+                                             "the profile's region).")
+@click.option("--role-arn", default=None, help="IAM role to assume (STS AssumeRole) for the CloudWatch calls.")
+@click.option("--endpoint-url", default=None, help="CloudWatch (and STS) endpoint, e.g. a local test server.")
+@_FORMAT
+def deploy_cmd(config_path: Path, dry_run: bool, prune: bool, dashboard: bool, profile: str | None,
+               region: str | None, role_arn: str | None, endpoint_url: str | None, out_format: str) -> None:
     """Create or update the stack's alarms with PutMetricAlarm (tagged as managed), optionally pruning."""
     from alarms import deploy
 
     cfg, defs = _load(config_path)
     try:
-        client = deploy.make_client(profile, region, endpoint_url)
-        p = deploy.plan(client, defs, cfg.stack, prune=prune)
+        session = deploy.make_session(profile, region, endpoint_url, role_arn)
+        client = session.client("cloudwatch", endpoint_url=endpoint_url)
+        dash = None
+        if dashboard:
+            from alarms.console_dashboard import body_json, dashboard_name
+            from alarms.export import dashboard_body
+
+            body = dashboard_body(cfg, defs, session.region_name, deploy.account_id(session, endpoint_url))
+            dash = (dashboard_name(cfg.alarm_name_prefix), body_json(body))
+        p = deploy.plan(client, defs, cfg.stack, prune=prune, dashboard=dash)
+        if out_format == "json":
+            doc = {"stack": cfg.stack, "dry_run": dry_run, "items": p.rows(),
+                   "counts": {"create": len(p.create), "update": len(p.update), "unchanged": len(p.unchanged),
+                              "delete": len(p.delete), "orphaned": len(p.orphans) - len(p.delete)}}
+            if not dry_run:
+                deploy.apply(client, p)
+                doc["applied"] = p.changes
+            click.echo(json.dumps(doc, indent=2))
+            return
         for line in p.lines():
             click.echo(line)
         if dry_run:
@@ -141,7 +239,7 @@ def deploy_cmd(config_path: Path, dry_run: bool, prune: bool, profile: str | Non
     except (DeployError, AlarmsError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
-    except Exception as exc:  # profile not found, no region: botocore configuration errors
+    except Exception as exc:  # botocore configuration errors (e.g. a broken config file)
         if type(exc).__module__.startswith("botocore"):
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
@@ -153,13 +251,14 @@ def deploy_cmd(config_path: Path, dry_run: bool, prune: bool, profile: str | Non
 @click.option("--data", "data_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Collected history (the folder holding tables/ and manifest.json).")
 @click.option("--alarm", "names", multiple=True, help="Only these alarm names (repeatable).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (one object per alarm) instead of a table.")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@_FORMAT
 @click.option("--extra-range", type=click.IntRange(0, 100), default=None,
               help="Datapoints retrieved per evaluation beyond EvaluationPeriods (default 2: the CloudWatch User "
                    "Guide's example retrieves 5 for 3 evaluation periods). 0 = no re-evaluation of old datapoints.")
-def backtest_cmd(config_path: Path, data_dir: Path, names: tuple[str, ...], as_json: bool,
+def backtest_cmd(config_path: Path, data_dir: Path, names: tuple[str, ...], as_json: bool, out_format: str,
                  extra_range: int | None) -> None:
-    """Evaluate each alarm on the collected history and list every interval it would have been in ALARM."""
+    """Evaluate each alarm (every tier) on the collected history: last state, transitions, time in ALARM."""
     from alarms.backtest import run_backtest
 
     _, defs = _load(config_path)
@@ -173,34 +272,51 @@ def backtest_cmd(config_path: Path, data_dir: Path, names: tuple[str, ...], as_j
     except BacktestError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
-    if as_json:
+    if as_json or out_format == "json":
         click.echo(json.dumps([_result_json(r) for r in results], indent=2))
         return
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
-    t = Table("alarm", "condition", "periods", "missing", "ALARM intervals (UTC)", "source / note", box=None)
+    rows = []
     for r in results:
+        d = r.definition
         if r.status != "ok":
-            spans = r.status.replace("_", " ")
-        else:
-            shown = [f"{a:%m-%d %H:%M}-{b:%H:%M}" for a, b in r.alarm_intervals[:3]]
-            more = len(r.alarm_intervals) - len(shown)
-            spans = ", ".join(shown) + (f" (+{more} more)" if more > 0 else "") or "-"
-        t.add_row(r.definition.name, escape(r.definition.condition()), str(r.periods), str(r.missing_periods),
-                  spans, escape(r.note or r.source))
-    Console().print(t)
+            rows.append((d.name, [f"{d.severity.value} | {d.condition()}",
+                                  f"backtest: {r.status.replace('_', ' ')}: {r.note or r.source}"]))
+            continue
+        shown = [f"{a:%m-%d %H:%M}-{b:%H:%M}" for a, b in r.alarm_intervals[:3]]
+        more = len(r.alarm_intervals) - len(shown)
+        spans = ", ".join(shown) + (f" (+{more} more)" if more > 0 else "") if shown else "never"
+        rows.append((d.name, [
+            f"{d.severity.value} | {d.condition()}",
+            (f"last {r.last_state} | {len(r.transitions())} transition(s) | ALARM {_duration(r.time_in_alarm_s)} | "
+            f"{r.periods} periods, {r.missing_periods} missing"),
+            f"in ALARM (UTC): {spans}",
+        ] + ([f"note: {r.note}"] if r.note else [])))
+    _blocks(rows)
     fired = sum(1 for r in results if r.alarm_intervals)
     no_data = sum(1 for r in results if r.status != "ok")
-    click.echo(f"{len(results)} alarms: {fired} would have fired, {no_data} without data in this history")
+    in_alarm = sum(1 for r in results if r.last_state == "ALARM")
+    import textwrap
+
+    click.echo(textwrap.fill(f"{len(results)} alarms: {fired} would have fired, {in_alarm} in ALARM at the end, "
+                             f"{no_data} without data in this history", width=max(_width(), 40)))
+
+
+def _duration(seconds: int) -> str:
+    if seconds < 3600:
+        return f"{seconds // 60} min"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
 def _result_json(r) -> dict:
     return {
         "alarm": r.definition.name,
         "signal": r.definition.signal,
-        "status": r.status,
+        "tier": r.definition.tier or "base",
+        "severity": r.definition.severity.value,
+        "backtest": r.status,
+        "last_state": r.last_state,
+        "transitions": [{"time": t.isoformat(), "from": a, "to": b} for t, a, b in r.transitions()],
+        "time_in_alarm_s": r.time_in_alarm_s,
         "source": r.source,
         "note": r.note,
         "periods": r.periods,

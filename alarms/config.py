@@ -5,8 +5,16 @@ unknown keys, wrong types and unknown signal ids are a :class:`~alarms.exception
 naming the key path, never silently ignored. Shape (only ``service`` and ``functions`` are required)::
 
     stack: shop                    # names the alarms (prefix) and the idemwatch:stack tag; default = service
-    service: shop                  # the Service dimension value the emitter writes
-    namespace: Idempotency         # EMF namespace (default emitter.contract.NAMESPACE_DEFAULT)
+    service: shop                  # the Service dimension value the emitter writes (default: the emitter's
+                                   #   rule, emitter.contract.resolve_service: $IDEMWATCH_SERVICE,
+                                   #   $POWERTOOLS_SERVICE_NAME, then "service_undefined")
+    namespace: Idempotency         # EMF namespace (default: emitter.contract.resolve_namespace:
+                                   #   $IDEMWATCH_NAMESPACE, $POWERTOOLS_METRICS_NAMESPACE, "Idempotency")
+    dimensions: {Environment: prod} # default dimensions the functions publish (Emitter(dimensions=...) or
+                                   #   set_default_dimensions): added to every alarm on this project's metrics
+    region: us-east-1              # console links and dashboard widgets (default: links without a region)
+    account_id: "123456789012"     # alarm ARNs in the console dashboard (export --dashboard)
+    runbook_url: https://wiki.example.com/idemwatch   # base of the runbook links (default docs/platform.md)
     alarm_name_prefix: "shop-"     # default "<stack>-"
     idempotency_table: idempotency # named in descriptions
     actions:                       # SNS topic ARNs per severity (critical | warning | info); default none
@@ -26,11 +34,17 @@ naming the key path, never silently ignored. Shape (only ``service`` and ``funct
         dlq: orders-dlq            # its dead-letter queue (ApproximateNumberOfMessagesVisible)
         stream: null               # Kinesis / DynamoDB stream name (descriptions; IteratorAge is per function)
         log_group: null            # default /aws/lambda/<name>
+        dimensions: {}             # this function's extra default dimensions (win over the stack's)
         overrides: {}              # per signal id, this function only (wins over the global ones)
         disabled_signals: []
 
+    custom_alarms: []              # any metric or metric math, see alarms.custom (validated like the catalogue)
+
 Override keys: threshold, period, evaluation_periods, datapoints_to_alarm, severity,
-treat_missing_data (needs treat_missing_reason), treat_missing_reason, enabled.
+treat_missing_data (needs treat_missing_reason), treat_missing_reason, enabled, and ``tiers``:
+severity -> {threshold, period, evaluation_periods, datapoints_to_alarm, actions, enabled} for the
+signal's extra tiers (e.g. ``retry_rate: {tiers: {critical: {threshold: 20}}}``; a tier the signal
+has no default for is added, with the base tier's settings for what it does not set).
 """
 
 from __future__ import annotations
@@ -45,7 +59,7 @@ from alarms.constants import LAMBDA_LOG_GROUP_PREFIX
 from alarms.exceptions import ConfigError
 from alarms.signals import SIGNALS
 from alarms.types import Severity, TreatMissingData
-from emitter.contract import NAMESPACE_DEFAULT, EventSource
+from emitter.contract import EventSource, resolve_namespace, resolve_service
 
 _OVERRIDE_KEYS = {
     "threshold": (int, float),
@@ -57,13 +71,43 @@ _OVERRIDE_KEYS = {
     "treat_missing_reason": (str,),
     "enabled": (bool,),
 }
+_TIER_KEYS = {
+    "threshold": (int, float),
+    "period": (int,),
+    "evaluation_periods": (int,),
+    "datapoints_to_alarm": (int,),
+    "enabled": (bool,),
+}
 _TOP_KEYS = {
     "stack", "service", "namespace", "alarm_name_prefix", "idempotency_table", "actions", "notify_ok", "tags",
-    "disabled_signals", "overrides", "functions", "suppressions",
+    "disabled_signals", "overrides", "functions", "dimensions", "region", "account_id", "runbook_url",
+    "custom_alarms", "suppressions",
 }
 _FUNCTION_KEYS = {
     "name", "operation", "event_source", "queue", "dlq", "stream", "log_group", "overrides", "disabled_signals",
+    "dimensions",
 }
+DEFAULT_RUNBOOK_URL = "docs/platform.md"
+"""Runbook base when the config names none: the runbook section of this project's platform docs."""
+
+
+@dataclass(frozen=True)
+class TierOverride:
+    """Team settings of one tier of a signal (``None`` = the tier's default). ``actions`` replace the
+    severity's topics for this tier only."""
+
+    threshold: float | None = None
+    period: int | None = None
+    evaluation_periods: int | None = None
+    datapoints_to_alarm: int | None = None
+    actions: tuple[str, ...] | None = None
+    enabled: bool | None = None
+
+    def merged(self, other: TierOverride | None) -> TierOverride:
+        if other is None:
+            return self
+        return TierOverride(**{k: (getattr(other, k) if getattr(other, k) is not None else getattr(self, k))
+                               for k in self.__dataclass_fields__})
 
 
 @dataclass(frozen=True)
@@ -78,13 +122,18 @@ class SignalOverride:
     treat_missing_data: TreatMissingData | None = None
     treat_missing_reason: str | None = None
     enabled: bool | None = None
+    tiers: Mapping[Severity, TierOverride] = field(default_factory=dict)
 
     def merged(self, other: SignalOverride | None) -> SignalOverride:
-        """``other``'s set fields win over this one's."""
+        """``other``'s set fields win over this one's (tiers merged per severity)."""
         if other is None:
             return self
-        return SignalOverride(**{k: (getattr(other, k) if getattr(other, k) is not None else getattr(self, k))
-                                 for k in _OVERRIDE_KEYS})
+        kw: dict[str, Any] = {k: (getattr(other, k) if getattr(other, k) is not None else getattr(self, k))
+                              for k in _OVERRIDE_KEYS}
+        tiers = dict(self.tiers)
+        for sev, t in other.tiers.items():
+            tiers[sev] = tiers.get(sev, TierOverride()).merged(t)
+        return SignalOverride(**kw, tiers=MappingProxyType(tiers))
 
 
 @dataclass(frozen=True)
@@ -109,6 +158,8 @@ class FunctionConfig:
     log_group: str = ""
     overrides: Mapping[str, SignalOverride] = field(default_factory=dict)
     disabled_signals: frozenset[str] = frozenset()
+    dimensions: Mapping[str, str] = field(default_factory=dict)
+    """Extra default dimensions this function's emitter publishes (stack-wide ones merged in, this wins)."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +179,12 @@ class StackConfig:
     overrides: Mapping[str, SignalOverride] = field(default_factory=dict)
     suppressions: tuple[Suppression, ...] = ()
     source: Path | None = None
+    dimensions: Mapping[str, str] = field(default_factory=dict)
+    region: str | None = None
+    account_id: str | None = None
+    runbook_url: str = DEFAULT_RUNBOOK_URL
+    custom_alarms: tuple[Any, ...] = ()
+    """:class:`alarms.custom.CustomAlarm` entries, in file order."""
 
 
 def load_config(path: str | Path) -> StackConfig:
@@ -146,7 +203,11 @@ def load_config(path: str | Path) -> StackConfig:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"not valid YAML: {exc}", file=str(p)) from exc
+        # Never echo the file's text (yaml's message quotes the offending line): position and problem only.
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "syntax error"
+        raise ConfigError(f"not valid YAML{where}: {problem}", file=str(p)) from None
     try:
         cfg = parse_config(data)
     except ConfigError as exc:
@@ -159,16 +220,18 @@ def parse_config(data: Any) -> StackConfig:
     if not isinstance(data, dict):
         raise ConfigError("the config must be a mapping at the top level")
     _no_unknown(data, _TOP_KEYS, "")
-    service = _str(data, "service", "", required=True)
+    # One rule with the emitter: the config's value, else idemwatch's variable, else Powertools', else the default.
+    service = resolve_service(_str(data, "service", ""))
     stack = _str(data, "stack", "", default=service)
-    namespace = _str(data, "namespace", "", default=NAMESPACE_DEFAULT)
+    namespace = resolve_namespace(_str(data, "namespace", ""))
     prefix = data.get("alarm_name_prefix", f"{stack}-")
     if not isinstance(prefix, str):
         raise ConfigError("must be a string", "alarm_name_prefix")
     functions_raw = data.get("functions")
     if not isinstance(functions_raw, list) or not functions_raw:
         raise ConfigError("must be a non-empty list of functions", "functions")
-    functions = tuple(_function(f, i) for i, f in enumerate(functions_raw))
+    stack_dims = _dimensions(data.get("dimensions"), "dimensions")
+    functions = tuple(_function(f, i, stack_dims) for i, f in enumerate(functions_raw))
     names = [f.name for f in functions]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
@@ -179,14 +242,7 @@ def parse_config(data: Any) -> StackConfig:
     actions: dict[Severity, tuple[str, ...]] = {}
     for sev, arns in actions_raw.items():
         severity = _enum(Severity, sev, f"actions.{sev}")
-        if isinstance(arns, str):
-            arns = [arns]
-        if not isinstance(arns, list) or not all(isinstance(a, str) and a for a in arns):
-            raise ConfigError("must be a list of ARNs", f"actions.{sev}")
-        for a in arns:
-            if not a.startswith("arn:"):
-                raise ConfigError(f"{a!r} is not an ARN", f"actions.{sev}")
-        actions[severity] = tuple(arns)
+        actions[severity] = _arns(arns, f"actions.{sev}")
     notify_ok = data.get("notify_ok", True)
     if not isinstance(notify_ok, bool):
         raise ConfigError("must be true or false", "notify_ok")
@@ -197,6 +253,12 @@ def parse_config(data: Any) -> StackConfig:
     table = data.get("idempotency_table")
     if table is not None and not isinstance(table, str):
         raise ConfigError("must be a string", "idempotency_table")
+    account = data.get("account_id")
+    if account is not None and not (isinstance(account, str) and account.isdigit() and len(account) == 12):
+        raise ConfigError("must be a 12-digit string (quote it in YAML)", "account_id")
+    from alarms.custom import parse_custom_alarms
+
+    custom = parse_custom_alarms(data.get("custom_alarms"), "custom_alarms")
     return StackConfig(
         stack=stack,
         service=service,
@@ -210,6 +272,11 @@ def parse_config(data: Any) -> StackConfig:
         disabled_signals=_signal_set(data.get("disabled_signals"), "disabled_signals"),
         overrides=_overrides(data.get("overrides"), "overrides"),
         suppressions=_suppressions(data.get("suppressions")),
+        dimensions=stack_dims,
+        region=_str(data, "region", ""),
+        account_id=account,
+        runbook_url=_str(data, "runbook_url", "", default=DEFAULT_RUNBOOK_URL),
+        custom_alarms=custom,
     )
 
 
@@ -228,7 +295,30 @@ def _suppressions(raw: Any) -> tuple[Suppression, ...]:
     return tuple(out)
 
 
-def _function(raw: Any, i: int) -> FunctionConfig:
+def _dimensions(raw: Any, at: str, base: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    """A dimension name -> value mapping, checked with the emitter's own EMF rules (emitter.emf)."""
+    from emitter import emf
+    from emitter.contract import Dimension
+
+    out = dict(base or {})
+    if raw is None:
+        return MappingProxyType(out)
+    if not isinstance(raw, dict):
+        raise ConfigError("must be a mapping of dimension name -> value", at)
+    for name, value in raw.items():
+        here = f"{at}.{name}"
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = str(value)
+        reason = emf.check_dimension_name(name) or emf.check_dimension_value(value)
+        if reason:
+            raise ConfigError(reason, here)
+        if name in {d.value for d in Dimension}:
+            raise ConfigError(f"{name} is a contract dimension; set it with service/operation", here)
+        out[name] = value
+    return MappingProxyType(out)
+
+
+def _function(raw: Any, i: int, stack_dims: Mapping[str, str] | None = None) -> FunctionConfig:
     at = f"functions[{i}]"
     if not isinstance(raw, dict):
         raise ConfigError("must be a mapping", at)
@@ -254,6 +344,7 @@ def _function(raw: Any, i: int) -> FunctionConfig:
         log_group=_str(raw, "log_group", at) or f"{LAMBDA_LOG_GROUP_PREFIX}{name}",
         overrides=_overrides(raw.get("overrides"), f"{at}.overrides"),
         disabled_signals=_signal_set(raw.get("disabled_signals"), f"{at}.disabled_signals"),
+        dimensions=_dimensions(raw.get("dimensions"), f"{at}.dimensions", stack_dims),
     )
 
 
@@ -269,24 +360,63 @@ def _overrides(raw: Any, at: str) -> Mapping[str, SignalOverride]:
             raise ConfigError(f"unknown signal id (known: {', '.join(SIGNALS)})", here)
         if not isinstance(settings, dict):
             raise ConfigError("must be a mapping", here)
-        _no_unknown(settings, set(_OVERRIDE_KEYS), here)
+        _no_unknown(settings, set(_OVERRIDE_KEYS) | {"tiers"}, here)
         kw: dict[str, Any] = {}
         for key, value in settings.items():
-            types = _OVERRIDE_KEYS[key]
-            if isinstance(value, bool) and bool not in types or not isinstance(value, types):
-                raise ConfigError(f"must be {' or '.join(t.__name__ for t in types)}, got {value!r}", f"{here}.{key}")
+            if key == "tiers":
+                kw["tiers"] = _tiers(value, f"{here}.tiers")
+                continue
+            value = _setting(value, _OVERRIDE_KEYS[key], key, f"{here}.{key}")
             if key == "severity":
                 value = _enum(Severity, value, f"{here}.{key}")
             elif key == "treat_missing_data":
                 value = _enum(TreatMissingData, value, f"{here}.{key}")
-            elif key in ("period", "evaluation_periods", "datapoints_to_alarm") and isinstance(value, int) \
-                    and value < 1:
-                raise ConfigError("must be >= 1", f"{here}.{key}")
             kw[key] = value
         if "treat_missing_data" in kw and not kw.get("treat_missing_reason"):
             raise ConfigError("changing treat_missing_data needs treat_missing_reason (why that choice)", here)
         out[sid] = SignalOverride(**kw)
     return MappingProxyType(out)
+
+
+def _tiers(raw: Any, at: str) -> Mapping[Severity, TierOverride]:
+    if not isinstance(raw, dict):
+        raise ConfigError("must be a mapping of severity -> tier settings", at)
+    out: dict[Severity, TierOverride] = {}
+    for sev, settings in raw.items():
+        here = f"{at}.{sev}"
+        severity = _enum(Severity, sev, here)
+        if not isinstance(settings, dict):
+            raise ConfigError("must be a mapping", here)
+        _no_unknown(settings, set(_TIER_KEYS) | {"actions"}, here)
+        kw: dict[str, Any] = {}
+        for key, value in settings.items():
+            if key == "actions":
+                kw["actions"] = _arns(value, f"{here}.actions")
+                continue
+            kw[key] = _setting(value, _TIER_KEYS[key], key, f"{here}.{key}")
+        out[severity] = TierOverride(**kw)
+    return MappingProxyType(out)
+
+
+def _setting(value: Any, types: tuple[type, ...], key: str, at: str) -> Any:
+    """One override/tier setting of the allowed ``types`` (bool only where allowed; counts >= 1)."""
+    if isinstance(value, bool) and bool not in types or not isinstance(value, types):
+        raise ConfigError(f"must be {' or '.join(t.__name__ for t in types)}, got {value!r}", at)
+    if key in ("period", "evaluation_periods", "datapoints_to_alarm") and value < 1:
+        raise ConfigError("must be >= 1", at)
+    return value
+
+
+def _arns(arns: Any, at: str) -> tuple[str, ...]:
+    """A list of SNS topic ARNs (a single string is a list of one)."""
+    if isinstance(arns, str):
+        arns = [arns]
+    if not isinstance(arns, list) or not all(isinstance(a, str) and a for a in arns):
+        raise ConfigError("must be a list of ARNs", at)
+    for a in arns:
+        if not a.startswith("arn:"):
+            raise ConfigError(f"{a!r} is not an ARN", at)
+    return tuple(arns)
 
 
 def _signal_set(raw: Any, at: str) -> frozenset[str]:

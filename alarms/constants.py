@@ -27,6 +27,15 @@ LOGS_LOG_GROUP_DIMENSION = "LogGroupName"
 LOGS_EMF_VALIDATION_ERRORS = "EMFValidationErrors"
 LOGS_EMF_PARSING_ERRORS = "EMFParsingErrors"
 
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/metrics-dimensions.html
+DYNAMODB_NAMESPACE = "AWS/DynamoDB"
+DYNAMODB_TABLE_DIMENSION = "TableName"
+DYNAMODB_OPERATION_DIMENSION = "Operation"
+DYNAMODB_THROTTLED_REQUESTS = "ThrottledRequests"  # dimensions TableName, Operation
+DYNAMODB_SYSTEM_ERRORS = "SystemErrors"  # dimensions TableName, Operation
+DYNAMODB_CONDITIONAL_CHECK_FAILED = "ConditionalCheckFailedRequests"  # dimension TableName; context only: a
+# conditional put that fails is how a persistence layer detects a duplicate, so it is shown, never alarmed on
+
 LAMBDA_LOG_GROUP_PREFIX = "/aws/lambda/"
 
 # --------------------------------------------------------------------------- management tags
@@ -48,6 +57,8 @@ METRIC_ID_PATTERN = r"^[a-z][A-Za-z0-9_]*$"  # MetricDataQuery.Id
 SINGLE_METRIC_FIELDS = ("MetricName", "Namespace", "Statistic", "ExtendedStatistic", "Dimensions", "Period", "Unit")
 TREAT_MISSING_VALUES = ("breaching", "notBreaching", "ignore", "missing")
 LOW_SAMPLE_COUNT_VALUES = ("evaluate", "ignore")
+
+MAX_DESCRIPTION = 1_024  # AlarmDescription: "Length Constraints: Minimum length of 0. Maximum length of 1024."
 
 # --------------------------------------------------------------------------- backtest
 DEFAULT_EXTRA_RANGE_PERIODS = 2

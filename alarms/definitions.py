@@ -92,6 +92,14 @@ class AlarmDefinition:
     ok_actions: tuple[str, ...] = ()
     insufficient_data_actions: tuple[str, ...] = ()
     tags: tuple[tuple[str, str], ...] = field(default=())
+    prefix: str = ""
+    """The stack's alarm name prefix ``name`` starts with (exports turn it into a parameter)."""
+    log_group: str | None = None
+    """The log group the console links and dashboard widgets of this alarm point at (None: none)."""
+    links: tuple[tuple[str, str], ...] = ()
+    """(label, URL) console links, also written at the end of ``description``."""
+    tier: str = ""
+    """"" for a signal's base tier, else the severity of the extra tier (its name ends with it)."""
 
     @property
     def is_math(self) -> bool:
@@ -127,7 +135,10 @@ class AlarmDefinition:
         }
         if self.metric is not None:
             req.update(self.metric.to_api())
-            req["Statistic"] = self.statistic
+            from alarms.custom import is_percentile
+
+            # a percentile goes to ExtendedStatistic (PutMetricAlarm: "p0.0 to p100")
+            req["ExtendedStatistic" if is_percentile(self.statistic or "") else "Statistic"] = self.statistic
             req["Period"] = self.period
         else:
             req["Metrics"] = [q.to_api() for q in self.queries]

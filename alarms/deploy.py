@@ -9,12 +9,20 @@
   ``TagResource`` after an update, because PutMetricAlarm ignores ``Tags`` when the alarm
   already exists (API reference); ``DeleteAlarms`` in chunks of 100 for the prune.
 
+- **orphans**: managed alarms (and dashboards carrying the managed marker for the stack) that are
+  no longer defined are always listed in the plan; they are deleted only with ``prune``.
+- **dashboard**: with a body, ``PutDashboard`` when CloudWatch's body differs (compared as JSON).
+
 Credentials, region and endpoint are standard boto3 (``--profile``, ``--region``,
-``--endpoint-url`` on the command line).
+``--endpoint-url`` on the command line); ``--role-arn`` assumes a role with STS first. Region:
+botocore reads ``AWS_DEFAULT_REGION`` and the profile's ``region``, *not* ``AWS_REGION``
+(botocore.configprovider); :func:`resolve_region` adds ``AWS_REGION`` (what Lambda and the other
+SDKs set) after ``--region``, and :class:`RegionError` names all of them.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +30,7 @@ from typing import Any
 from alarms import constants as C
 from alarms.definitions import AlarmDefinition
 from alarms.exceptions import DeployError, ValidationFailed
-from alarms.validate import validate_requests
+from alarms.validate import errors, validate_requests
 
 # Fields compared between the desired request and DescribeAlarms' MetricAlarms entry.
 _COMPARED = (
@@ -49,34 +57,113 @@ class DeployPlan:
     delete: list[str] = field(default_factory=list)
     requests: dict[str, dict[str, Any]] = field(default_factory=dict)
     arns: dict[str, str] = field(default_factory=dict)  # existing alarms' ARNs (for re-tagging updates)
+    orphans: list[str] = field(default_factory=list)
+    """Managed alarms of the stack no longer defined (listed always; in ``delete`` only with prune)."""
+    dashboard: str | None = None
+    dashboard_body: str | None = None
+    dashboard_action: str = ""  # "create" | "update" | "unchanged" | "" (no dashboard)
+    orphan_dashboards: list[str] = field(default_factory=list)
+    delete_dashboards: list[str] = field(default_factory=list)
 
     @property
     def changes(self) -> int:
-        return len(self.create) + len(self.update) + len(self.delete)
+        dash = 1 if self.dashboard_action in ("create", "update") else 0
+        return len(self.create) + len(self.update) + len(self.delete) + dash + len(self.delete_dashboards)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per alarm/dashboard: ``kind`` (alarm | dashboard), ``name``, ``action`` (create | update |
+        unchanged | delete | orphan), ``fields`` (changed fields of an update)."""
+        out = [{"kind": "alarm", "name": n, "action": "create", "fields": []} for n in self.create]
+        out += [{"kind": "alarm", "name": n, "action": "update", "fields": f} for n, f in self.update.items()]
+        out += [{"kind": "alarm", "name": n, "action": "unchanged", "fields": []} for n in self.unchanged]
+        out += [{"kind": "alarm", "name": n, "action": "delete" if n in self.delete else "orphan", "fields": []}
+                for n in self.orphans]
+        if self.dashboard_action:
+            out.append({"kind": "dashboard", "name": self.dashboard, "action": self.dashboard_action, "fields": []})
+        out += [{"kind": "dashboard", "name": n, "action": "delete" if n in self.delete_dashboards else "orphan",
+                 "fields": []} for n in self.orphan_dashboards]
+        return out
 
     def lines(self) -> list[str]:
-        """Human summary, one line per alarm that changes, then the counts."""
+        """Human summary, one line per alarm that changes (and each orphan), then the counts."""
         out = [f"+ create {n}" for n in self.create]
         out += [f"~ update {n} ({', '.join(f)})" for n, f in self.update.items()]
         out += [f"- delete {n}" for n in self.delete]
+        kept = [n for n in self.orphans if n not in self.delete]
+        out += [f"! orphan {n} (managed by idemwatch for {self.stack}, no longer defined; --prune deletes it)"
+                for n in kept]
+        if self.dashboard_action in ("create", "update"):
+            out.append(f"{'+' if self.dashboard_action == 'create' else '~'} {self.dashboard_action} dashboard "
+                       f"{self.dashboard}")
+        out += [f"- delete dashboard {n}" for n in self.delete_dashboards]
+        out += [f"! orphan dashboard {n} (--prune deletes it)" for n in self.orphan_dashboards
+                if n not in self.delete_dashboards]
         out.append(f"{len(self.create)} to create, {len(self.update)} to update, {len(self.delete)} to delete, "
-                   f"{len(self.unchanged)} unchanged")
+                   f"{len(self.unchanged)} unchanged, {len(kept)} orphaned")
         return out
 
 
-def make_client(profile: str | None = None, region: str | None = None, endpoint_url: str | None = None) -> Any:
-    """A boto3 CloudWatch client from the standard credential chain (optionally a named profile)."""
+class RegionError(DeployError):
+    """No AWS region from --region, AWS_REGION, AWS_DEFAULT_REGION or the profile."""
+
+    def __init__(self) -> None:
+        super().__init__("no AWS region: pass --region, or set AWS_DEFAULT_REGION (read by botocore) or AWS_REGION "
+                         "(read by idemwatch; botocore ignores it), or set region in the AWS profile")
+
+
+def resolve_region(region: str | None, environ: Mapping[str, str] | None = None) -> str | None:
+    """``--region``, else ``$AWS_REGION``; None lets botocore's chain decide (AWS_DEFAULT_REGION, profile)."""
+    import os
+
+    env = os.environ if environ is None else environ
+    return region or env.get("AWS_REGION") or None
+
+
+def make_session(profile: str | None = None, region: str | None = None, endpoint_url: str | None = None,
+                 role_arn: str | None = None, session_name: str = "idemwatch-alarms-deploy") -> Any:
+    """A boto3 Session from the standard credential chain (optionally a named profile), in the role ``role_arn``
+    when given (STS AssumeRole, called at ``endpoint_url`` too when one is given). Raises :class:`RegionError`
+    when no region is configured, :class:`DeployError` when the profile is unknown or the role cannot be assumed."""
     import boto3
+    import botocore.exceptions
 
-    session = boto3.Session(profile_name=profile, region_name=region)
-    return session.client("cloudwatch", endpoint_url=endpoint_url)
+    try:
+        session = boto3.Session(profile_name=profile, region_name=resolve_region(region))
+    except botocore.exceptions.ProfileNotFound as exc:
+        raise DeployError(f"{exc} (--profile)") from None
+    if not session.region_name:
+        raise RegionError()
+    if role_arn:
+        try:
+            creds = session.client("sts", endpoint_url=endpoint_url).assume_role(
+                RoleArn=role_arn, RoleSessionName=session_name)["Credentials"]
+        except Exception as exc:  # ClientError, NoCredentialsError, EndpointConnectionError
+            raise DeployError(f"cannot assume {role_arn} (--role-arn): {exc}") from exc
+        session = boto3.Session(aws_access_key_id=creds["AccessKeyId"], aws_secret_access_key=creds["SecretAccessKey"],
+                                aws_session_token=creds["SessionToken"], region_name=session.region_name)
+    return session
 
 
-def plan(client: Any, definitions: Sequence[AlarmDefinition], stack: str, prune: bool = False) -> DeployPlan:
-    """Compare ``definitions`` with what CloudWatch has. Raises :class:`ValidationFailed` first if any
-    definition is invalid and :class:`DeployError` when an API call fails."""
+def make_client(profile: str | None = None, region: str | None = None, endpoint_url: str | None = None,
+                role_arn: str | None = None) -> Any:
+    """A boto3 CloudWatch client of :func:`make_session`."""
+    return make_session(profile, region, endpoint_url, role_arn).client("cloudwatch", endpoint_url=endpoint_url)
+
+
+def account_id(session: Any, endpoint_url: str | None = None) -> str:
+    """The account of ``session``'s credentials (STS GetCallerIdentity). Raises :class:`DeployError`."""
+    try:
+        return session.client("sts", endpoint_url=endpoint_url).get_caller_identity()["Account"]
+    except Exception as exc:
+        raise DeployError(f"GetCallerIdentity failed: {exc}") from exc
+
+
+def plan(client: Any, definitions: Sequence[AlarmDefinition], stack: str, prune: bool = False,
+         dashboard: tuple[str, str] | None = None) -> DeployPlan:
+    """Compare ``definitions`` (and ``dashboard`` = (name, body JSON text)) with what CloudWatch has. Raises
+    :class:`ValidationFailed` first if any definition is invalid and :class:`DeployError` when an API call fails."""
     requests = {d.name: d.to_request() for d in definitions}
-    violations = validate_requests(requests.values())
+    violations = errors(validate_requests(requests.values()))
     if violations:
         raise ValidationFailed(violations)
     existing = _describe(client, list(requests))
@@ -92,9 +179,47 @@ def plan(client: Any, definitions: Sequence[AlarmDefinition], stack: str, prune:
             p.update[name] = changed
         else:
             p.unchanged.append(name)
+    p.orphans = [n for n in managed_alarm_names(client, stack) if n not in requests]
     if prune:
-        p.delete = [n for n in managed_alarm_names(client, stack) if n not in requests]
+        p.delete = list(p.orphans)
+    if dashboard is not None:
+        p.dashboard, p.dashboard_body = dashboard
+        have = _get_dashboard(client, p.dashboard)
+        p.dashboard_action = "create" if have is None else (
+            "unchanged" if json.loads(have) == json.loads(p.dashboard_body) else "update")
+        p.orphan_dashboards = [n for n in managed_dashboards(client, stack) if n != p.dashboard]
+        if prune:
+            p.delete_dashboards = list(p.orphan_dashboards)
     return p
+
+
+def managed_dashboards(client: Any, stack: str) -> list[str]:
+    """Dashboards whose body carries the managed marker of ``stack`` (PutDashboard takes no tags), sorted."""
+    from alarms.console_dashboard import MANAGED_MARKER
+
+    want = f"idemwatch:stack={stack}`"
+    out = []
+    try:
+        for page in client.get_paginator("list_dashboards").paginate():
+            for entry in page.get("DashboardEntries", []):
+                body = _get_dashboard(client, entry["DashboardName"]) or ""
+                if MANAGED_MARKER in body and want in body:
+                    out.append(entry["DashboardName"])
+    except DeployError:
+        raise
+    except Exception as exc:
+        raise DeployError(f"listing dashboards failed: {exc}") from exc
+    return sorted(out)
+
+
+def _get_dashboard(client: Any, name: str) -> str | None:
+    try:
+        return client.get_dashboard(DashboardName=name)["DashboardBody"]
+    except Exception as exc:
+        code = getattr(exc, "response", {}).get("Error", {}).get("Code", "")
+        if code in ("ResourceNotFound", "ResourceNotFoundException", "DashboardNotFoundError"):
+            return None
+        raise DeployError(f"GetDashboard {name} failed: {exc}") from exc
 
 
 def apply(client: Any, p: DeployPlan) -> None:
@@ -108,6 +233,13 @@ def apply(client: Any, p: DeployPlan) -> None:
                 client.tag_resource(ResourceARN=p.arns[name], Tags=tags)
         for i in range(0, len(p.delete), _DELETE_CHUNK):
             client.delete_alarms(AlarmNames=p.delete[i: i + _DELETE_CHUNK])
+        if p.dashboard_action in ("create", "update"):
+            res = client.put_dashboard(DashboardName=p.dashboard, DashboardBody=p.dashboard_body)
+            bad = res.get("DashboardValidationMessages") or []
+            if bad:
+                raise DeployError(f"PutDashboard {p.dashboard}: {bad}")
+        if p.delete_dashboards:
+            client.delete_dashboards(DashboardNames=p.delete_dashboards)
     except Exception as exc:  # botocore ClientError / EndpointConnectionError / NoCredentialsError
         raise DeployError(f"CloudWatch call failed: {exc}") from exc
 

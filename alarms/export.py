@@ -3,9 +3,13 @@
 - ``cli``: ``<out>/cli/<AlarmName>.json``, one PutMetricAlarm request each, for
   ``aws cloudwatch put-metric-alarm --cli-input-json file://<file>``;
 - ``cloudformation``: ``<out>/cloudformation/<stack>-alarms.json``, ``AWS::CloudWatch::Alarm``
-  resources (property names are the API's);
+  resources (property names are the API's); with the stack config, a template an existing stack
+  includes (Parameters, Conditions, Outputs, optional dashboard: :mod:`alarms.cfn_template`);
 - ``terraform``: ``<out>/terraform/<stack>-alarms.tf.json``, ``aws_cloudwatch_metric_alarm``
-  resources in Terraform's JSON syntax (``metric_query`` blocks for metric math).
+  resources in Terraform's JSON syntax (``metric_query`` blocks for metric math); with the stack
+  config also the module ``<out>/terraform-module/`` (:mod:`alarms.tf_module`);
+- ``dashboard`` (``--dashboard``): ``<out>/dashboard/<stack>-dashboard.json``, the PutDashboard body
+  (``aws cloudwatch put-dashboard --dashboard-name <prefix>idemwatch --dashboard-body file://...``).
 
 Every definition is validated first (:mod:`alarms.validate`); nothing is written when one fails.
 Output is deterministic (same config -> byte-identical files), so the committed exports can be
@@ -25,7 +29,7 @@ from alarms.constants import TAG_MANAGED_BY
 from alarms.definitions import AlarmDefinition
 from alarms.exceptions import ValidationFailed
 from alarms.types import ExportFormat
-from alarms.validate import validate_requests
+from alarms.validate import errors, validate_requests
 
 CFN_ALARM_TYPE = "AWS::CloudWatch::Alarm"
 TF_ALARM_TYPE = "aws_cloudwatch_metric_alarm"
@@ -58,29 +62,66 @@ _TF_METRIC = {"MetricName": "metric_name", "Namespace": "namespace", "Period": "
               "Unit": "unit"}
 
 
-def render(definitions: Sequence[AlarmDefinition], fmt: ExportFormat | str, stack: str) -> dict[str, str]:
-    """Relative path (``<format>/<file>``) -> file text for ``definitions``. Raises :class:`ValidationFailed`."""
+def render(definitions: Sequence[AlarmDefinition], fmt: ExportFormat | str, stack: str,
+           config: Any = None, dashboard: bool = False) -> dict[str, str]:
+    """Relative path (``<format>/<file>``) -> file text for ``definitions``. ``config`` (the
+    :class:`~alarms.config.StackConfig`) makes the CloudFormation template parameterised and adds the
+    Terraform module; ``dashboard`` adds the console dashboard (needs ``config``). Raises
+    :class:`ValidationFailed` (alarms or dashboard body)."""
     fmt = ExportFormat(fmt)
     requests = [d.to_request() for d in definitions]
-    violations = validate_requests(requests)
+    violations = errors(validate_requests(requests))
     if violations:
         raise ValidationFailed(violations)
+    if dashboard and config is None:
+        raise ValueError("the console dashboard needs the stack config")
     if fmt is ExportFormat.CLI:
         return {f"cli/{_file_safe(r['AlarmName'])}.json": _dump(r) for r in requests}
     if fmt is ExportFormat.CLOUDFORMATION:
-        return {f"cloudformation/{stack}-alarms.json": _dump(to_cloudformation(requests, stack))}
-    return {f"terraform/{stack}-alarms.tf.json": _dump(to_terraform(requests))}
+        if config is None:
+            return {f"cloudformation/{stack}-alarms.json": _dump(to_cloudformation(requests, stack))}
+        from alarms.cfn_template import build_template
+
+        return {f"cloudformation/{stack}-alarms.json": _dump(build_template(config, definitions, dashboard))}
+    if fmt is ExportFormat.DASHBOARD:
+        if config is None:
+            raise ValueError("the console dashboard needs the stack config")
+        return {f"dashboard/{stack}-dashboard.json": _dump(dashboard_body(config, definitions))}
+    files = {f"terraform/{stack}-alarms.tf.json": _dump(to_terraform(requests))}
+    if config is not None:
+        from alarms.tf_module import build_module
+
+        files.update({f"terraform-module/{name}": _dump(doc)
+                      for name, doc in build_module(config, definitions, dashboard).items()})
+    return files
+
+
+def dashboard_body(config: Any, definitions: Sequence[AlarmDefinition], region: str | None = None,
+                   account_id: str | None = None) -> dict[str, Any]:
+    """The checked console dashboard body for ``region``/``account_id`` (default: the config's).
+    Raises :class:`ValidationFailed` when the body breaks the documented structure, ``ValueError``
+    without a region or account id."""
+    from alarms.console_dashboard import build_body, concrete
+    from alarms.dashboard_body import validate_body
+    from alarms.validate import Violation
+
+    body = build_body(config, definitions, concrete(config, region, account_id))
+    problems = validate_body(body)
+    if problems:
+        raise ValidationFailed([Violation("<dashboard>", p.where, p.rule, p.message) for p in problems])
+    return body
 
 
 def export(
-    definitions: Sequence[AlarmDefinition], out: str | Path, fmt: ExportFormat | str, stack: str
+    definitions: Sequence[AlarmDefinition], out: str | Path, fmt: ExportFormat | str, stack: str,
+    config: Any = None, dashboard: bool = False,
 ) -> list[Path]:
     """Write the files of :func:`render` under ``out`` and return their paths.
 
     Earlier exports of alarms no longer defined (``*.json`` files in the format's folder that
     carry this project's managed-by tag) are removed; other files are left alone.
     """
-    files = render(definitions, fmt, stack)
+    files = render(definitions, fmt, stack, config, dashboard)
     out = Path(out)
     written: list[Path] = []
     for rel, text in files.items():
@@ -113,8 +154,14 @@ def to_cloudformation(requests: Iterable[Mapping[str, Any]], stack: str) -> dict
     }
 
 
-def requests_from_cloudformation(template: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The PutMetricAlarm requests of a template's ``AWS::CloudWatch::Alarm`` resources (other types skipped)."""
+def requests_from_cloudformation(template: Mapping[str, Any], parameters: Mapping[str, Any] | None = None,
+                                 region: str = "us-east-1") -> list[dict[str, Any]]:
+    """The PutMetricAlarm requests of a template's ``AWS::CloudWatch::Alarm`` resources (other types skipped).
+    A parameterised template is resolved first (``parameters`` over the defaults: :func:`alarms.cfn_template.resolve`)."""
+    from alarms.cfn_template import is_parameterised, resolve
+
+    if is_parameterised(template) or parameters:
+        template = resolve(template, parameters, region=region)
     out = []
     for res in (template.get("Resources") or {}).values():
         if isinstance(res, Mapping) and res.get("Type") == CFN_ALARM_TYPE:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from alarms import constants as C
 from alarms.types import ComparisonOperator, Severity, Statistic, TreatMissingData
@@ -48,6 +49,7 @@ class Scope:
     QUEUE = "queue"  # source queues
     DLQ = "dlq"  # dead-letter queues
     LOG_GROUP = "log_group"  # each function's log group (AWS/Logs LogGroupName)
+    TABLE = "table"  # the idempotency table (AWS/DynamoDB TableName), when the config names one
 
 
 ASYNC_SOURCES = frozenset(
@@ -83,11 +85,37 @@ class Signal:
     causes: str
     first_check: str
     metric: tuple[str, str] | None = None
-    math: tuple[str, tuple[tuple[str, str], ...]] | None = None
+    math: tuple[str, tuple[tuple[Any, ...], ...]] | None = None
     math_label: str | None = None
+    tiers: tuple[Tier, ...] = ()
+    insights: str | None = None
+    """Logs Insights query of the console link (``None``: derived from the outcome the metric counts)."""
 
 
 CUSTOM = "custom"
+
+
+@dataclass(frozen=True)
+class Tier:
+    """An extra tier of a signal: same metric, its own severity, threshold and M-out-of-N. Its alarm is
+    named ``<base name>-<Severity>`` (the base tier keeps the plain name)."""
+
+    severity: Severity
+    threshold: float
+    evaluation_periods: int
+    datapoints_to_alarm: int
+
+_TABLE_OPERATIONS = ("PutItem", "GetItem", "UpdateItem", "DeleteItem")
+"""The DynamoDB operations an idempotency persistence layer calls (Powertools' DynamoDBPersistenceLayer:
+put_item with a condition to claim, get_item, update_item to complete, delete_item on failure)."""
+
+
+def _table_sum(metric: str) -> tuple[str, tuple[tuple[Any, ...], ...]]:
+    ids = [op[0].lower() + op[1:-4].lower() for op in _TABLE_OPERATIONS]  # put, get, update, delete
+    expression = " + ".join(f"FILL({i}, 0)" for i in ids)
+    return expression, tuple((i, metric, C.DYNAMODB_NAMESPACE, ((C.DYNAMODB_OPERATION_DIMENSION, op),))
+                             for i, op in zip(ids, _TABLE_OPERATIONS))
+
 
 _SIGNALS: tuple[Signal, ...] = (
     Signal(
@@ -167,6 +195,7 @@ _SIGNALS: tuple[Signal, ...] = (
         treat_missing_reason="the rate has no datapoint when no events were received; no traffic means nothing "
         "to retry",
         severity=Severity.WARNING, unit="Percent",
+        tiers=(Tier(Severity.CRITICAL, threshold=25, evaluation_periods=3, datapoints_to_alarm=2),),
         meaning="more than {threshold}% of the events {operation} received failed with a retryable error for 15 "
         "minutes.",
         causes="a throttled or unavailable dependency; the idempotency table {table} throttling; concurrency "
@@ -206,6 +235,7 @@ _SIGNALS: tuple[Signal, ...] = (
         treat_missing_reason="RecordAge exists only for records being processed; a consumer that stopped "
         "entirely is caught by the queue-age / IteratorAge alarms, which are measured at the source",
         severity=Severity.WARNING, unit="Milliseconds",
+        tiers=(Tier(Severity.CRITICAL, threshold=600_000, evaluation_periods=5, datapoints_to_alarm=5),),
         meaning="{operation} started processing records more than {threshold} ms after they arrived at the "
         "source, in 3 of the last 5 minutes.",
         causes="a backlog (traffic above the consumer's throughput); retries re-delivering old records; reserved "
@@ -241,6 +271,7 @@ _SIGNALS: tuple[Signal, ...] = (
         "memory exhaustion.",
         first_check="the invocations table (timeouts, max memory) and the function's log group for REPORT lines "
         "with Status: error or timeout.",
+        insights="filter @message like /Task timed out|ERROR/ | stats count(*) by bin(1m)",
     ),
     Signal(
         id="lambda_throttles", suffix="Throttles", title="Lambda throttled",
@@ -264,6 +295,7 @@ _SIGNALS: tuple[Signal, ...] = (
         treat_missing_reason="SQS reports this metric only while the queue holds at least one message; no data "
         "means an empty queue",
         severity=Severity.WARNING, unit="Seconds",
+        tiers=(Tier(Severity.CRITICAL, threshold=1_800, evaluation_periods=5, datapoints_to_alarm=5),),
         meaning="the oldest message in {queue} has waited more than {threshold} s for 5 minutes: {function} is "
         "not keeping up or is failing the same messages repeatedly.",
         causes="consumer throughput below the arrival rate; messages failing and returning after the visibility "
@@ -298,6 +330,7 @@ _SIGNALS: tuple[Signal, ...] = (
         causes="more than 100 metrics or 30 dimensions in a directive; a metric value that is not a number; a "
         "dimension referenced but missing from the document.",
         first_check="a recent log line with _aws from {log_group} checked against the EMF specification.",
+        insights="filter ispresent(_aws) | fields @timestamp, @message | sort @timestamp desc | limit 20",
     ),
     Signal(
         id="emf_parsing_errors", suffix="EMFParsingErrors", title="EMF documents unparseable",
@@ -310,6 +343,37 @@ _SIGNALS: tuple[Signal, ...] = (
         causes="a log line truncated above 256 KB; a second writer interleaving output on stdout; invalid JSON "
         "from a hand-built document.",
         first_check="the log events in {log_group} around the first error, for truncated or interleaved JSON.",
+        insights="filter @message like /_aws/ | fields @timestamp, @message | sort @timestamp desc | limit 20",
+    ),
+    Signal(
+        id="table_throttled_requests", suffix="ThrottledRequests", title="Idempotency table throttling",
+        scope=Scope.TABLE, statistic=Statistic.SUM, math=_table_sum(C.DYNAMODB_THROTTLED_REQUESTS),
+        math_label="Throttled requests (PutItem + GetItem + UpdateItem + DeleteItem)",
+        period=60, evaluation_periods=5, datapoints_to_alarm=2, threshold=0, comparison=GT,
+        treat_missing_data=NOT_BREACHING,
+        treat_missing_reason="DynamoDB publishes ThrottledRequests only for periods with a throttled request",
+        severity=Severity.WARNING, unit="Count",
+        meaning="requests of the idempotency persistence layer to {table} were throttled in 2 of the last 5 "
+        "minutes: claims and completions fail and come back as IdempotencyStoreError or retries.",
+        causes="provisioned capacity below the claim/complete rate; a hot partition (one key claimed by many "
+        "concurrent duplicates); on-demand table above its previous peak.",
+        first_check="the table's ConsumedWriteCapacityUnits and ReadThrottleEvents/WriteThrottleEvents, then the "
+        "IdempotencyStoreError alarms of the functions using {table}.",
+        insights="filter outcome = \"store_error\" | stats count(*) as events by bin(1m), operation, error_code",
+    ),
+    Signal(
+        id="table_system_errors", suffix="SystemErrors", title="Idempotency table server errors",
+        scope=Scope.TABLE, statistic=Statistic.SUM, math=_table_sum(C.DYNAMODB_SYSTEM_ERRORS),
+        math_label="System errors (PutItem + GetItem + UpdateItem + DeleteItem)",
+        period=60, evaluation_periods=3, datapoints_to_alarm=2, threshold=0, comparison=GT,
+        treat_missing_data=NOT_BREACHING,
+        treat_missing_reason="DynamoDB publishes SystemErrors only for periods with an HTTP 500 response",
+        severity=Severity.CRITICAL, unit="Count",
+        meaning="DynamoDB answered requests to {table} with HTTP 500 in 2 of the last 3 minutes: duplicates "
+        "cannot be detected while it fails.",
+        causes="a DynamoDB service event in the region; retries exhausted on the client.",
+        first_check="the AWS Health Dashboard for DynamoDB in the region, then the IdempotencyStoreError alarms.",
+        insights="filter outcome = \"store_error\" | stats count(*) as events by bin(1m), operation, error_code",
     ),
 )
 

@@ -58,4 +58,5 @@ class ExportFormat(str, Enum):
 
     CLI = "cli"  # one PutMetricAlarm request per alarm: aws cloudwatch put-metric-alarm --cli-input-json file://...
     CLOUDFORMATION = "cloudformation"  # one template of AWS::CloudWatch::Alarm resources
-    TERRAFORM = "terraform"  # Terraform JSON (aws_cloudwatch_metric_alarm resources)
+    TERRAFORM = "terraform"  # Terraform JSON (aws_cloudwatch_metric_alarm resources) and, with a config, a module
+    DASHBOARD = "dashboard"  # the CloudWatch console dashboard body (PutDashboard), with --dashboard only

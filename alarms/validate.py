@@ -18,6 +18,13 @@ Two layers, each violation naming the alarm and the field:
    a statistic other than Maximum; a dimension set the metric is never published with (this
    project's metrics: the sets in :data:`emitter.contract.DIMENSION_SETS`; AWS metrics: their
    documented dimensions) -- such an alarm never gets data and sits in INSUFFICIENT_DATA.
+   With the emitter configuration of the stack (:func:`published_dimension_sets`: the default
+   dimensions each function declares, which the emitter appends to every set it writes), a set
+   that configuration never publishes is a **warning** (``semantic.dimension_unpublished``,
+   ``level="warning"``): e.g. ``[Service, Operation]`` while the function also publishes
+   ``Environment``.
+
+Warnings are reported but do not make a request invalid (:func:`errors` filters them out).
 """
 
 from __future__ import annotations
@@ -44,9 +51,34 @@ class Violation:
     field: str
     rule: str
     message: str
+    level: str = "error"
+    """"error" (the API refuses it or it can never get data) or "warning"."""
 
     def __str__(self) -> str:
         return f"{self.alarm}: {self.field}: {self.message} [{self.rule}]"
+
+
+PublishedSets = Mapping[str, frozenset[tuple[str, ...]]]
+"""Operation dimension value -> the dimension-name sets (sorted tuples) its emitter publishes."""
+
+
+def errors(violations: Iterable[Violation]) -> list[Violation]:
+    """The violations that make a request invalid (``level == "error"``)."""
+    return [v for v in violations if v.level == "error"]
+
+
+def published_dimension_sets(config: Any) -> PublishedSets:
+    """What the emitter of each function of ``config`` (a :class:`~alarms.config.StackConfig`) publishes:
+    every set of :data:`emitter.contract.DIMENSION_SETS` (and the EventSource set) with the function's
+    default dimensions appended, as the emitter writes them (emitter.aggregate ``_group_dimensions``)."""
+    from emitter.contract import DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET
+
+    out: dict[str, set[tuple[str, ...]]] = {}
+    for fn in config.functions:
+        extra = tuple(fn.dimensions)
+        out.setdefault(fn.operation, set()).update(
+            tuple(sorted((*base, *extra))) for base in (*DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET))
+    return {op: frozenset(sets) for op, sets in out.items()}
 
 
 @lru_cache(maxsize=1)
@@ -57,8 +89,9 @@ def _input_shape() -> Any:
     return model.operation_model("PutMetricAlarm").input_shape
 
 
-def validate_request(request: Mapping[str, Any]) -> list[Violation]:
-    """All violations of one PutMetricAlarm request (empty list = valid). Never raises on bad input."""
+def validate_request(request: Mapping[str, Any], published: PublishedSets | None = None) -> list[Violation]:
+    """All violations of one PutMetricAlarm request (empty list = valid), warnings included. ``published``:
+    the stack's :func:`published_dimension_sets` (None = unknown). Never raises on bad input."""
     name = request.get("AlarmName") if isinstance(request, Mapping) else None
     alarm = name if isinstance(name, str) and name else "<unnamed alarm>"
     out: list[Violation] = []
@@ -66,16 +99,17 @@ def validate_request(request: Mapping[str, Any]) -> list[Violation]:
         return [Violation(alarm, "<request>", "model.type", "the request must be a JSON object")]
     _check_shape(request, _input_shape(), "", alarm, out)
     out.extend(_cross_field(request, alarm))
-    out.extend(_semantic(request, alarm))
+    out.extend(_semantic(request, alarm, published))
     return out
 
 
-def validate_requests(requests: Iterable[Mapping[str, Any]]) -> list[Violation]:
-    """Violations of many requests, plus duplicate alarm names across them."""
+def validate_requests(requests: Iterable[Mapping[str, Any]], published: PublishedSets | None = None
+                      ) -> list[Violation]:
+    """Violations (and warnings) of many requests, plus duplicate alarm names across them."""
     out: list[Violation] = []
     seen: set[str] = set()
     for req in requests:
-        out.extend(validate_request(req))
+        out.extend(validate_request(req, published))
         name = req.get("AlarmName") if isinstance(req, Mapping) else None
         if isinstance(name, str):
             if name in seen:
@@ -279,16 +313,18 @@ _GAUGES_MAX_ONLY = {
 _AWS_DIMENSIONS = {
     (C.LAMBDA_NAMESPACE, None): {"FunctionName", "Resource", "ExecutedVersion"},
     (C.SQS_NAMESPACE, None): {C.SQS_QUEUE_DIMENSION},
+    (C.DYNAMODB_NAMESPACE, None): {C.DYNAMODB_TABLE_DIMENSION, C.DYNAMODB_OPERATION_DIMENSION,
+                                   "GlobalSecondaryIndexName", "StreamLabel", "ReceivingRegion"},
     (C.LOGS_NAMESPACE, C.LOGS_EMF_VALIDATION_ERRORS): {C.LOGS_LOG_GROUP_DIMENSION},
     (C.LOGS_NAMESPACE, C.LOGS_EMF_PARSING_ERRORS): {C.LOGS_LOG_GROUP_DIMENSION},
 }
 
 
-def _semantic(r: Mapping[str, Any], alarm: str) -> list[Violation]:
+def _semantic(r: Mapping[str, Any], alarm: str, published: PublishedSets | None = None) -> list[Violation]:
     out: list[Violation] = []
     if "MetricName" in r:
         out.extend(_semantic_metric(r.get("Namespace"), r.get("MetricName"), r.get("Dimensions"),
-                                    r.get("Statistic"), "", alarm))
+                                    r.get("Statistic"), "", alarm, published))
     metrics = r.get("Metrics")
     if isinstance(metrics, (list, tuple)):
         for i, q in enumerate(metrics):
@@ -297,13 +333,13 @@ def _semantic(r: Mapping[str, Any], alarm: str) -> list[Violation]:
             if isinstance(metric, Mapping):
                 out.extend(_semantic_metric(metric.get("Namespace"), metric.get("MetricName"),
                                             metric.get("Dimensions"), stat.get("Stat"),  # type: ignore[union-attr]
-                                            f"Metrics[{i}].MetricStat.", alarm))
+                                            f"Metrics[{i}].MetricStat.", alarm, published))
     return out
 
 
 def _semantic_metric(namespace: Any, name: Any, dimensions: Any, stat: Any, prefix: str,
-                     alarm: str) -> list[Violation]:
-    from emitter.contract import DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET, Metric
+                     alarm: str, published: PublishedSets | None = None) -> list[Violation]:
+    from emitter.contract import DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET, Dimension, Metric
 
     out: list[Violation] = []
     if not isinstance(namespace, str) or not isinstance(name, str):
@@ -328,12 +364,36 @@ def _semantic_metric(namespace: Any, name: Any, dimensions: Any, stat: Any, pref
             Metric(name)
         except ValueError:
             return out
-        valid_sets = {tuple(sorted(s)) for s in (*DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET)}
-        if tuple(sorted(str(n) for n in names)) not in valid_sets:
-            sets = " or ".join("[" + ", ".join(s) + "]" for s in (*DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET))
+        base_sets = (*DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET)
+        have = tuple(sorted(str(n) for n in names))
+        contract_dims = {d.value for d in Dimension}
+        extras = [n for n in have if n not in contract_dims]
+        core = tuple(n for n in have if n in contract_dims)
+        if core not in {tuple(sorted(s)) for s in base_sets}:
+            sets = " or ".join("[" + ", ".join(s) + "]" for s in base_sets)
             out.append(Violation(alarm, dim_field, "semantic.dimension_name",
-                                 f"{name} is published with the dimension sets {sets}, not "
-                                 f"[{', '.join(map(str, names))}]; the alarm would never get data"))
+                                 f"{name} is published with the dimension sets {sets} (plus the emitter's "
+                                 f"default dimensions), not [{', '.join(map(str, names))}]; the alarm would "
+                                 "never get data"))
+            return out
+        if published is not None:
+            op = next((d.get("Value") for d in dimensions if isinstance(d, Mapping)
+                       and d.get("Name") == Dimension.OPERATION.value), None) if isinstance(dimensions, list) else None
+            allowed = published.get(op) if isinstance(op, str) else None
+            if allowed is None:
+                allowed = frozenset().union(*published.values()) if published else frozenset()
+            if have not in allowed:
+                shown = " or ".join("[" + ", ".join(s) + "]" for s in sorted(allowed))
+                out.append(Violation(alarm, dim_field, "semantic.dimension_unpublished",
+                                     f"the emitter configuration of this stack publishes {name} with {shown}, never "
+                                     f"with [{', '.join(have)}] (declare the function's default dimensions under "
+                                     "`dimensions:` in the stack config); the alarm would get no data",
+                                     level="warning"))
+        elif extras:
+            out.append(Violation(alarm, dim_field, "semantic.dimension_unpublished",
+                                 f"[{', '.join(have)}] is published only by an emitter with the default dimension(s) "
+                                 f"{', '.join(extras)} (Emitter(dimensions=...)); check with --config",
+                                 level="warning"))
     return out
 
 
@@ -359,7 +419,14 @@ def load_requests(path: str | Path) -> list[dict[str, Any]]:
     if isinstance(doc, dict) and "Resources" in doc:
         return requests_from_cloudformation(doc)
     if isinstance(doc, dict) and "resource" in doc:
+        variables = p.parent / "variables.tf.json"
+        if variables.is_file():  # a module: its variables' defaults give the values
+            from alarms.tf_module import resolve_module
+
+            doc = resolve_module(doc, json.loads(variables.read_text(encoding="utf-8")), region="us-east-1")
         return requests_from_terraform(doc)
+    if isinstance(doc, dict) and ("widgets" in doc or set(doc) <= {"terraform", "variable", "output", "data"}):
+        return []  # a dashboard body (checked by dashboard_body.validate_body) or module plumbing
     if isinstance(doc, dict) and "AlarmName" in doc:
         return [doc]
     raise ValueError(f"{p}: neither a PutMetricAlarm request, a CloudFormation template nor Terraform JSON")

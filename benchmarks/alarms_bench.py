@@ -7,6 +7,9 @@
    3-of-5 alarm: ``alarms.evaluation.evaluate_states`` (CloudWatch's evaluation range and
    treat-missing-data rules) vs a pandas rolling count of breaching datapoints (M of N with missing
    data simply dropped, the usual shortcut), and vs the window-by-window reference implementation.
+3. The console dashboard of the demo stack: ``alarms.dashboard_body.validate_body`` (the documented
+   body rules) vs ``json.loads`` of the same body text (the floor: reading it at all), and building the
+   body vs building the catalogue it comes from.
 
 Run: ``.venv/bin/python benchmarks/alarms_bench.py``
 """
@@ -66,6 +69,24 @@ def main() -> None:
           f"treat-missing-data)")
     print(f"evaluation, {len(values)} periods: idemwatch {ours * 1e3:8.1f} ms | window-by-window reference "
           f"{reference * 1e3:8.1f} ms | ratio {ours / reference:5.2f}x")
+
+    import json
+
+    from alarms.console_dashboard import body_json, build_body, concrete
+    from alarms.dashboard_body import validate_body
+
+    cfg = load_config(ROOT / "alarms" / "demo-stack.yaml")
+    defs = build_catalogue(cfg)
+    text = body_json(build_body(cfg, defs, concrete(cfg)))
+    widgets = len(json.loads(text)["widgets"])
+    check = _best(lambda: validate_body(text), repeat=7)
+    floor = _best(lambda: json.loads(text), repeat=7)
+    build = _best(lambda: build_body(cfg, defs, concrete(cfg)), repeat=5)
+    catalogue = _best(lambda: build_catalogue(cfg), repeat=5)
+    print(f"dashboard body, {widgets} widgets / {len(text):,} bytes: validate_body {check * 1e3:7.2f} ms | json.loads "
+          f"{floor * 1e3:7.2f} ms (floor) | ratio {check / floor:5.1f}x")
+    print(f"dashboard body: build {build * 1e3:7.2f} ms | build_catalogue {catalogue * 1e3:7.2f} ms | ratio "
+          f"{build / catalogue:5.2f}x")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,13 @@
-"""Alarms: each alarm definition of the stack and its backtest on the data being browsed.
+"""Alarms: each alarm definition of the stack (every tier, custom alarms) and its backtest on the data.
 
 Uses the alarms API (``from alarms import load_config, build_catalogue, run_backtest``);
 when that part is not installed or fails, the page says so instead of failing.
+
+The "Alarm stack config" box reads server files, so it only opens a path whose real location
+(symlinks resolved) is inside the allowed roots (:func:`allowed_roots`: the data directory, the
+folder of ``$IDEMWATCH_ALARMS_CONFIG``, the stack configs shipped in ``alarms/``), with a config
+suffix. Any other path, existing or not, gets the same message, so the box cannot be used to
+probe the file system; errors never show file contents.
 """
 
 from __future__ import annotations
@@ -18,6 +24,10 @@ from dashboard import ui
 from dashboard.constants import ENV_ALARMS_CONFIG
 
 TITLE = "Alarms"
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
+NOT_ALLOWED = ("Not an allowed alarm stack config. Give a .yaml, .yml or .json file inside the data directory or "
+               "the config folder the dashboard was started with ($IDEMWATCH_ALARMS_CONFIG).")
+STATE_COLORS = {"OK": "#2ca02c", "INSUFFICIENT_DATA": "#9e9e9e", "ALARM": "#d62728"}
 STATES = ("ALARM", "OK", "INSUFFICIENT_DATA")
 _STATE_Y = {"OK": 0, "INSUFFICIENT_DATA": 1, "ALARM": 2}
 _col = st.column_config
@@ -25,6 +35,7 @@ _col = st.column_config
 SUMMARY_COLUMN_CONFIG = {
     "alarm": _col.TextColumn("alarm", width=260),
     "severity": _col.TextColumn("severity", width=65),
+    "tier": _col.TextColumn("tier", width=60, help="base, or the extra tier (its name ends with the severity)."),
     "last state": _col.TextColumn("last state", width=130),
     "ALARM intervals": _col.NumberColumn("ALARM intervals", width=105),
     "first ALARM": _col.DatetimeColumn("first ALARM (UTC)", format="YYYY-MM-DD HH:mm", width=140),
@@ -38,8 +49,13 @@ DEFINITION_COLUMN_CONFIG = {
     "alarm": _col.TextColumn("alarm", width=260),
     "title": _col.TextColumn("title", width=200),
     "severity": _col.TextColumn("severity", width=65),
+    "tier": _col.TextColumn("tier", width=60),
     "target": _col.TextColumn("target", width=120),
     "condition": _col.TextColumn("condition", width=250),
+    "console": _col.LinkColumn("console", width=90, display_text="alarm",
+                               help="The alarm in the CloudWatch console."),
+    "logs": _col.LinkColumn("logs", width=90, display_text="Logs Insights",
+                            help="The signal's Logs Insights query over the function's log group."),
 }
 
 
@@ -57,12 +73,54 @@ def default_config() -> Path | None:
     env = os.environ.get(ENV_ALARMS_CONFIG)
     if env:
         return Path(env)
+    return default_config_shipped()
+
+
+def allowed_roots(data_dir: Path | str | None) -> list[Path]:
+    """Real paths under which the config box may open files: the data directory, the folder of
+    ``$IDEMWATCH_ALARMS_CONFIG`` and the alarms package folder (its shipped stack configs)."""
+    roots: list[Path] = []
+    if data_dir:
+        roots.append(Path(os.path.realpath(data_dir)))
+    env = os.environ.get(ENV_ALARMS_CONFIG)
+    if env:
+        roots.append(Path(os.path.realpath(env)).parent)
+    shipped = default_config_shipped()
+    if shipped is not None:
+        roots.append(Path(os.path.realpath(shipped)).parent)
+    return roots
+
+
+def resolve_config_path(typed: str, data_dir: Path | str | None) -> Path | None:
+    """The real path of ``typed`` when it is an allowed config file (inside :func:`allowed_roots`, config
+    suffix, a regular file), else None. Relative paths are taken from the process's working directory, like
+    the CLI. Decided on the path alone before anything is opened."""
+    if not typed or "\x00" in typed:
+        return None
+    real = Path(os.path.realpath(os.path.expanduser(typed)))
+    if real.suffix.lower() not in CONFIG_SUFFIXES:
+        return None
+    inside = False
+    for root in allowed_roots(data_dir):
+        try:
+            inside = os.path.commonpath([str(real), str(root)]) == str(root)
+        except ValueError:
+            continue
+        if inside:
+            break
+    if not inside or not real.is_file():
+        return None
+    return real
+
+
+def default_config_shipped() -> Path | None:
+    """The demo stack config shipped in the alarms package (None when the part is not installed)."""
     try:
         import alarms
     except ImportError:
         return None
     for base in {Path(p) for p in getattr(alarms, "__path__", [])}:
-        for ext in ("yaml", "yml", "json", "toml"):
+        for ext in ("yaml", "yml", "json"):
             p = base / f"demo-stack.{ext}"
             if p.is_file():
                 return p
@@ -76,6 +134,41 @@ def _backtest(config: str, config_mtime: int, data_dir: str, fingerprint: str):
     return list(defs), list(run_backtest(defs, Path(data_dir)))
 
 
+@lru_cache(maxsize=4)
+def _log_groups(config: str, mtime: int) -> tuple[dict[tuple[str, str], str], str | None]:
+    from alarms import load_config
+
+    cfg = load_config(Path(config))
+    return {(cfg.service, fn.operation): fn.log_group for fn in cfg.functions}, cfg.region
+
+
+def key_links(rows: pd.DataFrame, time_from: str = "claimed_at", time_to: str = "last_seen") -> list[str | None]:
+    """A Logs Insights console link per row (columns ``idempotency_key``, ``service``, ``operation`` and the two
+    time columns, UTC): the key's records in its function's log group, from the first to the last time +- 5 min.
+    The log group comes from the startup stack config (:func:`default_config`); None where it names no function
+    for the row's service/operation, or without a config."""
+    from alarms.links import key_trail_url
+
+    cfg = default_config()
+    if cfg is None or not cfg.is_file() or rows.empty:
+        return [None] * len(rows)
+    try:
+        groups, region = _log_groups(str(cfg), cfg.stat().st_mtime_ns)
+    except Exception:  # noqa: BLE001 - a broken config only costs the links
+        return [None] * len(rows)
+    out: list[str | None] = []
+    for key, svc, op, a, b in zip(rows["idempotency_key"], rows["service"], rows["operation"], rows[time_from],
+                                  rows[time_to]):
+        group = groups.get((svc, op))
+        if group is None or key is None or pd.isna(a):
+            out.append(None)
+            continue
+        start = int(pd.Timestamp(a).timestamp())
+        end = int(pd.Timestamp(b).timestamp()) if not pd.isna(b) else start
+        out.append(key_trail_url(str(key), [group], start, max(start, end), region))
+    return out
+
+
 def describe(definition: Any) -> dict[str, Any]:
     """The definitions-table row of one ``alarms.AlarmDefinition``."""
     cond = definition.condition() if callable(getattr(definition, "condition", None)) else ""
@@ -83,8 +176,11 @@ def describe(definition: Any) -> dict[str, Any]:
         "alarm": _name(definition),
         "title": getattr(definition, "title", ""),
         "severity": _val(getattr(definition, "severity", "")),
+        "tier": getattr(definition, "tier", "") or "base",
         "target": getattr(definition, "target", ""),
         "condition": cond,
+        "console": dict(getattr(definition, "links", ()) or ()).get("alarm"),
+        "logs": dict(getattr(definition, "links", ()) or ()).get("query"),
         "treat missing data": _val(getattr(definition, "treat_missing_data", "")),
         "why": getattr(definition, "treat_missing_reason", ""),
         "description": getattr(definition, "description", ""),
@@ -115,6 +211,7 @@ def summary(results: list) -> pd.DataFrame:
         rows.append({
             "alarm": _name(r.definition),
             "severity": _val(getattr(r.definition, "severity", "")),
+            "tier": getattr(r.definition, "tier", "") or "base",
             "last state": str(tl["state"].iloc[-1]) if n else "INSUFFICIENT_DATA",
             "ALARM intervals": len(r.alarm_intervals),
             "first ALARM": r.alarm_intervals[0][0] if r.alarm_intervals else None,
@@ -141,20 +238,27 @@ def render() -> None:
         ui.footer(TITLE)
         return
     default = default_config()
-    cfg = st.text_input("Alarm stack config", value=str(default) if default else "", key="alarm_cfg")
+    cfg = st.text_input("Alarm stack config", value=str(default) if default else "", key="alarm_cfg",
+                        help="A stack config inside the data directory or the config folder the dashboard was "
+                             "started with.")
     if not cfg:
         st.info("No alarm stack config found; enter the path of one (see `idemwatch alarms --help`).")
         ui.footer(TITLE)
         return
-    p = Path(cfg)
-    if not p.is_file():
-        st.error(f"Config file not found: {ui.md_escape(cfg)}")
+    if default is not None and cfg == str(default) and not default.is_file():
+        # the operator's own startup setting, not a path typed in the browser: saying so probes nothing
+        st.error(f"Config file not found: {ui.md_escape(cfg)} (${ENV_ALARMS_CONFIG})")
+        ui.footer(TITLE)
+        return
+    p = resolve_config_path(cfg, ds.data_dir)
+    if p is None:
+        st.error(NOT_ALLOWED)
         ui.footer(TITLE)
         return
     try:
-        defs, results = _backtest(str(p.resolve()), p.stat().st_mtime_ns, str(ds.data_dir), ds.fingerprint)
-    except Exception as exc:  # noqa: BLE001 - the alarms part raises its own errors for bad configs: show them
-        st.error(f"Backtest failed: {ui.md_escape(type(exc).__name__)}: {ui.md_escape(exc)}")
+        defs, results = _backtest(str(p), p.stat().st_mtime_ns, str(ds.data_dir), ds.fingerprint)
+    except Exception as exc:  # noqa: BLE001 - the alarms part raises its own errors for bad configs
+        st.error(f"Backtest failed: {ui.md_escape(_safe_error(exc))}")
         ui.footer(TITLE)
         return
     s = summary(results)
@@ -176,25 +280,58 @@ def render() -> None:
     ui.footer(TITLE)
 
 
-def _timeline(result: Any, f) -> None:
+def _safe_error(exc: Exception) -> str:
+    """What the page may show of a failure: the alarms part's own messages (key paths, rule names; the config
+    loader never quotes the file), otherwise the exception type only."""
+    try:
+        from alarms.exceptions import AlarmsError
+    except ImportError:  # pragma: no cover - the page checked the part is installed
+        AlarmsError = ()  # type: ignore[assignment]
+    if isinstance(exc, AlarmsError):
+        return str(exc)[:2000]
+    return f"{type(exc).__name__} (details in the server log)"
+
+
+def timeline_figure(result: Any) -> Any:
+    """The timeline of one backtest: value per period with the threshold line on top, and below it a state band
+    (one coloured cell per period, labelled axis) on its own row, so value and state never overlap."""
     import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
 
     tl = result.timeline
-    if tl.empty:
-        st.caption("Empty timeline (no periods in the collected data).")
-        return
+    d = result.definition
     t = pd.to_datetime(tl["period_start"], utc=True).dt.tz_localize(None)
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=ui._py(t), y=ui._py(tl["value"]), name="value", mode="lines+markers"))
+    x = ui._py(t)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.72, 0.28], vertical_spacing=0.06)
+    fig.add_trace(go.Scatter(x=x, y=ui._py(tl["value"]), name="value", mode="lines+markers"), row=1, col=1)
+    threshold = getattr(d, "threshold", None)
+    if threshold is not None:
+        unit = getattr(d, "unit", "")
+        fig.add_trace(go.Scatter(x=[x[0], x[-1]], y=[threshold, threshold], name=f"threshold {threshold:g} {unit}",
+                                 mode="lines", line={"dash": "dash", "color": STATE_COLORS["ALARM"]}), row=1, col=1)
     for a, b in result.alarm_intervals:
         fig.add_vrect(x0=pd.Timestamp(a).tz_localize(None) if pd.Timestamp(a).tzinfo else pd.Timestamp(a),
                       x1=pd.Timestamp(b).tz_localize(None) if pd.Timestamp(b).tzinfo else pd.Timestamp(b),
-                      fillcolor="red", opacity=0.15, line_width=0)
-    fig.add_trace(go.Scatter(x=ui._py(t), y=[_STATE_Y.get(str(s), None) for s in tl["state"]], name="state",
-                             mode="lines", line_shape="hv", yaxis="y2"))
-    fig.update_layout(height=340, margin={"l": 10, "r": 10, "t": 10, "b": 10}, xaxis_title="period start (UTC)",
-                      yaxis={"title": "value"},
-                      yaxis2={"overlaying": "y", "side": "right", "tickvals": [0, 1, 2],
-                                  "ticktext": ["OK", "INSUFFICIENT_DATA", "ALARM"], "range": [-0.2, 2.2]})
-    ui.chart(fig, key="alarm_timeline")
-    st.caption("Red bands: intervals in ALARM.")
+                      fillcolor=STATE_COLORS["ALARM"], opacity=0.12, line_width=0, row=1, col=1)
+    states = [str(s) for s in tl["state"]]
+    fig.add_trace(go.Scatter(x=x, y=[_STATE_Y.get(s) for s in states], name="state", mode="lines+markers",
+                             line_shape="hv", line={"color": "#555"},
+                             marker={"color": [STATE_COLORS.get(s, "#000") for s in states], "size": 7,
+                                     "symbol": "square"},
+                             text=states, hovertemplate="%{x}<br>%{text}<extra></extra>"), row=2, col=1)
+    fig.update_yaxes(title_text=getattr(d, "unit", "") or "value", row=1, col=1, automargin=True)
+    fig.update_yaxes(tickvals=[0, 1, 2], ticktext=["OK", "NO DATA", "ALARM"], range=[-0.5, 2.5], fixedrange=True,
+                     automargin=True, title_text="state", row=2, col=1)
+    fig.update_xaxes(title_text="period start (UTC)", title_standoff=8, automargin=True, row=2, col=1)
+    fig.update_layout(height=440, margin={"l": 10, "r": 10, "t": 10, "b": 50}, showlegend=True,
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0})
+    return fig
+
+
+def _timeline(result: Any, f) -> None:
+    if result.timeline.empty:
+        st.caption("Empty timeline (no periods in the collected data).")
+        return
+    ui.chart(timeline_figure(result), key="alarm_timeline")
+    st.caption("Dashed line: the alarm's threshold. Shaded: intervals in ALARM. Lower band: the state after each "
+               "period's evaluation (NO DATA = INSUFFICIENT_DATA).")

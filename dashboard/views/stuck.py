@@ -7,6 +7,7 @@ import streamlit as st
 from dashboard import ui
 from dashboard.compute import stuck_keys
 from dashboard.constants import SIGNAL_BY_KEY
+from dashboard.views import alarms as alarms_view
 
 TITLE = "Stuck keys"
 STUCK_MEANING = (
@@ -35,7 +36,9 @@ def render() -> None:
                                    "last_seen": "last attempt"})[
             ["key", "service", "operation", "status", "claimed_at", "age_s", "expiry", "expired", "last attempt",
              "attempts", "last_outcome", "last_request_id"]]
+        shown = shown.assign(logs=alarms_view.key_links(df))  # console: this key's records (alarms part)
         ui.table(shown, key="stuck",
+                 logs=st.column_config.LinkColumn("logs", display_text="Logs Insights", width=110),
                  age_s=st.column_config.NumberColumn("age (s)", format="%.0f"),
                  claimed_at=st.column_config.DatetimeColumn("claimed at (UTC)", format="YYYY-MM-DD HH:mm:ss"))
     ui.footer(TITLE)

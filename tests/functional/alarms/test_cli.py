@@ -21,14 +21,14 @@ def _run(*args):
 def test_export_all_formats_then_validate_them(tmp_path):
     res = _run("export", "--config", str(DEMO), "--out", str(tmp_path))
     assert res.exit_code == 0, res.output
-    assert "cli: 56 file(s), 56 alarms" in res.output
-    assert len(list((tmp_path / "cli").glob("*.json"))) == 56
+    assert "cli: 66 file(s), 66 alarms" in res.output
+    assert len(list((tmp_path / "cli").glob("*.json"))) == 66
     assert (tmp_path / "cloudformation" / "shop-alarms.json").exists()
     assert (tmp_path / "terraform" / "shop-alarms.tf.json").exists()
     res = _run("validate", str(tmp_path / "cli"), str(tmp_path / "cloudformation" / "shop-alarms.json"),
                str(tmp_path / "terraform"), "--config", str(DEMO))
     assert res.exit_code == 0, res.output
-    assert "OK: 224 alarm request(s) valid" in res.output
+    assert "OK: 264 alarm request(s) valid" in res.output
 
 
 def test_validate_reports_alarm_and_field_and_fails(tmp_path):
@@ -59,7 +59,7 @@ def test_bad_config_is_a_usage_error(tmp_path):
 def test_list_prints_every_alarm():
     res = _run("list", "--config", str(DEMO))
     assert res.exit_code == 0, res.output
-    assert "shop-orders-consumer-PoisonRate" in res.output and "56 alarms" in res.output
+    assert "shop-orders-consumer-PoisonRate" in res.output and "66 alarms" in res.output
     assert "100 * FILL(poison, 0) / received > 1 Percent for 2 of 3 x 300s" in res.output
 
 
@@ -74,7 +74,7 @@ def test_backtest_json_lists_alarm_intervals(tmp_path):
     # 1 of 1 x 60 s, evaluation range 3: ALARM while minute 4 is among the last 3 periods (minutes 4, 5, 6)
     assert amb["alarm_intervals"] == [[minute(4).isoformat(), minute(7).isoformat()]]
     assert amb["states"] == {"OK": 7, "ALARM": 3, "INSUFFICIENT_DATA": 0}
-    assert dlq["status"] == "no_data"
+    assert dlq["backtest"] == "no_data"
     table = CliRunner().invoke(main, ["alarms", "backtest", "--config", str(DEMO), "--data", str(tmp_path),
                                       "--alarm", "shop-orders-consumer-AmbiguousCommit"], env={"COLUMNS": "250"})
     assert "01-05 10:04-10:07" in table.output

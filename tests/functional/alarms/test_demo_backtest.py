@@ -68,7 +68,7 @@ def test_one_of_one_alarms_fire_exactly_when_the_outcome_happened(demo_run):
 
 def test_every_alarm_has_a_result_and_aws_only_metrics_say_no_data(demo_run):
     results, _ = demo_run
-    assert len(results) == 56
+    assert len(results) == 66
     assert results["shop-orders-dlq-MessagesVisible"].status == "no_data"
     assert results["shop-orders-consumer-PoisonRate"].status == "ok"
     assert results["shop-orders-consumer-Errors"].source == "invocations.timeouts"

@@ -6,36 +6,17 @@ tags, idempotence, prune scope, dry run); validation and evaluation have their o
 
 from __future__ import annotations
 
-import urllib.request
 from pathlib import Path
 
 import boto3
-import pytest
 import yaml
 from click.testing import CliRunner
-from moto.server import ThreadedMotoServer
 
 from alarms.commands import alarms
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "alarms" / "demo-stack.yaml"
 REGION = "us-east-1"
-
-
-@pytest.fixture()
-def endpoint(monkeypatch):
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    assert host == "127.0.0.1"
-    url = f"http://127.0.0.1:{port}"
-    # moto keeps its backends per process: start every test from an empty account
-    urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=10).read()
-    yield url
-    server.stop()
 
 
 def _cw(endpoint):
@@ -64,17 +45,17 @@ def _config(tmp_path, mutate) -> Path:
 def test_dry_run_changes_nothing(endpoint):
     out = _deploy(endpoint, DEMO, "--dry-run")
     assert "+ create shop-orders-dlq-MessagesVisible" in out
-    assert "56 to create, 0 to update, 0 to delete, 0 unchanged" in out
+    assert "66 to create, 0 to update, 0 to delete, 0 unchanged" in out
     assert "dry run: nothing changed" in out
     assert _names(_cw(endpoint)) == []
 
 
 def test_deploy_creates_tags_and_is_idempotent(endpoint):
     out = _deploy(endpoint, DEMO)
-    assert "applied 56 change(s)" in out
+    assert "applied 66 change(s)" in out
     cw = _cw(endpoint)
     names = _names(cw)
-    assert len(names) == 56 and "shop-ledger-stream-IteratorAge" in names
+    assert len(names) == 66 and "shop-ledger-stream-IteratorAge" in names
     alarm = cw.describe_alarms(AlarmNames=["shop-orders-dlq-MessagesVisible"])["MetricAlarms"][0]
     assert (alarm["Namespace"], alarm["MetricName"], alarm["Statistic"], alarm["Period"]) == (
         "AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 60)
@@ -87,7 +68,7 @@ def test_deploy_creates_tags_and_is_idempotent(endpoint):
     assert [q["Id"] for q in math["Metrics"]] == ["poison", "received", "poison_rate"]
     # second run: nothing to do
     out = _deploy(endpoint, DEMO)
-    assert "0 to create, 0 to update, 0 to delete, 56 unchanged" in out and "applied 0 change(s)" in out
+    assert "0 to create, 0 to update, 0 to delete, 66 unchanged" in out and "applied 0 change(s)" in out
 
 
 def test_changed_threshold_is_an_update_of_that_field_only(endpoint, tmp_path):
@@ -95,11 +76,11 @@ def test_changed_threshold_is_an_update_of_that_field_only(endpoint, tmp_path):
     cfg = _config(tmp_path, lambda d: d["overrides"].update({"poison_rate": {"threshold": 2.5}}))
     out = _deploy(endpoint, cfg, "--dry-run")
     assert "~ update shop-orders-consumer-PoisonRate (AlarmDescription, Threshold)" in out
-    assert "0 to create, 4 to update, 0 to delete, 52 unchanged" in out
+    assert "0 to create, 4 to update, 0 to delete, 62 unchanged" in out
     _deploy(endpoint, cfg)
     cw = _cw(endpoint)
     assert cw.describe_alarms(AlarmNames=["shop-orders-consumer-PoisonRate"])["MetricAlarms"][0]["Threshold"] == 2.5
-    assert "56 unchanged" in _deploy(endpoint, cfg, "--dry-run")
+    assert "66 unchanged" in _deploy(endpoint, cfg, "--dry-run")
 
 
 def test_prune_deletes_only_managed_alarms_of_this_stack(endpoint, tmp_path):
@@ -110,17 +91,19 @@ def test_prune_deletes_only_managed_alarms_of_this_stack(endpoint, tmp_path):
     cw.put_metric_alarm(AlarmName="shop-hand-made", **base)  # same prefix, no tags: never ours
     cw.put_metric_alarm(AlarmName="other-stack-alarm", **base, Tags=[
         {"Key": "idemwatch:managed-by", "Value": "idemwatch"}, {"Key": "idemwatch:stack", "Value": "other"}])
-    # remove create-case-api from the stack: its 12 alarms (8 idempotency signals without RecordAge, Lambda
-    # Errors + Throttles, 2 EMF error alarms) are no longer defined
+    # remove create-case-api from the stack: its 13 alarms (8 idempotency signals without RecordAge, the
+    # RetryRate critical tier, Lambda Errors + Throttles, 2 EMF error alarms) are no longer defined
     cfg = _config(tmp_path, lambda d: d.update(functions=[f for f in d["functions"] if f["name"] != "create-case-api"]))
-    out = _deploy(endpoint, cfg)  # without --prune nothing is deleted
-    assert "0 to delete" in out and len(_names(cw)) == 58
+    out = _deploy(endpoint, cfg)  # without --prune nothing is deleted, but the orphans are listed
+    assert "0 to delete" in out and "13 orphaned" in out and len(_names(cw)) == 68
+    assert "! orphan shop-create-case-api-PayloadConflict (managed by idemwatch for shop" in out
+    assert "shop-hand-made" not in out and "other-stack-alarm" not in out
     out = _deploy(endpoint, cfg, "--prune", "--dry-run")
-    assert "- delete shop-create-case-api-PayloadConflict" in out and "12 to delete, 44 unchanged" in out
-    assert len(_names(cw)) == 58
+    assert "- delete shop-create-case-api-PayloadConflict" in out and "13 to delete, 53 unchanged, 0 orphaned" in out
+    assert len(_names(cw)) == 68
     out = _deploy(endpoint, cfg, "--prune")
     names = _names(cw)
-    assert len(names) == 46
+    assert len(names) == 55
     assert "shop-hand-made" in names and "other-stack-alarm" in names
     assert not [n for n in names if n.startswith("shop-create-case-api-")]
 
@@ -148,7 +131,7 @@ def test_profile_gives_credentials_and_region(endpoint, tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     eu = boto3.client("cloudwatch", region_name="eu-west-1", endpoint_url=endpoint, aws_access_key_id="AKIDTEST",
                       aws_secret_access_key="secret")
-    assert len(_names(eu)) == 56  # created in the profile's region
+    assert len(_names(eu)) == 66  # created in the profile's region
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     assert _names(_cw(endpoint)) == []  # nothing in us-east-1

@@ -25,11 +25,18 @@ def test_alarm_count_per_signal_computed_by_hand():
     # 4 functions: orders-consumer (sqs, queue + dlq), ledger-stream (kinesis), create-case-api (API),
     # payment-capture (eventbridge, dlq); ledger-stream also has an on-failure SQS destination (dlq).
     # RecordAge: the 3 non-API sources. IteratorAge: the stream only.
-    counts = Counter(d.signal for d in _demo().values())
+    # The idempotency table (one): ThrottledRequests and SystemErrors. Critical tiers: RetryRate (4 functions),
+    # RecordAgeMax (3), AgeOfOldestMessage (1 queue).
+    defs = _demo().values()
+    counts = Counter(d.signal for d in defs if not d.tier)
     expected = {sid: 4 for sid in SIGNALS}
-    expected.update(record_age_max=3, lambda_iterator_age=1, sqs_age_of_oldest_message=1, dlq_messages_visible=3)
+    expected.update(record_age_max=3, lambda_iterator_age=1, sqs_age_of_oldest_message=1, dlq_messages_visible=3,
+                    table_throttled_requests=1, table_system_errors=1)
     assert counts == expected
-    assert sum(expected.values()) == 56
+    assert sum(expected.values()) == 58
+    tiers = Counter((d.signal, d.tier) for d in defs if d.tier)
+    assert tiers == {("retry_rate", "critical"): 4, ("record_age_max", "critical"): 3,
+                     ("sqs_age_of_oldest_message", "critical"): 1}
 
 
 def test_project_metrics_use_contract_names_and_service_operation_dimensions():
@@ -95,13 +102,27 @@ def test_overrides_severity_actions_and_tags():
                     "team": "shop-platform"}
 
 
-def test_every_description_has_meaning_causes_first_check_and_missing_data_reason():
+def test_every_description_has_meaning_and_console_links_within_1024_characters():
+    from alarms.links import decode_insights_url
+
     for d in _demo().values():
         assert d.description.startswith(f"[{d.severity.value}] ")
-        assert "Likely causes: " in d.description and "First check: " in d.description
-        assert f"Missing data: {d.treat_missing_data.value}, because " in d.description
-        assert d.treat_missing_reason and "{" not in d.description
+        assert d.treat_missing_reason and "{" not in d.description.split(" Links: ")[0]
         assert len(d.description) <= 1024  # AlarmDescription max length
+        links = dict(d.links)
+        assert f"runbook {links['runbook']}" in d.description
+        assert links["runbook"] == f"docs/platform.md#runbook-{d.signal.replace('_', '-')}"
+        if d.signal.startswith("table_"):
+            assert d.log_group is None and "logs" not in links  # a table serves several functions
+            continue
+        assert "First check: " in d.description
+        assert f"logs {links['logs']}" in d.description and f"query {links['query']}" in d.description
+        assert decode_insights_url(links["query"])["source"] == [d.log_group]
+    d = _demo()["shop-orders-consumer-PayloadConflict"]
+    detail = __import__("alarms.links", fromlist=["x"]).decode_insights_url(dict(d.links)["query"])
+    assert detail["editorString"] == 'filter outcome = "payload_conflict" | stats count(*) by bin(1m), operation'
+    assert (detail["start"], detail["end"], detail["timeType"]) == (-10800, 0, "RELATIVE")
+    assert dict(d.links)["logs"].endswith("#logsV2:log-groups/log-group/$252Faws$252Flambda$252Forders-consumer")
 
 
 def test_disable_and_evaluation_override_keep_m_of_n_consistent():
@@ -115,6 +136,7 @@ def test_disable_and_evaluation_override_keep_m_of_n_consistent():
     defs = {d.signal: d for d in build_catalogue(cfg)}
     assert "lambda_throttles" not in defs and "poison_rate" not in defs and "emf_parsing_errors" not in defs
     # default 3 of 5; evaluation periods overridden to 2 -> datapoints clamped to 2 (never more than N)
+    defs = {d.signal: d for d in build_catalogue(cfg) if not d.tier}
     assert (defs["record_age_max"].evaluation_periods, defs["record_age_max"].datapoints_to_alarm) == (2, 2)
     assert defs["payload_conflict"].alarm_actions == ()  # no actions configured
     assert defs["payload_conflict"].name == "s-f-PayloadConflict"

@@ -46,7 +46,6 @@ def test_safe_defaults():
     "patch,path,fragment",
     [
         ({"servce": "x"}, "servce", "unknown key"),
-        ({"service": None}, "service", "is required"),
         ({"service": 3}, "service", "non-empty string"),
         ({"functions": []}, "functions", "non-empty list"),
         ({"functions": [{"name": "fn", "operation": "Op", "event_source": "kafka"}]},

@@ -26,7 +26,7 @@ from alarms.validate import load_requests, validate_requests
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "alarms" / "demo-stack.yaml"
 EXPORTED = ROOT / "alarms" / "exported"
-REGENERATE = "idemwatch alarms export --config alarms/demo-stack.yaml --out alarms/exported --format all"
+REGENERATE = "idemwatch alarms export --config alarms/demo-stack.yaml --out alarms/exported --format all --dashboard"
 
 
 def _demo():
@@ -38,12 +38,13 @@ def _without_empty_lists(r: dict) -> dict:
     return {k: v for k, v in r.items() if not (isinstance(v, list) and not v)}
 
 
-@pytest.mark.parametrize("fmt", ["cli", "cloudformation", "terraform"])
+@pytest.mark.parametrize("fmt", ["cli", "cloudformation", "terraform", "dashboard"])
 def test_committed_exports_are_not_stale(fmt):
     cfg, defs = _demo()
-    expected = render(defs, fmt, cfg.stack)
+    expected = render(defs, fmt, cfg.stack, cfg, dashboard=True)
+    folders = sorted({rel.split("/")[0] for rel in expected})  # terraform: the flat file and the module
     on_disk = {str(p.relative_to(EXPORTED)): p.read_text(encoding="utf-8")
-               for p in sorted((EXPORTED / fmt).glob("*.json"))}
+               for folder in folders for p in sorted((EXPORTED / folder).rglob("*.json"))}
     assert sorted(on_disk) == sorted(expected), f"files differ; regenerate with: {REGENERATE}"
     stale = [name for name, text in expected.items() if on_disk[name] != text]
     assert not stale, f"stale exports {stale[:3]}...; regenerate with: {REGENERATE}"
@@ -64,7 +65,7 @@ def test_the_three_formats_round_trip_to_the_same_requests():
     tf = requests_from_terraform(json.loads(json.dumps(to_terraform(requests))))
     for got in (cfn, tf):
         got = sorted(got, key=lambda r: r["AlarmName"])
-        assert len(got) == len(want) == 56
+        assert len(got) == len(want) == 66
         for g, w in zip(got, want):
             # Terraform maps have no order: compare dimension/tag lists as sets
             for key in ("Dimensions", "Tags"):
@@ -86,7 +87,7 @@ def test_the_three_formats_round_trip_to_the_same_requests():
 def test_every_exported_file_validates():
     for fmt in ("cli", "cloudformation", "terraform"):
         requests = load_requests(EXPORTED / fmt)
-        assert len(requests) == 56
+        assert len(requests) == 66
         assert validate_requests(requests) == []
 
 
@@ -145,3 +146,13 @@ def test_export_removes_only_its_own_stale_files(tmp_path):
     assert len(written) == 3
     assert not mine.exists() and theirs.exists()
     assert len(list((tmp_path / "cli").glob("*.json"))) == 4
+
+
+def test_platform_docs_runbook_is_current_and_has_every_signal():
+    from alarms.runbook import render_runbook
+    from alarms.signals import SIGNALS
+
+    doc = (ROOT / "docs" / "platform.md").read_text(encoding="utf-8")
+    assert render_runbook() in doc, "regenerate with: python -m alarms.runbook"
+    for sid in SIGNALS:  # every description's runbook link has its anchor
+        assert f'<a id="runbook-{sid.replace("_", "-")}"></a>' in doc

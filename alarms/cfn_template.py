@@ -1,0 +1,245 @@
+"""A CloudFormation template an existing stack can include: Parameters, Conditions, alarms, dashboard, Outputs.
+
+Parameters (defaults = the stack config's values, so the template deploys as-is):
+
+- ``NamePrefix`` (String): the alarm name prefix (``AlarmName: !Sub "${NamePrefix}<rest>"``);
+- ``Namespace`` (String): this project's EMF namespace, on every metric of it;
+- console links in ``AlarmDescription`` use ``${AWS::Region}`` (``Fn::Sub``);
+- ``<Severity>AlarmActions`` / ``<Severity>OkActions`` (CommaDelimitedList) per severity in use: the
+  SNS topic ARNs. An empty value means no action: a condition ``Has<Severity>AlarmActions`` turns the
+  property into ``AWS::NoValue`` (an empty CommaDelimitedList is ``[""]``, which PutMetricAlarm refuses).
+
+Alarms whose actions the stack config sets explicitly (a tier's or a custom alarm's ``actions``) keep
+them literal. Outputs: ``<LogicalId>Arn`` per alarm (``Fn::GetAtt Arn``) and ``DashboardName``
+(at most 200 outputs per template: CloudFormation quotas). With ``dashboard=True`` an
+``AWS::CloudWatch::Dashboard`` whose ``DashboardBody`` is an ``Fn::Sub`` of the console dashboard body
+(``${AWS::Region}``, ``${AWS::AccountId}``, ``${NamePrefix}``, ``${Namespace}``).
+
+:func:`resolve` evaluates the intrinsics this template uses (Ref, Fn::Sub, Fn::If, Fn::Equals,
+Fn::Not, Fn::Join, Fn::GetAtt left as is) with given parameter values, which is how ``validate``
+reads the template and how the deploy test substitutes values. It is not a general CloudFormation
+engine: other intrinsics raise ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from alarms.types import Severity
+
+CFN_ALARM_TYPE = "AWS::CloudWatch::Alarm"
+CFN_DASHBOARD_TYPE = "AWS::CloudWatch::Dashboard"
+MAX_OUTPUTS = 200  # CloudFormation quota: outputs per template
+_SENTINEL = "@@IDEMWATCH_{}@@"
+_NO_VALUE = object()
+
+
+def _param(sev: Severity, kind: str) -> str:
+    return f"{sev.value.capitalize()}{kind}"
+
+
+def build_template(config: Any, definitions: Sequence[Any], dashboard: bool = False) -> dict[str, Any]:
+    """The parameterised template of ``definitions`` (built from ``config``). Raises ``ValueError`` when the
+    template would break a CloudFormation quota (more than 200 outputs)."""
+    from alarms.export import _logical_id
+
+    params: dict[str, Any] = {
+        "NamePrefix": {"Type": "String", "Default": config.alarm_name_prefix,
+                       "Description": "Prefix of every alarm name (and of the dashboard name)."},
+        "Namespace": {"Type": "String", "Default": config.namespace,
+                      "Description": "CloudWatch namespace of the idemwatch/Powertools metrics."},
+    }
+    conditions: dict[str, Any] = {}
+    used: set[Severity] = set()
+    for d in definitions:
+        if d.alarm_actions == config.actions.get(d.severity, ()):
+            used.add(d.severity)
+    for sev in Severity:
+        if sev not in used:
+            continue
+        topics = ",".join(config.actions.get(sev, ()))
+        for kind, default in (("AlarmActions", topics), ("OkActions", topics if config.notify_ok else "")):
+            name = _param(sev, kind)
+            params[name] = {"Type": "CommaDelimitedList", "Default": default,
+                            "Description": f"SNS topic ARNs notified on {'ALARM' if kind == 'AlarmActions' else 'OK'}"
+                                           f" by {sev.value} alarms (empty: none)."}
+            conditions[f"Has{name}"] = {"Fn::Not": [{"Fn::Equals": [{"Fn::Join": ["", {"Ref": name}]}, ""]}]}
+    resources: dict[str, Any] = {}
+    outputs: dict[str, Any] = {}
+    for d in definitions:
+        props = _alarm_properties(d, config)
+        logical = _logical_id(d.name)
+        if logical in resources:
+            raise ValueError(f"two alarms map to the logical id {logical}")
+        resources[logical] = {"Type": CFN_ALARM_TYPE, "Properties": props}
+        outputs[f"{logical}Arn"] = {"Description": d.name, "Value": {"Fn::GetAtt": [logical, "Arn"]}}
+    if dashboard:
+        from alarms.console_dashboard import dashboard_name
+
+        text = templated_body(config, definitions, {"region": "${AWS::Region}", "account": "${AWS::AccountId}",
+                                                    "prefix": "${NamePrefix}", "namespace": "${Namespace}"},
+                              escape=lambda s: s.replace("${", "${!"))
+        resources["IdemwatchDashboard"] = {
+            "Type": CFN_DASHBOARD_TYPE,
+            "Properties": {"DashboardName": {"Fn::Sub": dashboard_name("${NamePrefix}")},
+                           "DashboardBody": {"Fn::Sub": text}},
+        }
+        outputs["DashboardName"] = {"Description": "CloudWatch console dashboard", "Value": {"Ref": "IdemwatchDashboard"}}
+    if len(outputs) > MAX_OUTPUTS:
+        raise ValueError(f"{len(outputs)} outputs; a CloudFormation template allows at most {MAX_OUTPUTS} (split the "
+                         "stack config)")
+    doc: dict[str, Any] = {
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Description": f"idemwatch alarms for stack {config.stack} (generated by `idemwatch alarms export`; do not edit)",
+        "Parameters": params,
+    }
+    if conditions:
+        doc["Conditions"] = conditions
+    doc["Resources"] = resources
+    doc["Outputs"] = outputs
+    return doc
+
+
+def templated_body(config: Any, definitions: Sequence[Any], values: Mapping[str, str], escape: Any) -> str:
+    """The dashboard body text with ``values`` (region, account, prefix, namespace) put in as the template
+    language writes them; ``escape`` protects the body's own text from that language first."""
+    from alarms.console_dashboard import Substitutions, body_json, build_body
+
+    sentinels = Substitutions(*(_SENTINEL.format(k.upper()) for k in ("region", "account", "prefix", "namespace")))
+    text = escape(body_json(build_body(config, definitions, sentinels)))
+    for key in ("region", "account", "prefix", "namespace"):
+        text = text.replace(_SENTINEL.format(key.upper()), values[key])
+    return text
+
+
+def _alarm_properties(d: Any, config: Any) -> dict[str, Any]:
+    req = d.to_request()
+    props: dict[str, Any] = {}
+    for key, value in req.items():
+        if isinstance(value, list) and not value:
+            continue
+        props[key] = value
+    props["AlarmName"] = {"Fn::Sub": "${NamePrefix}" + d.name[len(d.prefix):].replace("${", "${!")}
+    if config.region and props.get("AlarmDescription"):
+        # console links open the region the stack is deployed in, not the one the config names
+        from alarms.links import console_base
+
+        regional = props["AlarmDescription"].replace("${", "${!")
+        here = console_base("${AWS::Region}")
+        if console_base(config.region) in regional:
+            props["AlarmDescription"] = {"Fn::Sub": regional.replace(console_base(config.region), here)}
+    for kind, field, actions in (("AlarmActions", "AlarmActions", d.alarm_actions),
+                                 ("OkActions", "OKActions", d.ok_actions)):
+        if d.alarm_actions == config.actions.get(d.severity, ()):
+            name = _param(d.severity, kind)
+            props[field] = {"Fn::If": [f"Has{name}", {"Ref": name}, {"Ref": "AWS::NoValue"}]}
+        elif not actions:
+            props.pop(field, None)
+    if props.get("Namespace") == config.namespace:
+        props["Namespace"] = {"Ref": "Namespace"}
+    for q in props.get("Metrics") or []:
+        metric = (q.get("MetricStat") or {}).get("Metric")
+        if metric and metric.get("Namespace") == config.namespace:
+            metric["Namespace"] = {"Ref": "Namespace"}
+        if metric and not metric.get("Dimensions"):
+            metric.pop("Dimensions", None)
+    # canonical key order: the request's, so exports are byte-stable
+    return {k: props[k] for k in req if k in props}
+
+
+# --------------------------------------------------------------------------- resolving
+def resolve(template: Mapping[str, Any], parameters: Mapping[str, Any] | None = None, *,
+            region: str = "us-east-1", account_id: str = "123456789012") -> dict[str, Any]:
+    """``template`` with Parameters (``parameters`` over the defaults), Conditions and the intrinsics in
+    Resources evaluated. CommaDelimitedList values may be given as a list or a comma-separated string.
+    Raises ``ValueError`` for a missing parameter or an intrinsic this evaluator does not know."""
+    params: dict[str, Any] = {}
+    given = dict(parameters or {})
+    for name, spec in (template.get("Parameters") or {}).items():
+        if name in given:
+            value = given.pop(name)
+        elif "Default" in spec:
+            value = spec["Default"]
+        else:
+            raise ValueError(f"parameter {name} has no value and no default")
+        if spec.get("Type") == "CommaDelimitedList" and isinstance(value, str):
+            value = value.split(",")
+        params[name] = value
+    if given:
+        raise ValueError(f"unknown parameter(s): {', '.join(sorted(given))}")
+    refs = {**params, "AWS::Region": region, "AWS::AccountId": account_id, "AWS::Partition": "aws"}
+    conditions: dict[str, bool] = {}
+    for name, expr in (template.get("Conditions") or {}).items():
+        conditions[name] = bool(_eval(expr, refs, conditions))
+    out = dict(template)
+    out["Resources"] = {k: _strip(_eval(v, refs, conditions)) for k, v in (template.get("Resources") or {}).items()}
+    out.pop("Parameters", None)
+    out.pop("Conditions", None)
+    out.pop("Outputs", None)
+    return out
+
+
+def _strip(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _strip(v) for k, v in x.items() if v is not _NO_VALUE}
+    if isinstance(x, list):
+        return [_strip(v) for v in x if v is not _NO_VALUE]
+    return x
+
+
+def _eval(x: Any, refs: Mapping[str, Any], conditions: Mapping[str, bool]) -> Any:
+    if isinstance(x, list):
+        return [_eval(v, refs, conditions) for v in x]
+    if not isinstance(x, dict):
+        return x
+    if len(x) == 1:
+        (key, arg), = x.items()
+        if key == "Ref":
+            if arg == "AWS::NoValue":
+                return _NO_VALUE
+            if arg not in refs:
+                raise ValueError(f"Ref to unknown {arg!r}")
+            return refs[arg]
+        if key == "Fn::Sub":
+            text, extra = (arg, {}) if isinstance(arg, str) else (arg[0], _eval(arg[1], refs, conditions))
+            names = {**refs, **extra}
+
+            def sub(m: re.Match) -> str:
+                inner = m.group(1)
+                if inner.startswith("!"):
+                    return "${" + inner[1:] + "}"
+                if inner not in names:
+                    raise ValueError(f"Fn::Sub refers to unknown {inner!r}")
+                v = names[inner]
+                return ",".join(v) if isinstance(v, list) else str(v)
+
+            return re.sub(r"\$\{([^}]*)\}", sub, text)
+        if key == "Fn::If":
+            cond, yes, no = arg
+            return _eval(yes if conditions[cond] else no, refs, conditions)
+        if key == "Fn::Equals":
+            a, b = (_eval(v, refs, conditions) for v in arg)
+            return a == b
+        if key == "Fn::Not":
+            return not _eval(arg[0], refs, conditions)
+        if key == "Fn::Join":
+            sep, items = arg
+            items = _eval(items, refs, conditions)
+            return sep.join(str(i) for i in items)
+        if key == "Fn::GetAtt":
+            return x
+        if key.startswith("Fn::"):
+            raise ValueError(f"intrinsic {key} is not supported by this evaluator")
+    return {k: _eval(v, refs, conditions) for k, v in x.items()}
+
+
+def is_parameterised(template: Mapping[str, Any]) -> bool:
+    """Whether ``template`` has Parameters (then read it through :func:`resolve`)."""
+    return bool(template.get("Parameters"))
+
+
+def dumps(doc: Any) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
