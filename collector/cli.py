@@ -16,7 +16,13 @@ from pathlib import Path
 
 import click
 
-from collector.cli_support import apply_env_defaults, configure_logging, missing_extra_message, run
+from collector.cli_support import (
+    apply_env_defaults,
+    configure_logging,
+    missing_extra_message,
+    missing_module_for,
+    run,
+)
 
 # name -> "module:attribute" of a click command or group
 COMMANDS: dict[str, str] = {
@@ -56,13 +62,16 @@ class _LazyGroup(click.Group):
                 f"idemwatch's top-level packages are shadowed: {', '.join(shadowed)} instead of "
                 f"{Path(__file__).resolve().parent.parent}; install idemwatch in its own virtualenv "
                 "(see docs/install.md)")
+        absent = missing_module_for(cmd_name)  # the command's extra is not (fully) installed
+        if absent is not None:
+            return _missing(cmd_name, absent)
         module_name, attr = target.split(":")
         try:
             module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:  # an extra is not installed
+        except ModuleNotFoundError as exc:  # a dependency outside the extra's list
             if (exc.name or "").split(".")[0] in _PARTS:
                 raise
-            return _missing(cmd_name, exc)
+            return _missing(cmd_name, exc.name or "?")
         return apply_env_defaults(getattr(module, attr), (cmd_name,))
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -71,11 +80,13 @@ class _LazyGroup(click.Group):
             formatter.write_dl([(n, _HELP.get(n, "")) for n in sorted(COMMANDS)])
 
 
-def _missing(name: str, exc: ModuleNotFoundError) -> click.Command:
+def _missing(name: str, module: str) -> click.Command:
+    """A stand-in for a command whose extra is missing: whatever its arguments (--help included), one line."""
+
     @click.command(name, context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
                                            "help_option_names": []})
     def _cmd() -> None:
-        raise click.ClickException(missing_extra_message(name, exc))
+        raise click.ClickException(missing_extra_message(name, module))
 
     return _cmd
 

@@ -25,11 +25,13 @@ __all__ = [
     "DURATION",
     "ENV_DEFAULTS",
     "EXTRAS",
+    "EXTRA_MODULES",
     "TIME",
     "apply_env_defaults",
     "configure_logging",
     "duration_option_value",
     "missing_extra_message",
+    "missing_module_for",
     "require_range",
     "run",
     "time_option_value",
@@ -113,15 +115,40 @@ EXTRAS: dict[str, str] = {
 }
 """Top-level command -> the extra that installs what it needs (pyproject ``[project.optional-dependencies]``)."""
 
+_COLLECTOR = ("pandas", "duckdb", "pyarrow", "boto3", "rich")
+_ALARMS = ("pandas", "pyarrow", "boto3", "rich", "yaml")
+_DASHBOARD = tuple(dict.fromkeys((*_COLLECTOR, *_ALARMS, "streamlit", "plotly")))
+EXTRA_MODULES: dict[str, tuple[str, ...]] = {
+    "collector": _COLLECTOR,
+    "alarms": _ALARMS,
+    "dashboard": _DASHBOARD,
+    "demo": (*_DASHBOARD, "aws_lambda_powertools"),
+    "powertools": ("aws_lambda_powertools",),
+    "agent": ("aws_embedded_metrics",),
+}
+"""Extra -> the top-level modules its distributions provide: the import-name mirror of pyproject's extras (a test
+compares the two), so a command can say which extra is missing before it imports anything."""
+
 # modules of this distribution: a ModuleNotFoundError naming one of them is a broken install, not a missing extra
 _OWN = ("emitter", "collector", "dashboard", "alarms")
 
 
-def missing_extra_message(command: str, exc: ModuleNotFoundError) -> str:
-    """One line naming the extra ``command`` needs, e.g. ``'idemwatch query' needs the collector extra: ...``."""
+def missing_module_for(command: str) -> str | None:
+    """The first module of ``command``'s extra that cannot be found (``find_spec``; nothing is imported), or None."""
+    import importlib.util
+
+    extra = EXTRAS.get(command)
+    for name in EXTRA_MODULES.get(extra, ()) if extra else ():
+        if importlib.util.find_spec(name) is None:
+            return name
+    return None
+
+
+def missing_extra_message(command: str, module: str) -> str:
+    """One line naming the extra ``command`` needs, e.g. ``'idemwatch query' needs the collector extra ...``;
+    ``module`` is the missing import (dotted names are cut to the top-level distribution module)."""
     extra = EXTRAS.get(command, "all")
-    module = (exc.name or "?").split(".")[0]
-    return (f"'idemwatch {command}' needs the {extra} extra (missing module: {module}): "
+    return (f"'idemwatch {command}' needs the {extra} extra (missing module: {module.split('.')[0]}): "
             f"pip install 'idemwatch[{extra}]'")
 
 
@@ -243,7 +270,7 @@ def run(invoke: Callable[[list[str] | None], Any], args: Sequence[str] | None = 
     except ModuleNotFoundError as exc:
         command = command_of()
         if exc.name and exc.name.split(".")[0] not in _OWN and command is not None:
-            return _error(missing_extra_message(command, exc), 1)
+            return _error(missing_extra_message(command, exc.name), 1)
         return _unexpected(exc, verbose())
     except Exception as exc:  # noqa: BLE001 - the one place that turns failures into one line
         if type(exc).__module__.split(".")[0] in ("botocore", "boto3"):

@@ -81,8 +81,8 @@ def test_naive_time_is_read_as_utc_and_said_so(tmp_path):
     (["query", "--nope"], "Error: No such option '--nope'. (see 'idemwatch query --help')"),
     (["nosuch"], "Error: No such command 'nosuch'. (see 'idemwatch --help')"),
     (["query", "--start", "yesterday", "q", "README.md"], "Error: Invalid value for --start: 'yesterday': expected"),
-    (["collect", "cloudwatch", "--log-group", "g", "--out", "x", "--window", "soon"], "Error: Invalid value for "
-                                                                                     "--window: 'soon' is not a dur"),
+    (["collect", "cloudwatch", "--log-group", "g", "--out", "x", "--window", "soon"],
+     "Error: Invalid value for --window: 'soon' is not a dur"),
     (["-v", "-q", "bundle"], "Error: --verbose and --quiet exclude each other"),
 ])
 def test_usage_errors_are_one_line_exit_2(args, start):
@@ -92,7 +92,7 @@ def test_usage_errors_are_one_line_exit_2(args, start):
     assert "Traceback" not in res.output
 
 
-def test_missing_dependency_mid_command_names_the_extra(tmp_path, monkeypatch):
+def test_missing_dependency_names_the_extra(tmp_path, monkeypatch):
     log = _log(tmp_path / "a.log", 10)
     for name in [m for m in sys.modules if m == "rich" or m.startswith("rich.")]:
         monkeypatch.setitem(sys.modules, name, None)
@@ -177,7 +177,75 @@ def test_a_shadowing_package_is_refused_before_import(tmp_path):
     (fake / "__init__.py").write_text("raise SystemExit('the fake dashboard was imported')\n")
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     p = subprocess.run([sys.executable, "-m", "collector.cli", "dashboard", "--help"], capture_output=True,
-                       text=True, env=env, cwd=tmp_path, timeout=60)
+                       text=True, env=env, cwd=tmp_path, timeout=60, check=False)
     assert p.returncode == 1
     assert p.stderr.startswith(f"Error: idemwatch's top-level packages are shadowed: 'dashboard' from {fake} ")
     assert "fake dashboard was imported" not in p.stderr
+
+
+def _extras_from_pyproject() -> dict[str, set[str]]:
+    """pyproject's extras -> top-level import names, self-references (idemwatch[x]) expanded."""
+    import re
+    import tomllib
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    import_name = {"pyyaml": "yaml"}
+
+    def modules(extra: str) -> set[str]:
+        out: set[str] = set()
+        for req in extras[extra]:
+            m = re.match(r"^([A-Za-z0-9_.-]+)(\[([^\]]+)\])?", req)
+            name, sub = m.group(1).lower(), m.group(3)
+            if name == "idemwatch":
+                for s in sub.split(","):
+                    out |= modules(s.strip())
+            else:
+                out.add(import_name.get(name, name.replace("-", "_")))
+        return out
+
+    return {e: modules(e) for e in extras if e not in ("dev", "all")}
+
+
+def test_extra_modules_mirror_pyproject():
+    from collector.cli_support import EXTRA_MODULES, EXTRAS
+
+    assert {e: set(m) for e, m in EXTRA_MODULES.items()} == _extras_from_pyproject()
+    assert set(EXTRAS.values()) <= set(EXTRA_MODULES)
+
+
+def test_all_extra_covers_every_other_extra():
+    import tomllib
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    (all_req,) = extras["all"]
+    assert set(all_req.removeprefix("idemwatch[").removesuffix("]").split(",")) == set(extras) - {"dev", "all"}
+
+
+def test_a_missing_extra_is_named_before_import_even_for_help(monkeypatch):
+    monkeypatch.setitem(sys.modules, "yaml", None)  # find_spec() answers None for it, as when not installed
+    for args in (["alarms", "list", "--config", "x.yaml"], ["alarms", "--help"], ["dashboard", "--help"]):
+        res = _run(*args)
+        extra = args[0]
+        assert res.exit_code == 1, res.output
+        assert res.stderr == (f"Error: 'idemwatch {extra}' needs the {extra} extra (missing module: yaml): "
+                              f"pip install 'idemwatch[{extra}]'\n")
+    assert _run("query", "--help").exit_code == 0  # the collector extra does not need yaml
+
+
+def test_module_not_found_messages(capsys):
+    from collector.cli_support import run
+
+    def invoke(args):
+        raise ModuleNotFoundError("No module named 'pyarrow.parquet'", name="pyarrow.parquet")
+
+    def broken(args):
+        raise ModuleNotFoundError("No module named 'collector.nope'", name="collector.nope")
+
+    run(invoke, [], command_of=lambda: "collect")
+    run(broken, [], command_of=lambda: "collect")
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        ("Error: 'idemwatch collect' needs the collector extra (missing module: pyarrow): "
+        "pip install 'idemwatch[collector]'"),
+        "Error: internal error: ModuleNotFoundError: No module named 'collector.nope' (run with -vv for the traceback)",
+    ]
