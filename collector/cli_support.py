@@ -22,7 +22,6 @@ import click
 from collector.timerange import TimeParseError, TimeRangeError, check_range, format_utc, parse_duration, parse_time_full
 
 __all__ = [
-    "DURATION",
     "ENV_DEFAULTS",
     "EXTRAS",
     "EXTRA_MODULES",
@@ -64,34 +63,27 @@ def duration_option_value(text: str, flag: str = "duration") -> float:
         raise click.BadParameter(str(exc), param_hint=flag) from None
 
 
-class TimeParam(click.ParamType):
-    """A click type for time options: :func:`time_option_value` -> epoch seconds (float)."""
+class TextParam(click.ParamType):
+    """A click type that parses option text with ``parse(text, flag) -> float`` (a number passes as it is), e.g.
+    :data:`TIME`; ``TextParam("DURATION", duration_option_value)`` gives a duration option."""
 
-    name = "TIME"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        if isinstance(value, int | float):
-            return float(value)
-        return time_option_value(str(value), _flag(param, "time"))
-
-
-class DurationParam(click.ParamType):
-    """A click type for duration options: ``90s``, ``15m``, ``24h``, ``7d``, ``1w`` -> seconds (float)."""
-
-    name = "DURATION"
+    def __init__(self, name: str, parse: Callable[[str, str], float]) -> None:
+        self.name = name
+        self._parse = parse
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
         if isinstance(value, int | float):
             return float(value)
-        return duration_option_value(str(value), _flag(param, "duration"))
+        return self._parse(str(value), _flag(param, self.name.lower()))
 
 
 def _flag(param: click.Parameter | None, default: str) -> str:
     return param.opts[0] if param is not None and param.opts else default
 
 
-TIME = TimeParam()
-DURATION = DurationParam()
+TIME = TextParam("TIME", time_option_value)
+"""Time options: :func:`time_option_value` -> epoch seconds (float)."""
+
 
 
 def require_range(start: float | None, end: float | None, flags: tuple[str, str] = ("--start", "--end")) -> None:
