@@ -30,13 +30,24 @@ def source_files() -> list[str]:
     return [f for f in p.stdout.splitlines() if (REPO / f).is_file()]
 
 
-@pytest.fixture(scope="session")
-def wheel(tmp_path_factory) -> Path:
-    """idemwatch's wheel, built from a copy of the tracked files (no build/, egg-info or .venv leaking in)."""
-    src = tmp_path_factory.mktemp("src")
+def copy_sources(dest: Path) -> Path:
+    """Copy :func:`source_files` into ``dest`` (a fresh clone's tree, without .git): returns ``dest``."""
     for f in source_files():
-        (src / f).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / f, src / f)
+        (dest / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / f, dest / f)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def source_copy(tmp_path_factory):
+    """A factory: a fresh copy of the repository's files in a new temporary folder."""
+    return lambda name="src": copy_sources(tmp_path_factory.mktemp(name))
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory, source_copy) -> Path:
+    """idemwatch's wheel, built from a copy of the tracked files (no build/, egg-info or .venv leaking in)."""
+    src = source_copy()
     dist = tmp_path_factory.mktemp("dist")
     if UV:
         _sh(UV, "build", "-q", "--wheel", "--no-build-isolation", "--python", sys.executable, "-o", dist, src)

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from collector.bundle import BUNDLE_BUDGET_UNPACKED_BYTES, BUNDLE_BUDGET_ZIP_BYTES, build_bundle
 from collector.cli import main
 
-from .conftest import REPO
+REPO = Path(__file__).resolve().parents[3]
 
 HANDLER = '''
 from emitter import Emitter

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ import pytest
 
 from collector.cli import main
 
-from .conftest import REPO, source_files
+REPO = Path(__file__).resolve().parents[3]
 
 FENCE = re.compile(r"^(`{3,}|~{3,})\s*([\w+-]*)[^\n]*\n(.*?)^\1[ \t]*$", re.MULTILINE | re.DOTALL)
 LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -199,13 +198,10 @@ def test_the_command_checker_sees_unknown_options():
 
 
 @pytest.fixture(scope="module")
-def docs_root(tmp_path_factory) -> Path:
+def docs_root(source_copy) -> Path:
     """A fresh copy of the repository with the demo's data in idemwatch-data/, as after the quick start (a smaller
     fleet than the default, 2,000 events over an hour: the commands shown do not depend on its size)."""
-    root = tmp_path_factory.mktemp("repo")
-    for f in source_files():
-        (root / f).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / f, root / f)
+    root = source_copy("repo")
     p = subprocess.run([str(Path(sys.executable).parent / "idemwatch"), "demo", "--no-serve", "--events", "2000",
                         "--duration", "3600"], cwd=root,
                        capture_output=True, text=True, timeout=600, env=_env(), check=False)

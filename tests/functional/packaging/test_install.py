@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO
+REPO = Path(__file__).resolve().parents[3]
 
 # command path -> the extra it needs; the oracle is pyproject's extras, restated here by hand
 COMMANDS: dict[tuple[str, ...], str] = {
@@ -111,6 +111,18 @@ def test_each_command_runs_or_names_its_extra(make_venv, extras, tmp_path):
     assert p.returncode == 0 and p.stdout.strip() == "[]", p.stderr
     p = venv.run("python", "-c", "import aws_embedded_metrics")
     assert (p.returncode == 0) == ("agent" in have), p.stderr
+    # AgentSink without the agent extra: one line naming it when the sink is made, and the lost lines counted
+    make = "from emitter import Emitter; from emitter.sinks import AgentSink; " \
+           "em = Emitter(service='s', sink=AgentSink('g', endpoint='tcp://127.0.0.1:9'))"
+    if "agent" in have:  # (no invocation: nothing listens on port 9)
+        p = venv.run("python", "-c", make)
+        assert p.returncode == 0 and "agent extra" not in p.stderr, p.stderr
+    else:
+        p = venv.run("python", "-c", make + "\nwith em.invocation(None, operation='X'): pass\nprint(em.warnings)")
+        assert p.returncode == 0, p.stderr
+        assert p.stderr.splitlines()[0] == ("idemwatch: AgentSink needs the agent extra (pip install "
+                                            "'idemwatch[agent]'); lines sent to it are lost and counted as sink_error")
+        assert "'sink_error': " in p.stdout
     if "collector" in have:
         p = venv.run("query", "--format", "json", "--start", "1h", "stats count(*) as n by outcome | sort outcome",
                      _log(tmp_path / "a.log"))
