@@ -115,7 +115,7 @@ class _Root(_LazyGroup):
         _state.update(command=None, verbose=0)
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        sys.exit(run(lambda a: super(_Root, self).main(a, prog_name or "idemwatch", complete_var,
+        sys.exit(run(lambda a: super(_Root, self).main(a, "idemwatch", complete_var,
                                                        standalone_mode=False, **extra),
                      args, command_of=lambda: _state["command"], verbose=lambda: _state["verbose"]))
 

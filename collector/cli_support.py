@@ -244,6 +244,9 @@ def run(invoke: Callable[[list[str] | None], Any], args: Sequence[str] | None = 
     ``verbose()`` is the ``-v`` count (2+ prints the traceback of an unexpected error)."""
     try:
         rv = invoke(list(args) if args is not None else None)
+    except _NO_ARGS_IS_HELP as exc:  # a bare group (`idemwatch`, `idemwatch alarms`): its help, as click shows it
+        exc.show()
+        return exc.exit_code
     except click.UsageError as exc:  # BadParameter, MissingParameter, NoSuchOption, ...
         hint = f" (see '{' '.join(['idemwatch', *_path(exc.ctx)])} --help')" if exc.ctx is not None else ""
         return _error(_one_line(exc.format_message()) + hint, 2)
@@ -271,6 +274,10 @@ def run(invoke: Callable[[list[str] | None], Any], args: Sequence[str] | None = 
             return _error(f"{exc.strerror or exc}: {exc.filename}", 1)
         return _unexpected(exc, verbose())
     return rv if isinstance(rv, int) else 0
+
+
+_NO_ARGS_IS_HELP: type[click.UsageError] = getattr(click.exceptions, "NoArgsIsHelpError", type("_Never", (click.UsageError,), {}))
+"""click >= 8.2 raises it for a group called without a command; older versions print the help themselves."""
 
 
 def _path(ctx: click.Context | None) -> list[str]:

@@ -92,6 +92,14 @@ def test_usage_errors_are_one_line_exit_2(args, start):
     assert "Traceback" not in res.output
 
 
+@pytest.mark.parametrize("args", [[], ["alarms"], ["collect"]])
+def test_a_bare_group_shows_its_help(args):
+    res = _run(*args)
+    assert res.exit_code == 2
+    assert res.stderr.startswith(f"Usage: {' '.join(['idemwatch', *args])} [OPTIONS] COMMAND [ARGS]...")
+    assert "Commands:" in res.stderr and "Error" not in res.stderr
+
+
 def test_missing_dependency_names_the_extra(tmp_path, monkeypatch):
     log = _log(tmp_path / "a.log", 10)
     for name in [m for m in sys.modules if m == "rich" or m.startswith("rich.")]:
