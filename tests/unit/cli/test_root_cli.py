@@ -84,6 +84,10 @@ def test_naive_time_is_read_as_utc_and_said_so(tmp_path):
     (["collect", "cloudwatch", "--log-group", "g", "--out", "x", "--window", "soon"],
      "Error: Invalid value for --window: 'soon' is not a dur"),
     (["-v", "-q", "bundle"], "Error: --verbose and --quiet exclude each other"),
+    (["collect", "cloudwatch", "--log-group", "g", "--out", "x", "--since", "1h", "--until", "2h"],
+     "Error: --since/--until: the time range is reversed"),  # refused before any AWS call
+    (["collect", "cloudwatch", "--log-group", "g", "--out", "x", "--since", "2099-01-01T00:00:00Z"],
+     "Error: --since/--until: the time range is reversed"),  # a start in the future: until defaults to now
 ])
 def test_usage_errors_are_one_line_exit_2(args, start):
     res = _run(*args)
