@@ -237,12 +237,10 @@ def deploy_cmd(config_path: Path, dry_run: bool, prune: bool, dashboard: bool, p
         _print_violations(exc)
         sys.exit(1)
     except (DeployError, AlarmsError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
-    except Exception as exc:  # botocore configuration errors (e.g. a broken config file)
+        raise click.ClickException(str(exc)) from None
+    except Exception as exc:  # profile not found, no region: botocore configuration errors
         if type(exc).__module__.startswith("botocore"):
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(1)
+            raise click.ClickException(f"AWS: {exc}") from None
         raise
 
 
@@ -270,8 +268,7 @@ def backtest_cmd(config_path: Path, data_dir: Path, names: tuple[str, ...], as_j
     try:
         results = run_backtest(defs, data_dir, extra_range=extra_range)
     except BacktestError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
+        raise click.ClickException(str(exc)) from None
     if as_json or out_format == "json":
         click.echo(json.dumps([_result_json(r) for r in results], indent=2))
         return

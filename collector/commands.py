@@ -11,47 +11,18 @@ import importlib
 import io
 import json
 import sys
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
 
 import click
 
+from collector.cli_support import TIME, require_range
+from collector.timerange import parse_time
+
 __all__ = ["collect", "parse_time", "query"]
 
 
-def parse_time(value: str) -> float:
-    """``2026-01-05T10:00:00Z`` / ``2026-01-05T10:00:00.250+01:00`` / ``2026-01-05 10:00:00``
-    (UTC when no offset) / ``2026-01-05`` / epoch seconds (``1767607200``) -> epoch seconds.
-    Raises ValueError when it is none of these."""
-    v = value.strip()
-    try:
-        return float(v)
-    except ValueError:
-        pass
-    iso = v[:-1] + "+00:00" if v.endswith(("Z", "z")) else v
-    try:
-        dt = datetime.fromisoformat(iso)
-    except ValueError:
-        raise ValueError(f"not an ISO-8601 time or epoch seconds: {value!r}") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp()
-
-
-class _TimeParam(click.ParamType):
-    name = "TIME"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, float):
-            return value
-        try:
-            return parse_time(value)
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
-
-
-TIME = _TimeParam()
 
 
 def _cell(value) -> str:
@@ -69,8 +40,9 @@ def _cell(value) -> str:
 @click.command("query")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True,
               help="Output format. json: an array of row objects (Logs Insights result format).")
-@click.option("--start", type=TIME, default=None, help="Inclusive start: ISO-8601 (2026-01-05T10:00:00Z) or epoch s.")
-@click.option("--end", type=TIME, default=None, help="Inclusive end: ISO-8601 or epoch seconds.")
+@click.option("--start", type=TIME, default=None,
+              help="Inclusive start: 15m/24h/7d ago, ISO-8601 (2026-01-05T10:00:00Z) or epoch seconds.")
+@click.option("--end", type=TIME, default=None, help="Inclusive end: same forms as --start.")
 @click.option("--log-group", default=None, help="Log group for the events (default: derived from each file name).")
 @click.argument("query_text", metavar="QUERY")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
@@ -85,6 +57,7 @@ def query(fmt: str, start: float | None, end: float | None, log_group: str | Non
     """
     from collector.insights import QueryError, compile_query, run_query
 
+    require_range(start, end)
     try:  # fail on a bad query before reading any file
         compile_query(query_text)
     except QueryError as exc:
@@ -159,8 +132,8 @@ def collect() -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Output directory: tables/*.parquet + manifest.json.")
-@click.option("--since", type=TIME, default=None, help="Inclusive window start: ISO-8601 or epoch seconds.")
-@click.option("--until", type=TIME, default=None, help="Inclusive window end: ISO-8601 or epoch seconds.")
+@click.option("--since", type=TIME, default=None, help="Inclusive window start: 15m/24h/7d ago, ISO-8601 or epoch s.")
+@click.option("--until", type=TIME, default=None, help="Inclusive window end: same forms as --since.")
 def local(paths: tuple[Path, ...], out: Path, since: float | None, until: float | None) -> None:
     """Ingest log files/directories at PATH(s) and write every standard table under --out.
 
@@ -172,6 +145,7 @@ def local(paths: tuple[Path, ...], out: Path, since: float | None, until: float 
 
     from collector.collect import CollectError, collect_local
 
+    require_range(since, until, ("--since", "--until"))
     console = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[item]}"), console=console, transient=True) as bar:

@@ -137,6 +137,11 @@ class AgentSink:
         self.endpoint = endpoint or os.environ.get(C.ENV_AGENT_ENDPOINT) or C.AGENT_ENDPOINT_DEFAULT
         self._client: Any = None
         self._lock = _thread.allocate_lock()
+        import importlib.util
+
+        if importlib.util.find_spec("aws_embedded_metrics") is None:  # said once, here, not per lost batch
+            sys.stderr.write("idemwatch: AgentSink needs the agent extra (pip install 'idemwatch[agent]'); "
+                             "lines sent to it are lost and counted as sink_error\n")
 
     def _connect(self) -> Any:
         from urllib.parse import urlparse

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import time
-from datetime import UTC
 from pathlib import Path
 
 import click
 
+from collector.cli_support import duration_option_value, require_range, time_option_value
 from collector.cloudwatch.constants import (
     DEFAULT_CONCURRENCY,
     DEFAULT_PRICE_PER_GB_SCANNED_USD,
@@ -17,34 +16,17 @@ from collector.cloudwatch.constants import (
     DEFAULT_WINDOW_S,
 )
 
-_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+def parse_duration_s(text: str, flag: str = "duration") -> int:
+    """``90s``, ``15m``, ``24h``, ``7d``, ``1w`` -> whole seconds (``collector.timerange``). Raises click.BadParameter
+    naming ``flag``."""
+    return int(duration_option_value(text, flag))
 
 
-def parse_duration_s(text: str) -> int:
-    """``90s``, ``15m``, ``24h``, ``7d``, ``1w`` -> seconds. Raises click.BadParameter."""
-    m = _DURATION.match(text)
-    if not m:
-        raise click.BadParameter(f"{text!r} is not a duration like 15m, 24h or 7d")
-    return int(m.group(1)) * _UNITS[m.group(2)]
-
-
-def parse_time_s(text: str, now: float) -> int:
-    """An epoch-seconds number, an ISO-8601 time (UTC if no offset) or a duration ago (``2h``) -> epoch seconds."""
-    from datetime import datetime
-
-    t = text.strip()
-    if t.isdigit():
-        return int(t)
-    if _DURATION.match(t):
-        return int(now) - parse_duration_s(t)
-    try:
-        dt = datetime.fromisoformat(t)
-    except ValueError as exc:
-        raise click.BadParameter(f"{text!r}: expected epoch seconds, ISO-8601 or a duration like 24h") from exc
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return int(dt.timestamp())
+def parse_time_s(text: str, now: float, flag: str = "--since") -> int:
+    """A time option (``collector.timerange`` forms; durations count back from ``now``) -> epoch seconds (int).
+    Raises click.BadParameter naming ``flag``."""
+    return int(time_option_value(text, flag, now=now))
 
 
 @click.command("cloudwatch")
@@ -102,11 +84,13 @@ def cloudwatch(log_groups, prefixes, since, until, out, tables, query_files, met
     if not log_groups and not prefixes:
         raise click.UsageError("give --log-group NAME or --log-group-prefix PREFIX")
     now = time.time()
-    window_s = parse_duration_s(window)
+    window_s = parse_duration_s(window, "--window")
+    since_s, until_s = parse_time_s(since, now), parse_time_s(until, now, "--until") if until else None
+    require_range(since_s, until_s if until_s is not None else now, ("--since", "--until"))
     opts = CollectOptions(
-        since=parse_time_s(since, now), until=parse_time_s(until, now) if until else None,
+        since=since_s, until=until_s,
         log_groups=log_groups, log_group_prefixes=prefixes, window_s=window_s, full=full,
-        runner=RunnerConfig(concurrency=concurrency, deadline_s=float(parse_duration_s(query_timeout))),
+        runner=RunnerConfig(concurrency=concurrency, deadline_s=float(parse_duration_s(query_timeout, "--query-timeout"))),
         cost=CostModel(price_per_gb_scanned=price_per_gb),
         metrics=MetricsOptions(queues=queues, dlqs=dlqs, namespace=namespace or NAMESPACE_DEFAULT) if metrics else None,
         idempotency=StuckKeysOptions(idempotency_table, schema_from(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
+from collector.cli_support import TIME
 from emitter.contract import Outcome
 
 from .constants import DEFAULT_DURATION_S, DEFAULT_EVENTS, DEFAULT_OUT, DEFAULT_SEED
@@ -31,18 +31,6 @@ _COLUMNS: tuple[tuple[str, tuple[Outcome, ...]], ...] = (
 )
 
 
-def _parse_start(value: str | None) -> int | None:
-    if value is None:
-        return None
-    try:
-        dt = datetime.fromisoformat(value)
-    except ValueError as exc:
-        raise click.BadParameter(f"not an ISO-8601 time: {value!r}", param_hint="--start") from exc
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return int(dt.timestamp() * 1000)
-
-
 @click.command("demo")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT, show_default=True,
               help="Data directory: logs/, demo-truth.json, tables/ and manifest.json are written here.")
@@ -51,11 +39,12 @@ def _parse_start(value: str | None) -> int | None:
               help="Source events over the window (orders, ledger records, API requests, payments).")
 @click.option("--duration", type=click.IntRange(min=60), default=DEFAULT_DURATION_S, show_default=True,
               help="Simulated window in seconds.")
-@click.option("--start", "start", default=None, metavar="ISO-8601",
-              help="Window start (UTC). Default: the window ends at the current minute. Fix it for byte-identical runs.")
+@click.option("--start", "start", type=TIME, default=None,
+              help="Window start: ISO-8601 with a timezone, epoch seconds or 3h (ago). Default: the window ends at "
+                   "the current minute. Fix it for byte-identical runs.")
 @click.option("--no-serve", is_flag=True, help="Stop after collecting (CI, scripts).")
 @click.option("--port", type=click.IntRange(1, 65535), default=None, help="Dashboard port (default: a free one).")
-def demo(out: Path, seed: int, events: int, duration: int, start: str | None, no_serve: bool, port: int | None) -> None:
+def demo(out: Path, seed: int, events: int, duration: int, start: float | None, no_serve: bool, port: int | None) -> None:
     """Simulate the demo fleet (four at-least-once handlers on the real emitter, with injected faults),
     collect its logs into the standard tables and serve the dashboard on 127.0.0.1."""
     from rich.console import Console
@@ -64,7 +53,7 @@ def demo(out: Path, seed: int, events: int, duration: int, start: str | None, no
 
     # piped output (CI logs, scripts) gets a fixed wide table rather than rich's 80-column default
     console = Console() if sys.stdout.isatty() else Console(width=140)
-    start_ms = _parse_start(start)
+    start_ms = None if start is None else round(start * 1000)
     with console.status(f"simulating {events:,} events over {duration:,} s (seed {seed})..."):
         truth = run_demo(out, seed=seed, events=events, duration_s=duration, start_ms=start_ms)
     lines = sum(f.log_lines for f in truth.functions.values())

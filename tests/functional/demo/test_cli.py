@@ -37,7 +37,7 @@ def test_demo_no_serve_simulates_collects_and_summarises(tmp_path: Path) -> None
     [
         (["--events", "0"], "0 is not in the range x>=1"),
         (["--duration", "59"], "59 is not in the range x>=60"),
-        (["--start", "yesterday"], "not an ISO-8601 time"),
+        (["--start", "yesterday"], "expected epoch seconds, ISO-8601"),
         (["--port", "70000"], "70000 is not in the range"),
     ],
 )
