@@ -121,6 +121,7 @@ class LogRecordBuilder:
     _redacted: frozenset[str]
     _redact_cache: dict[str, bool]
     _ts_cache: tuple[int, str]
+    _ms_ts: tuple[Any, str]
     _inv: InvocationInfo | None
     _idle_static: str
     _default_operation: str
@@ -334,12 +335,19 @@ class LogRecordBuilder:
         return line
 
     def _iso(self, ms: int) -> str:
-        """ISO-8601 UTC with milliseconds for epoch ms (the seconds part is cached: most records share it)."""
+        """ISO-8601 UTC with milliseconds for epoch ms. Cached: the last millisecond's text (the records of one
+        batch mostly share it) and the last second's date and time (read once each: another thread may replace
+        them)."""
+        last = self._ms_ts
+        if last[0] == ms:
+            return last[1]
         sec = int(ms) // 1000
         ts = self._ts_cache
         if ts[0] != sec:
             ts = self._ts_entry(sec)
-        return f"{ts[1]}.{int(ms) - sec * 1000:03d}Z"
+        text = f"{ts[1]}.{int(ms) - sec * 1000:03d}Z"
+        self._ms_ts = (ms, text)
+        return text
 
     def _ts_entry(self, sec: int) -> tuple[int, str]:
         ts = (sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)))
