@@ -225,6 +225,7 @@ class Emitter(InvocationLifecycle):
         self._timestamp_ms: int | None = None
         self._ts_cache: tuple[int, str] = (-1, "")
         self._ms_ts: tuple[Any, str] = (None, "")
+        self._static_cache: dict[Any, str] = {}  # invocation-constant log members as text (_static_json)
         self.warnings: dict[str, int] = {}
         """Dropped/fixed elements so far, by WarningCode (also written as warning records)."""
 
@@ -329,12 +330,17 @@ class Emitter(InvocationLifecycle):
                 ):
                     details = self._received_details(rec.details) if rec.details else ""
                     if details is not None:
-                        # one f-string in the key order of the general builder (same bytes, tested)
-                        line = (f'{prefix}{es}{"" if eid is None else _P_EVENT_ID + _esc(eid)}'
-                                f'{"" if key is None else _P_KEY + _esc(key if hasher is None else hasher(key))}'
-                                f'{_P_ATTEMPT}{int.__repr__(attempt)}'
-                                f'{"" if corr is None else _P_CORRELATION_ID + _esc(corr)}'
-                                f'{"" if age is None else _P_RECORD_AGE + int.__repr__(age)}{details}}}')
+                        # one f-string in the key order of the general builder (same bytes, tested); attempt and
+                        # age are exact ints here, so {x} is int.__repr__
+                        if key is None and corr is None and eid is not None and age is not None:  # the usual
+                            line = (f'{prefix}{es}{_P_EVENT_ID}{_esc(eid)}{_P_ATTEMPT}{attempt}'
+                                    f'{_P_RECORD_AGE}{age}{details}}}')
+                        else:
+                            line = (f'{prefix}{es}{"" if eid is None else _P_EVENT_ID + _esc(eid)}'
+                                    f'{"" if key is None else _P_KEY + _esc(key if hasher is None else hasher(key))}'
+                                    f'{_P_ATTEMPT}{attempt}'
+                                    f'{"" if corr is None else _P_CORRELATION_ID + _esc(corr)}'
+                                    f'{"" if age is None else _P_RECORD_AGE + int.__repr__(age)}{details}}}')
                         if len(line) > limit:
                             line = None
                 if line is None:  # the general builder, keeping the order of the lines
@@ -380,12 +386,13 @@ class Emitter(InvocationLifecycle):
                 head = f',{_esc(dk)}:"{REDACTED}"' if self._is_redacted(dk) else f",{_esc(dk)}:"
                 if len(cache) < 256:
                     cache[dk] = head
+            cls = dv.__class__
             if head[-1] == '"':  # redacted
                 out += head
-            elif dv.__class__ is str and len(dv) <= _MAX_FIELD:
-                out += head + _esc(dv)
-            elif dv.__class__ is int:
-                out += head + int.__repr__(dv)
+            elif cls is int:
+                out = f"{out}{head}{dv}"
+            elif cls is str and len(dv) <= _MAX_FIELD:
+                out = f"{out}{head}{_esc(dv)}"
             else:
                 return None
         return out

@@ -67,6 +67,8 @@ _OUTCOME_VALUE = _o.OUTCOME_VALUE
 _REMAINING_OUTCOMES = _o.REMAINING_OUTCOMES
 _RESERVED_KEYS = _o.RESERVED_KEYS
 _STATUS_VALUES = _o.STATUS_VALUES
+_Q_REQUEST_ID = f'"{_K_FUNCTION_REQUEST_ID}":'
+_Q_XRAY_TRACE_ID = f'"{_K_XRAY_TRACE_ID}":'
 
 
 _MAX_INT_DIGITS = 4000  # below CPython's int max str digits (4300): str() of a larger int raises ValueError
@@ -122,6 +124,7 @@ class LogRecordBuilder:
     _redact_cache: dict[str, bool]
     _ts_cache: tuple[int, str]
     _ms_ts: tuple[Any, str]
+    _static_cache: dict[Any, str]
     _inv: InvocationInfo | None
     _idle_static: str
     _default_operation: str
@@ -355,23 +358,32 @@ class LogRecordBuilder:
         return ts
 
     def _static_json(self, inv: InvocationInfo | None, operation: str | None) -> str:
-        """Invocation-constant keys, serialized once per invocation (string concatenation of C-escaped values:
-        this runs on every invocation)."""
-        parts = [f'"{_K_SERVICE}":{_esc(self.service)}']
-        if inv is not None:
-            parts.append(f'"{_K_COLD_START}":{"true" if inv.cold_start else "false"}')
+        """Invocation-constant keys as JSON members (no braces), built once per invocation: service, cold_start,
+        function_name, function_arn, function_memory_size, function_request_id, xray_trace_id, operation,
+        schema_version. The members that stay the same from one invocation to the next (everything before the
+        request id; operation and schema_version after the trace id) are cached as text."""
+        if inv is None:
+            tail = f',"{_K_OPERATION}":{_esc(operation)}' if operation is not None else ""
+            return f'"{_K_SERVICE}":{_esc(self.service)}{tail},"{_K_SCHEMA_VERSION}":"{SCHEMA_VERSION}"'
+        cache = self._static_cache
+        hkey = (inv.cold_start, inv.function_name, inv.function_arn, inv.function_memory_size)
+        head = cache.get(hkey)
+        if head is None:
+            head = f'"{_K_SERVICE}":{_esc(self.service)},"{_K_COLD_START}":{"true" if inv.cold_start else "false"}'
             if inv.function_name:
-                parts.append(f'"{_K_FUNCTION_NAME}":{_esc(inv.function_name)}')
+                head += f',"{_K_FUNCTION_NAME}":{_esc(inv.function_name)}'
             if inv.function_arn:
-                parts.append(f'"{_K_FUNCTION_ARN}":{_esc(inv.function_arn)}')
+                head += f',"{_K_FUNCTION_ARN}":{_esc(inv.function_arn)}'
             if inv.function_memory_size is not None:
-                parts.append(f'"{_K_FUNCTION_MEMORY_SIZE}":{int.__repr__(inv.function_memory_size)}')
-            if inv.request_id:
-                parts.append(f'"{_K_FUNCTION_REQUEST_ID}":{_esc(inv.request_id)}')
-            if inv.xray_trace_id:
-                parts.append(f'"{_K_XRAY_TRACE_ID}":{_esc(inv.xray_trace_id)}')
-        if operation is not None:
-            parts.append(f'"{_K_OPERATION}":{_esc(operation)}')
-        parts.append(f'"{_K_SCHEMA_VERSION}":"{SCHEMA_VERSION}"')
-        return ",".join(parts)
-
+                head += f',"{_K_FUNCTION_MEMORY_SIZE}":{int.__repr__(inv.function_memory_size)}'
+            if len(cache) < 64:
+                cache[hkey] = head
+        tail = cache.get(operation)
+        if tail is None:
+            tail = (f',"{_K_OPERATION}":{_esc(operation)}' if operation is not None else "") + \
+                f',"{_K_SCHEMA_VERSION}":"{SCHEMA_VERSION}"'
+            if len(cache) < 64:
+                cache[operation] = tail
+        rid, xray = inv.request_id, inv.xray_trace_id
+        return (f'{head}{f",{_Q_REQUEST_ID}{_esc(rid)}" if rid else ""}'
+                f'{f",{_Q_XRAY_TRACE_ID}{_esc(xray)}" if xray else ""}{tail}')
