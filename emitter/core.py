@@ -311,6 +311,7 @@ class Emitter(InvocationLifecycle):
             limit = C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM
             es_dimension = self.event_source_dimension
             es_part = _ES_PART
+            heads = self._detail_keys
             lines: list[str] = []
             n = redelivered = 0
             ages: list[int] = []
@@ -328,7 +329,24 @@ class Emitter(InvocationLifecycle):
                     and (corr.__class__ is str and len(corr) <= _MAX_FIELD if corr is not None else no_corr)
                     and (age is None or (age.__class__ is int and age >= 0))
                 ):
-                    details = self._received_details(rec.details) if rec.details else ""
+                    details = ""  # the source details as members (inlined: this runs per record)
+                    for dk, dv in rec.details.items():
+                        if dv is None:
+                            continue
+                        head = heads.get(dk)
+                        if head is None and (head := self._detail_head(dk)) is None:
+                            details = None
+                            break
+                        cls = dv.__class__
+                        if head[-1] == '"':  # redacted
+                            details += head
+                        elif cls is int:
+                            details = f"{details}{head}{dv}"
+                        elif cls is str and len(dv) <= _MAX_FIELD:
+                            details = f"{details}{head}{_esc(dv)}"
+                        else:
+                            details = None
+                            break
                     if details is not None:
                         # one f-string in the key order of the general builder (same bytes, tested); attempt and
                         # age are exact ints here, so {x} is int.__repr__
@@ -371,31 +389,15 @@ class Emitter(InvocationLifecycle):
             self._count_warning(C.WarningCode.INTERNAL_ERROR, 1)
             self._stderr(f"idemwatch: could not record received: {type(exc).__name__}")
 
-    def _received_details(self, details: dict[str, Any]) -> str | None:
-        """The source details of a ``received`` line as JSON members, each with a leading comma ("" for none), or
-        None when a detail needs the general builder (a name the emitter owns, a long or non-str/int value)."""
-        cache = self._detail_keys
-        out = ""
-        for dk, dv in details.items():
-            if dv is None:
-                continue
-            head = cache.get(dk)
-            if head is None:
-                if dk.__class__ is not str or dk in _RECEIVED_TAKEN or dk in _RESERVED_KEYS:
-                    return None
-                head = f',{_esc(dk)}:"{REDACTED}"' if self._is_redacted(dk) else f",{_esc(dk)}:"
-                if len(cache) < 256:
-                    cache[dk] = head
-            cls = dv.__class__
-            if head[-1] == '"':  # redacted
-                out += head
-            elif cls is int:
-                out = f"{out}{head}{dv}"
-            elif cls is str and len(dv) <= _MAX_FIELD:
-                out = f"{out}{head}{_esc(dv)}"
-            else:
-                return None
-        return out
+    def _detail_head(self, name: Any) -> str | None:
+        """The JSON head (``,"name":``, or the whole redacted member) of a ``received`` line's source detail, cached;
+        None when the name needs the general builder (not a str, or a key the emitter owns)."""
+        if name.__class__ is not str or name in _RECEIVED_TAKEN or name in _RESERVED_KEYS:
+            return None
+        head = f',{_esc(name)}:"{REDACTED}"' if self._is_redacted(name) else f",{_esc(name)}:"
+        if len(self._detail_keys) < 256:
+            self._detail_keys[name] = head
+        return head
 
     def _received_commit(self, lines: list[str], op: str | None, es: str | None, n: int, redelivered: int,
                          ages: list[int], age_first: bool) -> None:
