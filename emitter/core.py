@@ -107,8 +107,7 @@ _P_SIDE_EFFECT_REF = f',"{_K_SIDE_EFFECT_REF}":'
 _FAST_PARTS_C = {o: (head, status and "," + status, code and "," + code, tail and "," + tail)
                  for o, (head, status, code, tail) in _FAST_PARTS.items()}
 _OUTCOME_PART = {o: f'"{_K_OUTCOME}":"{v}"' for o, v in _OUTCOME_VALUE.items()}
-_OUTCOME_ES_PART = {(o, e): f'{_OUTCOME_PART[o]},"{_K_EVENT_SOURCE}":{_esc(v)}'
-                    for o in _OUTCOME_PART for e, v in _ES_VALUE.items()}
+_OUTCOME_ES_PART: dict[tuple[Any, Any], str] = {}  # filled as met (not at import: Lambda cold starts import this)
 
 
 def exception_outcome(exc: BaseException) -> Outcome | None:
@@ -616,6 +615,8 @@ class Emitter(InvocationLifecycle):
                     if es.__class__ is not str:
                         raise _SlowPath
                     oes = f'{_OUTCOME_PART[outcome]},"{_K_EVENT_SOURCE}":{_esc(es)}'
+                    if len(_OUTCOME_ES_PART) < 1024:
+                        _OUTCOME_ES_PART[(outcome, es)] = oes
             if eid is not None and (eid.__class__ is not str or len(eid) > _MAX_FIELD):
                 raise _SlowPath
             if key is not None:
