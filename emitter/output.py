@@ -83,7 +83,7 @@ class SinkOutput(LogRecordBuilder):
                 self.sink.write_lines(lines)
             except KeyboardInterrupt:
                 raise
-            except BaseException as exc:  # SystemExit, GeneratorExit, ... from a sink: contained like any error
+            except BaseException as exc:  # noqa: BLE001 - SystemExit, GeneratorExit, ... from a sink: contained
                 self._sink_failed(exc, len(lines))
 
     def _sink_failed(self, exc: BaseException, n: int) -> None:
