@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 IDEMPOTENCY_HEADER = "idempotency-key"
 CORRELATION_HEADERS = ("x-correlation-id", "x-request-id")
 
+_SQS = EventSource.SQS
 _BATCH_SOURCES = {
     "aws:sqs": EventSource.SQS,
     "aws:kinesis": EventSource.KINESIS,
@@ -163,25 +164,46 @@ def _attr_value(attrs: Any, wanted: str) -> str | None:
 
 
 # --------------------------------------------------------------------------- per-record adapters
+_NO_ATTRS: dict[str, Any] = {}
+_SQS_FIFO_KEYS = (("MessageGroupId", "message_group_id"), ("MessageDeduplicationId", "message_deduplication_id"),
+                  ("SequenceNumber", "sequence_number"))
+
+
 def _sqs(r: dict[str, Any], now_ms: int) -> EventRecord:
-    attrs = r.get("attributes") or {}
-    sent = _int(attrs.get("SentTimestamp"))
-    details: dict[str, Any] = {"queue": _arn_name(r.get("eventSourceARN"))}
+    """One SQS message. Hot path (every record of every SQS batch): str attributes go straight to ``int()`` (what
+    :func:`_int` does with a str too; anything else, or a ValueError, goes through :func:`_int`), and the queue ARN
+    is looked up in the cache first."""
+    attrs = r.get("attributes") or _NO_ATTRS
+    s, f, c = attrs.get("SentTimestamp"), attrs.get("ApproximateFirstReceiveTimestamp"), \
+        attrs.get("ApproximateReceiveCount")
+    try:  # the usual: three decimal strings, for which int() is what _int() does
+        if s.__class__ is not str or f.__class__ is not str or c.__class__ is not str:
+            raise ValueError
+        sent, first, attempt = int(s), int(f), int(c)
+    except ValueError:
+        sent, first, attempt = _int(s), _int(f), _int(c)
+    arn = r.get("eventSourceARN")
+    queue = _ARN_NAMES.get(arn) if arn.__class__ is str else None
+    details: dict[str, Any] = {"queue": queue if queue is not None else _arn_name(arn)}
     if "MessageGroupId" in attrs:  # FIFO queues
-        for key, name in (("MessageGroupId", "message_group_id"), ("MessageDeduplicationId", "message_deduplication_id"),
-                          ("SequenceNumber", "sequence_number")):
+        for key, name in _SQS_FIFO_KEYS:
             if attrs.get(key) is not None:
                 details[name] = attrs[key]
-    first = _int(attrs.get("ApproximateFirstReceiveTimestamp"))
     if first is not None:
         details["first_receive_at_ms"] = first
+    if sent is not None:
+        age = int(now_ms) - sent
+        if age < 0:  # noqa: PLR1730 - never negative under clock skew (max() is a call per record)
+            age = 0
+    else:
+        age = None
     mattrs = r.get("messageAttributes")
     mid = r.get("messageId")
     return EventRecord(
-        mid if isinstance(mid, str) else None,  # event_id
-        EventSource.SQS,
-        max(1, _int(attrs.get("ApproximateReceiveCount")) or 1),  # attempt
-        None if sent is None else max(0, int(now_ms) - sent),  # record_age_ms (never negative under clock skew)
+        mid if mid.__class__ is str or isinstance(mid, str) else None,  # event_id
+        _SQS,
+        attempt if attempt is not None and attempt > 1 else 1,  # attempt (>= 1)
+        age,  # record_age_ms
         sent,
         _attr_value(mattrs, IDEMPOTENCY_HEADER) if mattrs else None,
         _attr_value(mattrs, CORRELATION_HEADERS[0]) if mattrs else None,
@@ -707,6 +729,12 @@ def adapt_event(event: Any, now_ms: int) -> tuple[list[EventRecord], list[str]]:
         out: list[EventRecord] = []
         errors: list[str] = []
         for r in event["Records"]:
+            if r.__class__ is dict and r.get("eventSource") == "aws:sqs":  # the common batch: no dispatch
+                try:
+                    out.append(_sqs(r, now_ms))
+                    continue
+                except Exception:  # noqa: BLE001, S110 - malformed: adapt_record gives the generic record + reason
+                    pass
             rec, err = adapt_record(r, now_ms)
             out.append(rec)
             if err:

@@ -13,6 +13,7 @@ from emitter import emf
 from emitter import outcomes as _o
 from emitter.contract import DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET, SCHEMA_VERSION
 from emitter.jsonfast import dumps as _dumps
+from emitter.jsonfast import esc as _esc
 from emitter.output import Problems, SinkOutput
 
 TYPE_CHECKING = False
@@ -189,16 +190,14 @@ class MetricAggregator(SinkOutput):
         """Root members copied into every EMF document: function name, request id, schema version (JSON text), and
         ``level`` when Lambda's log-level filtering would drop a line without one (contract.lambda_filtered_level):
         Lambda filters JSON lines by their ``level`` key, so the document carries the configured level and survives."""
-        props: dict[str, Any] = {}
-        if self._emf_level is not None:
-            props[_K_LEVEL] = self._emf_level
+        level = self._emf_level
+        text = f'"{_K_LEVEL}":{_esc(level)},' if level is not None else ""  # what _dumps of the dict writes
         if inv is not None:
             if inv.function_name:
-                props[_EMF_PROPS[0]] = inv.function_name
+                text += f'"{_EMF_PROPS[0]}":{_esc(inv.function_name)},'
             if inv.request_id:
-                props[_EMF_PROPS[1]] = inv.request_id
-        props[_K_SCHEMA_VERSION] = SCHEMA_VERSION
-        return _dumps(props)[1:-1]
+                text += f'"{_EMF_PROPS[1]}":{_esc(inv.request_id)},'
+        return f'{text}"{_K_SCHEMA_VERSION}":{_esc(SCHEMA_VERSION)}'
 
     def _group_dimensions(self, op: str | None, es: str | None, custom: dict[str, str]
                           ) -> tuple[dict[str, str], list[list[str]], str, str]:

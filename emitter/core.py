@@ -92,6 +92,22 @@ _RESERVED_KEYS = _o.RESERVED_KEYS
 _SERVICE = _o.SERVICE
 _U_COUNT = _o.U_COUNT
 _U_MS = _o.U_MS
+# Pieces of the received line: the event_source member per source, then the other members with their comma.
+_ES_PART = {e: f'"{_K_EVENT_SOURCE}":"{v}"' for e, v in _ES_VALUE.items()}
+_P_EVENT_ID = f',"{_K_EVENT_ID}":'
+_P_KEY = f',"{_K_IDEMPOTENCY_KEY}":'
+_P_ATTEMPT = f',"{_K_ATTEMPT}":'
+_P_CORRELATION_ID = f',"{_K_CORRELATION_ID}":'
+_P_RECORD_AGE = f',"{_K_RECORD_AGE_MS}":'
+_P_ERROR_CODE = f',"{_K_ERROR_CODE}":'
+_P_EXPIRES = f',"{_K_IN_PROGRESS_EXPIRES_AT_MS}":'
+_P_SIDE_EFFECT_REF = f',"{_K_SIDE_EFFECT_REF}":'
+# The outcome fast path's pieces: FAST_PARTS with a leading comma on each optional member, and the outcome member
+# alone or followed by the event_source member of each known source.
+_FAST_PARTS_C = {o: (head, status and "," + status, code and "," + code, tail and "," + tail)
+                 for o, (head, status, code, tail) in _FAST_PARTS.items()}
+_OUTCOME_PART = {o: f'"{_K_OUTCOME}":"{v}"' for o, v in _OUTCOME_VALUE.items()}
+_OUTCOME_ES_PART: dict[tuple[Any, Any], str] = {}  # filled as met (not at import: Lambda cold starts import this)
 
 
 def exception_outcome(exc: BaseException) -> Outcome | None:
@@ -189,7 +205,7 @@ class Emitter(InvocationLifecycle):
         self._redacted = SecretNames(redact_keys, C.PAYLOAD_PROPERTY_NAMES | DEFAULT_REDACTED_EXACT_KEYS,
                                      redact_exceptions, redact_extra_keys)
         self._redact_cache: dict[str, bool] = {}
-        self._detail_keys: dict[str, str] = {}  # received-record detail name -> its JSON head ('"name":' or redacted)
+        self._detail_keys: dict[str, str] = {}  # received-record detail name -> its JSON head (',"name":' or redacted)
         self._valid_ops: set[str] = set()
         self._group_cache: dict[tuple[Any, ...], tuple[dict[str, str], list[list[str]], str, str]] = {}
         self._hasher = KeyHasher(key_tenant_separator, key_hash_salt) if hash_idempotency_keys else None
@@ -207,6 +223,8 @@ class Emitter(InvocationLifecycle):
         self._cold = True
         self._timestamp_ms: int | None = None
         self._ts_cache: tuple[int, str] = (-1, "")
+        self._ms_ts: tuple[Any, str] = (None, "")
+        self._static_cache: dict[Any, str] = {}  # invocation-constant log members as text (_static_json)
         self.warnings: dict[str, int] = {}
         """Dropped/fixed elements so far, by WarningCode (also written as warning records)."""
 
@@ -290,6 +308,9 @@ class Emitter(InvocationLifecycle):
             hasher = self._hasher
             no_corr = self.correlation_id_provider is None
             limit = C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM
+            es_dimension = self.event_source_dimension
+            es_part = _ES_PART
+            heads = self._detail_keys
             lines: list[str] = []
             n = redelivered = 0
             ages: list[int] = []
@@ -299,7 +320,7 @@ class Emitter(InvocationLifecycle):
                 line = None
                 eid, key, corr, attempt, age = rec.event_id, rec.idempotency_key, rec.correlation_id, rec.attempt, \
                     rec.record_age_ms
-                es = _ES_VALUE.get(rec.event_source)
+                es = es_part.get(rec.event_source)
                 if (
                     es is not None and attempt.__class__ is int
                     and (eid is None or (eid.__class__ is str and len(eid) <= _MAX_FIELD))
@@ -307,16 +328,46 @@ class Emitter(InvocationLifecycle):
                     and (corr.__class__ is str and len(corr) <= _MAX_FIELD if corr is not None else no_corr)
                     and (age is None or (age.__class__ is int and age >= 0))
                 ):
-                    line = self._received_line(prefix, rec, es, eid, key, corr, attempt, age, hasher)
-                    if line is not None and len(line) > limit:
-                        line = None
+                    details = ""  # the source details as members (inlined: this runs per record)
+                    for dk, dv in rec.details.items():
+                        if dv is None:
+                            continue
+                        head = heads.get(dk)
+                        if head is None and (head := self._detail_head(dk)) is None:
+                            details = None
+                            break
+                        cls = dv.__class__
+                        if head[-1] == '"':  # redacted
+                            details += head
+                        elif cls is int:
+                            details = f"{details}{head}{dv}"
+                        elif cls is str and len(dv) <= _MAX_FIELD:
+                            details = f"{details}{head}{_esc(dv)}"
+                        else:
+                            details = None
+                            break
+                    if details is not None:
+                        # one f-string in the key order of the general builder (same bytes, tested); attempt and
+                        # age are exact ints here, so {x} is int.__repr__
+                        if key is None and corr is None and eid is not None and age is not None:  # the usual
+                            line = (f'{prefix}{es}{_P_EVENT_ID}{_esc(eid)}{_P_ATTEMPT}{attempt}'
+                                    f'{_P_RECORD_AGE}{age}{details}}}')
+                        else:
+                            line = (f'{prefix}{es}{"" if eid is None else _P_EVENT_ID + _esc(eid)}'
+                                    f'{"" if key is None else _P_KEY + _esc(key if hasher is None else hasher(key))}'
+                                    f'{_P_ATTEMPT}{attempt}'
+                                    f'{"" if corr is None else _P_CORRELATION_ID + _esc(corr)}'
+                                    f'{"" if age is None else _P_RECORD_AGE + int.__repr__(age)}{details}}}')
+                        if len(line) > limit:
+                            line = None
                 if line is None:  # the general builder, keeping the order of the lines
                     if lines:
                         self._received_commit(lines, op, es_dim, n, redelivered, ages, age_first)
                         lines, n, redelivered, ages, age_first = [], 0, 0, [], False
                     self.record_outcome(Outcome.RECEIVED, rec)
                     continue
-                if self.event_source_dimension:
+                if es_dimension:
+                    es = _ES_VALUE[rec.event_source]
                     if lines and es != es_dim:
                         self._received_commit(lines, op, es_dim, n, redelivered, ages, age_first)
                         lines, n, redelivered, ages, age_first = [], 0, 0, [], False
@@ -337,39 +388,15 @@ class Emitter(InvocationLifecycle):
             self._count_warning(C.WarningCode.INTERNAL_ERROR, 1)
             self._stderr(f"idemwatch: could not record received: {type(exc).__name__}")
 
-    def _received_line(self, prefix: str, rec: EventRecord, es: str, eid: Any, key: Any, corr: Any, attempt: int,
-                       age: Any, hasher: Any) -> str | None:
-        """One ``received`` line from checked values, or None when a detail needs the general builder."""
-        parts = [f'{prefix}"{_K_EVENT_SOURCE}":"{es}"']
-        if eid is not None:
-            parts.append(f'"{_K_EVENT_ID}":{_esc(eid)}')
-        if key is not None:
-            parts.append(f'"{_K_IDEMPOTENCY_KEY}":{_esc(key if hasher is None else hasher(key))}')
-        parts.append(f'"{_K_ATTEMPT}":{int.__repr__(attempt)}')
-        if corr is not None:
-            parts.append(f'"{_K_CORRELATION_ID}":{_esc(corr)}')
-        if age is not None:
-            parts.append(f'"{_K_RECORD_AGE_MS}":{int.__repr__(age)}')
-        cache = self._detail_keys
-        for dk, dv in rec.details.items():
-            if dv is None:
-                continue
-            head = cache.get(dk)
-            if head is None:
-                if dk.__class__ is not str or dk in _RECEIVED_TAKEN or dk in _RESERVED_KEYS:
-                    return None
-                head = f'{_esc(dk)}:"{REDACTED}"' if self._is_redacted(dk) else f"{_esc(dk)}:"
-                if len(cache) < 256:
-                    cache[dk] = head
-            if head[-1] == '"':  # redacted
-                parts.append(head)
-            elif dv.__class__ is str and len(dv) <= _MAX_FIELD:
-                parts.append(head + _esc(dv))
-            elif dv.__class__ is int:
-                parts.append(head + int.__repr__(dv))
-            else:
-                return None
-        return ",".join(parts) + "}"
+    def _detail_head(self, name: Any) -> str | None:
+        """The JSON head (``,"name":``, or the whole redacted member) of a ``received`` line's source detail, cached;
+        None when the name needs the general builder (not a str, or a key the emitter owns)."""
+        if name.__class__ is not str or name in _RECEIVED_TAKEN or name in _RESERVED_KEYS:
+            return None
+        head = f',{_esc(name)}:"{REDACTED}"' if self._is_redacted(name) else f",{_esc(name)}:"
+        if len(self._detail_keys) < 256:
+            self._detail_keys[name] = head
+        return head
 
     def _received_commit(self, lines: list[str], op: str | None, es: str | None, n: int, redelivered: int,
                          ages: list[int], age_first: bool) -> None:
@@ -561,7 +588,7 @@ class Emitter(InvocationLifecycle):
             ):
                 raise _SlowPath
             # JSON assembled from C-escaped pieces in the key order record_outcome uses (same bytes, tested).
-            head, status_part, code_default, tail_const = _FAST_PARTS[outcome]
+            head, status_part, code_default, tail_const = _FAST_PARTS_C[outcome]
             inv = self._inv
             es: Any
             if record is not None:
@@ -579,48 +606,50 @@ class Emitter(InvocationLifecycle):
                 eid = corr = attempt = None
             if corr is None and self.correlation_id_provider is not None:
                 raise _SlowPath
-            parts = [f'"{_K_OUTCOME}":"{_OUTCOME_VALUE[outcome]}"']
-            if es is not None:
-                es = _ES_VALUE.get(es, es)
-                if es.__class__ is not str:
-                    raise _SlowPath
-                parts.append(f'"{_K_EVENT_SOURCE}":{_esc(es)}')
-            if eid is not None:
-                if eid.__class__ is not str or len(eid) > _MAX_FIELD:
-                    raise _SlowPath
-                parts.append(f'"{_K_EVENT_ID}":{_esc(eid)}')
+            if es is None:
+                oes = _OUTCOME_PART[outcome]
+            else:
+                oes = _OUTCOME_ES_PART.get((outcome, es))
+                if oes is None:
+                    es = _ES_VALUE.get(es, es)
+                    if es.__class__ is not str:
+                        raise _SlowPath
+                    oes = f'{_OUTCOME_PART[outcome]},"{_K_EVENT_SOURCE}":{_esc(es)}'
+                    if len(_OUTCOME_ES_PART) < 1024:
+                        _OUTCOME_ES_PART[(outcome, es)] = oes
+            if eid is not None and (eid.__class__ is not str or len(eid) > _MAX_FIELD):
+                raise _SlowPath
             if key is not None:
                 if key.__class__ is not str or len(key) > _MAX_FIELD:
                     raise _SlowPath
-                parts.append(f'"{_K_IDEMPOTENCY_KEY}":{_esc(key if self._hasher is None else self._hasher(key))}')
-                if status_part:
-                    parts.append(status_part)
-            if value is not None and field is _F_EXPIRES:
-                parts.append(f'"{_K_IN_PROGRESS_EXPIRES_AT_MS}":{int.__repr__(value)}')
-            if value is not None and field is _K_ERROR_CODE:
-                parts.append(f'"{_K_ERROR_CODE}":{_esc(value)}')
-            elif code_default:
-                parts.append(code_default)
-            if tail_const:
-                parts.append(tail_const)
-            if attempt is not None:
-                parts.append(f'"{_K_ATTEMPT}":{int.__repr__(attempt)}')
-            if corr is not None:
-                parts.append(f'"{_K_CORRELATION_ID}":{_esc(corr)}')
-            if value is not None and field is _K_SIDE_EFFECT_REF:
-                parts.append(f'"{_K_SIDE_EFFECT_REF}":{_esc(value)}')
+                key_part = f'{_P_KEY}{_esc(key if self._hasher is None else self._hasher(key))}{status_part}'
+            else:
+                key_part = ""
+            if value is None:
+                value_part = code_default
+                ref_part = ""
+            elif field is _K_ERROR_CODE:
+                value_part = _P_ERROR_CODE + _esc(value)
+                ref_part = ""
+            elif field is _F_EXPIRES:
+                value_part = f"{_P_EXPIRES}{int.__repr__(value)}{code_default}"
+                ref_part = ""
+            else:  # side_effect_ref
+                value_part = code_default
+                ref_part = _P_SIDE_EFFECT_REF + _esc(value)
             if inv is not None:
                 static, op = inv.static_json, inv.operation
             else:
                 static, op = self._idle_static, self._default_operation
             ms = self.clock()
-            sec = ms // 1000
-            ts = self._ts_cache  # read once: another thread may replace it
-            if ts[0] != sec:
-                ts = self._ts_entry(sec)
-            line = f'{head}{ts[1]}.{ms - sec * 1000:03d}Z",{static},{",".join(parts)}}}'
+            tc = self._ms_ts  # read once: another thread may replace it
+            iso = tc[1] if tc[0] == ms else self._iso(ms)
+            # one f-string in the key order record_outcome uses (same bytes, tested)
+            line = (f'{head}{iso}",{static},{oes}{"" if eid is None else _P_EVENT_ID + _esc(eid)}{key_part}'
+                    f'{value_part}{tail_const}{"" if attempt is None else _P_ATTEMPT + int.__repr__(attempt)}'
+                    f'{"" if corr is None else _P_CORRELATION_ID + _esc(corr)}{ref_part}}}')
             metric = _OUTCOME_METRIC_NAME[outcome]
-            es = es if self.event_source_dimension else None
+            es = _ES_VALUE.get(es, es) if self.event_source_dimension else None
             with self._lock:
                 if metric is not None:
                     group = self._groups.get((op, es))
@@ -631,7 +660,12 @@ class Emitter(InvocationLifecycle):
                         group[metric] = emf.MetricSeries(metric, _U_COUNT, 60, [1])
                     else:
                         ser.values[0] += 1
-                self._write([line])
+                try:  # self._write inlined (the lock is held)
+                    self.sink.write_lines([line])
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - as in _write
+                    self._sink_failed(exc, 1)
         except _SlowPath:
             if value is not None:
                 props[field] = value  # type: ignore[index]

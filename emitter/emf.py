@@ -240,12 +240,7 @@ def build_documents(
     return lines
 
 
-_DEFINITIONS: dict[tuple[str, str, int], str] = {}
-
-
-def _num(v: float) -> str:
-    """JSON text of a validated finite number (what json.dumps writes: int.__repr__ / float.__repr__)."""
-    return int.__repr__(v) if v.__class__ is int else float.__repr__(v)  # type: ignore[arg-type]
+_DEFINITIONS: dict[str, tuple[str, int, str, str]] = {}
 
 
 def directive_header(namespace: str, dimension_sets: Sequence[Sequence[str]]) -> str:
@@ -270,14 +265,17 @@ def fast_document(header: str, timestamp_ms: int, root_body: str, series: list[M
         v = s.values
         if len(v) > C.MAX_VALUES_PER_METRIC:
             return None
-        dk = (s.name, s.unit, s.resolution)
-        d = _DEFINITIONS.get(dk)
-        if d is None:
-            d = _dumps(s.definition())
+        hit = _DEFINITIONS.get(s.name)  # (unit, resolution, definition JSON, member head)
+        if hit is None or hit[0] != s.unit or hit[1] != s.resolution:
+            hit = (s.unit, s.resolution, _dumps(s.definition()), _esc(s.name) + ":")
             if len(_DEFINITIONS) < 4096:
-                _DEFINITIONS[dk] = d
-        defs.append(d)
-        members.append(_esc(s.name) + ":" + (_num(v[0]) if len(v) == 1 else "[" + ",".join(map(_num, v)) + "]"))
+                _DEFINITIONS[s.name] = hit
+        defs.append(hit[2])
+        if len(v) == 1:
+            x = v[0]
+            members.append(f"{hit[3]}{x}" if x.__class__ is int else hit[3] + float.__repr__(x))
+        else:  # validated finite numbers: the C encoder writes them as json.dumps does
+            members.append(hit[3] + _dumps(v))
     line = (f'{{"_aws":{{"Timestamp":{int(timestamp_ms)},{header}{",".join(defs)}]}}]}}'
             f'{"," + root_body if root_body else ""},{",".join(members)}}}')
     return line if len(line) <= max_bytes else None

@@ -67,6 +67,8 @@ _OUTCOME_VALUE = _o.OUTCOME_VALUE
 _REMAINING_OUTCOMES = _o.REMAINING_OUTCOMES
 _RESERVED_KEYS = _o.RESERVED_KEYS
 _STATUS_VALUES = _o.STATUS_VALUES
+_Q_REQUEST_ID = f'"{_K_FUNCTION_REQUEST_ID}":'
+_Q_XRAY_TRACE_ID = f'"{_K_XRAY_TRACE_ID}":'
 
 
 _MAX_INT_DIGITS = 4000  # below CPython's int max str digits (4300): str() of a larger int raises ValueError
@@ -121,6 +123,8 @@ class LogRecordBuilder:
     _redacted: frozenset[str]
     _redact_cache: dict[str, bool]
     _ts_cache: tuple[int, str]
+    _ms_ts: tuple[Any, str]
+    _static_cache: dict[Any, str]
     _inv: InvocationInfo | None
     _idle_static: str
     _default_operation: str
@@ -334,12 +338,19 @@ class LogRecordBuilder:
         return line
 
     def _iso(self, ms: int) -> str:
-        """ISO-8601 UTC with milliseconds for epoch ms (the seconds part is cached: most records share it)."""
+        """ISO-8601 UTC with milliseconds for epoch ms. Cached: the last millisecond's text (the records of one
+        batch mostly share it) and the last second's date and time (read once each: another thread may replace
+        them)."""
+        last = self._ms_ts
+        if last[0] == ms:
+            return last[1]
         sec = int(ms) // 1000
         ts = self._ts_cache
         if ts[0] != sec:
             ts = self._ts_entry(sec)
-        return f"{ts[1]}.{int(ms) - sec * 1000:03d}Z"
+        text = f"{ts[1]}.{int(ms) - sec * 1000:03d}Z"
+        self._ms_ts = (ms, text)
+        return text
 
     def _ts_entry(self, sec: int) -> tuple[int, str]:
         ts = (sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)))
@@ -347,23 +358,32 @@ class LogRecordBuilder:
         return ts
 
     def _static_json(self, inv: InvocationInfo | None, operation: str | None) -> str:
-        """Invocation-constant keys, serialized once per invocation (string concatenation of C-escaped values:
-        this runs on every invocation)."""
-        parts = [f'"{_K_SERVICE}":{_esc(self.service)}']
-        if inv is not None:
-            parts.append(f'"{_K_COLD_START}":{"true" if inv.cold_start else "false"}')
+        """Invocation-constant keys as JSON members (no braces), built once per invocation: service, cold_start,
+        function_name, function_arn, function_memory_size, function_request_id, xray_trace_id, operation,
+        schema_version. The members that stay the same from one invocation to the next (everything before the
+        request id; operation and schema_version after the trace id) are cached as text."""
+        if inv is None:
+            tail = f',"{_K_OPERATION}":{_esc(operation)}' if operation is not None else ""
+            return f'"{_K_SERVICE}":{_esc(self.service)}{tail},"{_K_SCHEMA_VERSION}":"{SCHEMA_VERSION}"'
+        cache = self._static_cache
+        hkey = (inv.cold_start, inv.function_name, inv.function_arn, inv.function_memory_size)
+        head = cache.get(hkey)
+        if head is None:
+            head = f'"{_K_SERVICE}":{_esc(self.service)},"{_K_COLD_START}":{"true" if inv.cold_start else "false"}'
             if inv.function_name:
-                parts.append(f'"{_K_FUNCTION_NAME}":{_esc(inv.function_name)}')
+                head += f',"{_K_FUNCTION_NAME}":{_esc(inv.function_name)}'
             if inv.function_arn:
-                parts.append(f'"{_K_FUNCTION_ARN}":{_esc(inv.function_arn)}')
+                head += f',"{_K_FUNCTION_ARN}":{_esc(inv.function_arn)}'
             if inv.function_memory_size is not None:
-                parts.append(f'"{_K_FUNCTION_MEMORY_SIZE}":{int.__repr__(inv.function_memory_size)}')
-            if inv.request_id:
-                parts.append(f'"{_K_FUNCTION_REQUEST_ID}":{_esc(inv.request_id)}')
-            if inv.xray_trace_id:
-                parts.append(f'"{_K_XRAY_TRACE_ID}":{_esc(inv.xray_trace_id)}')
-        if operation is not None:
-            parts.append(f'"{_K_OPERATION}":{_esc(operation)}')
-        parts.append(f'"{_K_SCHEMA_VERSION}":"{SCHEMA_VERSION}"')
-        return ",".join(parts)
-
+                head += f',"{_K_FUNCTION_MEMORY_SIZE}":{int.__repr__(inv.function_memory_size)}'
+            if len(cache) < 64:
+                cache[hkey] = head
+        tail = cache.get(operation)
+        if tail is None:
+            tail = (f',"{_K_OPERATION}":{_esc(operation)}' if operation is not None else "") + \
+                f',"{_K_SCHEMA_VERSION}":"{SCHEMA_VERSION}"'
+            if len(cache) < 64:
+                cache[operation] = tail
+        rid, xray = inv.request_id, inv.xray_trace_id
+        return (f'{head}{f",{_Q_REQUEST_ID}{_esc(rid)}" if rid else ""}'
+                f'{f",{_Q_XRAY_TRACE_ID}{_esc(xray)}" if xray else ""}{tail}')

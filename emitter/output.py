@@ -83,11 +83,15 @@ class SinkOutput(LogRecordBuilder):
                 self.sink.write_lines(lines)
             except KeyboardInterrupt:
                 raise
-            except BaseException as exc:  # SystemExit, GeneratorExit, ... from a sink: contained like any error
-                self._count_warning(C.WarningCode.SINK_ERROR, len(lines))
-                if self.strict:
-                    raise SinkError(f"sink failed: {type(exc).__name__}") from exc
-                self._stderr(f"idemwatch: sink failed ({type(exc).__name__}); {len(lines)} line(s) not written")
+            except BaseException as exc:  # noqa: BLE001 - SystemExit, GeneratorExit, ... from a sink: contained
+                self._sink_failed(exc, len(lines))
+
+    def _sink_failed(self, exc: BaseException, n: int) -> None:
+        """Count ``n`` lines a sink lost (``strict``: raise SinkError) and say so on stderr."""
+        self._count_warning(C.WarningCode.SINK_ERROR, n)
+        if self.strict:
+            raise SinkError(f"sink failed: {type(exc).__name__}") from exc
+        self._stderr(f"idemwatch: sink failed ({type(exc).__name__}); {n} line(s) not written")
 
     def _count_warning(self, code: str, n: int) -> None:
         with self._lock:

@@ -37,8 +37,11 @@ class StdoutSink:
 
     def write_lines(self, lines: Iterable[str]) -> None:
         out = sys.stdout
-        if isinstance(lines, list) and len(lines) == 1:
-            out.write(lines[0] + "\n")
+        if isinstance(lines, list):
+            if len(lines) == 1:
+                out.write(lines[0] + "\n")
+            elif lines:
+                out.write("\n".join(lines) + "\n")
         else:
             out.write("".join(line + "\n" for line in lines))
         out.flush()  # a Lambda killed at its timeout must not lose buffered records
