@@ -226,8 +226,19 @@ def configure_logging(verbose: int, quiet: bool) -> None:
         if getattr(h, "_idemwatch", False):
             root.removeHandler(h)
     handler._idemwatch = True  # type: ignore[attr-defined]
+    others = logging.ERROR if quiet else (logging.INFO if verbose >= 2 else logging.WARNING)
+    own = ("idemwatch", *_OWN)
+
+    def _level_for(record: logging.LogRecord) -> bool:
+        # Other libraries' loggers may set their own level (werkzeug sets INFO on itself): the handler, not
+        # the root level, decides what reaches stderr, so an in-process server's access log never mixes into
+        # a command's output.
+        mine = record.name.split(".", 1)[0] in own
+        return record.levelno >= (level if mine else others)
+
+    handler.addFilter(_level_for)
     root.addHandler(handler)
-    root.setLevel(logging.ERROR if quiet else (logging.INFO if verbose >= 2 else logging.WARNING))
+    root.setLevel(min(level, others))
     for name in ("idemwatch", *_OWN):
         logging.getLogger(name).setLevel(level)
 
