@@ -90,13 +90,14 @@ def cloudwatch(log_groups, prefixes, since, until, out, tables, query_files, met
                window, query_timeout, price_per_gb, full, profile, region, endpoint_url, role_arn,
                no_progress) -> None:
     """Collect the standard tables from CloudWatch Logs Insights into OUT (incremental)."""
-    from collector.cloudwatch.collect import CollectOptions, load_standard_queries
+    from collector.cloudwatch.collect import CollectOptions
     from collector.cloudwatch.cost import CostModel
-    from collector.cloudwatch.exceptions import CloudWatchCollectorError
     from collector.cloudwatch.metrics import MetricsOptions
     from collector.cloudwatch.runner import RunnerConfig
     from collector.cloudwatch.session import AwsTarget
     from collector.cloudwatch.stuck_keys import StuckKeysOptions, schema_from
+    from collector.exceptions import CollectError
+    from collector.standard_queries import load_standard_queries
     from emitter.contract import NAMESPACE_DEFAULT
 
     if not log_groups and not prefixes:
@@ -123,13 +124,13 @@ def cloudwatch(log_groups, prefixes, since, until, out, tables, query_files, met
         else:
             try:
                 opts.queries = load_standard_queries()
-            except CloudWatchCollectorError:
+            except CollectError:
                 if not overrides:
                     raise
                 opts.queries = {}
         opts.queries.update(overrides)
         manifest = _run_with_progress(out, opts, target, show=not no_progress)
-    except CloudWatchCollectorError as exc:
+    except CollectError as exc:
         raise click.ClickException(str(exc)) from None
     _summary(manifest, out)
 

@@ -27,24 +27,6 @@ SNIFF_BYTES = 64 * 1024
 LAMBDA_LOG_GROUP_PREFIX = "/aws/lambda/"
 """``@log`` of a file without a log group: ``/aws/lambda/<file stem>`` (the demo's layout)."""
 
-# Columns of the events table, in order, with their DuckDB types (INTERFACES.md "Events store").
-EVENT_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("@timestamp", "BIGINT"),
-    ("@message", "VARCHAR"),
-    ("@logStream", "VARCHAR"),
-    ("@log", "VARCHAR"),
-    ("@ingestionTime", "BIGINT"),
-    ("@type", "VARCHAR"),
-    ("@requestId", "VARCHAR"),
-    ("@duration", "DOUBLE"),
-    ("@billedDuration", "DOUBLE"),
-    ("@memorySize", "DOUBLE"),
-    ("@maxMemoryUsed", "DOUBLE"),
-    ("@initDuration", "DOUBLE"),
-    ("@seq", "BIGINT"),
-    ("@json", "JSON"),
-)
-
 HOT_FIELDS: tuple[str, ...] = tuple(
     k.value
     for k in (
@@ -90,6 +72,7 @@ class Reason:
     EXPORT_LINE_WITHOUT_TIMESTAMP = "export_line_without_timestamp"
     GZIP_TRUNCATED_STREAM = "gzip_stream_truncated"
     MULTILINE_JOINED = "continuation_lines_joined"
+    SKIPPED_ENTRY_PREFIX = "skipped_entry_"  # + source.EntryKind: a directory entry not read (FIFO, dangling link...)
 
     SKIPPED = frozenset({BLANK_LINE, EVENT_WITHOUT_MESSAGE, CSV_ROW_MALFORMED, NOT_A_LOG_FILE})
     REPAIRED = frozenset({INVALID_UTF8, CRLF, TRUNCATED_OVER_1MB, JSON_FIELDS_OVER_200, GZIP_TRUNCATED})

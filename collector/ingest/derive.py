@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 
 from collector.ingest.constants import MB
+from collector.insights.sql import quote_ident as _q
 
 _PLATFORM = {"platform.start": "START", "platform.runtimeDone": "END", "platform.report": "REPORT"}
 
@@ -42,11 +43,8 @@ _METRICS = ("durationMs", "billedDurationMs", "memorySizeMB", "maxMemoryUsedMB",
 _INTERNAL = "__iw_"  # prefix of the staging columns (never a JSON key we extract)
 
 
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _sq(text: str) -> str:
+def sql_literal(text: str) -> str:
+    """A SQL string literal of fixed text (JSON paths, regexes, the json_transform spec; never user data)."""
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -82,14 +80,14 @@ def insert_sql(table: str, src: str, hot: tuple[str, ...], *, own_ts: bool) -> s
     columns (so each value is read once, not once per reference)."""
     spec, hot_exprs = _spec(hot)
     i = _INTERNAL
-    platform_case = " ".join(f"WHEN {_sq(t)} THEN {_sq(v)}" for t, v in _PLATFORM.items())
+    platform_case = " ".join(f"WHEN {sql_literal(t)} THEN {sql_literal(v)}" for t, v in _PLATFORM.items())
     own = 'COALESCE(TRY_CAST("_aws"."Timestamp" AS BIGINT), iw_text_ts("timestamp"), iw_text_ts("time"))'
     ts_expr = f"COALESCE({i}ts, {own})" if own_ts else f"{i}ts"
     rep = f"{i}t = 'REPORT' AND {i}j IS NULL"
     prep = f"{i}t = 'REPORT' AND {i}j IS NOT NULL"
 
     def metric(text_re: str, name: str, scale: str = "") -> str:
-        return (f"CASE WHEN {rep} THEN iw_num(regexp_extract({i}msg, {_sq(text_re)}, 1)){scale} "
+        return (f"CASE WHEN {rep} THEN iw_num(regexp_extract({i}msg, {sql_literal(text_re)}, 1)){scale} "
                 f'WHEN {prep} THEN "record"."metrics".{_q(name)}{scale} END')
 
     m_dur = metric(r"\tDuration: ([0-9.]+) ms", "durationMs")
@@ -97,7 +95,7 @@ def insert_sql(table: str, src: str, hot: tuple[str, ...], *, own_ts: bool) -> s
     m_mem = metric(r"Memory Size: ([0-9.]+) MB", "memorySizeMB", f" * {MB}")
     m_maxmem = metric(r"Max Memory Used: ([0-9.]+) MB", "maxMemoryUsedMB", f" * {MB}")
     m_init = metric(r"Init Duration: ([0-9.]+) ms", "initDurationMs")
-    rid_re = _sq(r"^(?:START|END|REPORT) RequestId: ([^\s]+)")
+    rid_re = sql_literal(r"^(?:START|END|REPORT) RequestId: ([^\s]+)")
     hot_cols = "".join(f", {e} AS {_q(h)}" for h, e in hot_exprs.items())
     return f"""
 INSERT INTO {_q(table)}
@@ -122,7 +120,7 @@ FROM (
         END AS {i}t
     FROM (
         SELECT {i}seq, {i}ts, {i}msg, {i}stream, {i}lg, {i}ing, {i}j,
-            unnest(json_transform({i}j, {_sq(spec)}))
+            unnest(json_transform({i}j, {sql_literal(spec)}))
         FROM (
             SELECT seq AS {i}seq, ts AS {i}ts, msg AS {i}msg, stream AS {i}stream, lg AS {i}lg, ing AS {i}ing,
                 CASE WHEN starts_with(msg, '{{') THEN TRY_CAST(msg AS JSON) END AS {i}j

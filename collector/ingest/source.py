@@ -7,6 +7,7 @@ cut is reported, never raised.
 
 from __future__ import annotations
 
+import os
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,3 +72,65 @@ def gunzip_stream(fh) -> SourceBytes:
         if not d.eof:
             truncated = True
     return SourceBytes(b"".join(out), compressed=True, truncated=truncated)
+
+
+class EntryKind:
+    """Kinds of directory entries that are not read as log files (counted per kind, never ignored silently)."""
+
+    SYMLINK_LOOP = "symlink_loop"
+    DANGLING_SYMLINK = "dangling_symlink"
+    SYMLINK_TO_DIRECTORY = "symlink_to_directory_not_followed"
+    FIFO = "fifo"
+    SOCKET = "socket"
+    DEVICE = "device"
+    UNREADABLE = "unreadable_entry"
+
+
+def entry_kind(path: Path) -> str | None:
+    """None for a regular file (or a symlink to one), else its ``EntryKind`` (directories excluded by the caller)."""
+    import errno
+    import stat
+
+    try:
+        st = path.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return EntryKind.SYMLINK_LOOP
+        if path.is_symlink():
+            return EntryKind.DANGLING_SYMLINK
+        return EntryKind.UNREADABLE
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return EntryKind.SYMLINK_TO_DIRECTORY
+    if stat.S_ISFIFO(mode):
+        return EntryKind.FIFO
+    if stat.S_ISSOCK(mode):
+        return EntryKind.SOCKET
+    return EntryKind.DEVICE
+
+
+def list_log_files(directory: Path) -> tuple[list[Path], dict[str, int]]:
+    """Files under ``directory`` read as log files, sorted by path, and ``{EntryKind: count}`` of the entries that
+    are not (FIFOs, sockets, devices, dangling links, symlink loops, links to directories: not followed, so a link
+    cannot make the walk revisit a folder). Hidden files and folders (name starting ``.``) are skipped: they are
+    not logs (``.git``, editor files, the collector's own lock)."""
+    files: list[Path] = []
+    skipped: dict[str, int] = {}
+    for root, dirs, names in os.walk(directory, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for d in list(dirs):
+            if os.path.islink(os.path.join(root, d)):  # os.walk lists links to directories among ``dirs``
+                dirs.remove(d)
+                names.append(d)
+        for name in names:
+            if name.startswith("."):
+                continue
+            p = Path(root) / name
+            kind = entry_kind(p)
+            if kind is None:
+                files.append(p)
+            else:
+                skipped[kind] = skipped.get(kind, 0) + 1
+    return sorted(files), skipped

@@ -1,11 +1,12 @@
 """EventStore: a DuckDB table of log events with the fields Logs Insights discovers.
 
-Table ``events`` (INTERFACES.md "Events store"): ``@timestamp`` BIGINT epoch ms, ``@message``,
-``@logStream``, ``@log``, ``@ingestionTime`` BIGINT epoch ms (NULL when the source has none),
-``@type``, ``@requestId``, ``@duration``/``@billedDuration``/``@initDuration`` DOUBLE ms,
-``@memorySize``/``@maxMemoryUsed`` DOUBLE bytes (1 MB = 10^6 bytes, as Logs Insights reports them),
-``@seq`` BIGINT (ingest order over the store's life; the tie-breaker), ``@json`` JSON (the message when it
-is a JSON object, at most 200 fields), plus the hot contract fields as JSON columns named like the field.
+Table ``events``: the columns of ``collector.tables.EVENT_COLUMNS`` (``@timestamp`` BIGINT epoch ms, ``@message``,
+``@logStream``, ``@log``, ``@ingestionTime`` BIGINT epoch ms, ``@type``, ``@requestId``, the REPORT durations in ms
+and memory in bytes, ``@seq``, ``@json``), plus the hot contract fields as JSON columns named like the field.
+
+The same store serves a one-off in-memory ingest (``EventStore()``) and ``collect local``'s persistent
+``events.duckdb`` (``EventStore(path, memory_limit=...)``): an on-disk store spills to ``temp_directory`` instead of
+growing past ``memory_limit``; ``transaction()`` makes a file's events and its bookkeeping commit together.
 
 Timestamp rule (sources without a per-event timestamp): the event's own time when it has one (a
 ``[LEVEL]\\t<ts>`` / ``<ts> <request id>`` prefix in the Lambda text format; in a JSON record EMF
@@ -21,7 +22,8 @@ import json
 import mmap
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
 
@@ -29,7 +31,6 @@ import pyarrow as pa
 
 from collector.ingest import console_csv, export_s3, filter_log_events, json_lines, lambda_text
 from collector.ingest.constants import (
-    EVENT_COLUMNS,
     EVENTS_TABLE,
     HOT_FIELDS,
     LAMBDA_LOG_GROUP_PREFIX,
@@ -38,13 +39,16 @@ from collector.ingest.constants import (
     SNIFF_BYTES,
     Reason,
 )
-from collector.ingest.derive import MACROS, insert_sql
+from collector.ingest.derive import MACROS, insert_sql, sql_literal
 from collector.ingest.exceptions import IngestError, UnknownFormatError
 from collector.ingest.fields import count_fields, keep_first_fields
 from collector.ingest.lines import clip_message, decode_text, line_table
 from collector.ingest.sniff import sniff
-from collector.ingest.source import GZIP_MAGIC, read_source
+from collector.ingest.source import GZIP_MAGIC, entry_kind, list_log_files, read_source
 from collector.ingest.types import FileReport, IngestReport, LogFormat
+from collector.insights.engine import table_columns
+from collector.insights.sql import quote_ident as _q
+from collector.tables import EVENT_COLUMNS
 
 _KNOWN_SUFFIXES = (".log", ".jsonl", ".ndjson", ".json", ".txt", ".csv", ".out")
 _LINES_VIEW = "_iw_lines"
@@ -65,15 +69,6 @@ def default_log_group(path: Path) -> str:
     return LAMBDA_LOG_GROUP_PREFIX + name
 
 
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _sql_str(text: str) -> str:
-    """A SQL string literal (for the fixed hot-field JSON paths; user data is always a bound parameter)."""
-    return "'" + text.replace("'", "''") + "'"
-
-
 def _run(con: Any, sql: str, params: Any = None) -> list[tuple]:
     """Execute and read the result to its end (the connection allows one open result at a time)."""
     cur = con.execute(sql, params) if params is not None else con.execute(sql)
@@ -90,6 +85,9 @@ class EventStore:
         compress: in-memory store only: keep the table compressed (``ATTACH ':memory:' (COMPRESS)``, made
             the connection's default database, so ``events`` resolves to it). About 1/3 of the memory for
             the table, but ingest takes about twice as long; off by default.
+        memory_limit: DuckDB ``memory_limit`` (e.g. ``"1GB"``); None keeps DuckDB's default (80% of RAM). With an
+            on-disk ``path`` DuckDB spills to ``temp_directory`` instead of exceeding it.
+        temp_directory: where DuckDB spills (default for an on-disk store: ``<path>.tmp``).
 
     Attributes:
         connection: the duckdb connection (session time zone UTC).
@@ -98,10 +96,16 @@ class EventStore:
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, hot_fields: Iterable[str] = HOT_FIELDS,
-                 compress: bool = False) -> None:
+                 compress: bool = False, memory_limit: str | None = None,
+                 temp_directory: str | os.PathLike[str] | None = None) -> None:
         import duckdb
 
         self.connection = duckdb.connect(str(path) if path is not None else ":memory:")
+        if memory_limit is not None:
+            self.connection.execute("SET memory_limit = $1", [str(memory_limit)])
+        if temp_directory is not None or path is not None:
+            self.connection.execute("SET temp_directory = $1",
+                                    [str(temp_directory if temp_directory is not None else f"{path}.tmp")])
         if path is None and compress:
             # compressed in-memory storage (DuckDB >= 1.3): about 1/3 of the memory, about twice the ingest time
             _run(self.connection, "ATTACH ':memory:' AS iw_events (COMPRESS)")
@@ -110,7 +114,7 @@ class EventStore:
         _run(self.connection, "SET TimeZone = 'UTC'")
         for macro in MACROS:
             _run(self.connection, macro)
-        existing = self._existing_columns()
+        existing = [n for n, _ in table_columns(self.connection, self.table)] if self._has_table() else []
         if existing:
             base = {n for n, _ in EVENT_COLUMNS}
             self.hot_fields = tuple(c for c in existing if c not in base)
@@ -144,10 +148,16 @@ class EventStore:
         p = Path(path)
         report = IngestReport()
         if p.is_dir():
-            files = sorted(f for f in p.rglob("*") if f.is_file()
-                           and not any(part.startswith(".") for part in f.relative_to(p).parts))
+            files, entries = list_log_files(p)
+            if entries:  # FIFOs, sockets, dangling links... under the directory: counted, not read
+                listing = FileReport(source=str(p), format="directory")
+                for kind, n in entries.items():
+                    listing.count(Reason.SKIPPED_ENTRY_PREFIX + kind, n)
+                report.add(listing)
         elif p.is_file():
             files = [p]
+        elif p.exists():
+            raise IngestError(f"{p}: not a regular file ({entry_kind(p)}); a log file or a directory is needed")
         else:
             raise IngestError(f"no such file or directory: {p}")
         for f in files:
@@ -187,6 +197,33 @@ class EventStore:
     def count(self) -> int:
         """Number of events in the store."""
         return int(_run(self.connection, f"SELECT count(*) FROM {_q(self.table)}")[0][0])
+
+    @property
+    def next_seq(self) -> int:
+        """``@seq`` the next ingested event gets (one more than the largest stored, 0 when empty)."""
+        return self._next_seq
+
+    def delete_seq_ranges(self, ranges: Iterable[Sequence[int]]) -> int:
+        """Delete the events with ``lo <= @seq <= hi`` for each ``(lo, hi)``; returns how many were deleted."""
+        removed = 0
+        for lo, hi in ranges:
+            removed += _run(self.connection, f'DELETE FROM {_q(self.table)} WHERE "@seq" BETWEEN $1 AND $2',
+                            [int(lo), int(hi)])[0][0]
+        return int(removed)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Self]:
+        """Everything written inside commits together or not at all (an exception, or the process killed at any
+        point, leaves the store as before; ``next_seq`` is restored too). Not re-entrant."""
+        seq = self._next_seq
+        _run(self.connection, "BEGIN TRANSACTION")
+        try:
+            yield self
+        except BaseException:
+            _run(self.connection, "ROLLBACK")
+            self._next_seq = seq
+            raise
+        _run(self.connection, "COMMIT")
 
     def close(self) -> None:
         self.connection.close()
@@ -268,13 +305,11 @@ class EventStore:
         """Fast path for a large plain (not gzip) JSON-lines / export-to-S3 file: DuckDB's parallel CSV
         reader splits the lines, no byte of the file passes through Python.
 
-        Only when the file has no ``\\r`` (DuckDB's reader also breaks lines there, but a bare ``\\r`` is
-        message content) and no ``\\x01`` (the column delimiter given to the reader); when the reader
-        rejects the file (invalid UTF-8) or a line is longer than the CloudWatch event size, returns None
-        and the general path (which repairs and counts) reads it instead.
+        Only when ``_plain_lines_ok`` (valid UTF-8, no ``\\r``, no ``\\x01``, no line longer than the CloudWatch
+        event size), checked before DuckDB reads a byte, so the reader never fails half-way (inside a
+        ``transaction()`` a failed statement would abort it); otherwise returns None and the general path
+        (which repairs, truncates and counts) reads the file.
         """
-        import duckdb
-
         with open(path, "rb") as fh:
             head = fh.read(SNIFF_BYTES + 1)
             if not head or head[:2] == GZIP_MAGIC or os.fstat(fh.fileno()).st_size < FAST_PATH_MIN_BYTES:
@@ -284,22 +319,15 @@ class EventStore:
             if fmt not in (LogFormat.JSON_LINES, LogFormat.LAMBDA_JSON, LogFormat.EXPORT_S3):
                 return None
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                if mm.find(b"\r") >= 0 or mm.find(b"\x01") >= 0:
+                if not _plain_lines_ok(mm):
                     return None
         con = self.connection
-        try:
-            _run(con, f"""CREATE OR REPLACE TEMP TABLE {_LINES_VIEW} AS
-                SELECT CAST(row_number() OVER () - 1 AS BIGINT) AS i, line
-                FROM read_csv($1, columns = {{'line': 'VARCHAR'}}, delim = chr(1), quote = '', escape = '',
-                              comment = '', header = false, auto_detect = false, new_line = '\\n',
-                              strict_mode = false, max_line_size = {2 * MAX_EVENT_BYTES})""", [str(path)])
-            n_lines, longest = _run(con, f"SELECT count(*), max(strlen(line)) FROM {_LINES_VIEW}")[0]
-        except duckdb.Error:
-            _run(con, f"DROP TABLE IF EXISTS {_LINES_VIEW}")
-            return None
-        if longest is not None and longest > MAX_EVENT_BYTES:
-            _run(con, f"DROP TABLE IF EXISTS {_LINES_VIEW}")
-            return None
+        _run(con, f"""CREATE OR REPLACE TEMP TABLE {_LINES_VIEW} AS
+            SELECT CAST(row_number() OVER () - 1 AS BIGINT) AS i, line
+            FROM read_csv($1, columns = {{'line': 'VARCHAR'}}, delim = chr(1), quote = '', escape = '',
+                          comment = '', header = false, auto_detect = false, new_line = '\\n',
+                          strict_mode = false, max_line_size = {2 * MAX_EVENT_BYTES})""", [str(path)])
+        n_lines = _run(con, f"SELECT count(*) FROM {_LINES_VIEW}")[0][0]
         rep = FileReport(source=str(path), format=fmt.value)
         group = log_group or default_log_group(path)
         try:
@@ -439,18 +467,48 @@ class EventStore:
         fix = pa.table({"seq": pa.array([q for _, q in updates], pa.int64()),
                         "j": pa.array([j for j, _ in updates], pa.large_string())})
         sets = ['"@json" = CAST(c.j AS JSON)'] + [
-            f"{_q(h)} = json_extract(CAST(c.j AS JSON), {_sql_str('$.' + h)})" for h in self.hot_fields]
+            f"{_q(h)} = json_extract(CAST(c.j AS JSON), {sql_literal('$.' + h)})" for h in self.hot_fields]
         con.register("_iw_cap", fix)
         try:
             _run(con, f'UPDATE {t} SET {", ".join(sets)} FROM _iw_cap AS c WHERE {t}."@seq" = c.seq')
         finally:
             con.unregister("_iw_cap")
 
-    def _existing_columns(self) -> list[str]:
-        rows = _run(self.connection,
-                    "SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position",
-                    [self.table])
-        return [r[0] for r in rows]
+    def _has_table(self) -> bool:
+        return bool(_run(self.connection, "SELECT count(*) FROM duckdb_tables() WHERE table_name = $1",
+                         [self.table])[0][0])
+
+
+_SCAN_BYTES = 32 * 1024 * 1024
+
+
+def _plain_lines_ok(mm: mmap.mmap) -> bool:
+    """True when DuckDB's line reader gives exactly our lines: valid UTF-8, no ``\\r`` (it breaks lines there too),
+    no ``\\x01`` (its column delimiter here) and every line at most ``MAX_EVENT_BYTES`` (+ its ``\\n``). One pass in
+    32 MiB pieces cut at a newline (memory: one piece)."""
+    import numpy as np
+
+    size, pos = len(mm), 0
+    while pos < size:
+        end = min(pos + _SCAN_BYTES, size)
+        if end < size:
+            cut = mm.rfind(b"\n", pos, end)
+            if cut < 0:
+                return False  # one line longer than a piece, far over the event size
+            end = cut + 1
+        piece = mm[pos:end]
+        if b"\r" in piece or b"\x01" in piece:
+            return False
+        nl = np.flatnonzero(np.frombuffer(piece, np.uint8) == 10)
+        bounds = np.concatenate(([-1], nl, [len(piece) - 1]))  # diff = line length with its "\\n"
+        if int(np.max(np.diff(bounds))) > MAX_EVENT_BYTES + 1:
+            return False
+        try:
+            piece.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        pos = end
+    return True
 
 
 def _require_text(head: bytes, path: Path) -> None:
