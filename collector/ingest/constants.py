@@ -24,6 +24,14 @@ dropped from ``@json`` (in document order) and counted."""
 SNIFF_BYTES = 64 * 1024
 """How much of a (decompressed) file the format sniffer reads."""
 
+MAX_TIMESTAMP_MS = 253_402_300_799_999
+"""Latest event time accepted, epoch ms (9999-12-31T23:59:59.999Z, the last ISO-8601 four-digit-year instant); the
+earliest is ``-MAX_TIMESTAMP_MS``. A timestamp or ingestion time outside (``1e300``, ``99999999999999999999999``,
+``inf``) is not stored: the event takes a neighbour's time, counted ``timestamp_out_of_range_replaced``."""
+
+OUT_OF_RANGE_MS = -9_223_372_036_854_775_808
+"""BIGINT minimum: the ingest SQL marks an out-of-range record time with it; ``_finish_batch`` counts and clears it."""
+
 LAMBDA_LOG_GROUP_PREFIX = "/aws/lambda/"
 """``@log`` of a file without a log group: ``/aws/lambda/<file stem>`` (the demo's layout)."""
 
@@ -65,6 +73,7 @@ class Reason:
     TRUNCATED_OVER_1MB = "event_truncated_over_1mb"
     JSON_FIELDS_OVER_200 = "json_fields_over_200_dropped"
     GZIP_TRUNCATED = "gzip_truncated_partial_last_line"
+    TIMESTAMP_OUT_OF_RANGE = "timestamp_out_of_range_replaced"
     # noted
     INVALID_JSON = "invalid_json_kept_as_text"
     TIMESTAMP_INFERRED = "timestamp_from_neighbour_event"
@@ -75,4 +84,5 @@ class Reason:
     SKIPPED_ENTRY_PREFIX = "skipped_entry_"  # + source.EntryKind: a directory entry not read (FIFO, dangling link...)
 
     SKIPPED = frozenset({BLANK_LINE, EVENT_WITHOUT_MESSAGE, CSV_ROW_MALFORMED, NOT_A_LOG_FILE})
-    REPAIRED = frozenset({INVALID_UTF8, CRLF, TRUNCATED_OVER_1MB, JSON_FIELDS_OVER_200, GZIP_TRUNCATED})
+    REPAIRED = frozenset({INVALID_UTF8, CRLF, TRUNCATED_OVER_1MB, JSON_FIELDS_OVER_200, GZIP_TRUNCATED,
+                          TIMESTAMP_OUT_OF_RANGE})

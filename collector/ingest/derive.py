@@ -22,19 +22,23 @@ from __future__ import annotations
 
 import json
 
-from collector.ingest.constants import MB
+from collector.ingest.constants import MAX_TIMESTAMP_MS, MB, OUT_OF_RANGE_MS
 from collector.insights.sql import quote_ident as _q
 
 _PLATFORM = {"platform.start": "START", "platform.runtimeDone": "END", "platform.report": "REPORT"}
 
 MACROS = (
+    # epoch ms of a number (DOUBLE) when within +-MAX_TIMESTAMP_MS, else the OUT_OF_RANGE_MS mark (1e300, inf, nan)
+    f"""CREATE OR REPLACE MACRO iw_ms_range(d) AS
+        CASE WHEN d IS NULL THEN NULL WHEN abs(d) <= {MAX_TIMESTAMP_MS} THEN CAST(d AS BIGINT)
+             ELSE {OUT_OF_RANGE_MS} END""",
     # epoch ms from the text of a JSON timestamp value (json_transform gives numbers as their text too):
     # the emitter's ISO-8601 "2026-01-05T10:20:01.000Z" via strptime (fast path), epoch ms (or epoch s below
     # 1e11), or any ISO-8601 / Powertools "2026-11-30 00:26:28,838+0000" form via the TIMESTAMPTZ cast.
     """CREATE OR REPLACE MACRO iw_text_ts(v) AS COALESCE(
         epoch_ms(try_strptime(v, '%Y-%m-%dT%H:%M:%S.%gZ')),
         CASE WHEN TRY_CAST(v AS DOUBLE) IS NOT NULL THEN
-            CAST(CASE WHEN CAST(v AS DOUBLE) < 1e11 THEN CAST(v AS DOUBLE) * 1000 ELSE CAST(v AS DOUBLE) END AS BIGINT)
+            iw_ms_range(CASE WHEN CAST(v AS DOUBLE) < 1e11 THEN CAST(v AS DOUBLE) * 1000 ELSE CAST(v AS DOUBLE) END)
         ELSE epoch_ms(TRY_CAST(replace(v, ',', '.') AS TIMESTAMPTZ)) END)""",
     """CREATE OR REPLACE MACRO iw_num(s) AS TRY_CAST(NULLIF(s, '') AS DOUBLE)""",
 )
@@ -81,7 +85,8 @@ def insert_sql(table: str, src: str, hot: tuple[str, ...], *, own_ts: bool) -> s
     spec, hot_exprs = _spec(hot)
     i = _INTERNAL
     platform_case = " ".join(f"WHEN {sql_literal(t)} THEN {sql_literal(v)}" for t, v in _PLATFORM.items())
-    own = 'COALESCE(TRY_CAST("_aws"."Timestamp" AS BIGINT), iw_text_ts("timestamp"), iw_text_ts("time"))'
+    own = ('COALESCE(iw_ms_range(TRY_CAST("_aws"."Timestamp" AS DOUBLE)), iw_text_ts("timestamp"), '
+           'iw_text_ts("time"))')
     ts_expr = f"COALESCE({i}ts, {own})" if own_ts else f"{i}ts"
     rep = f"{i}t = 'REPORT' AND {i}j IS NULL"
     prep = f"{i}t = 'REPORT' AND {i}j IS NOT NULL"

@@ -36,6 +36,8 @@ from collector.ingest.constants import (
     LAMBDA_LOG_GROUP_PREFIX,
     MAX_DISCOVERED_FIELDS,
     MAX_EVENT_BYTES,
+    MAX_TIMESTAMP_MS,
+    OUT_OF_RANGE_MS,
     SNIFF_BYTES,
     Reason,
 )
@@ -383,10 +385,10 @@ class EventStore:
                 msg = json.dumps(msg) if isinstance(msg, (dict, list)) else str(msg)
             seqs.append(seq)
             seq += 1
-            tss.append(_as_ms(ev.get("timestamp")))
+            tss.append(_as_ms(ev.get("timestamp"), rep))
             msgs.append(clip_message(msg, rep))
             streams.append(ev.get("logStreamName") or stream)
-            ings.append(_as_ms(ev.get("ingestionTime")))
+            ings.append(_as_ms(ev.get("ingestionTime"), rep))
         if not seqs:
             return
         lo = self._next_seq
@@ -412,15 +414,21 @@ class EventStore:
         ``no_ts_reason``: the reason to count rows without a timestamp under (None: the neighbour rule's own;
         ``""``: already counted by the caller)."""
         con, t = self.connection, _q(self.table)
-        total, no_ts, bad_json, wide = _run(con, 
+        total, no_ts, out_of_range, bad_json, wide = _run(con,
             f"""SELECT count(*),
                    count(*) FILTER (WHERE "@timestamp" IS NULL),
+                   count(*) FILTER (WHERE "@timestamp" = {OUT_OF_RANGE_MS}),
                    count(*) FILTER (WHERE "@json" IS NULL AND starts_with("@message", '{{')),
                    count(*) FILTER (WHERE "@json" IS NOT NULL AND strlen("@message") >= {2 * MAX_DISCOVERED_FIELDS}
                        AND strlen("@message") - strlen(replace("@message", ',', '')) >= {MAX_DISCOVERED_FIELDS})
                FROM {t} WHERE "@seq" BETWEEN $1 AND $2""", [lo, hi])[0]
         rep.events += int(total)
         rep.count(Reason.INVALID_JSON, int(bad_json))
+        if out_of_range:  # a record time beyond +-MAX_TIMESTAMP_MS: replaced by a neighbour's like a missing one
+            rep.count(Reason.TIMESTAMP_OUT_OF_RANGE, int(out_of_range))
+            _run(con, f'UPDATE {t} SET "@timestamp" = NULL WHERE "@seq" BETWEEN $1 AND $2 AND "@timestamp" = $3',
+                 [lo, hi, OUT_OF_RANGE_MS])
+            no_ts += out_of_range
         if no_ts:
             if no_ts_reason:
                 rep.count(no_ts_reason, int(no_ts))
@@ -517,14 +525,26 @@ def _require_text(head: bytes, path: Path) -> None:
         raise UnknownFormatError(f"{path}: binary content (NUL bytes), not a log file in a supported format")
 
 
-def _as_ms(value: Any) -> int | None:
+def _as_ms(value: Any, rep: FileReport | None = None) -> int | None:
+    """Epoch ms of a timestamp value (a number, digits, or ISO-8601 text); None when absent or not a time. A number
+    beyond +-``MAX_TIMESTAMP_MS`` (or inf/nan) is None too, counted ``timestamp_out_of_range_replaced`` in ``rep``."""
     if value is None or isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        return int(value)
     if isinstance(value, str):
         v = value.strip()
         if v.lstrip("-").isdigit():
-            return int(v)
-        return lambda_text.iso_to_ms(v)
-    return None
+            num: float | int = int(v)
+        else:
+            try:
+                num = float(v)
+            except ValueError:
+                return lambda_text.iso_to_ms(v)
+    elif isinstance(value, (int, float)):
+        num = value
+    else:
+        return None
+    if num != num or abs(num) > MAX_TIMESTAMP_MS:  # nan, inf, 1e300, 99999999999999999999999
+        if rep is not None:
+            rep.count(Reason.TIMESTAMP_OUT_OF_RANGE)
+        return None
+    return int(num)
