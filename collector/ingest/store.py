@@ -543,7 +543,7 @@ def _as_ms(value: Any, rep: FileReport | None = None) -> int | None:
         num = value
     else:
         return None
-    if num != num or abs(num) > MAX_TIMESTAMP_MS:  # nan, inf, 1e300, 99999999999999999999999
+    if not abs(num) <= MAX_TIMESTAMP_MS:  # nan (every comparison false), inf, 1e300, 99999999999999999999999
         if rep is not None:
             rep.count(Reason.TIMESTAMP_OUT_OF_RANGE)
         return None
