@@ -38,7 +38,7 @@ from typing import Any
 from collector.exceptions import CollectError
 from collector.fingerprint import appendable, sha256_file
 from collector.ingest import EventStore, UnknownFormatError
-from collector.ingest.constants import Reason
+from collector.ingest.constants import MAX_DECOMPRESSED_BYTES, Reason
 from collector.ingest.source import entry_kind, list_log_files
 from collector.ingest.types import FileReport, IngestReport
 from collector.local_tables import Progress, write_standard_tables
@@ -174,7 +174,8 @@ class _Limited:
 
 def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, until: float | None = None,
                   queries: Mapping[str, str] | None = None, *, progress: Progress | None = None,
-                  memory_limit: str | None = None) -> dict[str, Any]:
+                  memory_limit: str | None = None,
+                  max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES) -> dict[str, Any]:
     """Ingest log files and write every standard table plus the manifest under ``out``.
 
     Args:
@@ -187,6 +188,8 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
         progress: optional callback, called before each file and each table (for a progress bar).
         memory_limit: DuckDB memory limit (e.g. ``"512MB"``); default ``IDEMWATCH_MEMORY_LIMIT`` or
             ``DEFAULT_MEMORY_LIMIT``.
+        max_decompressed_bytes: decompressed bytes kept per gzip source; the rest is not read, counted
+            ``decompressed_size_cap_reached``.
     Returns:
         The manifest dict (also written to ``out/manifest.json``).
     Raises:
@@ -203,7 +206,7 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
     with run_lock(out, "collect local"):
         manifest_path = out / "manifest.json"
         previous = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
-        with EventStore(out / EVENTS_DB, memory_limit=limit) as store:
+        with EventStore(out / EVENTS_DB, memory_limit=limit, max_decompressed_bytes=max_decompressed_bytes) as store:
             state = _SourcesState(store, previous.get("sources", []))
             run = _ingest_sources(files, state, store, progress)
             run["skipped_entries"] = skipped_entries

@@ -21,6 +21,11 @@ MAX_DISCOVERED_FIELDS = 200
 """At most this many JSON fields (leaf paths ``a.b`` / ``a.0``) are discovered per event; the rest are
 dropped from ``@json`` (in document order) and counted."""
 
+MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024
+"""Default cap on the decompressed bytes kept of one gzip source (256 MiB): the rest of a larger stream (a gzip
+bomb) is not read, counted ``decompressed_size_cap_reached`` once per file. Knob: ``EventStore(max_decompressed_bytes=)``,
+``collect local --max-decompressed-bytes``."""
+
 SNIFF_BYTES = 64 * 1024
 """How much of a (decompressed) file the format sniffer reads."""
 
@@ -80,6 +85,7 @@ class Reason:
     TIMESTAMP_FROM_FILE = "timestamp_from_file_mtime"
     EXPORT_LINE_WITHOUT_TIMESTAMP = "export_line_without_timestamp"
     GZIP_TRUNCATED_STREAM = "gzip_stream_truncated"
+    DECOMPRESSED_CAP = "decompressed_size_cap_reached"  # once per file: its data beyond the cap was not read
     MULTILINE_JOINED = "continuation_lines_joined"
     SKIPPED_ENTRY_PREFIX = "skipped_entry_"  # + source.EntryKind: a directory entry not read (FIFO, dangling link...)
 

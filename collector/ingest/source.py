@@ -12,21 +12,26 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from collector.ingest.constants import MAX_DECOMPRESSED_BYTES
+
 GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 8 * 1024 * 1024
 
 
 @dataclass
 class SourceBytes:
-    """Decoded bytes of one source. ``truncated``: the gzip stream ended before its end marker."""
+    """Decoded bytes of one source. ``truncated``: the gzip stream ended before its end marker. ``capped``: the
+    decompressed data reached ``max_bytes`` and the rest was not read."""
 
     data: bytes
     compressed: bool
     truncated: bool = False
+    capped: bool = False
 
 
-def read_source(path: Path) -> SourceBytes:
-    """Read ``path``; gunzip when it starts with the gzip magic bytes (whatever its name).
+def read_source(path: Path, max_bytes: int = MAX_DECOMPRESSED_BYTES) -> SourceBytes:
+    """Read ``path``; gunzip when it starts with the gzip magic bytes (whatever its name), keeping at most
+    ``max_bytes`` decompressed bytes (a gzip bomb stops there, ``capped``). A plain file is read whole.
 
     Raises:
         OSError: the file cannot be read.
@@ -36,42 +41,49 @@ def read_source(path: Path) -> SourceBytes:
         fh.seek(0)
         if head != GZIP_MAGIC:
             return SourceBytes(fh.read(), compressed=False)
-        return gunzip_stream(fh)
+        return gunzip_stream(fh, max_bytes)
 
 
-def gunzip_stream(fh) -> SourceBytes:
-    """Decompress every gzip member of ``fh``; a truncated or corrupt tail ends the data with ``truncated``."""
+def gunzip_stream(fh, max_bytes: int = MAX_DECOMPRESSED_BYTES) -> SourceBytes:
+    """Decompress every gzip member of ``fh`` in 8 MiB steps of output (memory: the kept output plus one step,
+    whatever the compression ratio); a truncated or corrupt tail ends the data with ``truncated``; output beyond
+    ``max_bytes`` is not produced (``capped``)."""
     out: list[bytes] = []
+    kept = 0
     d = zlib.decompressobj(wbits=31)
     fed = False  # the current member has seen input
-    truncated = False
-    while not truncated:
+    truncated = capped = False
+    while not (truncated or capped):
         chunk = fh.read(_CHUNK)
         if not chunk:
             break
-        while chunk:
+        while chunk and not capped:
             if not fed and not chunk.strip(b"\x00"):
                 chunk = b""  # zero padding after the last member
                 break
             fed = True
             try:
-                out.append(d.decompress(chunk))
+                piece = d.decompress(chunk, _CHUNK)
             except zlib.error:
                 truncated = True
                 break
+            if kept + len(piece) >= max_bytes:
+                piece, capped = piece[: max_bytes - kept], True
+            out.append(piece)
+            kept += len(piece)
             if d.eof:
                 chunk = d.unused_data
                 d, fed = zlib.decompressobj(wbits=31), False
             else:
-                chunk = b""
-    if not truncated and fed:
+                chunk = d.unconsumed_tail
+    if not (truncated or capped) and fed:
         try:
             out.append(d.flush())
         except zlib.error:
             truncated = True
         if not d.eof:
             truncated = True
-    return SourceBytes(b"".join(out), compressed=True, truncated=truncated)
+    return SourceBytes(b"".join(out), compressed=True, truncated=truncated, capped=capped)
 
 
 class EntryKind:

@@ -34,6 +34,7 @@ from collector.ingest.constants import (
     EVENTS_TABLE,
     HOT_FIELDS,
     LAMBDA_LOG_GROUP_PREFIX,
+    MAX_DECOMPRESSED_BYTES,
     MAX_DISCOVERED_FIELDS,
     MAX_EVENT_BYTES,
     MAX_TIMESTAMP_MS,
@@ -90,6 +91,8 @@ class EventStore:
         memory_limit: DuckDB ``memory_limit`` (e.g. ``"1GB"``); None keeps DuckDB's default (80% of RAM). With an
             on-disk ``path`` DuckDB spills to ``temp_directory`` instead of exceeding it.
         temp_directory: where DuckDB spills (default for an on-disk store: ``<path>.tmp``).
+        max_decompressed_bytes: decompressed bytes kept per gzip source (``constants.MAX_DECOMPRESSED_BYTES``);
+            the rest is not read, counted ``decompressed_size_cap_reached``.
 
     Attributes:
         connection: the duckdb connection (session time zone UTC).
@@ -99,10 +102,12 @@ class EventStore:
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, hot_fields: Iterable[str] = HOT_FIELDS,
                  compress: bool = False, memory_limit: str | None = None,
-                 temp_directory: str | os.PathLike[str] | None = None) -> None:
+                 temp_directory: str | os.PathLike[str] | None = None,
+                 max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES) -> None:
         import duckdb
 
         self.connection = duckdb.connect(str(path) if path is not None else ":memory:")
+        self.max_decompressed_bytes = int(max_decompressed_bytes)
         if memory_limit is not None:
             self.connection.execute("SET memory_limit = $1", [str(memory_limit)])
         if temp_directory is not None or path is not None:
@@ -243,13 +248,16 @@ class EventStore:
             fast = self._ingest_plain_lines(path, log_group, log_stream, mtime_ms)
             if fast is not None:
                 return fast
-            src = read_source(path)
+            src = read_source(path, self.max_decompressed_bytes)
         except OSError as exc:
             raise IngestError(f"cannot read {path}: {exc}") from exc
         rep = FileReport(source=str(path), format="", compressed=src.compressed)
         if src.truncated:
             rep.count(Reason.GZIP_TRUNCATED_STREAM)
-        self._ingest_data(src.data, path, log_group, log_stream, rep, truncated=src.truncated, mtime_ms=mtime_ms)
+        if src.capped:
+            rep.count(Reason.DECOMPRESSED_CAP)
+        self._ingest_data(src.data, path, log_group, log_stream, rep, truncated=src.truncated or src.capped,
+                          mtime_ms=mtime_ms)
         return rep
 
     def _ingest_data(self, data: bytes, path: Path, log_group: str | None, log_stream: str | None,
