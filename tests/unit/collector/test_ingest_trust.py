@@ -166,3 +166,24 @@ def test_property_random_bytes_never_raise_and_every_line_is_accounted(tmp_path,
         assert _accounted(rep) == n_lines
     else:
         assert rep.events + rep.skipped >= (1 if body.strip(string.whitespace.encode()) else 0)
+
+
+def test_export_object_dominated_by_traceback_lines_is_sniffed_by_structure(tmp_path):
+    """AWS, "Exporting log data to Amazon S3": "Time-based sorting on chunks of log data inside an exported file is
+    not guaranteed. [...] the following utility command sorts the events in all .gz files in a single folder.
+    find . -exec zcat {} + | sed -r 's/^[0-9]+/\\x0&/' | sort -z" - every event of an export object starts on a line
+    beginning with its timestamp; lines that do not are the rest of the event before them."""
+    from collector.ingest.sniff import sniff
+    from collector.ingest.types import LogFormat
+
+    tb = "".join(f'  File "/var/task/app.py", line {i}, in handler\n    raise ValueError("x")\n' for i in range(10))
+    text = (f"2026-01-05T10:00:00.000Z [ERROR] boom\nTraceback (most recent call last):\n{tb}ValueError: x\n"
+            f"2026-01-05T10:00:01.000Z REPORT RequestId: r1\tDuration: 12.00 ms\tBilled Duration: 13 ms\t"
+            f"Memory Size: 128 MB\tMax Memory Used: 60 MB\t\n")
+    assert sniff(text.encode(), "000000") is LogFormat.EXPORT_S3  # 2 timestamped lines among 24
+    p = tmp_path / "000000"
+    p.write_text(text)
+    store, rep = _ingest(p)
+    rows = store.connection.sql('SELECT "@timestamp", "@type", "@duration" FROM events ORDER BY "@seq"').fetchall()
+    assert rows == [(OK_MS, None, None), (OK_MS + 1000, "REPORT", 12.0)]
+    assert rep.by_reason[Reason.MULTILINE_JOINED] == 22
