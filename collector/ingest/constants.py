@@ -87,6 +87,7 @@ class Reason:
     GZIP_TRUNCATED_STREAM = "gzip_stream_truncated"
     DECOMPRESSED_CAP = "decompressed_size_cap_reached"  # once per file: its data beyond the cap was not read
     MULTILINE_JOINED = "continuation_lines_joined"
+    EMBEDDED_JSON = "fields_from_embedded_json_fragment"  # message kept; fields of its first JSON object discovered
     SKIPPED_ENTRY_PREFIX = "skipped_entry_"  # + source.EntryKind: a directory entry not read (FIFO, dangling link...)
 
     SKIPPED = frozenset({BLANK_LINE, EVENT_WITHOUT_MESSAGE, CSV_ROW_MALFORMED, NOT_A_LOG_FILE})

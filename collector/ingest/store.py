@@ -422,13 +422,14 @@ class EventStore:
         ``no_ts_reason``: the reason to count rows without a timestamp under (None: the neighbour rule's own;
         ``""``: already counted by the caller)."""
         con, t = self.connection, _q(self.table)
-        total, no_ts, out_of_range, bad_json, wide = _run(con,
+        total, no_ts, out_of_range, bad_json, wide, embedded = _run(con,
             f"""SELECT count(*),
                    count(*) FILTER (WHERE "@timestamp" IS NULL),
                    count(*) FILTER (WHERE "@timestamp" = {OUT_OF_RANGE_MS}),
                    count(*) FILTER (WHERE "@json" IS NULL AND starts_with("@message", '{{')),
                    count(*) FILTER (WHERE "@json" IS NOT NULL AND strlen("@message") >= {2 * MAX_DISCOVERED_FIELDS}
-                       AND strlen("@message") - strlen(replace("@message", ',', '')) >= {MAX_DISCOVERED_FIELDS})
+                       AND strlen("@message") - strlen(replace("@message", ',', '')) >= {MAX_DISCOVERED_FIELDS}),
+                   count(*) FILTER (WHERE "@json" IS NULL AND contains("@message", '{{'))
                FROM {t} WHERE "@seq" BETWEEN $1 AND $2""", [lo, hi])[0]
         rep.events += int(total)
         rep.count(Reason.INVALID_JSON, int(bad_json))
@@ -457,7 +458,40 @@ class EventStore:
                     WHERE {t}."@seq" = f.s""", [lo, hi])
         if wide:
             self._cap_fields(lo, hi, rep)
+        if embedded:
+            self._embedded_json(lo, hi, rep)
         return int(total)
+
+    def _embedded_json(self, lo: int, hi: int, rep: FileReport) -> None:
+        """Fields of the first embedded JSON fragment of messages that are not one JSON object.
+
+        AWS ("Supported logs and discovered fields"): for Lambda logs, Logs Insights discovers fields "only for the
+        first embedded JSON fragment in each log event". The fragment is the first JSON object starting at one of
+        the message's first ``_FRAGMENT_TRIES`` ``{`` characters; its fields become ``@json`` (and the hot columns),
+        the message stays as it was. Counted ``fields_from_embedded_json_fragment``."""
+        con, t = self.connection, _q(self.table)
+        rows = _run(con, f"""SELECT "@seq", "@message" FROM {t} WHERE "@seq" BETWEEN $1 AND $2
+                             AND "@json" IS NULL AND contains("@message", '{{')""", [lo, hi])
+        decoder = json.JSONDecoder()
+        updates = []
+        for seq, msg in rows:
+            at = msg.find("{")
+            for _ in range(_FRAGMENT_TRIES):
+                if at < 0:
+                    break
+                try:
+                    doc, _end = decoder.raw_decode(msg, at)
+                except ValueError:
+                    at = msg.find("{", at + 1)
+                    continue
+                if isinstance(doc, dict):
+                    if count_fields(doc) > MAX_DISCOVERED_FIELDS:
+                        doc, _ = keep_first_fields(doc)
+                        rep.count(Reason.JSON_FIELDS_OVER_200)
+                    updates.append((json.dumps(doc, ensure_ascii=False), seq))
+                break
+        rep.count(Reason.EMBEDDED_JSON, len(updates))
+        self._set_json(updates)
 
     def _cap_fields(self, lo: int, hi: int, rep: FileReport) -> None:
         con, t = self.connection, _q(self.table)
@@ -476,10 +510,15 @@ class EventStore:
                 continue
             kept, _ = keep_first_fields(doc)
             updates.append((json.dumps(kept, ensure_ascii=False), seq))
+        rep.count(Reason.JSON_FIELDS_OVER_200, len(updates))
+        self._set_json(updates)
+
+    def _set_json(self, updates: list[tuple[str, int]]) -> None:
+        """Set ``@json`` (and the hot columns, re-read from it) of rows ``@seq`` to the given JSON texts, in one
+        UPDATE. ``updates``: ``[(json text, @seq), ...]``."""
         if not updates:
             return
-        rep.count(Reason.JSON_FIELDS_OVER_200, len(updates))
-        # one UPDATE for all of them (hot columns re-read from the capped document)
+        con, t = self.connection, _q(self.table)
         fix = pa.table({"seq": pa.array([q for _, q in updates], pa.int64()),
                         "j": pa.array([j for j, _ in updates], pa.large_string())})
         sets = ['"@json" = CAST(c.j AS JSON)'] + [
@@ -496,6 +535,7 @@ class EventStore:
 
 
 _SCAN_BYTES = 32 * 1024 * 1024
+_FRAGMENT_TRIES = 8  # "{" positions tried per message for an embedded JSON object (bounds hostile input)
 
 
 def _plain_lines_ok(mm: mmap.mmap) -> bool:

@@ -187,3 +187,25 @@ def test_export_object_dominated_by_traceback_lines_is_sniffed_by_structure(tmp_
     rows = store.connection.sql('SELECT "@timestamp", "@type", "@duration" FROM events ORDER BY "@seq"').fetchall()
     assert rows == [(OK_MS, None, None), (OK_MS + 1000, "REPORT", 12.0)]
     assert rep.by_reason[Reason.MULTILINE_JOINED] == 22
+
+
+def test_fields_of_the_first_embedded_json_fragment_are_discovered(tmp_path):
+    """AWS, "Supported logs and discovered fields": "CloudWatch Logs Insights automatically discovers log fields in
+    Lambda logs, but only for the first embedded JSON fragment in each log event." """
+    from collector.insights import run_query
+
+    p = tmp_path / "fn.log"
+    p.write_text("START RequestId: 8f5e0c3a-1b2c-4d5e-8f9a-0b1c2d3e4f5a Version: $LATEST\n"
+                 "2026-01-05T10:00:00.000Z\t8f5e0c3a-1b2c-4d5e-8f9a-0b1c2d3e4f5a\tINFO\tgot "
+                 '{"outcome": "first", "n": 1} then {"outcome": "second", "m": 2}\n'
+                 "2026-01-05T10:00:01.000Z\t8f5e0c3a-1b2c-4d5e-8f9a-0b1c2d3e4f5a\tINFO\tno json {here\n")
+    store, rep = _ingest(p)
+    assert rep.by_reason[Reason.EMBEDDED_JSON] == 1
+    res = run_query(store, "fields outcome, n, m | filter ispresent(outcome)")
+    assert [(r["outcome"], r["n"], r["m"]) for r in res.to_records()] == [("first", 1, None)]
+    # a message starting with "{" that holds two objects: the first one's fields, not none
+    q = tmp_path / "two.jsonl"
+    q.write_text('{"outcome": "a", "k": 1} {"outcome": "b"}\n')
+    store, rep = _ingest(q)
+    res = run_query(store, "fields outcome, k")
+    assert [(r["outcome"], r["k"]) for r in res.to_records()] == [("a", 1)]
