@@ -58,16 +58,17 @@ def _cli(*args: str) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)  # 13 collect runs; minutes on a busy 2-core machine
 def test_sigkill_at_many_points_then_rerun_equals_a_clean_run(tmp_path):
-    logs = _write_logs(tmp_path, files=2, lines=15_000)  # ~4.4 MB each (over FAST_PATH_MIN_BYTES): the fast (DuckDB reader) path
+    logs = _write_logs(tmp_path, files=1, lines=15_000)  # ~4.4 MB (over FAST_PATH_MIN_BYTES): the fast path
     (logs / "small.log").write_text("".join(_line(5 + i * 1000, i) for i in range(300)))  # the general path
     clean = tmp_path / "clean"
     t0 = time.monotonic()
     subprocess.run(_cli("collect", "local", str(logs), "--out", str(clean)), check=True, capture_output=True)
     duration = time.monotonic() - t0
     expected = snapshot(clean)
-    assert int(expected["events"][0]) == 2 * 15_000 + 300
-    points = [duration * k / 9 for k in range(1, 9)]  # spread over the whole run (ingest, commits, tables)
+    assert int(expected["events"][0]) == 15_000 + 300
+    points = [duration * k / 7 for k in range(1, 7)]  # spread over the whole run (ingest, commits, tables)
     killed_mid_run = 0
     for n, delay in enumerate(points):
         out = tmp_path / f"k{n}"
@@ -80,7 +81,7 @@ def test_sigkill_at_many_points_then_rerun_equals_a_clean_run(tmp_path):
         proc.wait()
         subprocess.run(_cli("collect", "local", str(logs), "--out", str(out)), check=True, capture_output=True)
         assert snapshot(out) == expected, f"kill after {delay:.2f} s"
-    assert killed_mid_run >= 5  # most points really interrupted a run
+    assert killed_mid_run >= 4  # most points really interrupted a run
 
 
 def test_a_run_aborted_by_a_bad_file_then_rerun_equals_a_clean_run(tmp_path):
