@@ -28,6 +28,9 @@ __all__ = ["Progress", "write_standard_tables"]
 Progress = Callable[[str, str, int, int], None]
 """``progress(stage, item, done, total)``: stage "ingest" (item = file path) or "tables" (item = table name)."""
 
+_BATCH_ROWS = 100_000
+"""Rows per Arrow batch streamed from a query into its Parquet file."""
+
 _ADDED_COLUMNS = {"stuck_keys": ("age_s", "expired")}
 """Columns a query cannot compute (``postprocess.stuck_key_ages`` fills them)."""
 
@@ -77,12 +80,14 @@ def write_standard_tables(store: Any, out: Path, queries: Mapping[str, str], sin
             rows, _dropped = POST_PROCESS[name]([{k: None if v is None else str(v) for k, v in r.items()}
                                                  for r in result.to_records_json()])
             data, conv = to_arrow(rows, table)
-            bad = dict(conv.bad_values)
+            n, bad = write_parquet(data, table, path), dict(conv.bad_values)
+        elif name == "stuck_keys":
+            n, bad = _write_typed(store, table, queries[name], since, until,
+                                  lambda reader, t=table, p=path: write_parquet(stuck_key_ages(
+                                      reader.read_all().cast(arrow_schema(t)), window_end_ms), t, p))
         else:
-            data, bad = _typed_result(store, table, queries[name], since, until)
-        if name == "stuck_keys":
-            data = stuck_key_ages(data, window_end_ms)
-        n = write_parquet(data, table, path)
+            n, bad = _write_typed(store, table, queries[name], since, until,
+                                  lambda reader, t=table, p=path: write_parquet(reader, t, p))
         info[name] = {"path": f"tables/{name}.parquet", "rows": n,
                       "query_seconds": round(time.perf_counter() - started, 4)}
         if bad:
@@ -111,11 +116,12 @@ def _convert_sql(t: Typed, duck_type: str) -> str:
     raise CollectError(f"unsupported table column type {duck_type}")
 
 
-def _typed_result(store: Any, table: Table, query: str, since: float | None, until: float | None
-                  ) -> tuple[pa.Table, dict[str, int]]:
+def _write_typed(store: Any, table: Table, query: str, since: float | None, until: float | None,
+                 write: Callable[[pa.RecordBatchReader], int]) -> tuple[int, dict[str, int]]:
     """Run a standard query and type its result in SQL (no round trip through Python values): the engine's SQL is
-    wrapped in a SELECT converting each column to the table's type, fetched as Arrow with the table's schema
-    (columns the query cannot produce null). Returns (table, {column: values that did not convert})."""
+    wrapped in a SELECT converting each column to the table's type (columns the query cannot produce null), and
+    ``write`` gets it as an Arrow stream of record batches (``_BATCH_ROWS`` rows each, so a table of any size is
+    never whole in memory). Returns (``write``'s row count, {column: values that did not convert})."""
     added = _ADDED_COLUMNS.get(table.name, ())
     con, compiled = prepare_query(store, query, since, until, limit_cap=None)
     names = [n for n, _ in compiled.columns]
@@ -137,8 +143,8 @@ def _typed_result(store: Any, table: Table, query: str, since: float | None, unt
         counts = con.execute("SELECT count(*)" + "".join(f", {sql}" for _, sql in bad_terms)
                              + " FROM _iw_result").fetchall()[0]
         nulls = "".join(f", NULL AS {quote_ident(n)}" for n in added)
-        arrow = con.sql(f"SELECT *{nulls} FROM (SELECT {', '.join(converted)} FROM _iw_result)").to_arrow_table()
+        rows = write(con.sql(f"SELECT *{nulls} FROM (SELECT {', '.join(converted)} FROM _iw_result)")
+                     .to_arrow_reader(_BATCH_ROWS))
     finally:
         con.execute("DROP TABLE IF EXISTS _iw_result").fetchall()
-    bad = {name: int(n) for (name, _), n in zip(bad_terms, counts[1:]) if n}
-    return arrow.cast(arrow_schema(table)), bad
+    return rows, {name: int(n) for (name, _), n in zip(bad_terms, counts[1:]) if n}

@@ -144,14 +144,25 @@ def frame_from_arrow(t: pa.Table) -> pd.DataFrame:
     return t.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}.get)
 
 
-def write_parquet(df: pd.DataFrame | pa.Table, table: Table, path: Path) -> int:
+def write_parquet(df: pd.DataFrame | pa.Table | pa.RecordBatchReader, table: Table, path: Path) -> int:
     """Write ``df`` with the standard table's exact schema to ``path`` (atomically: a temporary file renamed over
-    ``path``); returns the row count. Raises pyarrow.ArrowInvalid when a column does not cast to its type."""
-    t = df if isinstance(df, pa.Table) else pa.Table.from_pandas(df, schema=arrow_schema(table), preserve_index=False)
-    # no pandas metadata: readers get the same dtypes as from the offline collector's files
-    t = t.cast(arrow_schema(table)).replace_schema_metadata(None)
+    ``path``); returns the row count. A ``RecordBatchReader`` is written batch by batch (memory: one batch, whatever
+    the table's size). Raises pyarrow.ArrowInvalid when a column does not cast to its type."""
+    schema = arrow_schema(table)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
+    if isinstance(df, pa.RecordBatchReader):
+        n = 0
+        with pq.ParquetWriter(tmp, schema) as writer:
+            for batch in df:
+                piece = pa.Table.from_batches([batch]).cast(schema)
+                writer.write_table(piece)
+                n += piece.num_rows
+        tmp.replace(path)
+        return n
+    t = df if isinstance(df, pa.Table) else pa.Table.from_pandas(df, schema=schema, preserve_index=False)
+    # no pandas metadata: readers get the same dtypes as from the offline collector's files
+    t = t.cast(schema).replace_schema_metadata(None)
     pq.write_table(t, tmp)
     tmp.replace(path)
     return t.num_rows
