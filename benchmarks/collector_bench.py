@@ -1,33 +1,32 @@
-"""Collector ingest benchmark: ingest + every standard query vs a raw DuckDB scan and pandas, as ratios.
+"""Collector benchmark: ``collect local`` (ingest + every standard table written) beside the physical floors, at
+several sizes, before and after, as ratios from one interleaved run.
 
-Generates N realistic log events (default 1,000,000) to a temp file, one event per line as the Lambda
-runtime writes them with the emitter: per invocation ``START``, emitter outcome records (``received``,
-``claimed``, ``succeeded`` / ``duplicate_completed`` / ``retryable_failure`` / ``poison_message`` /
-``payload_conflict`` ..., keys from ``emitter.contract.LogKey``), one EMF document, ``END`` and a tab-separated
-``REPORT`` line (every 8th a cold start with ``Init Duration``; 1 in 200 ``Status: timeout``). Then prints:
+Generates N realistic log events per size (``generate``: one event per line as the Lambda runtime writes them with
+the emitter: ``START``, emitter outcome records, one EMF document, ``END`` and a ``REPORT`` line per invocation).
+For each size it runs, each in a fresh process (so peak RSS is that run's own high-water mark), interleaved:
 
-1. ingest time (``EventStore.ingest_path``: sniff, split, JSON parse, Lambda fields, hot columns, timestamps);
-2. time of all standard queries (every ``collector/queries/*.insights``, no row cap), twice: compiled SQL
-   straight to Arrow (``prepare_query``, what ``collect_local`` writes as Parquet) and through
-   ``collector.insights.run_query`` (Python rows); skipped with a note when those modules are absent;
-3. peak memory (RSS high-water mark of this process after 1, and after 2, before the alternatives run);
-4. side by side: a raw DuckDB ``read_json`` scan of the same file with explicit columns (the practical floor)
-   and ``pandas.read_json(lines=True)``; pandas runs on ``--pandas-sample`` lines and is scaled linearly to N
-   (printed as such) unless ``--pandas-sample 0`` asks for the whole file.
+- ``after``: ``collector.collect.collect_local`` of this tree (on-disk events database, DuckDB memory limit);
+- ``before``: the same call from the tree of ``--before-commit`` (default the start commit of [collector-core],
+  extracted with ``git archive``); skipped with ``--no-before``;
+- ``floor``: DuckDB materialising the columns the standard tables read (``read_json`` with explicit columns into a
+  table: timestamp, service, operation, event_source, outcome, idempotency key/status, attempt, record age, error
+  code/class, request id, event id, expiry) - what any engine must at least do;
+- ``count``: a ``count(*)`` scan of the lines (``read_csv``), the old yardstick: it parses nothing.
 
-Target (issue 3): ingest + all standard queries within 2x the raw scan; peak memory under 1.5 GB.
+``--bomb-mib M`` adds a gzip bomb: one ``.log.gz`` of M MiB of repeated log lines, ingested by ``after`` (and
+``before`` with ``--bomb-before``: it needs about 6x M of memory), reporting peak RSS.
 
-Run: ``.venv/bin/python benchmarks/collector_bench.py [--events 1000000] [--format jsonl|export]
-[--pandas-sample 100000]``
+Targets ([collector-core]): after within 4x (goal 3x) of the floor at 1M; peak at 3M <= peak at 1M + 25% and < 1 GB;
+3M/1M time within 3.3x. Run: ``.venv/bin/python benchmarks/collector_bench.py [--sizes 100000,1000000,3000000]``.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import io
 import json
-import resource
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -146,124 +145,131 @@ def generate(path: Path, n: int, fmt: str, seed: int = 7) -> int:
     return written
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+_CHILD = r"""
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[1])
+kind, path, out = sys.argv[2], sys.argv[3], sys.argv[4]
+t = time.perf_counter()
+info = {}
+if kind == "collect":
+    from collector.collect import collect_local
+    m = collect_local([path], out)
+    info["events"] = m["ingest"]["events"]
+    info["tables_s"] = sum(t_["query_seconds"] for t_ in m["tables"].values())
+    info["by_reason"] = m["ingest"]["by_reason"]
+else:
+    import duckdb
+    con = duckdb.connect(out + ".duckdb")
+    if kind == "floor":
+        cols = json.loads(sys.argv[5])
+        con.execute("CREATE TABLE t AS SELECT * FROM read_json($1, format='newline_delimited', columns=$2, "
+                    "ignore_errors=true)", [path, cols]).fetchall()
+        info["events"] = con.execute("SELECT count(*) FROM t").fetchall()[0][0]
+    else:
+        info["events"] = con.execute("SELECT count(*) FROM read_csv($1, columns={'line': 'VARCHAR'}, delim=chr(1), "
+                                     "quote='', escape='', header=false, auto_detect=false)", [path]).fetchall()[0][0]
+info["seconds"] = time.perf_counter() - t
+info["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(info))
+"""
+
+FLOOR_COLUMNS = {k.value: "VARCHAR" for k in (
+    LogKey.TIMESTAMP, LogKey.SERVICE, LogKey.OPERATION, LogKey.EVENT_SOURCE, LogKey.OUTCOME, LogKey.IDEMPOTENCY_KEY,
+    LogKey.IDEMPOTENCY_STATUS, LogKey.ERROR_CODE, LogKey.ERROR_CLASS, LogKey.FUNCTION_REQUEST_ID, LogKey.EVENT_ID)}
+FLOOR_COLUMNS.update({LogKey.ATTEMPT.value: "BIGINT", LogKey.RECORD_AGE_MS.value: "DOUBLE",
+                      LogKey.IN_PROGRESS_EXPIRES_AT_MS.value: "BIGINT"})
+
+
+def run_child(tree: Path, kind: str, path: Path, out: Path) -> dict:
+    """One measurement in a fresh interpreter; returns its JSON line (seconds, peak_mb, events...)."""
+    args = [sys.executable, "-c", _CHILD, str(tree), kind, str(path), str(out), json.dumps(FLOOR_COLUMNS)]
+    done = subprocess.run(args, capture_output=True, text=True, cwd=str(tree), check=False)
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:200]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def before_tree(commit: str, dest: Path) -> Path:
+    """The repository at ``commit`` (collector + emitter only), extracted with ``git archive``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "collector", "emitter"],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest
+
+
+def write_bomb(path: Path, mib: int) -> None:
+    import gzip
+
+    line = (json.dumps({"level": "INFO", "timestamp": "2026-01-05T10:00:00.000Z", "service": "orders",
+                        "outcome": "received", "schema_version": "1"}) + "\n").encode()
+    block = line * (1024 * 1024 // len(line))
+    with gzip.open(path, "wb", compresslevel=9) as fh:
+        for _ in range(mib):
+            fh.write(block)
+
+
+def _fmt(r: dict) -> str:
+    if "error" in r:
+        return f"error: {r['error']}"
+    return f"{r['seconds']:7.2f} s  {r['peak_mb']:6.0f} MB"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--events", type=int, default=1_000_000)
-    ap.add_argument("--format", choices=["jsonl", "export"], default="jsonl",
-                    help="jsonl: one JSON/text event per line (read_json can scan it); export: export-to-S3 lines")
-    ap.add_argument("--pandas-sample", type=int, default=100_000,
-                    help="lines pandas reads (scaled to --events); 0 = the whole file")
-    ap.add_argument("--keep", type=Path, default=None, help="write the generated file here and keep it")
+    ap.add_argument("--sizes", default="100000,1000000,3000000", help="comma-separated event counts")
+    ap.add_argument("--before-commit", default="d008aca")
+    ap.add_argument("--no-before", action="store_true")
+    ap.add_argument("--bomb-mib", type=int, default=0, help="also ingest a gzip bomb of this many MiB (e.g. 1024)")
+    ap.add_argument("--bomb-before", action="store_true", help="the bomb through the before tree too (~6x memory)")
     args = ap.parse_args()
-
-    tmpdir = tempfile.TemporaryDirectory(prefix="idemwatch-bench-")
-    path = args.keep or Path(tmpdir.name) / ("orders-bench.log" if args.format == "export" else "orders-bench.jsonl")
-    t = time.perf_counter()
-    n = generate(path, args.events, args.format)
-    size_mb = path.stat().st_size / 1e6
-    print(f"generated {n:,} events, {size_mb:.0f} MB ({args.format}) in {time.perf_counter() - t:.1f} s: {path}")
-    rss_before = peak_rss_mb()
-
-    from collector.ingest import EventStore
-
-    gc.collect()
-    store = EventStore()
-    t = time.perf_counter()
-    report = store.ingest_path(path, log_group=LOG_GROUP)
-    ingest_s = time.perf_counter() - t
-    print(f"ingest                     {ingest_s:7.3f} s   {report.events:,} events, skipped {report.skipped}, "
-          f"repaired {report.repaired}, by reason {report.by_reason}")
-
-    peak_ingest = peak_rss_mb()
-    queries_s = arrow_s = None
-    qdir = ROOT / "collector" / "queries"
-    try:
-        from collector.insights import run_query
-        from collector.insights.engine import prepare_query
-    except ImportError:
-        run_query = prepare_query = None
-    files = sorted(qdir.glob("*.insights")) if qdir.is_dir() else []
-    if run_query is None or not files:
-        print("standard queries           skipped: collector.insights or collector/queries/*.insights not present")
-    else:
-        # as collect_local runs them: compiled SQL straight to Arrow (what it writes as Parquet)
+    sizes = [int(x) for x in args.sizes.split(",") if x]
+    tmp = Path(tempfile.mkdtemp(prefix="idemwatch-collector-bench-"))
+    trees = {"after": ROOT}
+    if not args.no_before:
+        trees["before"] = before_tree(args.before_commit, tmp / "before-tree")
+    results: dict[int, dict[str, dict]] = {}
+    for n in sizes:
+        path = tmp / f"orders-bench-{n}.jsonl"
         t = time.perf_counter()
-        for f in files:
-            con, compiled = prepare_query(store, f.read_text(), None, None, limit_cap=None)
-            con.sql(compiled.sql, params=list(compiled.params)).to_arrow_table()
-        arrow_s = time.perf_counter() - t
-        print(f"standard queries -> Arrow  {arrow_s:7.3f} s   ({len(files)} queries, compiled SQL to Arrow tables)")
-        t = time.perf_counter()
-        per = []
-        for f in files:
-            q0 = time.perf_counter()
-            res = run_query(store, f.read_text(), limit_cap=None)
-            per.append((f.stem, time.perf_counter() - q0, len(res.rows)))
-            del res
-        queries_s = time.perf_counter() - t
-        print(f"standard queries run_query {queries_s:7.3f} s   (QueryResult with Python rows) "
-              + ", ".join(f"{name} {s:.2f}s/{rows} rows" for name, s, rows in per))
-    peak = peak_rss_mb()
-    print(f"peak RSS                   {peak_ingest:7.0f} MB after ingest, {peak:.0f} MB after the queries "
-          f"(generator alone: {rss_before:.0f} MB; target < 1500 MB)")
-    store.close()
-    del store
-    gc.collect()
-
-    import duckdb
-
-    con = duckdb.connect()
-    cols = {k.value: t for k, t in ((LogKey.TIMESTAMP, "VARCHAR"), (LogKey.LEVEL, "VARCHAR"),
-                                     (LogKey.SERVICE, "VARCHAR"), (LogKey.OPERATION, "VARCHAR"),
-                                     (LogKey.OUTCOME, "VARCHAR"), (LogKey.IDEMPOTENCY_KEY, "VARCHAR"),
-                                     (LogKey.IDEMPOTENCY_STATUS, "VARCHAR"), (LogKey.ATTEMPT, "BIGINT"),
-                                     (LogKey.RECORD_AGE_MS, "DOUBLE"), (LogKey.ERROR_CODE, "VARCHAR"))}
-    if args.format == "jsonl":
-        t = time.perf_counter()
-        raw_rows = con.execute(
-            "SELECT count(*) FROM read_json($1, format='newline_delimited', columns=$2, ignore_errors=true)",
-            [str(path), cols]).fetchall()[0][0]
-        raw_s = time.perf_counter() - t
-        raw_note = f"{raw_rows:,} JSON rows (text lines skipped by ignore_errors)"
-    else:  # export lines are not JSON: the floor is the same read as lines
-        t = time.perf_counter()
-        raw_rows = con.execute("SELECT count(*), sum(strlen(line)) FROM read_csv($1, columns={'line': 'VARCHAR'}, "
-                               "delim=chr(1), quote='', escape='', header=false, auto_detect=false)",
-                               [str(path)]).fetchall()[0][0]
-        raw_s = time.perf_counter() - t
-        raw_note = f"{raw_rows:,} lines via read_csv (export lines are not JSON)"
-    print(f"raw DuckDB scan            {raw_s:7.3f} s   {raw_note}")
-
-    import pandas as pd
-
-    sample = args.pandas_sample if 0 < args.pandas_sample < n else n
-    with open(path, encoding="utf-8") as fh:
-        msgs = (line if args.format == "jsonl" else line.split(" ", 1)[1] for _, line in zip(range(sample), fh))
-        head = "".join(m for m in msgs if m.startswith("{"))
-    t = time.perf_counter()
-    df = pd.read_json(io.StringIO(head), lines=True)
-    pandas_s = (time.perf_counter() - t) * n / sample
-    scaled = f"measured on {sample:,} lines (their JSON messages), scaled x{n / sample:.1f}" if sample < n \
-        else "whole file (JSON messages)"
-    print(f"pandas.read_json(lines)    {pandas_s:7.3f} s   {len(df):,} rows read; {scaled}")
-
-    q_best = arrow_s if arrow_s is not None else 0.0
-    total = ingest_s + q_best
-    print()
-    print(f"ingest + standard queries  {total:7.3f} s = {total / raw_s:5.1f}x raw DuckDB scan (target <= 2x); "
-          f"pandas.read_json alone / this = {pandas_s / total:.2f}x")
-    print(f"ingest alone               {ingest_s:7.3f} s = {ingest_s / raw_s:5.1f}x raw DuckDB scan; "
-          f"pandas.read_json / ingest = {pandas_s / ingest_s:.2f}x")
-    if arrow_s is not None and queries_s is not None:
-        print(f"standard queries           {arrow_s:7.3f} s to Arrow = {arrow_s / raw_s:5.1f}x raw scan; "
-              f"{queries_s:.3f} s through run_query (Python rows) = {queries_s / raw_s:5.1f}x")
-    print(f"peak RSS                   {peak_ingest:7.0f} MB after ingest ({'under' if peak_ingest < 1500 else 'OVER'} "
-          f"1.5 GB), {peak:.0f} MB after run_query results ({'under' if peak < 1500 else 'OVER'})")
-    tmpdir.cleanup()
+        written = generate(path, n, "jsonl")
+        print(f"generated {written:,} events, {path.stat().st_size / 1e6:.0f} MB in {time.perf_counter() - t:.0f} s",
+              flush=True)
+        row: dict[str, dict] = {}
+        for label in ("count", "floor", *trees):  # interleaved: every variant on the same file, one after another
+            kind = "collect" if label in trees else label
+            row[label] = run_child(trees.get(label, ROOT), kind, path, tmp / f"out-{label}-{n}")
+            print(f"  {n:>9,} {label:7s} {_fmt(row[label])}", flush=True)
+        results[n] = row
+        path.unlink()
+    print("\nside by side (seconds, peak RSS; ratios to the floor of the same size)")
+    print(f"{'events':>10} {'count scan':>18} {'floor':>18} " + " ".join(f"{k:>28}" for k in trees))
+    for n, row in results.items():
+        floor = row["floor"].get("seconds")
+        cells = []
+        for k in trees:
+            r = row[k]
+            ratio = f"{r['seconds'] / floor:4.1f}x" if floor and "seconds" in r else "  - "
+            cells.append(f"{_fmt(r):>22} {ratio}")
+        print(f"{n:>10,} {_fmt(row['count']):>18} {_fmt(row['floor']):>18} " + " ".join(cells))
+    if len(results) >= 2:
+        ns = sorted(results)
+        a, b = results[ns[-2]], results[ns[-1]]
+        for k in trees:
+            if "seconds" in a[k] and "seconds" in b[k]:
+                print(f"{k}: {ns[-1]:,}/{ns[-2]:,} events: time x{b[k]['seconds'] / a[k]['seconds']:.2f}, "
+                      f"peak RSS x{b[k]['peak_mb'] / a[k]['peak_mb']:.2f}")
+    if args.bomb_mib:
+        bomb = tmp / "bomb.log.gz"
+        write_bomb(bomb, args.bomb_mib)
+        print(f"\ngzip bomb: {bomb.stat().st_size / 1e6:.1f} MB expanding to {args.bomb_mib} MiB")
+        for k, tree in trees.items():
+            if k == "before" and not args.bomb_before:
+                continue
+            r = run_child(tree, "collect", bomb, tmp / f"out-bomb-{k}")
+            print(f"  {k:7s} {_fmt(r)}  {r.get('events', 0):,} events, reasons {r.get('by_reason', {})}")
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -102,10 +102,14 @@ def compile_figures(standard: list[str], rounds: int = 7) -> None:
 
 
 def main() -> None:
+    from types import SimpleNamespace
+
+    import duckdb
     import pandas as pd
 
-    from collector.collect import _EventsDB, _write_tables, load_standard_queries
     from collector.insights import run_query
+    from collector.local_tables import write_standard_tables
+    from collector.standard_queries import load_standard_queries
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=200_000)
@@ -115,11 +119,11 @@ def main() -> None:
     results = {}
     tmp = Path(tempfile.mkdtemp(prefix="idemwatch-bench-"))
     for label, hot in (("@json only", ()), ("hot columns", HOT)):
-        db = _EventsDB(tmp / f"events-{len(hot)}.duckdb")
-        con = db.con
+        db = SimpleNamespace(connection=duckdb.connect(str(tmp / f"events-{len(hot)}.duckdb")), table="events")
+        con = db.connection
         build(con, args.events, hot)
         # what collect_local does after ingest: every standard table written as Parquet
-        total, (info, _) = timed(lambda db=db, hot=hot: _write_tables(db, tmp / f"out-{len(hot)}", queries, None, None))
+        total, (info, _) = timed(lambda db=db, hot=hot: write_standard_tables(db, tmp / f"out-{len(hot)}", queries, None, None))
         results[label] = (total, info, con)
         print(f"\nall standard tables written (collect_local path), {label}: {total:.2f} s total")
         for name, i in info.items():

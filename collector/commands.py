@@ -19,6 +19,7 @@ import click
 
 from collector.cli_support import TIME, require_range
 from collector.timerange import parse_time
+from collector.ingest.constants import MAX_DECOMPRESSED_BYTES
 
 __all__ = ["collect", "parse_time", "query"]
 
@@ -134,7 +135,13 @@ def collect() -> None:
               help="Output directory: tables/*.parquet + manifest.json.")
 @click.option("--since", type=TIME, default=None, help="Inclusive window start: 15m/24h/7d ago, ISO-8601 or epoch s.")
 @click.option("--until", type=TIME, default=None, help="Inclusive window end: same forms as --since.")
-def local(paths: tuple[Path, ...], out: Path, since: float | None, until: float | None) -> None:
+@click.option("--memory-limit", default=None, metavar="SIZE",
+              help="DuckDB memory limit, e.g. 512MB (default $IDEMWATCH_MEMORY_LIMIT, else 1GB); it spills to disk "
+                   "beyond it.")
+@click.option("--max-decompressed-bytes", type=click.IntRange(min=1), default=MAX_DECOMPRESSED_BYTES,
+              show_default=True, help="Decompressed bytes kept per gzip file; the rest is not read (counted).")
+def local(paths: tuple[Path, ...], out: Path, since: float | None, until: float | None, memory_limit: str | None,
+          max_decompressed_bytes: int) -> None:
     """Ingest log files/directories at PATH(s) and write every standard table under --out.
 
     Collecting again into the same --out only adds new data (unchanged files are skipped,
@@ -157,7 +164,8 @@ def local(paths: tuple[Path, ...], out: Path, since: float | None, until: float 
             bar.update(tasks[stage], completed=done, item=Path(item).name)
 
         try:
-            manifest = collect_local(list(paths), out, since=since, until=until, progress=progress)
+            manifest = collect_local(list(paths), out, since=since, until=until, progress=progress,
+                                     memory_limit=memory_limit, max_decompressed_bytes=max_decompressed_bytes)
         except CollectError as exc:
             raise click.ClickException(str(exc)) from exc
     console = Console()
@@ -165,6 +173,8 @@ def local(paths: tuple[Path, ...], out: Path, since: float | None, until: float 
     console.print(f"sources: {run['new']} new, {run['appended']} appended, {run['replaced']} replaced, "
                   f"{run['unchanged']} unchanged; events added: {run['events_added']}; "
                   f"skipped lines (all sources): {ingest['skipped']}")
+    if run.get("skipped_entries"):
+        console.print("directory entries not read: " + ", ".join(f"{n} {k}" for k, n in run["skipped_entries"].items()))
     t = Table("table", "rows", header_style="bold")
     for name, info in manifest["tables"].items():
         t.add_row(name, str(info["rows"]))

@@ -1,4 +1,5 @@
-"""Schemas of the collector's standard tables (the contract between collector, dashboard and alarms).
+"""Schemas of the collector's tables: the ``events`` table every ingest writes and the offline Logs Insights engine
+reads (``EVENT_COLUMNS``), and the standard tables (``TABLES``, the contract between collector, dashboard and alarms).
 
 Each standard query in ``collector/queries/<name>.insights`` produces the table of the
 same name; its result columns are exactly the ones listed here, in this order, with
@@ -11,9 +12,9 @@ Outcome, status and key values inside the tables are the ones defined in
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,25 @@ class Table:
     def column_names(self) -> tuple[str, ...]:
         return tuple(c for c, _ in self.columns)
 
+
+EVENT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("@timestamp", "BIGINT"),  # epoch ms
+    ("@message", "VARCHAR"),
+    ("@logStream", "VARCHAR"),
+    ("@log", "VARCHAR"),
+    ("@ingestionTime", "BIGINT"),  # epoch ms; NULL when the source has none
+    ("@type", "VARCHAR"),
+    ("@requestId", "VARCHAR"),
+    ("@duration", "DOUBLE"),  # ms
+    ("@billedDuration", "DOUBLE"),  # ms
+    ("@memorySize", "DOUBLE"),  # bytes (1 MB = 10^6 bytes, as Logs Insights reports it)
+    ("@maxMemoryUsed", "DOUBLE"),  # bytes
+    ("@initDuration", "DOUBLE"),  # ms
+    ("@seq", "BIGINT"),  # ingest order over the store's life (the tie-breaker)
+    ("@json", "JSON"),  # the message when it is a JSON object, at most 200 fields
+)
+"""Columns of the ``events`` table, in order, with their DuckDB types; the ingest adds the hot contract fields
+(``collector.ingest.constants.HOT_FIELDS``) as JSON columns named like the field."""
 
 _TS, _S, _I, _F, _B = "TIMESTAMP", "VARCHAR", "BIGINT", "DOUBLE", "BOOLEAN"
 

@@ -8,7 +8,7 @@ stuck IN_PROGRESS records. Imports boto3 lazily through its submodules.
 from __future__ import annotations
 
 from collector.cloudwatch.backoff import Backoff, PollSchedule
-from collector.cloudwatch.collect import Clients, CollectOptions, collect_cloudwatch, load_standard_queries
+from collector.cloudwatch.collect import Clients, CollectOptions, collect_cloudwatch
 from collector.cloudwatch.cost import CostModel
 from collector.cloudwatch.exceptions import (
     AccessDeniedError,
@@ -25,6 +25,7 @@ from collector.cloudwatch.session import AwsTarget
 from collector.cloudwatch.stuck_keys import PRESETS, STUCK_TABLE, IdempotencySchema, StuckKeysOptions, schema_from
 from collector.cloudwatch.types import QueryAttempt, QueryStats, WindowResult
 from collector.cloudwatch.windows import Window
+from collector.standard_queries import load_standard_queries
 
 __all__ = [
     "METRICS_TABLE",

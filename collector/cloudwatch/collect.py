@@ -14,15 +14,14 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
 from collector.cloudwatch import manifest as mf
 from collector.cloudwatch.constants import BIN_S, DEFAULT_SETTLE_S, DEFAULT_WINDOW_S
-from collector.cloudwatch.convert import ConversionReport, frame_from_arrow, to_arrow, write_parquet
 from collector.cloudwatch.cost import CostModel
 from collector.cloudwatch.exceptions import CloudWatchCollectorError
 from collector.cloudwatch.log_groups import discover_log_groups
@@ -31,26 +30,10 @@ from collector.cloudwatch.runner import LogsInsightsRunner, ProgressEvent, Query
 from collector.cloudwatch.session import AwsTarget
 from collector.cloudwatch.types import QueryStats, WindowResult
 from collector.cloudwatch.windows import Window, align_range, missing, plan_windows
+from collector.parquet import ConversionReport, arrow_schema, frame_from_arrow, to_arrow, write_parquet
+from collector.postprocess import POST_PROCESS, stuck_key_ages
+from collector.standard_queries import load_standard_queries
 from collector.tables import TABLES
-
-QUERIES_DIR = Path(__file__).resolve().parent.parent / "queries"
-
-
-def load_standard_queries(names: Sequence[str] | None = None, directory: Path = QUERIES_DIR) -> dict[str, str]:
-    """``{table: query text}`` from ``collector/queries/<table>.insights`` for the standard tables (or ``names``).
-
-    Raises CloudWatchCollectorError when a requested query file is missing (or none exists at all)."""
-    wanted = list(names) if names else list(TABLES)
-    out: dict[str, str] = {}
-    for name in wanted:
-        p = directory / f"{name}.insights"
-        if p.is_file():
-            out[name] = p.read_text()
-        elif names:
-            raise CloudWatchCollectorError(f"no standard query for table {name!r} ({p} missing)")
-    if not out:
-        raise CloudWatchCollectorError(f"no standard queries found in {directory}")
-    return out
 
 
 @dataclass
@@ -201,12 +184,12 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
             frames = list(fresh.values())
         merged_all = merge_frames(table, spec, frames) if frames or not (out / "tables" / f"{name}.parquet").exists() \
             else None
-        if merged_all is not None and name == "stuck_keys":
-            window_end_ms = (options.until if options.until is not None else t_now) * 1000
-            merged_all.frame = derive_stuck_columns(merged_all.frame, window_end_ms)
         if merged_all is not None:
             dups += merged_all.unmerged_duplicates
-            rows = write_parquet(merged_all.frame, table, out / "tables" / f"{name}.parquet")
+            data = pa.Table.from_pandas(merged_all.frame, schema=arrow_schema(table), preserve_index=False)
+            if name == "stuck_keys":
+                data = stuck_key_ages(data, (options.until if options.until is not None else t_now) * 1000)
+            rows = write_parquet(data, table, out / "tables" / f"{name}.parquet")
         else:  # a whole-range query failed this time: keep the previous table, say so
             rows = int(entry.get("rows", 0))
         status = ("failed" if state["failed"] else "truncated" if state["truncated"]
@@ -274,53 +257,8 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
     return manifest
 
 
-def library_signals_rows(rows: list[dict[str, str | None]]) -> tuple[list[dict[str, str | None]], int]:
-    """The ``library_signals`` query returns raw events (``@timestamp``, ``@log``, ``@message``); the table is their
-    expansion into (time, log_group, library, signal, events) per 1-minute bin, done by the same function the offline
-    collector uses (``collector.collect.expand_library_signals``). Windows of this table are minute-aligned, so
-    expanding window by window gives the same bins. Returns (table rows as strings, EMF entries dropped as not
-    numeric)."""
-    from collector.cloudwatch.convert import parse_timestamp_ms
-    from collector.collect import expand_library_signals
-
-    epoch = datetime(1970, 1, 1, tzinfo=UTC)
-    triples = []
-    for r in rows:
-        ts = r.get("@timestamp")
-        if ts:
-            triples.append((epoch + timedelta(milliseconds=parse_timestamp_ms(ts)), r.get("@log"), r.get("@message") or ""))
-    expanded, dropped = expand_library_signals(triples)
-    out = [{"time": str((t - epoch) // timedelta(milliseconds=1)), "log_group": lg, "library": lib, "signal": sig,
-            "events": repr(float(ev))} for t, lg, lib, sig, ev in expanded]
-    return out, dropped
-
-
-POST_PROCESS: dict[str, Callable[[list[dict[str, str | None]]], tuple[list[dict[str, str | None]], int]]] = {
-    "library_signals": library_signals_rows,
-}
-"""Tables whose query output is not the table itself (the same post-processing as collect_local)."""
-
-
-def derive_stuck_columns(df: pd.DataFrame, window_end_ms: int) -> pd.DataFrame:
-    """Fill the ``stuck_keys`` columns a query cannot compute (as collect_local does): ``age_s`` = window end -
-    claimed_at (seconds), ``expired`` = in_progress_expires_at < window end. ``window_end_ms``: epoch ms (--until,
-    else the collection time)."""
-    if df.empty:
-        return df
-    end = pd.Timestamp(window_end_ms, unit="ms", tz="UTC")
-    df = df.copy()
-    df["age_s"] = ((end - df["claimed_at"]).dt.total_seconds()).astype("float64")
-    expired = df["in_progress_expires_at"] < end
-    df["expired"] = expired.astype("boolean").mask(df["in_progress_expires_at"].isna())
-    return df
-
-
 def _retype(df: pd.DataFrame, table: Any) -> pd.DataFrame:
     """Parquet read-back with the nullable dtypes ``to_frame`` produces (so pieces concatenate cleanly)."""
-    import pyarrow as pa
-
-    from collector.cloudwatch.convert import arrow_schema
-
     return frame_from_arrow(pa.Table.from_pandas(df, schema=arrow_schema(table), preserve_index=False))
 
 

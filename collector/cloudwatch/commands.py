@@ -41,7 +41,9 @@ def parse_time_s(text: str, now: float, flag: str = "--since") -> int:
 @click.option("--query-file", "query_files", multiple=True, metavar="TABLE=PATH",
               help="Use the Logs Insights query in PATH for TABLE instead of the standard one (repeatable).")
 @click.option("--metrics/--no-metrics", default=False, help="Also collect CloudWatch metrics (GetMetricData).")
-@click.option("--namespace", default=None, help="This project's metric namespace (default Idempotency).")
+@click.option("--namespace", default=None,
+              help="This project's metric namespace (default: $IDEMWATCH_NAMESPACE, $POWERTOOLS_METRICS_NAMESPACE, "
+                   "else Idempotency).")
 @click.option("--queue", "queues", multiple=True, help="SQS queue for ApproximateAgeOfOldestMessage (repeatable).")
 @click.option("--dlq", "dlqs", multiple=True, help="SQS DLQ for ApproximateNumberOfMessagesVisible (repeatable).")
 @click.option("--idempotency-table", default=None, metavar="TABLE", help="DynamoDB idempotency table to scan.")
@@ -62,6 +64,11 @@ def parse_time_s(text: str, now: float, flag: str = "--since") -> int:
 @click.option("--price-per-gb", type=float, default=DEFAULT_PRICE_PER_GB_SCANNED_USD, show_default=True,
               help="Logs Insights price in USD per GB scanned (us-east-1 public price by default).")
 @click.option("--full", is_flag=True, help="Ignore earlier runs in --out and collect every window again.")
+@click.option("--deadline", default=None, metavar="DURATION",
+              help="Bound the wall time of all Logs Insights queries (e.g. 10m): queries still running then are "
+                   "stopped and their windows recorded failed.")
+@click.option("--allow-partial", is_flag=True,
+              help="Exit 0 even when a table is incomplete (a window failed or stayed truncated).")
 @click.option("--profile", default=None, help="AWS profile (standard boto3 credential chain otherwise).")
 @click.option("--region", default=None, help="AWS Region.")
 @click.option("--endpoint-url", default=None, help="Endpoint URL (LocalStack, a test server).")
@@ -69,17 +76,18 @@ def parse_time_s(text: str, now: float, flag: str = "--since") -> int:
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def cloudwatch(log_groups, prefixes, since, until, out, tables, query_files, metrics, namespace, queues, dlqs, idempotency_table,
                schema, key_attr, status_attr, in_progress_value, expiry_attr, expiry_unit, segments, concurrency,
-               window, query_timeout, price_per_gb, full, profile, region, endpoint_url, role_arn,
-               no_progress) -> None:
+               window, query_timeout, price_per_gb, full, deadline, allow_partial, profile, region, endpoint_url,
+               role_arn, no_progress) -> None:
     """Collect the standard tables from CloudWatch Logs Insights into OUT (incremental)."""
-    from collector.cloudwatch.collect import CollectOptions, load_standard_queries
+    from collector.cloudwatch.collect import CollectOptions
     from collector.cloudwatch.cost import CostModel
-    from collector.cloudwatch.exceptions import CloudWatchCollectorError
     from collector.cloudwatch.metrics import MetricsOptions
     from collector.cloudwatch.runner import RunnerConfig
     from collector.cloudwatch.session import AwsTarget
     from collector.cloudwatch.stuck_keys import StuckKeysOptions, schema_from
-    from emitter.contract import NAMESPACE_DEFAULT
+    from collector.exceptions import CollectError
+    from collector.standard_queries import load_standard_queries
+    from emitter.contract import resolve_namespace
 
     if not log_groups and not prefixes:
         raise click.UsageError("give --log-group NAME or --log-group-prefix PREFIX")
@@ -90,9 +98,10 @@ def cloudwatch(log_groups, prefixes, since, until, out, tables, query_files, met
     opts = CollectOptions(
         since=since_s, until=until_s,
         log_groups=log_groups, log_group_prefixes=prefixes, window_s=window_s, full=full,
-        runner=RunnerConfig(concurrency=concurrency, deadline_s=float(parse_duration_s(query_timeout, "--query-timeout"))),
+        runner=RunnerConfig(concurrency=concurrency, deadline_s=float(parse_duration_s(query_timeout, "--query-timeout")),
+                            overall_deadline_s=float(parse_duration_s(deadline, "--deadline")) if deadline else None),
         cost=CostModel(price_per_gb_scanned=price_per_gb),
-        metrics=MetricsOptions(queues=queues, dlqs=dlqs, namespace=namespace or NAMESPACE_DEFAULT) if metrics else None,
+        metrics=MetricsOptions(queues=queues, dlqs=dlqs, namespace=resolve_namespace(namespace)) if metrics else None,
         idempotency=StuckKeysOptions(idempotency_table, schema_from(
             schema, key_attr=key_attr, status_attr=status_attr, in_progress_value=in_progress_value,
             in_progress_expiry_attr=expiry_attr, in_progress_expiry_unit=expiry_unit), segments=segments)
@@ -107,15 +116,26 @@ def cloudwatch(log_groups, prefixes, since, until, out, tables, query_files, met
         else:
             try:
                 opts.queries = load_standard_queries()
-            except CloudWatchCollectorError:
+            except CollectError:
                 if not overrides:
                     raise
                 opts.queries = {}
         opts.queries.update(overrides)
         manifest = _run_with_progress(out, opts, target, show=not no_progress)
-    except CloudWatchCollectorError as exc:
+    except CollectError as exc:
         raise click.ClickException(str(exc)) from None
     _summary(manifest, out)
+    bad = incomplete_tables(manifest)
+    if bad and not allow_partial:
+        raise click.ClickException(
+            "incomplete: " + ", ".join(f"{n} ({s})" for n, s in bad.items())
+            + "; tables hold what was collected, the next run retries (--allow-partial accepts this)")
+
+
+def incomplete_tables(manifest: dict) -> dict[str, str]:
+    """``{table: status}`` of the tables a collection left incomplete (a window ``failed``, or ``truncated``: rows
+    beyond the row limit missing). ``partial`` (recent windows, re-queried next run) is not incomplete."""
+    return {n: e["status"] for n, e in manifest["tables"].items() if e["status"] in ("failed", "truncated")}
 
 
 def _query_file(spec: str) -> tuple[str, str]:
@@ -170,9 +190,6 @@ def _summary(manifest: dict, out: Path) -> None:
     q = manifest["queries"]["this_run"]
     console.print(f"API calls: {q['api_calls']}  |  cost this run: ${q['cost_usd']:.4f} "
                   f"(at ${manifest['queries']['price_per_gb_usd']}/GB scanned)")
-    bad = [n for n, e in manifest["tables"].items() if e["status"] in ("truncated", "failed")]
-    if bad:
-        console.print(f"[yellow]incomplete tables (see manifest.json): {', '.join(bad)}[/]")
     if "metrics" in manifest:
         m = manifest["metrics"]
         console.print(f"metrics: {m['metrics_requested']} requested, {m['datapoints']} datapoints")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collector.exceptions import CollectError
 
-class CloudWatchCollectorError(Exception):
+
+class CloudWatchCollectorError(CollectError):
     """Base class: something the user can act on; ``str(exc)`` is a one-line explanation."""
 
 

@@ -80,7 +80,7 @@ def merge_frames(table: Table, spec: MergeSpec, frames: list[pd.DataFrame]) -> M
     """Combine typed pieces of ``table`` per ``spec`` (see module docstring); rows sorted by time then keys."""
     frames = [f for f in frames if len(f)]
     if not frames:
-        from collector.cloudwatch.convert import to_frame
+        from collector.parquet import to_frame
 
         return MergeResult(to_frame([], table)[0])
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0].reset_index(drop=True)

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from collector.cloudwatch.constants import DEFAULT_METRIC_PERIOD_S, METRIC_QUERIES_PER_CALL
-from collector.cloudwatch.convert import to_arrow, write_parquet
 from collector.cloudwatch.cost import CostModel
 from collector.cloudwatch.session import translate
+from collector.parquet import to_arrow, write_parquet
 from collector.tables import Table
 from emitter.contract import METRIC_UNITS, NAMESPACE_DEFAULT, Metric, Unit
 

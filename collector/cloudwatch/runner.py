@@ -130,6 +130,9 @@ class RunnerConfig:
     limit: StartQuery ``limit``; None = 100,000 with result pagination, else 10,000.
     paginate: None = detect from the botocore model; False forces the 10,000-row, split-only mode.
     max_polls_per_s: GetQueryResults calls per second over all queries (token bucket; <= 0 disables).
+    overall_deadline_s: wall-clock budget of one ``run_jobs`` call (None = none). When it passes, queries in flight
+        are stopped (StopQuery), queued ones are never started, and their windows end ``failed`` with
+        ``OVERALL_DEADLINE`` in the error; windows already complete are kept.
     """
 
     concurrency: int = DEFAULT_CONCURRENCY
@@ -140,6 +143,11 @@ class RunnerConfig:
     poll: PollSchedule = field(default_factory=PollSchedule)
     backoff: Backoff = field(default_factory=Backoff)
     max_polls_per_s: float = 5.0
+    overall_deadline_s: float | None = None
+
+
+OVERALL_DEADLINE = "overall deadline (--deadline) reached"
+"""Error text of windows left unfinished because the run's wall-clock budget ran out."""
 
 
 class LogsInsightsRunner:
@@ -173,6 +181,10 @@ class LogsInsightsRunner:
         self._lock = threading.Lock()
         self._poll_limiter = RateLimiter(self.config.max_polls_per_s, clock=clock, sleep=sleep)
         self._abort = threading.Event()
+        self._end_at: float | None = None
+
+    def _past_end(self) -> bool:
+        return self._end_at is not None and self.clock() >= self._end_at
 
     # ------------------------------------------------------------------ public
     def run(self, query: str, log_groups: Sequence[str], windows: Sequence[Window], *,
@@ -206,12 +218,20 @@ class LogsInsightsRunner:
         pieces: dict[int, list[tuple[Window, list[dict[str, str | None]]]]] = {i: [] for i in range(len(results))}
         self.on_progress(ProgressEvent("planned", n=len(tasks)))
         self._abort.clear()
+        budget = self.config.overall_deadline_s
+        self._end_at = None if budget is None else self.clock() + budget
         pending: set[Future] = set()
         queue = list(tasks)
         with ThreadPoolExecutor(max_workers=self.config.concurrency, thread_name_prefix="logs-insights") as pool:
             futures: dict[Future, _Task] = {}
 
             def submit() -> None:
+                if queue and self._past_end():  # out of time: what is still queued is never started
+                    for t in queue:
+                        res = results[t.root]
+                        res.status, res.error = "failed", f"not started: {OVERALL_DEADLINE}"
+                        self.on_progress(ProgressEvent("done", t.window, "failed"))
+                    queue.clear()
                 while queue and len(pending) < self.config.concurrency:
                     t = queue.pop(0)
                     f = pool.submit(self._execute, t)
@@ -255,6 +275,15 @@ class LogsInsightsRunner:
         if status == "Complete" and not attempt.capped:
             pieces.append((task.window, rows))
             self.on_progress(ProgressEvent("done", task.window, status))
+            return []
+        if self._past_end():  # no split, no retry after the overall deadline
+            if status == "Complete":
+                pieces.append((task.window, rows))
+                res.truncated_windows.append(task.window)
+            else:
+                res.status = "failed"
+                res.error = f"query over [{task.window.start}, {task.window.end}] stopped: {OVERALL_DEADLINE}"
+            self.on_progress(ProgressEvent("done", task.window, "truncated" if status == "Complete" else "failed"))
             return []
         if status == "Complete" or status in SPLIT_STATUSES:
             halves = split_window(task.window, align) if align else None
@@ -305,11 +334,15 @@ class LogsInsightsRunner:
                                   "queryString": restrict_to_window(task.query, task.window), "limit": self.limit}
         params["logGroupNames"] = names
         if task.delay_s > 0:
-            self.sleep(task.delay_s)
+            self.sleep(task.delay_s if self._end_at is None else min(task.delay_s, max(0.0, self._end_at - self.clock())))
+        if self._past_end():
+            return QueryAttempt(query_id="", window=task.window, log_groups=task.log_groups,
+                                status=DEADLINE_EXCEEDED), []
         self.on_progress(ProgressEvent("started", task.window))
         qid = self._with_retry("StartQuery", resource, **params)["queryId"]
         t0 = self.clock()
-        deadline = t0 + self.config.deadline_s
+        deadline = t0 + self.config.deadline_s if self._end_at is None else min(t0 + self.config.deadline_s,
+                                                                                 self._end_at)
         attempt = QueryAttempt(query_id=qid, window=task.window, log_groups=task.log_groups, status="Running")
         delays = self.config.poll.delays()
         page_args: dict[str, Any] = {"maxItems": ROWS_PER_PAGE} if self.paginate else {}

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from collector.cloudwatch.constants import DEFAULT_SCAN_SEGMENTS
-from collector.cloudwatch.convert import to_arrow, write_parquet
 from collector.cloudwatch.session import translate
+from collector.parquet import to_arrow, write_parquet
 from collector.tables import Table
 
 STUCK_TABLE = Table(

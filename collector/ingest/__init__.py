@@ -11,13 +11,13 @@ every skipped, repaired or noteworthy line is counted by reason in the ``IngestR
     store.connection.sql('SELECT count(*) FROM events')
 """
 
-from collector.ingest.constants import EVENT_COLUMNS, HOT_FIELDS, MAX_DISCOVERED_FIELDS, MAX_EVENT_BYTES, Reason
+from collector.ingest.constants import HOT_FIELDS, MAX_DISCOVERED_FIELDS, MAX_EVENT_BYTES, Reason
 from collector.ingest.exceptions import IngestError, UnknownFormatError
 from collector.ingest.sniff import sniff
 from collector.ingest.store import EventStore, default_log_group
 from collector.ingest.types import FileReport, IngestReport, LogFormat
 
 __all__ = [
-    "EVENT_COLUMNS", "HOT_FIELDS", "MAX_DISCOVERED_FIELDS", "MAX_EVENT_BYTES", "EventStore", "FileReport",
+    "HOT_FIELDS", "MAX_DISCOVERED_FIELDS", "MAX_EVENT_BYTES", "EventStore", "FileReport",
     "IngestError", "IngestReport", "LogFormat", "Reason", "UnknownFormatError", "default_log_group", "sniff",
 ]

@@ -27,14 +27,19 @@ _ALIASES = {
 }
 
 
-def _ts(value: str) -> int | None:
+def _ts(value: str) -> int | float | None:
+    """Epoch ms of a CSV time cell: digits (epoch s below 10^11, else ms) or a date; any other number is passed on
+    as it is, for the store's range check (``1e300`` is counted ``timestamp_out_of_range_replaced`` there)."""
     v = value.strip()
     if not v:
         return None
     if v.isdigit():
         n = int(v)
         return n * 1000 if n < 10**11 else n
-    return iso_to_ms(v.replace(" ", "T", 1) if "T" not in v else v)
+    try:
+        return float(v)
+    except ValueError:
+        return iso_to_ms(v.replace(" ", "T", 1) if "T" not in v else v)
 
 
 def parse_csv(text: str, report: FileReport) -> list[dict[str, Any]]:

@@ -21,29 +21,24 @@ MAX_DISCOVERED_FIELDS = 200
 """At most this many JSON fields (leaf paths ``a.b`` / ``a.0``) are discovered per event; the rest are
 dropped from ``@json`` (in document order) and counted."""
 
+MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024
+"""Default cap on the decompressed bytes kept of one gzip source (256 MiB): the rest of a larger stream (a gzip
+bomb) is not read, counted ``decompressed_size_cap_reached`` once per file. Knob: ``EventStore(max_decompressed_bytes=)``,
+``collect local --max-decompressed-bytes``."""
+
 SNIFF_BYTES = 64 * 1024
 """How much of a (decompressed) file the format sniffer reads."""
 
+MAX_TIMESTAMP_MS = 253_402_300_799_999
+"""Latest event time accepted, epoch ms (9999-12-31T23:59:59.999Z, the last ISO-8601 four-digit-year instant); the
+earliest is ``-MAX_TIMESTAMP_MS``. A timestamp or ingestion time outside (``1e300``, ``99999999999999999999999``,
+``inf``) is not stored: the event takes a neighbour's time, counted ``timestamp_out_of_range_replaced``."""
+
+OUT_OF_RANGE_MS = -9_223_372_036_854_775_808
+"""BIGINT minimum: the ingest SQL marks an out-of-range record time with it; ``_finish_batch`` counts and clears it."""
+
 LAMBDA_LOG_GROUP_PREFIX = "/aws/lambda/"
 """``@log`` of a file without a log group: ``/aws/lambda/<file stem>`` (the demo's layout)."""
-
-# Columns of the events table, in order, with their DuckDB types (INTERFACES.md "Events store").
-EVENT_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("@timestamp", "BIGINT"),
-    ("@message", "VARCHAR"),
-    ("@logStream", "VARCHAR"),
-    ("@log", "VARCHAR"),
-    ("@ingestionTime", "BIGINT"),
-    ("@type", "VARCHAR"),
-    ("@requestId", "VARCHAR"),
-    ("@duration", "DOUBLE"),
-    ("@billedDuration", "DOUBLE"),
-    ("@memorySize", "DOUBLE"),
-    ("@maxMemoryUsed", "DOUBLE"),
-    ("@initDuration", "DOUBLE"),
-    ("@seq", "BIGINT"),
-    ("@json", "JSON"),
-)
 
 HOT_FIELDS: tuple[str, ...] = tuple(
     k.value
@@ -83,13 +78,18 @@ class Reason:
     TRUNCATED_OVER_1MB = "event_truncated_over_1mb"
     JSON_FIELDS_OVER_200 = "json_fields_over_200_dropped"
     GZIP_TRUNCATED = "gzip_truncated_partial_last_line"
+    TIMESTAMP_OUT_OF_RANGE = "timestamp_out_of_range_replaced"
     # noted
     INVALID_JSON = "invalid_json_kept_as_text"
     TIMESTAMP_INFERRED = "timestamp_from_neighbour_event"
     TIMESTAMP_FROM_FILE = "timestamp_from_file_mtime"
     EXPORT_LINE_WITHOUT_TIMESTAMP = "export_line_without_timestamp"
     GZIP_TRUNCATED_STREAM = "gzip_stream_truncated"
+    DECOMPRESSED_CAP = "decompressed_size_cap_reached"  # once per file: its data beyond the cap was not read
     MULTILINE_JOINED = "continuation_lines_joined"
+    EMBEDDED_JSON = "fields_from_embedded_json_fragment"  # message kept; fields of its first JSON object discovered
+    SKIPPED_ENTRY_PREFIX = "skipped_entry_"  # + source.EntryKind: a directory entry not read (FIFO, dangling link...)
 
     SKIPPED = frozenset({BLANK_LINE, EVENT_WITHOUT_MESSAGE, CSV_ROW_MALFORMED, NOT_A_LOG_FILE})
-    REPAIRED = frozenset({INVALID_UTF8, CRLF, TRUNCATED_OVER_1MB, JSON_FIELDS_OVER_200, GZIP_TRUNCATED})
+    REPAIRED = frozenset({INVALID_UTF8, CRLF, TRUNCATED_OVER_1MB, JSON_FIELDS_OVER_200, GZIP_TRUNCATED,
+                          TIMESTAMP_OUT_OF_RANGE})

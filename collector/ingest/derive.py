@@ -22,18 +22,23 @@ from __future__ import annotations
 
 import json
 
-from collector.ingest.constants import MB
+from collector.ingest.constants import MAX_TIMESTAMP_MS, MB, OUT_OF_RANGE_MS
+from collector.insights.sql import quote_ident as _q
 
 _PLATFORM = {"platform.start": "START", "platform.runtimeDone": "END", "platform.report": "REPORT"}
 
 MACROS = (
+    # epoch ms of a number (DOUBLE) when within +-MAX_TIMESTAMP_MS, else the OUT_OF_RANGE_MS mark (1e300, inf, nan)
+    f"""CREATE OR REPLACE MACRO iw_ms_range(d) AS
+        CASE WHEN d IS NULL THEN NULL WHEN abs(d) <= {MAX_TIMESTAMP_MS} THEN CAST(d AS BIGINT)
+             ELSE {OUT_OF_RANGE_MS} END""",
     # epoch ms from the text of a JSON timestamp value (json_transform gives numbers as their text too):
     # the emitter's ISO-8601 "2026-01-05T10:20:01.000Z" via strptime (fast path), epoch ms (or epoch s below
     # 1e11), or any ISO-8601 / Powertools "2026-11-30 00:26:28,838+0000" form via the TIMESTAMPTZ cast.
     """CREATE OR REPLACE MACRO iw_text_ts(v) AS COALESCE(
         epoch_ms(try_strptime(v, '%Y-%m-%dT%H:%M:%S.%gZ')),
         CASE WHEN TRY_CAST(v AS DOUBLE) IS NOT NULL THEN
-            CAST(CASE WHEN CAST(v AS DOUBLE) < 1e11 THEN CAST(v AS DOUBLE) * 1000 ELSE CAST(v AS DOUBLE) END AS BIGINT)
+            iw_ms_range(CASE WHEN CAST(v AS DOUBLE) < 1e11 THEN CAST(v AS DOUBLE) * 1000 ELSE CAST(v AS DOUBLE) END)
         ELSE epoch_ms(TRY_CAST(replace(v, ',', '.') AS TIMESTAMPTZ)) END)""",
     """CREATE OR REPLACE MACRO iw_num(s) AS TRY_CAST(NULLIF(s, '') AS DOUBLE)""",
 )
@@ -42,11 +47,8 @@ _METRICS = ("durationMs", "billedDurationMs", "memorySizeMB", "maxMemoryUsedMB",
 _INTERNAL = "__iw_"  # prefix of the staging columns (never a JSON key we extract)
 
 
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _sq(text: str) -> str:
+def sql_literal(text: str) -> str:
+    """A SQL string literal of fixed text (JSON paths, regexes, the json_transform spec; never user data)."""
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -82,14 +84,15 @@ def insert_sql(table: str, src: str, hot: tuple[str, ...], *, own_ts: bool) -> s
     columns (so each value is read once, not once per reference)."""
     spec, hot_exprs = _spec(hot)
     i = _INTERNAL
-    platform_case = " ".join(f"WHEN {_sq(t)} THEN {_sq(v)}" for t, v in _PLATFORM.items())
-    own = 'COALESCE(TRY_CAST("_aws"."Timestamp" AS BIGINT), iw_text_ts("timestamp"), iw_text_ts("time"))'
+    platform_case = " ".join(f"WHEN {sql_literal(t)} THEN {sql_literal(v)}" for t, v in _PLATFORM.items())
+    own = ('COALESCE(iw_ms_range(TRY_CAST("_aws"."Timestamp" AS DOUBLE)), iw_text_ts("timestamp"), '
+           'iw_text_ts("time"))')
     ts_expr = f"COALESCE({i}ts, {own})" if own_ts else f"{i}ts"
     rep = f"{i}t = 'REPORT' AND {i}j IS NULL"
     prep = f"{i}t = 'REPORT' AND {i}j IS NOT NULL"
 
     def metric(text_re: str, name: str, scale: str = "") -> str:
-        return (f"CASE WHEN {rep} THEN iw_num(regexp_extract({i}msg, {_sq(text_re)}, 1)){scale} "
+        return (f"CASE WHEN {rep} THEN iw_num(regexp_extract({i}msg, {sql_literal(text_re)}, 1)){scale} "
                 f'WHEN {prep} THEN "record"."metrics".{_q(name)}{scale} END')
 
     m_dur = metric(r"\tDuration: ([0-9.]+) ms", "durationMs")
@@ -97,7 +100,7 @@ def insert_sql(table: str, src: str, hot: tuple[str, ...], *, own_ts: bool) -> s
     m_mem = metric(r"Memory Size: ([0-9.]+) MB", "memorySizeMB", f" * {MB}")
     m_maxmem = metric(r"Max Memory Used: ([0-9.]+) MB", "maxMemoryUsedMB", f" * {MB}")
     m_init = metric(r"Init Duration: ([0-9.]+) ms", "initDurationMs")
-    rid_re = _sq(r"^(?:START|END|REPORT) RequestId: ([^\s]+)")
+    rid_re = sql_literal(r"^(?:START|END|REPORT) RequestId: ([^\s]+)")
     hot_cols = "".join(f", {e} AS {_q(h)}" for h, e in hot_exprs.items())
     return f"""
 INSERT INTO {_q(table)}
@@ -122,7 +125,7 @@ FROM (
         END AS {i}t
     FROM (
         SELECT {i}seq, {i}ts, {i}msg, {i}stream, {i}lg, {i}ing, {i}j,
-            unnest(json_transform({i}j, {_sq(spec)}))
+            unnest(json_transform({i}j, {sql_literal(spec)}))
         FROM (
             SELECT seq AS {i}seq, ts AS {i}ts, msg AS {i}msg, stream AS {i}stream, lg AS {i}lg, ing AS {i}ing,
                 CASE WHEN starts_with(msg, '{{') THEN TRY_CAST(msg AS JSON) END AS {i}j

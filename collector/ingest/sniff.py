@@ -5,8 +5,11 @@ Rules, in order (first match wins), on the first ``SNIFF_BYTES`` bytes:
    JSON object or is one whose ``events`` is a list -> filter-log-events / get-log-events output;
 2. the first line is a CSV header naming ``timestamp`` (or ``@timestamp``) and ``message`` ->
    console CSV export;
-3. at least half of the sampled lines start ``<ISO-8601 timestamp> `` (and
-   not all of them look like Lambda text ``<ts>\t<request id>`` lines) -> export-to-S3;
+3. structure, not a majority of lines: every export event starts with a ``<ISO-8601 timestamp> `` line and lines
+   without it continue the event before them (tracebacks), however many there are. So: some line is stamped, not
+   every stamped line looks like a Lambda text ``<ts> <request id>`` line, and the stamped lines are at least as many
+   as the unstamped lines that would start an event of another format (a JSON object, a Lambda text line); or the
+   first line is stamped -> export-to-S3;
 4. a complete JSON object line with ``"type": "platform.*"`` -> Lambda JSON log format;
 5. Lambda text markers (START/END/REPORT/INIT_START lines, ``[LEVEL]\\t<ts>\\t`` runtime lines) in a
    file not named ``*.jsonl``/``*.ndjson`` -> Lambda text format (multi-line events); a ``.jsonl`` name
@@ -66,9 +69,11 @@ def sniff(head: bytes, name: str = "") -> LogFormat:
         return LogFormat.CONSOLE_CSV
     sample = nonblank[:200]
     stamped = [ln for ln in sample if ISO_PREFIX.match(ln)]
-    if (sample and 2 * len(stamped) >= len(sample)
-            and not all(LAMBDA_TEXT_START.match(ln) for ln in sample)):
-        return LogFormat.EXPORT_S3
+    if stamped and not all(LAMBDA_TEXT_START.match(ln) for ln in stamped):
+        other_starts = sum(1 for ln in sample if not ISO_PREFIX.match(ln)
+                           and (LAMBDA_TEXT_START.match(ln) or is_json_object_line(ln)))
+        if ISO_PREFIX.match(sample[0]) or len(stamped) >= other_starts:
+            return LogFormat.EXPORT_S3
     json_lines = [ln for ln in sample if ln.lstrip().startswith("{") and is_json_object_line(ln)]
     for ln in json_lines[:50]:
         try:

@@ -1,11 +1,12 @@
 """EventStore: a DuckDB table of log events with the fields Logs Insights discovers.
 
-Table ``events`` (INTERFACES.md "Events store"): ``@timestamp`` BIGINT epoch ms, ``@message``,
-``@logStream``, ``@log``, ``@ingestionTime`` BIGINT epoch ms (NULL when the source has none),
-``@type``, ``@requestId``, ``@duration``/``@billedDuration``/``@initDuration`` DOUBLE ms,
-``@memorySize``/``@maxMemoryUsed`` DOUBLE bytes (1 MB = 10^6 bytes, as Logs Insights reports them),
-``@seq`` BIGINT (ingest order over the store's life; the tie-breaker), ``@json`` JSON (the message when it
-is a JSON object, at most 200 fields), plus the hot contract fields as JSON columns named like the field.
+Table ``events``: the columns of ``collector.tables.EVENT_COLUMNS`` (``@timestamp`` BIGINT epoch ms, ``@message``,
+``@logStream``, ``@log``, ``@ingestionTime`` BIGINT epoch ms, ``@type``, ``@requestId``, the REPORT durations in ms
+and memory in bytes, ``@seq``, ``@json``), plus the hot contract fields as JSON columns named like the field.
+
+The same store serves a one-off in-memory ingest (``EventStore()``) and ``collect local``'s persistent
+``events.duckdb`` (``EventStore(path, memory_limit=...)``): an on-disk store spills to ``temp_directory`` instead of
+growing past ``memory_limit``; ``transaction()`` makes a file's events and its bookkeeping commit together.
 
 Timestamp rule (sources without a per-event timestamp): the event's own time when it has one (a
 ``[LEVEL]\\t<ts>`` / ``<ts> <request id>`` prefix in the Lambda text format; in a JSON record EMF
@@ -21,7 +22,8 @@ import json
 import mmap
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
 
@@ -29,22 +31,27 @@ import pyarrow as pa
 
 from collector.ingest import console_csv, export_s3, filter_log_events, json_lines, lambda_text
 from collector.ingest.constants import (
-    EVENT_COLUMNS,
     EVENTS_TABLE,
     HOT_FIELDS,
     LAMBDA_LOG_GROUP_PREFIX,
+    MAX_DECOMPRESSED_BYTES,
     MAX_DISCOVERED_FIELDS,
     MAX_EVENT_BYTES,
+    MAX_TIMESTAMP_MS,
+    OUT_OF_RANGE_MS,
     SNIFF_BYTES,
     Reason,
 )
-from collector.ingest.derive import MACROS, insert_sql
+from collector.ingest.derive import MACROS, insert_sql, sql_literal
 from collector.ingest.exceptions import IngestError, UnknownFormatError
 from collector.ingest.fields import count_fields, keep_first_fields
 from collector.ingest.lines import clip_message, decode_text, line_table
 from collector.ingest.sniff import sniff
-from collector.ingest.source import GZIP_MAGIC, read_source
+from collector.ingest.source import GZIP_MAGIC, entry_kind, list_log_files, read_source
 from collector.ingest.types import FileReport, IngestReport, LogFormat
+from collector.insights.engine import table_columns
+from collector.insights.sql import quote_ident as _q
+from collector.tables import EVENT_COLUMNS
 
 _KNOWN_SUFFIXES = (".log", ".jsonl", ".ndjson", ".json", ".txt", ".csv", ".out")
 _LINES_VIEW = "_iw_lines"
@@ -65,15 +72,6 @@ def default_log_group(path: Path) -> str:
     return LAMBDA_LOG_GROUP_PREFIX + name
 
 
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _sql_str(text: str) -> str:
-    """A SQL string literal (for the fixed hot-field JSON paths; user data is always a bound parameter)."""
-    return "'" + text.replace("'", "''") + "'"
-
-
 def _run(con: Any, sql: str, params: Any = None) -> list[tuple]:
     """Execute and read the result to its end (the connection allows one open result at a time)."""
     cur = con.execute(sql, params) if params is not None else con.execute(sql)
@@ -90,6 +88,11 @@ class EventStore:
         compress: in-memory store only: keep the table compressed (``ATTACH ':memory:' (COMPRESS)``, made
             the connection's default database, so ``events`` resolves to it). About 1/3 of the memory for
             the table, but ingest takes about twice as long; off by default.
+        memory_limit: DuckDB ``memory_limit`` (e.g. ``"1GB"``); None keeps DuckDB's default (80% of RAM). With an
+            on-disk ``path`` DuckDB spills to ``temp_directory`` instead of exceeding it.
+        temp_directory: where DuckDB spills (default for an on-disk store: ``<path>.tmp``).
+        max_decompressed_bytes: decompressed bytes kept per gzip source (``constants.MAX_DECOMPRESSED_BYTES``);
+            the rest is not read, counted ``decompressed_size_cap_reached``.
 
     Attributes:
         connection: the duckdb connection (session time zone UTC).
@@ -98,10 +101,18 @@ class EventStore:
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, hot_fields: Iterable[str] = HOT_FIELDS,
-                 compress: bool = False) -> None:
+                 compress: bool = False, memory_limit: str | None = None,
+                 temp_directory: str | os.PathLike[str] | None = None,
+                 max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES) -> None:
         import duckdb
 
         self.connection = duckdb.connect(str(path) if path is not None else ":memory:")
+        self.max_decompressed_bytes = int(max_decompressed_bytes)
+        if memory_limit is not None:
+            self.connection.execute("SET memory_limit = $1", [str(memory_limit)])
+        if temp_directory is not None or path is not None:
+            self.connection.execute("SET temp_directory = $1",
+                                    [str(temp_directory if temp_directory is not None else f"{path}.tmp")])
         if path is None and compress:
             # compressed in-memory storage (DuckDB >= 1.3): about 1/3 of the memory, about twice the ingest time
             _run(self.connection, "ATTACH ':memory:' AS iw_events (COMPRESS)")
@@ -110,7 +121,7 @@ class EventStore:
         _run(self.connection, "SET TimeZone = 'UTC'")
         for macro in MACROS:
             _run(self.connection, macro)
-        existing = self._existing_columns()
+        existing = [n for n, _ in table_columns(self.connection, self.table)] if self._has_table() else []
         if existing:
             base = {n for n, _ in EVENT_COLUMNS}
             self.hot_fields = tuple(c for c in existing if c not in base)
@@ -144,10 +155,16 @@ class EventStore:
         p = Path(path)
         report = IngestReport()
         if p.is_dir():
-            files = sorted(f for f in p.rglob("*") if f.is_file()
-                           and not any(part.startswith(".") for part in f.relative_to(p).parts))
+            files, entries = list_log_files(p)
+            if entries:  # FIFOs, sockets, dangling links... under the directory: counted, not read
+                listing = FileReport(source=str(p), format="directory")
+                for kind, n in entries.items():
+                    listing.count(Reason.SKIPPED_ENTRY_PREFIX + kind, n)
+                report.add(listing)
         elif p.is_file():
             files = [p]
+        elif p.exists():
+            raise IngestError(f"{p}: not a regular file ({entry_kind(p)}); a log file or a directory is needed")
         else:
             raise IngestError(f"no such file or directory: {p}")
         for f in files:
@@ -188,6 +205,33 @@ class EventStore:
         """Number of events in the store."""
         return int(_run(self.connection, f"SELECT count(*) FROM {_q(self.table)}")[0][0])
 
+    @property
+    def next_seq(self) -> int:
+        """``@seq`` the next ingested event gets (one more than the largest stored, 0 when empty)."""
+        return self._next_seq
+
+    def delete_seq_ranges(self, ranges: Iterable[Sequence[int]]) -> int:
+        """Delete the events with ``lo <= @seq <= hi`` for each ``(lo, hi)``; returns how many were deleted."""
+        removed = 0
+        for lo, hi in ranges:
+            removed += _run(self.connection, f'DELETE FROM {_q(self.table)} WHERE "@seq" BETWEEN $1 AND $2',
+                            [int(lo), int(hi)])[0][0]
+        return int(removed)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Self]:
+        """Everything written inside commits together or not at all (an exception, or the process killed at any
+        point, leaves the store as before; ``next_seq`` is restored too). Not re-entrant."""
+        seq = self._next_seq
+        _run(self.connection, "BEGIN TRANSACTION")
+        try:
+            yield self
+        except BaseException:
+            _run(self.connection, "ROLLBACK")
+            self._next_seq = seq
+            raise
+        _run(self.connection, "COMMIT")
+
     def close(self) -> None:
         self.connection.close()
 
@@ -204,13 +248,16 @@ class EventStore:
             fast = self._ingest_plain_lines(path, log_group, log_stream, mtime_ms)
             if fast is not None:
                 return fast
-            src = read_source(path)
+            src = read_source(path, self.max_decompressed_bytes)
         except OSError as exc:
             raise IngestError(f"cannot read {path}: {exc}") from exc
         rep = FileReport(source=str(path), format="", compressed=src.compressed)
         if src.truncated:
             rep.count(Reason.GZIP_TRUNCATED_STREAM)
-        self._ingest_data(src.data, path, log_group, log_stream, rep, truncated=src.truncated, mtime_ms=mtime_ms)
+        if src.capped:
+            rep.count(Reason.DECOMPRESSED_CAP)
+        self._ingest_data(src.data, path, log_group, log_stream, rep, truncated=src.truncated or src.capped,
+                          mtime_ms=mtime_ms)
         return rep
 
     def _ingest_data(self, data: bytes, path: Path, log_group: str | None, log_stream: str | None,
@@ -268,13 +315,11 @@ class EventStore:
         """Fast path for a large plain (not gzip) JSON-lines / export-to-S3 file: DuckDB's parallel CSV
         reader splits the lines, no byte of the file passes through Python.
 
-        Only when the file has no ``\\r`` (DuckDB's reader also breaks lines there, but a bare ``\\r`` is
-        message content) and no ``\\x01`` (the column delimiter given to the reader); when the reader
-        rejects the file (invalid UTF-8) or a line is longer than the CloudWatch event size, returns None
-        and the general path (which repairs and counts) reads it instead.
+        Only when ``_plain_lines_ok`` (valid UTF-8, no ``\\r``, no ``\\x01``, no line longer than the CloudWatch
+        event size), checked before DuckDB reads a byte, so the reader never fails half-way (inside a
+        ``transaction()`` a failed statement would abort it); otherwise returns None and the general path
+        (which repairs, truncates and counts) reads the file.
         """
-        import duckdb
-
         with open(path, "rb") as fh:
             head = fh.read(SNIFF_BYTES + 1)
             if not head or head[:2] == GZIP_MAGIC or os.fstat(fh.fileno()).st_size < FAST_PATH_MIN_BYTES:
@@ -284,22 +329,15 @@ class EventStore:
             if fmt not in (LogFormat.JSON_LINES, LogFormat.LAMBDA_JSON, LogFormat.EXPORT_S3):
                 return None
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                if mm.find(b"\r") >= 0 or mm.find(b"\x01") >= 0:
+                if not _plain_lines_ok(mm):
                     return None
         con = self.connection
-        try:
-            _run(con, f"""CREATE OR REPLACE TEMP TABLE {_LINES_VIEW} AS
-                SELECT CAST(row_number() OVER () - 1 AS BIGINT) AS i, line
-                FROM read_csv($1, columns = {{'line': 'VARCHAR'}}, delim = chr(1), quote = '', escape = '',
-                              comment = '', header = false, auto_detect = false, new_line = '\\n',
-                              strict_mode = false, max_line_size = {2 * MAX_EVENT_BYTES})""", [str(path)])
-            n_lines, longest = _run(con, f"SELECT count(*), max(strlen(line)) FROM {_LINES_VIEW}")[0]
-        except duckdb.Error:
-            _run(con, f"DROP TABLE IF EXISTS {_LINES_VIEW}")
-            return None
-        if longest is not None and longest > MAX_EVENT_BYTES:
-            _run(con, f"DROP TABLE IF EXISTS {_LINES_VIEW}")
-            return None
+        _run(con, f"""CREATE OR REPLACE TEMP TABLE {_LINES_VIEW} AS
+            SELECT CAST(row_number() OVER () - 1 AS BIGINT) AS i, line
+            FROM read_csv($1, columns = {{'line': 'VARCHAR'}}, delim = chr(1), quote = '', escape = '',
+                          comment = '', header = false, auto_detect = false, new_line = '\\n',
+                          strict_mode = false, max_line_size = {2 * MAX_EVENT_BYTES})""", [str(path)])
+        n_lines = _run(con, f"SELECT count(*) FROM {_LINES_VIEW}")[0][0]
         rep = FileReport(source=str(path), format=fmt.value)
         group = log_group or default_log_group(path)
         try:
@@ -355,10 +393,10 @@ class EventStore:
                 msg = json.dumps(msg) if isinstance(msg, (dict, list)) else str(msg)
             seqs.append(seq)
             seq += 1
-            tss.append(_as_ms(ev.get("timestamp")))
+            tss.append(_as_ms(ev.get("timestamp"), rep))
             msgs.append(clip_message(msg, rep))
             streams.append(ev.get("logStreamName") or stream)
-            ings.append(_as_ms(ev.get("ingestionTime")))
+            ings.append(_as_ms(ev.get("ingestionTime"), rep))
         if not seqs:
             return
         lo = self._next_seq
@@ -384,15 +422,22 @@ class EventStore:
         ``no_ts_reason``: the reason to count rows without a timestamp under (None: the neighbour rule's own;
         ``""``: already counted by the caller)."""
         con, t = self.connection, _q(self.table)
-        total, no_ts, bad_json, wide = _run(con, 
+        total, no_ts, out_of_range, bad_json, wide, embedded = _run(con,
             f"""SELECT count(*),
                    count(*) FILTER (WHERE "@timestamp" IS NULL),
+                   count(*) FILTER (WHERE "@timestamp" = {OUT_OF_RANGE_MS}),
                    count(*) FILTER (WHERE "@json" IS NULL AND starts_with("@message", '{{')),
                    count(*) FILTER (WHERE "@json" IS NOT NULL AND strlen("@message") >= {2 * MAX_DISCOVERED_FIELDS}
-                       AND strlen("@message") - strlen(replace("@message", ',', '')) >= {MAX_DISCOVERED_FIELDS})
+                       AND strlen("@message") - strlen(replace("@message", ',', '')) >= {MAX_DISCOVERED_FIELDS}),
+                   count(*) FILTER (WHERE "@json" IS NULL AND contains("@message", '{{'))
                FROM {t} WHERE "@seq" BETWEEN $1 AND $2""", [lo, hi])[0]
         rep.events += int(total)
         rep.count(Reason.INVALID_JSON, int(bad_json))
+        if out_of_range:  # a record time beyond +-MAX_TIMESTAMP_MS: replaced by a neighbour's like a missing one
+            rep.count(Reason.TIMESTAMP_OUT_OF_RANGE, int(out_of_range))
+            _run(con, f'UPDATE {t} SET "@timestamp" = NULL WHERE "@seq" BETWEEN $1 AND $2 AND "@timestamp" = $3',
+                 [lo, hi, OUT_OF_RANGE_MS])
+            no_ts += out_of_range
         if no_ts:
             if no_ts_reason:
                 rep.count(no_ts_reason, int(no_ts))
@@ -413,7 +458,40 @@ class EventStore:
                     WHERE {t}."@seq" = f.s""", [lo, hi])
         if wide:
             self._cap_fields(lo, hi, rep)
+        if embedded:
+            self._embedded_json(lo, hi, rep)
         return int(total)
+
+    def _embedded_json(self, lo: int, hi: int, rep: FileReport) -> None:
+        """Fields of the first embedded JSON fragment of messages that are not one JSON object.
+
+        AWS ("Supported logs and discovered fields"): for Lambda logs, Logs Insights discovers fields "only for the
+        first embedded JSON fragment in each log event". The fragment is the first JSON object starting at one of
+        the message's first ``_FRAGMENT_TRIES`` ``{`` characters; its fields become ``@json`` (and the hot columns),
+        the message stays as it was. Counted ``fields_from_embedded_json_fragment``."""
+        con, t = self.connection, _q(self.table)
+        rows = _run(con, f"""SELECT "@seq", "@message" FROM {t} WHERE "@seq" BETWEEN $1 AND $2
+                             AND "@json" IS NULL AND contains("@message", '{{')""", [lo, hi])
+        decoder = json.JSONDecoder()
+        updates = []
+        for seq, msg in rows:
+            at = msg.find("{")
+            for _ in range(_FRAGMENT_TRIES):
+                if at < 0:
+                    break
+                try:
+                    doc, _end = decoder.raw_decode(msg, at)
+                except ValueError:
+                    at = msg.find("{", at + 1)
+                    continue
+                if isinstance(doc, dict):
+                    if count_fields(doc) > MAX_DISCOVERED_FIELDS:
+                        doc, _ = keep_first_fields(doc)
+                        rep.count(Reason.JSON_FIELDS_OVER_200)
+                    updates.append((json.dumps(doc, ensure_ascii=False), seq))
+                break
+        rep.count(Reason.EMBEDDED_JSON, len(updates))
+        self._set_json(updates)
 
     def _cap_fields(self, lo: int, hi: int, rep: FileReport) -> None:
         con, t = self.connection, _q(self.table)
@@ -432,25 +510,61 @@ class EventStore:
                 continue
             kept, _ = keep_first_fields(doc)
             updates.append((json.dumps(kept, ensure_ascii=False), seq))
+        rep.count(Reason.JSON_FIELDS_OVER_200, len(updates))
+        self._set_json(updates)
+
+    def _set_json(self, updates: list[tuple[str, int]]) -> None:
+        """Set ``@json`` (and the hot columns, re-read from it) of rows ``@seq`` to the given JSON texts, in one
+        UPDATE. ``updates``: ``[(json text, @seq), ...]``."""
         if not updates:
             return
-        rep.count(Reason.JSON_FIELDS_OVER_200, len(updates))
-        # one UPDATE for all of them (hot columns re-read from the capped document)
+        con, t = self.connection, _q(self.table)
         fix = pa.table({"seq": pa.array([q for _, q in updates], pa.int64()),
                         "j": pa.array([j for j, _ in updates], pa.large_string())})
         sets = ['"@json" = CAST(c.j AS JSON)'] + [
-            f"{_q(h)} = json_extract(CAST(c.j AS JSON), {_sql_str('$.' + h)})" for h in self.hot_fields]
+            f"{_q(h)} = json_extract(CAST(c.j AS JSON), {sql_literal('$.' + h)})" for h in self.hot_fields]
         con.register("_iw_cap", fix)
         try:
             _run(con, f'UPDATE {t} SET {", ".join(sets)} FROM _iw_cap AS c WHERE {t}."@seq" = c.seq')
         finally:
             con.unregister("_iw_cap")
 
-    def _existing_columns(self) -> list[str]:
-        rows = _run(self.connection,
-                    "SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position",
-                    [self.table])
-        return [r[0] for r in rows]
+    def _has_table(self) -> bool:
+        return bool(_run(self.connection, "SELECT count(*) FROM duckdb_tables() WHERE table_name = $1",
+                         [self.table])[0][0])
+
+
+_SCAN_BYTES = 32 * 1024 * 1024
+_FRAGMENT_TRIES = 8  # "{" positions tried per message for an embedded JSON object (bounds hostile input)
+
+
+def _plain_lines_ok(mm: mmap.mmap) -> bool:
+    """True when DuckDB's line reader gives exactly our lines: valid UTF-8, no ``\\r`` (it breaks lines there too),
+    no ``\\x01`` (its column delimiter here) and every line at most ``MAX_EVENT_BYTES`` (+ its ``\\n``). One pass in
+    32 MiB pieces cut at a newline (memory: one piece)."""
+    import numpy as np
+
+    size, pos = len(mm), 0
+    while pos < size:
+        end = min(pos + _SCAN_BYTES, size)
+        if end < size:
+            cut = mm.rfind(b"\n", pos, end)
+            if cut < 0:
+                return False  # one line longer than a piece, far over the event size
+            end = cut + 1
+        piece = mm[pos:end]
+        if b"\r" in piece or b"\x01" in piece:
+            return False
+        nl = np.flatnonzero(np.frombuffer(piece, np.uint8) == 10)
+        bounds = np.concatenate(([-1], nl, [len(piece) - 1]))  # diff = line length with its "\\n"
+        if int(np.max(np.diff(bounds))) > MAX_EVENT_BYTES + 1:
+            return False
+        try:
+            piece.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        pos = end
+    return True
 
 
 def _require_text(head: bytes, path: Path) -> None:
@@ -459,14 +573,26 @@ def _require_text(head: bytes, path: Path) -> None:
         raise UnknownFormatError(f"{path}: binary content (NUL bytes), not a log file in a supported format")
 
 
-def _as_ms(value: Any) -> int | None:
+def _as_ms(value: Any, rep: FileReport | None = None) -> int | None:
+    """Epoch ms of a timestamp value (a number, digits, or ISO-8601 text); None when absent or not a time. A number
+    beyond +-``MAX_TIMESTAMP_MS`` (or inf/nan) is None too, counted ``timestamp_out_of_range_replaced`` in ``rep``."""
     if value is None or isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        return int(value)
     if isinstance(value, str):
         v = value.strip()
         if v.lstrip("-").isdigit():
-            return int(v)
-        return lambda_text.iso_to_ms(v)
-    return None
+            num: float | int = int(v)
+        else:
+            try:
+                num = float(v)
+            except ValueError:
+                return lambda_text.iso_to_ms(v)
+    elif isinstance(value, (int, float)):
+        num = value
+    else:
+        return None
+    if not abs(num) <= MAX_TIMESTAMP_MS:  # nan (every comparison false), inf, 1e300, 99999999999999999999999
+        if rep is not None:
+            rep.count(Reason.TIMESTAMP_OUT_OF_RANGE)
+        return None
+    return int(num)

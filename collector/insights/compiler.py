@@ -68,6 +68,7 @@ from collector.insights.parser import parse_query
 from collector.insights.regex import convert_named_groups
 from collector.insights.sql import Params, Typed, as_bool, as_json, as_num, as_text, quote_ident, sort_terms
 from collector.insights.types import ValueType as V
+from collector.tables import EVENT_COLUMNS
 
 __all__ = ["DEFAULT_LIMIT", "EVENT_COLUMN_TYPES", "Column", "CompiledQuery", "compile_query",
            "convert_named_groups", "glob_to_regex"]
@@ -78,13 +79,8 @@ JSON_COLUMN = "@json"
 _TIMESTAMP_MS_COLUMNS = {"@timestamp", "@ingestionTime"}
 _HIDDEN_COLUMNS = {SEQ_COLUMN, JSON_COLUMN}
 
-EVENT_COLUMN_TYPES: dict[str, str] = {
-    "@timestamp": "BIGINT", "@message": "VARCHAR", "@logStream": "VARCHAR", "@log": "VARCHAR",
-    "@ingestionTime": "BIGINT", "@type": "VARCHAR", "@requestId": "VARCHAR", "@duration": "DOUBLE",
-    "@billedDuration": "DOUBLE", "@memorySize": "DOUBLE", "@maxMemoryUsed": "DOUBLE",
-    "@initDuration": "DOUBLE", "@seq": "BIGINT", "@json": "JSON",
-}
-"""The ``events`` table schema shared with the ingest (INTERFACES.md)."""
+EVENT_COLUMN_TYPES: dict[str, str] = dict(EVENT_COLUMNS)
+"""The ``events`` table schema shared with the ingest (``collector.tables.EVENT_COLUMNS``)."""
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from collector.cloudwatch.collect import (
     collect_cloudwatch,
     load_standard_queries,
 )
-from collector.cloudwatch.convert import arrow_schema, frame_from_arrow
 from collector.cloudwatch.testing import FakeLogsInsightsServer, InsightsEngine
+from collector.parquet import arrow_schema, frame_from_arrow
 from collector.tables import TABLES
 
 

@@ -8,9 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from collector.tables import TABLES
-
 from collector.collect import collect_local
+from collector.tables import TABLES
 
 T0 = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 

@@ -8,9 +8,9 @@ import pytest
 
 from collector.cloudwatch.backoff import Backoff, PollSchedule, RateLimiter
 from collector.cloudwatch.commands import parse_duration_s, parse_time_s
-from collector.cloudwatch.convert import parse_timestamp_ms, to_frame
 from collector.cloudwatch.cost import CostModel
 from collector.cloudwatch.merge import merge_frames, spec_for
+from collector.parquet import parse_timestamp_ms, to_frame
 from collector.tables import TABLES
 
 
@@ -118,10 +118,13 @@ def test_cli_time_parsing():
 
 
 def test_export_lines_loader_for_the_try_it_server(tmp_path):
-    from collector.cloudwatch.testing import load_export_lines
+    from collector.cloudwatch.fake_engines import load_export_lines
 
     p = tmp_path / "orders.log"
-    p.write_text("2026-01-05T10:00:00.250Z START RequestId: r1\nnot a line\n2026-01-05T10:00:01.000Z {\"a\": 1}\n")
+    p.write_text("orphan\n2026-01-05T10:00:00.250Z START RequestId: r1\nnot a line\n"
+                 "2026-01-05T10:00:01.000Z {\"a\": 1}\n")
     evs = load_export_lines(p)
-    assert [(e["timestamp"], e["message"]) for e in evs] == [(1_767_607_200_250, "START RequestId: r1"),
+    # the ingest's export-to-S3 framing: a line without the timestamp prefix continues the event before it; one
+    # before the first timestamped line has no time and is left out
+    assert [(e["timestamp"], e["message"]) for e in evs] == [(1_767_607_200_250, "START RequestId: r1\nnot a line"),
                                                               (1_767_607_201_000, '{"a": 1}')]

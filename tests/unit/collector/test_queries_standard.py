@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from collector.collect import add_stuck_key_ages, expand_library_signals, load_standard_queries, query_added_columns
 from collector.insights import parse_query, run_query
 from collector.insights.expressions import (
     DisplayCmd,
@@ -21,6 +20,9 @@ from collector.insights.expressions import (
     walk,
 )
 from collector.insights.testing import events_connection
+from collector.parquet import arrow_schema
+from collector.postprocess import expand_library_signals, stuck_key_ages
+from collector.standard_queries import load_standard_queries, query_added_columns
 from collector.tables import TABLES
 from emitter.contract import IdempotencyStatus, LogKey, Outcome
 
@@ -195,8 +197,12 @@ def test_rates(con):
 
 def test_stuck_keys_with_window_end_ages(con):
     res = run_query(con, QUERIES["stuck_keys"], limit_cap=None)
-    rows = res.to_records()
-    add_stuck_key_ages(rows, window_end=M2)
+    import pyarrow as pa
+
+    schema = arrow_schema(TABLES["stuck_keys"])
+    records = res.to_records()
+    data = pa.Table.from_pylist([{c: r.get(c) for c in schema.names} for r in records], schema=schema)
+    rows = stuck_key_ages(data, window_end_ms=round(M2.timestamp() * 1000)).to_pylist()
     assert [tuple(r[c] for c in TABLES["stuck_keys"].column_names) for r in rows] == [
         ("k2", "orders", "Pay", "IN_PROGRESS", "claimed", at(50), at(50), at(30_000), 2, "r1", 119.95, True),
         ("k6", "orders", "Pay", "IN_PROGRESS", "claimed", at(60_300), at(60_300), at(600_000), 1, "r2", 59.7, False),

@@ -1,6 +1,11 @@
-"""Typing of Logs Insights results: GetQueryResults returns every value as a string; the standard tables have
-DuckDB column types (collector/tables.py). This module converts one to the other so a table collected from
-CloudWatch is indistinguishable from the same table collected offline.
+"""Writing the standard tables as Parquet, with the one coercion of values to their column types.
+
+Every table file of both collectors (``collect local`` and ``collect cloudwatch``, and the CloudWatch metrics and
+idempotency-table scans) is written by ``write_parquet`` with ``arrow_schema``: exactly the columns and types of
+collector/tables.py, no pandas metadata, written to a temporary file and renamed (a reader never sees half a file).
+Values given as text (GetQueryResults returns every value as a string; the local collector's post-processed rows
+use the same form) are typed by ``to_arrow``, so a table collected from CloudWatch and the same table collected
+offline go through the same code.
 
 Conversions (value -> column type):
 - TIMESTAMP: ``YYYY-MM-DD HH:MM:SS.mmm`` (how Logs Insights prints ``@timestamp`` and ``bin()``), ISO-8601 with
@@ -135,16 +140,29 @@ def to_frame(rows: Iterable[dict[str, str | None]], table: Table) -> tuple[pd.Da
 
 
 def frame_from_arrow(t: pa.Table) -> pd.DataFrame:
+    """Arrow table -> pandas with nullable ints/bools (the dtypes ``to_frame`` produces)."""
     return t.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}.get)
 
 
-def write_parquet(df: pd.DataFrame | pa.Table, table: Table, path: Path) -> int:
-    """Write ``df`` with the standard table's exact schema to ``path`` (atomically); returns the row count."""
-    t = df if isinstance(df, pa.Table) else pa.Table.from_pandas(df, schema=arrow_schema(table), preserve_index=False)
-    # no pandas metadata: readers get the same dtypes as from the offline collector's files
-    t = t.cast(arrow_schema(table)).replace_schema_metadata(None)
+def write_parquet(df: pd.DataFrame | pa.Table | pa.RecordBatchReader, table: Table, path: Path) -> int:
+    """Write ``df`` with the standard table's exact schema to ``path`` (atomically: a temporary file renamed over
+    ``path``); returns the row count. A ``RecordBatchReader`` is written batch by batch (memory: one batch, whatever
+    the table's size). Raises pyarrow.ArrowInvalid when a column does not cast to its type."""
+    schema = arrow_schema(table)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
+    if isinstance(df, pa.RecordBatchReader):
+        n = 0
+        with pq.ParquetWriter(tmp, schema) as writer:
+            for batch in df:
+                piece = pa.Table.from_batches([batch]).cast(schema)
+                writer.write_table(piece)
+                n += piece.num_rows
+        tmp.replace(path)
+        return n
+    t = df if isinstance(df, pa.Table) else pa.Table.from_pandas(df, schema=schema, preserve_index=False)
+    # no pandas metadata: readers get the same dtypes as from the offline collector's files
+    t = t.cast(schema).replace_schema_metadata(None)
     pq.write_table(t, tmp)
     tmp.replace(path)
     return t.num_rows

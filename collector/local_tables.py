@@ -1,0 +1,150 @@
+"""The standard tables from a local ``EventStore``: each standard query compiled by the offline engine, its typed
+result converted to the table's column types in SQL, fetched as Arrow and written by ``collector.parquet`` (the
+writer ``collect cloudwatch`` uses), with the post-processing of ``collector.postprocess``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from collector.exceptions import CollectError
+from collector.insights import run_query
+from collector.insights.engine import prepare_query
+from collector.insights.sql import Typed, as_num, as_text, quote_ident
+from collector.insights.types import ValueType
+from collector.parquet import arrow_schema, to_arrow, write_parquet
+from collector.postprocess import POST_PROCESS, stuck_key_ages
+from collector.tables import TABLES, Table
+
+__all__ = ["Progress", "write_standard_tables"]
+
+Progress = Callable[[str, str, int, int], None]
+"""``progress(stage, item, done, total)``: stage "ingest" (item = file path) or "tables" (item = table name)."""
+
+_BATCH_ROWS = 100_000
+"""Rows per Arrow batch streamed from a query into its Parquet file."""
+
+_ADDED_COLUMNS = {"stuck_keys": ("age_s", "expired")}
+"""Columns a query cannot compute (``postprocess.stuck_key_ages`` fills them)."""
+
+
+def _iso(dt: datetime | None) -> str | None:
+    return None if dt is None else dt.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _epoch_to_dt(seconds: float | None) -> datetime | None:
+    return None if seconds is None else datetime.fromtimestamp(float(seconds), tz=UTC)
+
+
+def write_standard_tables(store: Any, out: Path, queries: Mapping[str, str], since: float | None,
+                          until: float | None, progress: Progress | None = None
+                          ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run every standard query over ``store`` (an ``EventStore``) and write ``out/tables/<name>.parquet``.
+
+    ``since``/``until``: window in epoch seconds, inclusive (None = unbounded). The window end of the stuck-key
+    ages is ``until``, else the last event in the window. Returns ``(tables, window)``: per table ``{path, rows,
+    query_seconds[, bad_values: {column: values that did not convert, written null}]}``, and the window as ISO-8601
+    (``since``, ``until``, ``data_start``, ``data_end``, ``window_end``).
+
+    Raises:
+        CollectError: a query's columns are not its table's. collector.insights.QueryError: a query does not compile.
+    """
+    where, params = [], []
+    if since is not None:
+        where.append('"@timestamp" >= $1')
+        params.append(math.ceil(since * 1000))
+    if until is not None:
+        where.append(f'"@timestamp" <= ${len(params) + 1}')
+        params.append(math.floor(until * 1000))
+    lo, hi = store.connection.execute(f'SELECT min("@timestamp"), max("@timestamp") FROM {quote_ident(store.table)}'
+                                      + (" WHERE " + " AND ".join(where) if where else ""), params).fetchall()[0]
+    data_start = None if lo is None else datetime.fromtimestamp(lo / 1000, tz=UTC)
+    data_end = None if hi is None else datetime.fromtimestamp(hi / 1000, tz=UTC)
+    window_end = _epoch_to_dt(until) if until is not None else data_end
+    window_end_ms = None if window_end is None else round(window_end.timestamp() * 1000)
+    info: dict[str, Any] = {}
+    for i, (name, table) in enumerate(TABLES.items()):
+        if progress is not None:
+            progress("tables", name, i, len(TABLES))
+        started = time.perf_counter()
+        path = out / "tables" / f"{name}.parquet"
+        if name in POST_PROCESS:
+            result = run_query(store, queries[name], start=since, end=until, limit_cap=None)
+            rows, _dropped = POST_PROCESS[name]([{k: None if v is None else str(v) for k, v in r.items()}
+                                                 for r in result.to_records_json()])
+            data, conv = to_arrow(rows, table)
+            n, bad = write_parquet(data, table, path), dict(conv.bad_values)
+        elif name == "stuck_keys":
+            n, bad = _write_typed(store, table, queries[name], since, until,
+                                  lambda reader, t=table, p=path: write_parquet(stuck_key_ages(
+                                      reader.read_all().cast(arrow_schema(t)), window_end_ms), t, p))
+        else:
+            n, bad = _write_typed(store, table, queries[name], since, until,
+                                  lambda reader, t=table, p=path: write_parquet(reader, t, p))
+        info[name] = {"path": f"tables/{name}.parquet", "rows": n,
+                      "query_seconds": round(time.perf_counter() - started, 4)}
+        if bad:
+            info[name]["bad_values"] = bad
+    window = {"since": _iso(_epoch_to_dt(since)), "until": _iso(_epoch_to_dt(until)),
+              "data_start": _iso(data_start), "data_end": _iso(data_end), "window_end": _iso(window_end)}
+    return info, window
+
+
+def _convert_sql(t: Typed, duck_type: str) -> str:
+    """SQL converting an engine value to a table column type (null when it does not convert)."""
+    if duck_type == "VARCHAR":
+        return as_text(t)
+    if duck_type == "DOUBLE":
+        return f"CAST({as_num(t)} AS DOUBLE)"
+    if duck_type == "BIGINT":
+        n = f"CAST({as_num(t)} AS DOUBLE)"
+        return f"(CASE WHEN {n} = floor({n}) AND abs({n}) < 9.2e18 THEN CAST({n} AS BIGINT) END)"
+    if duck_type == "TIMESTAMP":
+        return t.sql if t.type is ValueType.TIMESTAMP else f"TRY_CAST({as_text(t)} AS TIMESTAMP)"
+    if duck_type == "BOOLEAN":
+        if t.type is ValueType.BOOLEAN:
+            return t.sql
+        return (f"(CASE lower({as_text(t)}) WHEN 'true' THEN TRUE WHEN '1' THEN TRUE "
+                f"WHEN 'false' THEN FALSE WHEN '0' THEN FALSE END)")
+    raise CollectError(f"unsupported table column type {duck_type}")
+
+
+def _write_typed(store: Any, table: Table, query: str, since: float | None, until: float | None,
+                 write: Callable[[pa.RecordBatchReader], int]) -> tuple[int, dict[str, int]]:
+    """Run a standard query and type its result in SQL (no round trip through Python values): the engine's SQL is
+    wrapped in a SELECT converting each column to the table's type (columns the query cannot produce null), and
+    ``write`` gets it as an Arrow stream of record batches (``_BATCH_ROWS`` rows each, so a table of any size is
+    never whole in memory). Returns (``write``'s row count, {column: values that did not convert})."""
+    added = _ADDED_COLUMNS.get(table.name, ())
+    con, compiled = prepare_query(store, query, since, until, limit_cap=None)
+    names = [n for n, _ in compiled.columns]
+    if names + list(added) != list(table.column_names):
+        raise CollectError(f"query for table {table.name!r} returns columns {names}, "
+                           f"the table has {list(table.column_names)}")
+    aliases = [f"c{i}" for i in range(len(names))]
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _iw_result AS SELECT * FROM ({compiled.sql}) AS q({', '.join(aliases)})",
+                compiled.params).fetchall()
+    try:
+        converted, bad_terms = [], []
+        for alias, (name, vtype), (_, duck) in zip(aliases, compiled.columns, table.columns[:len(names)]):
+            t = Typed(vtype, alias)
+            expr = _convert_sql(t, duck)
+            converted.append(f"{expr} AS {quote_ident(name)}")
+            if duck != "VARCHAR" and not (duck == "TIMESTAMP" and vtype is ValueType.TIMESTAMP):
+                # only these conversions can fail (text and timestamps-as-timestamps cannot)
+                bad_terms.append((name, f"count(*) FILTER (WHERE {as_text(t)} IS NOT NULL AND ({expr}) IS NULL)"))
+        counts = con.execute("SELECT count(*)" + "".join(f", {sql}" for _, sql in bad_terms)
+                             + " FROM _iw_result").fetchall()[0]
+        nulls = "".join(f", NULL AS {quote_ident(n)}" for n in added)
+        rows = write(con.sql(f"SELECT *{nulls} FROM (SELECT {', '.join(converted)} FROM _iw_result)")
+                     .to_arrow_reader(_BATCH_ROWS))
+    finally:
+        con.execute("DROP TABLE IF EXISTS _iw_result").fetchall()
+    return rows, {name: int(n) for (name, _), n in zip(bad_terms, counts[1:]) if n}

@@ -1,0 +1,146 @@
+"""Post-processing of standard query results that a Logs Insights query cannot do itself (one rule each, used by
+both collectors; each query's header documents it).
+
+- ``library_signals``: the query returns raw events (``@timestamp``, ``@log``, ``@message``); the table is their
+  expansion into (time, log_group, library, signal, events) per 1-minute bin: EMF documents of Powertools Metrics /
+  aws-embedded-metrics, and Powertools idempotency exception lines.
+- ``stuck_keys``: ``age_s`` = window end - claimed_at (seconds) and ``expired`` = in_progress_expires_at < window end,
+  relative to the window end of the collection (``--until``, else the last event / the collection time).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from collector.parquet import parse_timestamp_ms
+
+__all__ = ["POST_PROCESS", "expand_library_signals", "library_signals_rows", "stuck_key_ages"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_EXCEPTION_NAME = re.compile(r"^\[ERROR\]\s(?:\S+\s+\S+\s+)?(Idempotency[A-Za-z]*Error):")
+
+
+def _outcome_for_metric(name: str) -> str:
+    from emitter.contract import METRIC_OUTCOME, Metric
+
+    try:
+        return METRIC_OUTCOME[Metric(name)].value
+    except (ValueError, KeyError):
+        return name
+
+
+def _outcome_for_exception(name: str) -> str:
+    from emitter.contract import EXCEPTION_OUTCOME
+
+    mapped = EXCEPTION_OUTCOME.get(name)
+    return mapped.value if mapped else name
+
+
+def _emf_library(doc: Mapping[str, Any]) -> str:
+    if "ServiceName" in doc and "ServiceType" in doc:
+        return "aws-embedded-metrics"  # its default dimensions (LogGroup, ServiceName, ServiceType)
+    if "service" in doc:
+        return "powertools"  # Powertools Metrics always adds the "service" dimension
+    return "emf"
+
+
+def _metric_events(value: Any, unit: str | None) -> float | None:
+    values = value if isinstance(value, list) else [value]
+    nums = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if not nums:
+        return None
+    return float(sum(nums)) if unit == "Count" else float(len(nums))
+
+
+def expand_library_signals(rows: Iterable[tuple[datetime, str | None, str]]) -> tuple[list[tuple], int]:
+    """Expand the library_signals query rows ``(@timestamp as aware UTC datetime, @log, @message)`` into table rows
+    ``(time, log_group, library, signal, events)`` summed per 1-minute bin.
+
+    A Powertools idempotency exception line counts 1 under the emitter outcome its exception maps to
+    (``emitter.contract.EXCEPTION_OUTCOME``); an EMF metric counts its value summed (unit ``Count``) or its number of
+    values (other units), under the outcome the metric maps to (``emitter.contract.METRIC_OUTCOME``) or its name.
+
+    Returns (rows sorted by time/log_group/library/signal, number of EMF metric entries that were dropped because
+    their value was not numeric).
+    """
+    acc: dict[tuple, float] = defaultdict(float)
+    dropped = 0
+    for ts, log_group, message in rows:
+        minute = ts.replace(second=0, microsecond=0)
+        m = _EXCEPTION_NAME.match(message or "")
+        if m:
+            acc[(minute, log_group, "powertools", _outcome_for_exception(m.group(1)))] += 1.0
+            continue
+        try:
+            doc = json.loads(message)
+        except (TypeError, ValueError):
+            continue
+        if not isinstance(doc, dict) or not isinstance(doc.get("_aws"), dict):
+            continue
+        library = _emf_library(doc)
+        directives = doc["_aws"].get("CloudWatchMetrics")
+        for directive in directives if isinstance(directives, list) else []:
+            metrics = directive.get("Metrics") if isinstance(directive, dict) else None
+            for metric in metrics if isinstance(metrics, list) else []:
+                if not isinstance(metric, dict) or not isinstance(metric.get("Name"), str):
+                    dropped += 1
+                    continue
+                name = metric["Name"]
+                events = _metric_events(doc.get(name), metric.get("Unit"))
+                if events is None:
+                    dropped += 1
+                    continue
+                acc[(minute, log_group, library, _outcome_for_metric(name))] += events
+    out = sorted(((k[0], k[1], k[2], k[3], v) for k, v in acc.items()),
+                 key=lambda r: (r[0], r[1] or "", r[2], r[3]))
+    return out, dropped
+
+
+def library_signals_rows(rows: Iterable[Mapping[str, str | None]]) -> tuple[list[dict[str, str | None]], int]:
+    """``expand_library_signals`` over result rows in the GetQueryResults form (field -> string value;
+    ``@timestamp`` as ``YYYY-MM-DD HH:MM:SS.mmm`` or epoch ms), returning table rows in the same string form
+    (``time`` in epoch ms, ``events`` as ``repr(float)``, which parses back exactly) for ``parquet.to_arrow``.
+    Rows without a timestamp are ignored. Returns (rows, EMF entries dropped as not numeric)."""
+    triples = []
+    for r in rows:
+        ts = r.get("@timestamp")
+        if ts:
+            triples.append((_EPOCH + timedelta(milliseconds=parse_timestamp_ms(ts)), r.get("@log"),
+                            r.get("@message") or ""))
+    expanded, dropped = expand_library_signals(triples)
+    out = [{"time": str((t - _EPOCH) // timedelta(milliseconds=1)), "log_group": lg, "library": lib, "signal": sig,
+            "events": repr(float(ev))} for t, lg, lib, sig, ev in expanded]
+    return out, dropped
+
+
+POST_PROCESS: dict[str, Callable[[list[dict[str, str | None]]], tuple[list[dict[str, str | None]], int]]] = {
+    "library_signals": library_signals_rows,
+}
+"""Tables whose query output is not the table itself: table -> expansion of the string rows."""
+
+
+def stuck_key_ages(table: pa.Table, window_end_ms: int | None) -> pa.Table:
+    """``table`` (stuck_keys schema, ``claimed_at``/``in_progress_expires_at`` Arrow timestamps in ms) with
+    ``age_s`` = (window_end_ms - claimed_at) / 1000 (float64 seconds) and ``expired`` = in_progress_expires_at <
+    window end (bool) replaced. ``window_end_ms``: epoch milliseconds; None (no window end known) or a null input
+    gives null."""
+    n = table.num_rows
+    if window_end_ms is None or n == 0:
+        age = pa.nulls(n, pa.float64())
+        expired = pa.nulls(n, pa.bool_())
+    else:
+        end = pa.scalar(int(window_end_ms), pa.int64())
+        claimed = table.column("claimed_at").cast(pa.int64())
+        expires = table.column("in_progress_expires_at").cast(pa.int64())
+        age = pc.divide(pc.subtract(end, claimed).cast(pa.float64()), 1000.0)
+        expired = pc.less(expires, end)
+    table = table.set_column(table.schema.get_field_index("age_s"), "age_s", age)
+    return table.set_column(table.schema.get_field_index("expired"), "expired", expired)
