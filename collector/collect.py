@@ -38,10 +38,10 @@ from typing import Any
 from collector.exceptions import CollectError
 from collector.fingerprint import appendable, sha256_file
 from collector.ingest import EventStore, UnknownFormatError
-from collector.insights.sql import harden_connection
 from collector.ingest.constants import MAX_DECOMPRESSED_BYTES, Reason
 from collector.ingest.source import entry_kind, list_log_files
 from collector.ingest.types import FileReport, IngestReport
+from collector.insights.sql import harden_connection
 from collector.local_tables import Progress, write_standard_tables
 from collector.run_lock import run_lock
 from collector.standard_queries import load_standard_queries

@@ -18,8 +18,8 @@ from typing import ClassVar
 import click
 
 from collector.cli_support import TIME, require_range
-from collector.timerange import parse_time
 from collector.ingest.constants import MAX_DECOMPRESSED_BYTES
+from collector.timerange import parse_time
 
 __all__ = ["collect", "parse_time", "query"]
 
