@@ -21,7 +21,8 @@ from dashboard.constants import TOP_N
 from dashboard.data import NOT_SET, Dataset
 from emitter.contract import Outcome
 
-__all__ = ["SEARCH_FIELDS", "search", "top_event_ids", "top_keys", "top_record_ages", "warm"]
+__all__ = ["SEARCH_FIELDS", "failures_by_log_group", "log_groups", "search", "top_event_ids", "top_keys",
+           "top_record_ages", "warm"]
 
 SEARCH_FIELDS: dict[str, tuple[str, ...]] = {
     "Any id": ("idempotency_key", "event_id", "correlation_id", "function_request_id"),
@@ -68,6 +69,43 @@ TOP_EVENT_COLUMNS = ("event_id", "event_source", "service", "operation", "events
                      "last_seen")
 AGE_COLUMNS = ("timestamp", "service", "operation", "event_source", "event_id", "idempotency_key", "attempt",
                "record_age_ms")
+
+
+def log_groups(ds: Dataset, f: Filters) -> frozenset[str] | None:
+    """Log groups whose trail records carry the selected services / operations / event sources (None = no such
+    filter selected, or no trail to map them: tables keyed by log group are then not filtered)."""
+    if ds.trail_path is None or not (f.services or f.operations or f.event_sources):
+        return None
+    m = _log_group_map(ds.trail_path, ds.fingerprint)
+    for col, vals in (("service", f.services), ("operation", f.operations), ("event_source", f.event_sources)):
+        if vals:
+            m = m[m[col].isin(vals)]
+    return frozenset(m["log_group"].tolist())
+
+
+@lru_cache(maxsize=8)
+def _log_group_map(path: Path, fp: str) -> pd.DataFrame:
+    sql = f"""SELECT DISTINCT log_group, coalesce(service, '{NOT_SET}') AS service,
+                     coalesce(operation, '{NOT_SET}') AS operation, coalesce(event_source, '{NOT_SET}') AS event_source
+              FROM TRAIL WHERE log_group IS NOT NULL"""
+    return _query(path, sql, [])
+
+
+def failures_by_log_group(ds: Dataset, f: Filters, outcomes: tuple[str, ...]) -> pd.DataFrame:
+    """Emitter failure records per log group and outcome in the window (columns ``log_group``, ``outcome``,
+    ``events``): the errors of a Lambda function as the emitter saw them."""
+    if ds.trail_path is None:
+        return _empty(("log_group", "outcome", "events"))
+    return _failures(ds.trail_path, ds.fingerprint, f, outcomes).copy()
+
+
+@lru_cache(maxsize=64)
+def _failures(path: Path, fp: str, f: Filters, outcomes: tuple[str, ...]) -> pd.DataFrame:
+    where, params = _where(f)
+    sql = f"""SELECT log_group, outcome, count(*) AS events FROM TRAIL
+              WHERE {where} AND outcome IN ({', '.join('?' * len(outcomes))}) AND log_group IS NOT NULL
+              GROUP BY ALL ORDER BY events DESC, log_group, outcome"""
+    return _query(path, sql, params + list(outcomes))
 
 
 def top_keys(ds: Dataset, outcome: str, f: Filters, n: int = TOP_N) -> pd.DataFrame:
