@@ -105,7 +105,8 @@ class Dataset:
         """The named table (an empty frame with the right columns when it was not collected)."""
         if name not in SCHEMAS or name == TRAIL:
             raise KeyError(f"not an in-memory table: {name!r}")
-        return self.tables.get(name, empty_table(name))
+        t = self.tables.get(name)  # not .get(name, empty_table(name)): that builds an empty frame on every call
+        return t if t is not None else empty_table(name)
 
     @property
     def ok(self) -> bool:

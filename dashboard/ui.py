@@ -351,35 +351,6 @@ def bar_series(df: pd.DataFrame, by: str, window: tuple[datetime, datetime], bin
     return fig
 
 
-def sparkline(points: pd.DataFrame, window: tuple[datetime, datetime], *, kind: str, colour: str | None = None,
-              unit: tuple[str, float] | None = None) -> go.Figure:
-    """A tile's trend: ``points`` (``time``, ``value``) as a small line or bar chart over ``window``, no legend,
-    hover showing the value in the tile's unit. ``kind``: "count" (bars, integer ticks), "rate" (fraction,
-    shown in percent) or "duration" (ms, shown in ``unit`` = (name, ms per unit))."""
-    fig = go.Figure()
-    x = _py(points["time"])
-    if kind == "rate":
-        y, fmt = _py(points["value"] * 100), "%{y:.2f}%"
-    elif kind == "duration":
-        name, per = unit or ("ms", 1.0)
-        y, fmt = _py(points["value"] / per), "%{y:.1f} " + name
-    else:
-        y, fmt = _py(points["value"]), "%{y:,d}"
-    hover = "%{x|%H:%M} UTC · " + fmt + "<extra></extra>"
-    if kind == "count":
-        fig.add_trace(go.Bar(x=x, y=y, marker_color=colour, hovertemplate=hover))
-    else:
-        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line_color=colour, line_width=1.5, hovertemplate=hover,
-                                 connectgaps=False))
-    fig.update_layout(height=70, margin={"l": 0, "r": 0, "t": 2, "b": 0}, showlegend=False, bargap=0.1,
-                      xaxis={"visible": False, "range": [window[0].isoformat(), window[1].isoformat()]},
-                      yaxis={"visible": False, "rangemode": "tozero"})
-    return fig
-
-
-def chart(fig: go.Figure, key: str, *, static: bool = False) -> None:
-    """A Plotly chart keyed ``key`` (container class ``st-key-<key>``). ``static``: no mode bar (sparklines)."""
-    config: dict[str, Any] = {"displaylogo": False}
-    if static:
-        config.update(displayModeBar=False, staticPlot=False)
-    st.plotly_chart(fig, width="stretch", key=key, config=config)
+def chart(fig: go.Figure, key: str) -> None:
+    """A Plotly chart keyed ``key`` (container class ``st-key-<key>``)."""
+    st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False})

@@ -44,8 +44,6 @@ HEALTH_COLUMN_CONFIG = {
 }
 
 
-TREND_COLOUR = "#636EFA"
-"""Colour of the tile trends (a signal, not an operation: one colour for all)."""
 _SPARK_KIND = {SignalKind.COUNT: "count", SignalKind.RATE: "rate", SignalKind.AGE: "duration"}
 
 
@@ -102,14 +100,12 @@ def _tile(ds, f, t, emitter: bool) -> None:
         trend = lib.groupby("time", as_index=False)["value"].sum()
         kind = "count"
     flat = delta is not None and abs(delta) < 1e-12
+    spark = _spark(trend, kind)
     # an increase is bad for every signal (inverse colours); no change is grey without an arrow
     st.metric(label, shown, delta_text, delta_color="off" if flat else "inverse",
-              delta_arrow="off" if flat else "auto", help=help_text)
-    if trend is not None and len(trend) and trend["value"].fillna(0).abs().sum() > 0:
-        unit = duration_unit(float(trend["value"].max())) if kind == "duration" else None
-        ui.chart(ui.sparkline(trend, (f.start, f.end), kind=kind, colour=TREND_COLOUR, unit=unit),
-                 key=f"spark-{sig.key}", static=True)
-    elif sig.kind is not SignalKind.STUCK:
+              delta_arrow="off" if flat else "auto", help=help_text, chart_data=spark,
+              chart_type="bar" if kind == "count" else "line")
+    if spark is None and sig.kind is not SignalKind.STUCK:
         st.caption("no trend: nothing in this window")
     for r in others:
         d = "" if r.previous is None else f" (Δ {_count_delta(r.value - r.previous)})"
@@ -117,6 +113,19 @@ def _tile(ds, f, t, emitter: bool) -> None:
     if stuck_scan is not None:
         st.caption(f"{sources.STUCK_SCAN_LABEL}: {stuck_scan:,} stuck at scan time")
     st.page_link(sig.page, label="Details")
+
+
+def _spark(trend, kind: str | None) -> list[float] | None:
+    """The tile's trend as the metric's own sparkline values (one per bin over the window, gaps as 0), in the
+    tile's unit: percent for a rate, the unit of the largest value for a duration. None when all zero."""
+    if trend is None or not len(trend) or trend["value"].fillna(0).abs().sum() == 0:
+        return None
+    v = trend["value"].astype(float).fillna(0.0)
+    if kind == "rate":
+        v = v * 100
+    elif kind == "duration":
+        v = v / duration_unit(float(v.max()))[1]
+    return [round(x, 4) for x in v.tolist()]
 
 
 def _count_delta(d: float | None) -> str | None:
