@@ -48,17 +48,18 @@ def render() -> None:
 
 
 def _tiles(t: dict) -> None:
-    c = st.columns(6)
-    c[0].metric("Invocations", f"{t['invocations']:,.0f}", border=True)
+    top, bottom = st.columns(4), st.columns(4)
+    top[0].metric("Invocations", f"{t['invocations']:,.0f}", border=True)
     rate = t["cold_start_rate"]
-    c[1].metric("Cold starts", f"{t['cold_starts']:,.0f}", None if rate is None else f"{rate * 100:.1f}% of invocations",
-                delta_color="off", delta_arrow="off", border=True)
-    c[2].metric("Timeouts", f"{t['timeouts']:,.0f}", border=True, help="REPORT lines with Status: timeout.")
-    c[3].metric("Avg duration", format_ms(t["avg_duration_ms"]), border=True, help="Invocation-weighted mean.")
-    c[4].metric("p95 / max duration", f"{format_ms(t['p95_duration_ms'])} / {format_ms(t['max_duration_ms'])}",
-                border=True, help="p95: the largest 1-minute p95 in the window; max: exact.")
-    c[5].metric("Peak memory used", f"{t['max_memory_used_mb']:,.0f} MB" if t["max_memory_used_mb"] is not None
-                else "–", border=True, help="Max Memory Used of the REPORT lines (MB = 10^6 bytes).")
+    top[1].metric("Cold starts", f"{t['cold_starts']:,.0f}", None if rate is None else f"{rate * 100:.1f}%",
+                  delta_color="off", delta_arrow="off", border=True, help="Share of invocations that were cold.")
+    top[2].metric("Timeouts", f"{t['timeouts']:,.0f}", border=True, help="REPORT lines with Status: timeout.")
+    top[3].metric("Peak memory used", f"{t['max_memory_used_mb']:,.0f} MB" if t["max_memory_used_mb"] is not None
+                  else "–", border=True, help="Max Memory Used of the REPORT lines (MB = 10^6 bytes).")
+    bottom[0].metric("Avg duration", format_ms(t["avg_duration_ms"]), border=True, help="Invocation-weighted mean.")
+    bottom[1].metric("p95 duration", format_ms(t["p95_duration_ms"]), border=True,
+                     help="The largest 1-minute p95 in the window (an upper bound).")
+    bottom[2].metric("Max duration", format_ms(t["max_duration_ms"]), border=True)
 
 
 def _charts(ds, f) -> None:
