@@ -55,12 +55,17 @@ def test_cli_prints_url_and_serves(sample_data):
         with urllib.request.urlopen(url + "/_stcore/health", timeout=10) as r:
             assert r.status == 200
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _interrupt(proc)
+
+
+def _interrupt(proc: subprocess.Popen) -> None:
+    """Ctrl-C the CLI and wait for it (killed after 20 s)."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def _children(pid: int) -> list[int]:
@@ -158,8 +163,4 @@ def test_cli_host_beyond_loopback_warns_once(sample_data):
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=10) as r:
             assert r.status == 200
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        _interrupt(proc)
