@@ -22,7 +22,7 @@ from dashboard.cloudwatch_source import (
     source_status,
 )
 
-__all__ = ["BUTTON_KEY", "PANEL_KEY", "auto_refresh", "cost_caption", "panel", "source"]
+__all__ = ["BUTTON_KEY", "PANEL_KEY", "auto_refresh", "cost_caption", "panel", "refresh_is_due", "source"]
 
 BUTTON_KEY = "cw_collect_now"
 PANEL_KEY = "cw_source"
@@ -52,10 +52,15 @@ def _read_manifest(data_dir: Path) -> dict[str, Any] | None:
     return m if isinstance(m, dict) else None
 
 
+def refresh_is_due(src: CloudWatchSource, data_dir: Path) -> bool:
+    """True when ``src`` wants a collection now (``refresh_every_s`` set and the data older than that)."""
+    return refresh_due(src, _read_manifest(data_dir), data_dir)
+
+
 def auto_refresh(src: CloudWatchSource, data_dir: Path) -> None:
     """With ``refresh_every_s``: collect before the data is loaded when it is older than that (``refresh_due``).
     Errors are not raised: the panel shows the last failure."""
-    if not refresh_due(src, _read_manifest(data_dir), data_dir):
+    if not refresh_is_due(src, data_dir):
         return
     _collect(src, data_dir, "Data older than the refresh interval: collecting from CloudWatch…")
 

@@ -1,4 +1,4 @@
-"""``idemwatch dashboard --data DIR [--port P] [--cloudwatch-log-group NAME | --cloudwatch-log-group-prefix P ...]``."""
+"""``idemwatch dashboard --data DIR [--host H] [--port P] [--cloudwatch-log-group NAME | --cloudwatch-log-group-prefix P ...]``."""
 
 from __future__ import annotations
 
@@ -30,7 +30,10 @@ _CLOUDWATCH_ONLY = ("since", "region", "profile", "endpoint_url", "refresh_every
 @click.command("dashboard")
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("idemwatch-data"),
               show_default=True, help="Data directory written by `idemwatch collect` or `idemwatch demo`.")
-@click.option("--port", type=click.IntRange(1, 65535), default=None, help="Port on 127.0.0.1 (default: a free one).")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on. Anything but loopback (e.g. 0.0.0.0 for a team) serves the data to "
+                   "everyone who can reach it, without authentication: put an authenticating proxy in front.")
+@click.option("--port", type=click.IntRange(1, 65535), default=None, help="Port to listen on (default: a free one).")
 @click.option("--open-browser/--no-open-browser", default=False, show_default=True,
               help="Let streamlit open a browser tab.")
 @_collect_option("log_groups", "--cloudwatch-log-group",
@@ -48,10 +51,11 @@ _CLOUDWATCH_ONLY = ("since", "region", "profile", "endpoint_url", "refresh_every
               help="With --cloudwatch-*: collect again on the next page view once the data is older than this "
                    "(5m, 1h). Default: only when asked (sidebar button).")
 @click.pass_context
-def dashboard(ctx: click.Context, data_dir: Path, port: int | None, open_browser: bool, log_groups: tuple[str, ...],
+def dashboard(ctx: click.Context, data_dir: Path, host: str, port: int | None, open_browser: bool, log_groups: tuple[str, ...],
               prefixes: tuple[str, ...], since: str, region: str | None, profile: str | None,
               endpoint_url: str | None, refresh_every: str | None) -> None:
-    """Serve the dashboard over collected tables on 127.0.0.1 (optionally collecting from CloudWatch first)."""
+    """Serve the dashboard over collected tables (127.0.0.1 unless --host; optionally collecting from CloudWatch
+    first)."""
     from dashboard.cloudwatch_source import ENV_CLOUDWATCH_SOURCE
     from dashboard.exceptions import DashboardStartError
     from dashboard.serve import serve
@@ -65,7 +69,7 @@ def dashboard(ctx: click.Context, data_dir: Path, port: int | None, open_browser
     # always set: an inherited value must not turn the source on when this run did not ask for it
     env = {ENV_CLOUDWATCH_SOURCE: source.to_json() if source is not None else ""}
     try:
-        rc = serve(data_dir, port=port, headless=not open_browser, env=env)
+        rc = serve(data_dir, host=host, port=port, headless=not open_browser, env=env)
     except DashboardStartError as exc:
         raise click.ClickException(str(exc)) from exc
     raise SystemExit(rc)

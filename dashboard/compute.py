@@ -43,17 +43,22 @@ __all__ = [
     "attempt_distribution",
     "breakdown",
     "choose_bin",
+    "colour_map",
     "default_preset",
+    "duration_unit",
     "error_codes",
     "filter_frame",
     "format_delta",
+    "format_ms",
     "format_value",
     "health_table",
+    "in_unit",
     "outcome_totals",
     "preset_window",
     "record_age_series",
     "signal_value",
     "stuck_keys",
+    "tile_trend",
     "tiles",
     "timeseries",
 ]
@@ -203,6 +208,26 @@ def _covers(ds: Dataset, f: Filters) -> bool:
     return ds.start is not None and ds.start <= f.start and f.end <= ds.end  # type: ignore[operator]
 
 
+PALETTE: tuple[str, ...] = (
+    # Plotly's default qualitative colours, then D3's: readable on the light and the dark theme
+    "#636EFA", "#EF553B", "#00CC96", "#AB63FA", "#FFA15A", "#19D3F3", "#FF6692", "#B6E880", "#FF97FF", "#FECB52",
+    "#1F77B4", "#FF7F0E", "#2CA02C", "#D62728", "#9467BD", "#8C564B", "#E377C2", "#7F7F7F", "#BCBD22", "#17BECF",
+)
+"""Series colours, given out in sorted-value order by :func:`colour_map`."""
+
+
+@_memo
+def colour_map(ds: Dataset, dimension: str = "operation") -> dict[str, str]:
+    """A stable colour per value of ``dimension`` (operation, service, event_source, log_group, library): every
+    value of the whole dataset (every in-memory table with that column) sorted, the i-th gets ``PALETTE[i]``
+    (cycling). So one operation has one colour on every page whatever the filters. Shared: do not mutate."""
+    values: set[str] = set()
+    for df in ds.tables.values():
+        if dimension in df.columns:
+            values.update(str(v) for v in df[dimension].unique().tolist() if v is not None)
+    return {v: PALETTE[i % len(PALETTE)] for i, v in enumerate(sorted(values))}
+
+
 # ----------------------------------------------------------------------------- values
 @_memo
 def outcome_totals(ds: Dataset, f: Filters) -> dict[str, int]:
@@ -273,19 +298,78 @@ def format_delta(sig: Signal, d: float | None) -> str | None:
     return f"{int(d):+,}"
 
 
-def format_ms(ms: float) -> str:
+DURATION_UNITS: tuple[tuple[str, float], ...] = (("ms", 1.0), ("s", 1000.0), ("min", 60_000.0), ("h", 3_600_000.0))
+"""(unit, ms per unit), smallest first: every duration the dashboard shows (tiles, axes, tables) uses these."""
+
+
+def duration_unit(ms: float | None) -> tuple[str, float]:
+    """The unit a duration of ``ms`` milliseconds is shown in: ms below 1 s, s below 1 min, min below 1 h, else h.
+    For an axis or a table column, pass the largest value: the whole axis/column then uses one unit, the same a
+    tile with that value shows."""
+    if ms is None or (isinstance(ms, float) and math.isnan(ms)):
+        return DURATION_UNITS[0]
+    unit = DURATION_UNITS[0]
+    for u in DURATION_UNITS:
+        if abs(ms) >= u[1]:
+            unit = u
+    return unit
+
+
+def format_ms(ms: float | None) -> str:
+    """A duration in ms as text in its :func:`duration_unit` ("850 ms", "12.3 s", "6.7 min", "2.1 h")."""
     if ms is None or (isinstance(ms, float) and math.isnan(ms)):
         return "–"
-    if ms < 1000:
-        return f"{ms:.0f} ms"
-    if ms < 60_000:
-        return f"{ms / 1000:.1f} s"
-    if ms < 3_600_000:
-        return f"{ms / 60_000:.1f} min"
-    return f"{ms / 3_600_000:.1f} h"
+    name, per = duration_unit(ms)
+    return f"{ms:.0f} ms" if per == 1.0 else f"{ms / per:.1f} {name}"
+
+
+def in_unit(values: pd.Series, unit_ms: float | None = None) -> tuple[pd.Series, str]:
+    """A column of ms durations converted to one unit (that of its largest value unless ``unit_ms`` is given);
+    returns (converted column, unit name) so a table header says the unit once."""
+    name, per = duration_unit(float(values.max()) if unit_ms is None and len(values) and values.notna().any()
+                              else unit_ms)
+    return values / per, name
 
 
 # ----------------------------------------------------------------------------- series
+@_memo
+def tile_trend(ds: Dataset, sig: Signal, f: Filters) -> pd.DataFrame:
+    """The Overview tile's trend: one value per bin (``time``, ``value``) over ``f``, bins by :func:`choose_bin`.
+
+    COUNT: records of the outcome per bin (all operations); RATE: outcome / received per bin (null where nothing
+    was received); AGE: max RecordAge (ms) per bin. STUCK has no trend (a state at the window end): empty.
+    """
+    if sig.kind is SignalKind.STUCK:
+        return pd.DataFrame(columns=["time", "value"])
+    b = choose_bin(f.start, f.end)
+    if sig.kind is SignalKind.AGE:
+        a = filter_frame(ds, "record_age", f)
+        a = a[a["records"] > 0]
+        g = a.assign(time=_bin_floor(a["time"], b)).groupby("time", as_index=False)["max_ms"].max()
+        return g.rename(columns={"max_ms": "value"})
+    per = _outcome_bins(ds, f, b)
+    zero = pd.Series(0, index=per.index, dtype="int64")
+    num = per.get(sig.outcome.value, zero)  # type: ignore[union-attr]
+    if sig.kind is SignalKind.COUNT:
+        value = num
+    else:
+        rec = per.get(Outcome.RECEIVED.value, zero)
+        value = num / rec.where(rec > 0)
+    return pd.DataFrame({"time": per.index, "value": value.to_numpy()})
+
+
+@_memo
+def _outcome_bins(ds: Dataset, f: Filters, b: timedelta) -> pd.DataFrame:
+    """Outcome records per bin: index ``time`` (every bin of the window), one column per outcome present."""
+    o = filter_frame(ds, "outcomes", f)
+    bins = pd.date_range(pd.Timestamp(f.start).floor(pd.Timedelta(b)), f.end, freq=pd.Timedelta(b),
+                         inclusive="left", unit="ms", name="time")
+    t = o.assign(time=_bin_floor(o["time"], b)).pivot_table(index="time", columns="outcome", values="events",
+                                                           aggfunc="sum", observed=True, fill_value=0)
+    t.columns = [str(c) for c in t.columns]
+    return t.reindex(bins, fill_value=0)
+
+
 @_memo
 def timeseries(ds: Dataset, sig: Signal, f: Filters, by: str = "operation") -> tuple[pd.DataFrame, timedelta]:
     """Per-bin values of a COUNT or RATE signal, split by ``by`` (a dimension column).

@@ -17,6 +17,11 @@ ENV_DATA_DIR = "IDEMWATCH_DATA"
 ENV_ALARMS_CONFIG = "IDEMWATCH_ALARMS_CONFIG"
 """Optional alarm stack config for the Alarms page (default: the demo stack shipped in ``alarms/``)."""
 
+ENV_REFRESH_S = "IDEMWATCH_REFRESH_S"
+"""Seconds between an open page's checks for new data (0 turns the check off)."""
+REFRESH_S = 10.0
+"""Default of ``$IDEMWATCH_REFRESH_S``: a re-collect shows up on every open page within 10 s."""
+
 TABLES_DIR = "tables"
 MANIFEST_FILE = "manifest.json"
 SOURCE_BIN = timedelta(minutes=1)

@@ -25,21 +25,43 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pandas as pd
 import pyarrow.parquet as pq
 
-from collector.tables import TABLES
+from collector.tables import TABLES, Table
 from dashboard.constants import MANIFEST_FILE, SOURCE_BIN, TABLES_DIR
 
 __all__ = ["DataStatus", "Dataset", "clear_cache", "empty_table", "fingerprint", "load_dataset"]
 
 TRAIL = "trail"
+TABLE_STUCK_SCAN = "idempotency_table_stuck"
+"""The DynamoDB scan of the idempotency table (``collect cloudwatch --idempotency-table``): optional, so its
+absence is not a problem."""
+
+
+def _optional_tables() -> dict[str, Table]:
+    """Tables a collector writes only on request, by name, with their schema from the collector: from
+    ``collector.tables.TABLES`` once it lists them, else from the module that writes them."""
+    if TABLE_STUCK_SCAN in TABLES:
+        return {TABLE_STUCK_SCAN: TABLES[TABLE_STUCK_SCAN]}
+    try:
+        from collector.cloudwatch.stuck_keys import STUCK_TABLE
+    except ImportError:  # pragma: no cover - the CloudWatch part not installed
+        return {}
+    return {STUCK_TABLE.name: STUCK_TABLE}
+
+
+OPTIONAL_TABLES: Mapping[str, Table] = MappingProxyType(_optional_tables())
+"""Optional table name -> schema (read like the standard ones; missing = empty, not a problem)."""
+SCHEMAS: Mapping[str, Table] = MappingProxyType({**TABLES, **OPTIONAL_TABLES})
+"""Every table the dashboard reads: the standard ones and the optional ones."""
 NOT_SET = "(none)"
 """Shown for a null service/operation/event source (e.g. a record without ``event_source``)."""
 _DIMENSION_COLUMNS = ("service", "operation", "event_source")
-_CATEGORY_COLUMNS = (*_DIMENSION_COLUMNS, "outcome", "log_group", "error_class")
+_CATEGORY_COLUMNS = (*_DIMENSION_COLUMNS, "outcome", "log_group", "error_class", "library", "signal")
 """Low-cardinality columns held as pandas categoricals: filters and group-bys on 100k-row
 tables stay in the millisecond range."""
 _CACHE_SIZE = 4
@@ -81,9 +103,10 @@ class Dataset:
 
     def table(self, name: str) -> pd.DataFrame:
         """The named table (an empty frame with the right columns when it was not collected)."""
-        if name not in TABLES or name == TRAIL:
-            raise KeyError(f"not an in-memory standard table: {name!r}")
-        return self.tables.get(name, empty_table(name))
+        if name not in SCHEMAS or name == TRAIL:
+            raise KeyError(f"not an in-memory table: {name!r}")
+        t = self.tables.get(name)  # not .get(name, empty_table(name)): that builds an empty frame on every call
+        return t if t is not None else empty_table(name)
 
     @property
     def ok(self) -> bool:
@@ -92,7 +115,7 @@ class Dataset:
 
 def empty_table(name: str) -> pd.DataFrame:
     """An empty DataFrame with the columns (and pandas dtypes) of standard table ``name``."""
-    return _coerce(pd.DataFrame({c: pd.Series([], dtype=object) for c in TABLES[name].column_names}), name)
+    return _coerce(pd.DataFrame({c: pd.Series([], dtype=object) for c in SCHEMAS[name].column_names}), name)
 
 
 def fingerprint(data_dir: Path) -> str:
@@ -107,7 +130,7 @@ def fingerprint(data_dir: Path) -> str:
     except OSError:
         h.update(b"no-manifest")
     tables = data_dir / TABLES_DIR
-    for name in sorted(TABLES):
+    for name in sorted(SCHEMAS):
         p = tables / f"{name}.parquet"
         try:
             st = p.stat()
@@ -168,12 +191,13 @@ def _load(data_dir: Path, fp: str) -> Dataset:
     tdir = data_dir / TABLES_DIR
     tables: dict[str, pd.DataFrame] = {}
     found = 0
-    for name in TABLES:
+    for name in SCHEMAS:
         if name == TRAIL:
             continue
         path = tdir / f"{name}.parquet"
         if not path.is_file():
-            problems.append(f"table {name!r} was not collected ({path.name} missing)")
+            if name not in OPTIONAL_TABLES:
+                problems.append(f"table {name!r} was not collected ({path.name} missing)")
             tables[name] = empty_table(name)
             continue
         found += 1
@@ -183,12 +207,12 @@ def _load(data_dir: Path, fp: str) -> Dataset:
             problems.append(f"table {name!r}: unreadable ({type(exc).__name__}: {exc})")
             tables[name] = empty_table(name)
             continue
-        missing = [c for c in TABLES[name].column_names if c not in df.columns]
+        missing = [c for c in SCHEMAS[name].column_names if c not in df.columns]
         if missing:
             problems.append(f"table {name!r}: missing columns {missing}; table ignored")
             tables[name] = empty_table(name)
             continue
-        df = _coerce(df[list(TABLES[name].column_names)], name)
+        df = _coerce(df[list(SCHEMAS[name].column_names)], name)
         if "time" in df.columns:  # sorted by bin so a time window is a binary-search slice
             df = df.sort_values("time", kind="stable", ignore_index=True)
         tables[name] = df
@@ -217,8 +241,9 @@ def _load(data_dir: Path, fp: str) -> Dataset:
         return Dataset(data_dir=data_dir, fingerprint=fp, status=DataStatus.NO_TABLES, manifest=manifest,
                        problems=tuple(problems))
 
-    times = [tables[n]["time"] for n in ("outcomes", "record_age", "rates", "error_codes", "invocations")
-             if len(tables[n])]
+    # library_signals too: a fleet on Powertools alone has no emitter records and still has a data window
+    times = [tables[n]["time"] for n in ("outcomes", "record_age", "rates", "error_codes", "invocations",
+                                         "library_signals") if len(tables[n])]
     if times:
         all_t = pd.concat(times)
         start = all_t.min().to_pydatetime()
@@ -234,7 +259,7 @@ def _load(data_dir: Path, fp: str) -> Dataset:
 def _coerce(df: pd.DataFrame, name: str) -> pd.DataFrame:
     """Give a table the pandas dtypes its DuckDB schema implies (timestamps naive UTC, ms)."""
     out = {}
-    for col, typ in TABLES[name].columns:
+    for col, typ in SCHEMAS[name].columns:
         s = df[col]
         if typ == "TIMESTAMP":
             s = pd.to_datetime(s, utc=True).dt.tz_localize(None).astype("datetime64[ms]")
@@ -251,7 +276,7 @@ def _coerce(df: pd.DataFrame, name: str) -> pd.DataFrame:
             if col in _CATEGORY_COLUMNS:
                 s = s.astype("category")
         out[col] = s.reset_index(drop=True)
-    return pd.DataFrame(out, columns=list(TABLES[name].column_names))
+    return pd.DataFrame(out, columns=list(SCHEMAS[name].column_names))
 
 
 def manifest_summary(manifest: Mapping[str, Any] | None) -> dict[str, str]:

@@ -21,7 +21,7 @@ from typing import Self
 from dashboard.constants import ENV_DATA_DIR
 from dashboard.exceptions import DashboardStartError
 
-__all__ = ["APP_PATH", "DashboardServer", "free_port", "serve"]
+__all__ = ["APP_PATH", "LOOPBACK", "DashboardServer", "free_port", "is_loopback", "serve"]
 
 APP_PATH = Path(__file__).resolve().parent / "app.py"
 HEALTH_PATH = "/_stcore/health"
@@ -35,8 +35,27 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+LOOPBACK = "127.0.0.1"
+NO_AUTH_WARNING = ("warning: the dashboard has no authentication: anyone who can reach {url} sees the data "
+                   "(put an authenticating reverse proxy in front; see docs/dashboard-pages.md)")
+"""Printed once when ``--host`` is not a loopback address."""
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and ``localhost``: addresses only this machine reaches."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def streamlit_command(host: str, port: int, headless: bool = True) -> list[str]:
-    """The ``streamlit run`` argv: loopback address, no usage stats, no file watcher, no dev mode."""
+    """The ``streamlit run`` argv: the listen address, no usage stats, no file watcher, no dev mode. No theme is
+    forced: the app follows the viewer's light/dark preference (Streamlit's default)."""
     return [
         sys.executable, "-m", "streamlit", "run", str(APP_PATH),
         "--server.address", host,
@@ -48,7 +67,6 @@ def streamlit_command(host: str, port: int, headless: bool = True) -> list[str]:
         "--browser.serverAddress", host,
         "--global.developmentMode", "false",
         "--client.toolbarMode", "viewer",
-        "--theme.base", "light",
     ]
 
 
@@ -78,7 +96,9 @@ class DashboardServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        """The URL to open: the listen address, or this machine's loopback when listening on every address."""
+        host = LOOPBACK if self.host in ("0.0.0.0", "::", "") else self.host
+        return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
 
     def start(self) -> Self:
         env = dict(os.environ)
@@ -171,6 +191,8 @@ def serve(data_dir: Path | str, host: str = "127.0.0.1", port: int | None = None
             srv.stop()
             return 0
         print(f"idemwatch dashboard: {srv.url}  (data: {srv.data_dir}; Ctrl-C to stop)", flush=True)
+        if not is_loopback(host):
+            print(NO_AUTH_WARNING.format(url=f"{host}:{srv.port}"), file=sys.stderr, flush=True)
         assert srv.proc is not None
         while True:
             try:

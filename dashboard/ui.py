@@ -25,10 +25,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import cloudwatch_panel
+from dashboard import cloudwatch_panel, urlstate
 from dashboard.compute import Filters, choose_bin, default_preset, dimension_values, preset_window
-from dashboard.constants import CUSTOM_RANGE, ENV_DATA_DIR, RANGE_PRESETS
-from dashboard.data import Dataset, DataStatus, load_dataset, manifest_summary, skipped_lines
+from dashboard.constants import CUSTOM_RANGE, ENV_DATA_DIR, ENV_REFRESH_S, RANGE_PRESETS, REFRESH_S
+from dashboard.data import Dataset, DataStatus, fingerprint, load_dataset, manifest_summary, skipped_lines
 
 __all__ = [
     "RENDERED_MARK",
@@ -45,7 +45,10 @@ __all__ = [
 ]
 
 _CTX = "_idemwatch_ctx"
+
 RENDERED_MARK = "rendered in"
+TRAIL_TIME = st.column_config.DatetimeColumn("timestamp (UTC)", format="YYYY-MM-DD HH:mm:ss.SSS")
+"""Column config of a trail record's ``timestamp`` (milliseconds shown: records of one request differ by ms)."""
 """Text of the footer caption each page writes last (the browser test and benchmark wait for it)."""
 _MD_SPECIALS = re.compile("([" + re.escape(string.punctuation) + "])")
 
@@ -103,6 +106,7 @@ def build_context() -> Dataset:
     With a CloudWatch source configured, also refreshes stale data first and draws the
     source panel (``dashboard.cloudwatch_panel``)."""
     t0 = time.perf_counter()
+    urlstate.begin()
     d = data_dir()
     cw = cloudwatch_panel.source()  # None unless `idemwatch dashboard --cloudwatch-...` configured one
     if cw is not None:
@@ -112,8 +116,45 @@ def build_context() -> Dataset:
     f = _sidebar(ds) if ds.ok else None
     if cw is not None:
         cloudwatch_panel.panel(cw, ds.data_dir, ds.manifest, slot)
+    every = refresh_interval_s()
+    if every:
+        with st.sidebar:
+            _watch(d, fingerprint(d) if ds.data_dir.is_dir() else "", cw, every)
     st.session_state[_CTX] = _Run(ds, f, t0)
     return ds
+
+
+def _fragment_run() -> bool:
+    """True while Streamlit runs only a fragment (a timer tick), not the whole page."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return bool(ctx is not None and ctx.fragment_ids_this_run)
+
+
+def refresh_interval_s() -> float:
+    """Seconds between checks for new data (``$IDEMWATCH_REFRESH_S``, default :data:`REFRESH_S`; 0 = never)."""
+    try:
+        return max(0.0, float(os.environ.get(ENV_REFRESH_S, REFRESH_S)))
+    except ValueError:
+        return REFRESH_S
+
+
+def _watch(d: Path, fp: str, cw, every: float) -> None:
+    """Rerun the whole page when the data directory changed (its fingerprint: manifest bytes and table file
+    stats, a few ``stat`` calls) or, with a CloudWatch source, when a collection is due. A fragment on a timer:
+    between changes only this check runs, nothing is redrawn."""
+
+    @st.fragment(run_every=every)
+    def check() -> None:
+        if not _fragment_run():  # the page's own run just loaded the data: nothing to compare yet
+            return
+        now = fingerprint(d) if d.is_dir() else ""
+        if now != fp or (cw is not None and cloudwatch_panel.refresh_is_due(cw, d)):
+            # a CloudWatch collection happens at the start of the app run (cloudwatch_panel.auto_refresh)
+            st.rerun(scope="app")
+
+    check()
 
 
 def context() -> Context:
@@ -128,26 +169,48 @@ def context() -> Context:
     return Context(run.ds, run.filters, run.started)
 
 
+RANGE_CODES: dict[str, str] = {
+    label: ("all" if span is None else f"{int(span.total_seconds() // 60)}m" if span < timedelta(hours=1)
+            else f"{int(span.total_seconds() // 3600)}h" if span <= timedelta(days=1) else f"{span.days}d")
+    for label, span in RANGE_PRESETS} | {CUSTOM_RANGE: "custom"}
+"""Time-range label -> its ``range`` query parameter value (``15m``, ``24h``, ``7d``, ``all``, ``custom``)."""
+_URL_TIME = "%Y-%m-%dT%H:%M"
+
+
+def _decode_window(raw: list[str]):
+    try:
+        lo, hi = (datetime.strptime(x, _URL_TIME) for x in raw[0].split("/", 1))
+    except ValueError:
+        return urlstate.INVALID
+    return (lo, hi) if hi > lo else urlstate.INVALID
+
+
 def _sidebar(ds: Dataset) -> Filters:
     assert ds.start is not None and ds.end is not None
     sb = st.sidebar
     labels = [p[0] for p in RANGE_PRESETS] + [CUSTOM_RANGE]
-    default = default_preset(ds.start, ds.end)
-    if st.session_state.get("f_range") not in labels:
-        st.session_state["f_range"] = default
+    by_code = {c: label for label, c in RANGE_CODES.items()}
+    urlstate.bind("f_range", "range", default=default_preset(ds.start, ds.end),
+                  decode=lambda raw: by_code.get(raw[0], urlstate.INVALID), encode=lambda v: [RANGE_CODES[v]],
+                  valid=urlstate.one_of(labels))
     choice = sb.selectbox("Time range", labels, key="f_range",
                           help="Relative to the end of the collected data, not to the wall clock.")
     if choice == CUSTOM_RANGE:
-        lo, hi = sb.slider("Window (UTC)", min_value=ds.start, max_value=ds.end, value=(ds.start, ds.end),
+        whole = (ds.start, ds.end)
+        urlstate.bind("f_custom", "window", default=whole, decode=_decode_window,
+                      encode=lambda v: [f"{v[0]:{_URL_TIME}}/{v[1]:{_URL_TIME}}"],
+                      valid=lambda v: (max(v[0], ds.start), min(v[1], ds.end)) if min(v[1], ds.end) > max(
+                          v[0], ds.start) else urlstate.INVALID)
+        lo, hi = sb.slider("Window (UTC)", min_value=ds.start, max_value=ds.end,
                            step=pd.Timedelta(minutes=1).to_pytimedelta(), format="MM-DD HH:mm", key="f_custom")
         start, end = (lo, hi) if hi > lo else (ds.start, ds.end)
     else:
         span = dict(RANGE_PRESETS)[choice]
         start, end = preset_window(ds.start, ds.end, span)
-    services = tuple(sb.multiselect("Service", dimension_values(ds, "service"), key="f_service", placeholder="All"))
-    operations = tuple(sb.multiselect("Operation", dimension_values(ds, "operation", services),
-                                      key="f_operation", placeholder="All"))
-    sources = tuple(sb.multiselect("Event source", dimension_values(ds, "event_source"), key="f_source", placeholder="All"))
+    services = tuple(_multi(sb, "Service", dimension_values(ds, "service"), "f_service", "service"))
+    operations = tuple(_multi(sb, "Operation", dimension_values(ds, "operation", services), "f_operation",
+                              "operation"))
+    sources = tuple(_multi(sb, "Event source", dimension_values(ds, "event_source"), "f_source", "source"))
     b = choose_bin(start, end)
     sb.caption(f"{_fmt(start)} – {_fmt(end)} UTC · bin {_fmt_bin(b)}")
     skipped = skipped_lines(ds.manifest)
@@ -163,6 +226,13 @@ def _sidebar(ds: Dataset) -> Filters:
         for p in ds.problems:
             st.caption(md_escape(p))
     return Filters(start, end, services, operations, sources)
+
+
+def _multi(where, label: str, options: list[str], key: str, param: str) -> list[str]:
+    """A sidebar multiselect bound to a repeated query parameter (values no longer offered are dropped)."""
+    decode, encode = urlstate.many()
+    urlstate.bind(key, param, default=[], decode=decode, encode=encode, valid=urlstate.among(options))
+    return where.multiselect(label, options, key=key, placeholder="All")
 
 
 def _fmt(t: datetime) -> str:
@@ -209,23 +279,26 @@ def page_header(title: str, description: str | None = None) -> None:
 
 def footer(page: str) -> None:
     """Last element of every page: page name and render time (what the browser test waits for)."""
+    urlstate.publish()
     ctx = st.session_state.get(_CTX)
     ms = (time.perf_counter() - ctx.started) * 1000 if ctx else 0.0
     st.caption(f"idemwatch · {page} · {RENDERED_MARK} {ms:.0f} ms")
 
 
 def table(df: pd.DataFrame, *, key: str | None = None, height: int | Literal["auto"] = "auto",
-          **column_config: Any) -> None:
+          columns: dict[str, Any] | None = None, **column_config: Any) -> None:
     """A read-only table (the grid renders every cell as text: safe for untrusted values).
 
-    With ``key``, the table sits in a container keyed ``table-<key>`` (CSS class
-    ``st-key-table-<key>``), which tests address.
+    ``columns`` and ``column_config``: column name -> ``st.column_config`` entry (``columns`` for names that
+    are not Python identifiers or clash with ``key``). With ``key``, the table sits in a container keyed
+    ``table-<key>`` (CSS class ``st-key-table-<key>``), which tests address.
     """
+    cfg = {**(columns or {}), **column_config} or None
     if key is None:
-        st.dataframe(df, hide_index=True, width="stretch", height=height, column_config=column_config or None)
+        st.dataframe(df, hide_index=True, width="stretch", height=height, column_config=cfg)
         return
     with st.container(key=f"table-{key}"):
-        st.dataframe(df, hide_index=True, width="stretch", height=height, column_config=column_config or None)
+        st.dataframe(df, hide_index=True, width="stretch", height=height, column_config=cfg)
 
 
 def _py(values: Iterable) -> list:
@@ -242,26 +315,42 @@ def _py(values: Iterable) -> list:
     return out
 
 
+def count_axis(max_total: float) -> dict[str, Any]:
+    """Y-axis settings of a count chart: integer ticks only (``dtick`` 1 for small counts, integer format always)."""
+    axis: dict[str, Any] = {"tickformat": ",d", "rangemode": "tozero"}
+    if max_total <= 10:
+        axis.update(dtick=1, tick0=0, range=[0, max(1, max_total) * 1.05])
+    return axis
+
+
 def bar_series(df: pd.DataFrame, by: str, window: tuple[datetime, datetime], bin_width: timedelta, *,
                value: str = "value", y_title: str = "events", percent: bool = False, stacked: bool = True,
-               height: int = 320) -> go.Figure:
+               height: int = 320, colour: dict[str, str] | None = None) -> go.Figure:
     """Time series (one trace per ``by`` value: stacked bars one bin wide, or lines), x axis fixed
-    to the selected window. Values go in as plain JSON lists (no typed arrays)."""
+    to the selected window. Values go in as plain JSON lists (no typed arrays). ``colour``: ``by`` value ->
+    colour (``compute.colour_map``). Stacked bars are counts: integer ticks."""
     fig = go.Figure()
     width_ms = bin_width.total_seconds() * 1000 * 0.9
+    colour = colour or {}
     for name, g in df.sort_values("time").groupby(by, sort=True, observed=True):
         y = g[value] * 100 if percent else g[value]
+        label, c = plot_text(name), colour.get(str(name))
         if stacked:
             # bars are centred on x: shift by half a bin so a bar covers [bin start, bin end)
-            fig.add_trace(go.Bar(x=_py(g["time"] + bin_width / 2), y=_py(y), name=plot_text(name), width=width_ms))
+            fig.add_trace(go.Bar(x=_py(g["time"] + bin_width / 2), y=_py(y), name=label, width=width_ms,
+                                 marker_color=c))
         else:
-            fig.add_trace(go.Scatter(x=_py(g["time"]), y=_py(y), name=plot_text(name), mode="lines+markers"))
+            fig.add_trace(go.Scatter(x=_py(g["time"]), y=_py(y), name=label, mode="lines+markers",
+                                     line_color=c))
     fig.update_layout(barmode="stack", height=height, margin={"l": 10, "r": 10, "t": 10, "b": 10},
                       yaxis_title=y_title + (" (%)" if percent else ""), xaxis_title="time (UTC)",
                       legend_title_text=by, showlegend=True,
                       xaxis_range=[window[0].isoformat(), window[1].isoformat()])
+    if stacked and not percent and len(df):
+        fig.update_yaxes(**count_axis(float(df.groupby("time", observed=True)[value].sum().max())))
     return fig
 
 
 def chart(fig: go.Figure, key: str) -> None:
+    """A Plotly chart keyed ``key`` (container class ``st-key-<key>``)."""
     st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import trail, ui
+from dashboard import links, trail, ui, urlstate
 from dashboard.compute import stuck_keys
 
 TITLE = "Events explorer"
@@ -20,22 +20,24 @@ def render() -> None:
         st.warning("The trail table was not collected, so there is nothing to search.")
         ui.footer(TITLE)
         return
-    # shareable links: ?field=<label>&q=<value> pre-fills the search (query params are user input too)
-    qp = st.query_params
-    if "ex_value" not in st.session_state and qp.get("q"):
-        st.session_state["ex_value"] = str(qp.get("q"))[:1000]
-        if qp.get("field") in trail.SEARCH_FIELDS:
-            st.session_state["ex_field"] = qp.get("field")
+    trail.warm(ds)  # the id index builds while the user types
+    # shareable links: ?field=<label>&q=<value>&substring=1 (query params are user input too: bound and checked)
+    fields = list(trail.SEARCH_FIELDS)
+    urlstate.bind("ex_field", "field", default=fields[0], decode=urlstate.choice(fields)[0],
+                  encode=urlstate.choice(fields)[1], valid=urlstate.one_of(fields))
+    urlstate.bind("ex_value", "q", default="", decode=urlstate.text()[0], encode=urlstate.text()[1])
+    urlstate.bind("ex_partial", "substring", default=False, decode=urlstate.flag()[0], encode=urlstate.flag()[1])
     c1, c2, c3 = st.columns([2, 5, 1])
-    field = c1.selectbox("Field", list(trail.SEARCH_FIELDS), key="ex_field")
+    field = c1.selectbox("Field", fields, key="ex_field")
     value = c2.text_input("Value", key="ex_value", placeholder="e.g. an idempotency key or a messageId")
     partial = c3.checkbox("Substring", key="ex_partial")
     examples = stuck_keys(ds, ctx.filters)["idempotency_key"].head(5).tolist() if ctx.filters else []
     if examples and not value:
         st.caption("Keys still IN_PROGRESS in this window (copy one into the search):")
-        ui.table(stuck_keys(ds, ctx.filters)[["idempotency_key", "operation", "last_status"]].head(5), key="ex_examples")
+        shown, cfg = links.explorer_links(
+            stuck_keys(ds, ctx.filters)[["idempotency_key", "operation", "last_status"]].head(5))
+        ui.table(shown, key="ex_examples", columns=cfg)
     if value:
-        st.query_params.update({"field": field, "q": value})
         rows, truncated = trail.search(ds, field, value, partial=partial)
         if rows.empty:
             st.info(f"No trail records where {field.lower()} {'contains' if partial else 'is'} "
@@ -50,6 +52,6 @@ def render() -> None:
             m4.metric("Events", f"{events:,}")
             if truncated:
                 st.warning(f"Showing the first {trail.MAX_TRAIL_ROWS:,} records only; narrow the search.")
-            ui.table(rows, key="trail_rows",
-                     timestamp=st.column_config.DatetimeColumn("timestamp (UTC)", format="YYYY-MM-DD HH:mm:ss.SSS"))
+            shown, cfg = links.explorer_links(rows, {"timestamp": ui.TRAIL_TIME})
+            ui.table(shown, key="trail_rows", columns=cfg)
     ui.footer(TITLE)

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import trail, ui
+from dashboard import links, sources, trail, ui, urlstate
 from dashboard.compute import (
     attempt_distribution,
     breakdown,
+    colour_map,
+    duration_unit,
     error_codes,
     format_value,
+    in_unit,
     record_age_series,
     redeliveries,
     signal_value,
@@ -46,9 +49,11 @@ def render(key: str) -> None:
         if df.empty or df["value"].fillna(0).sum() == 0:
             st.info(f"No {sig.outcome.value} records in this window.")  # type: ignore[union-attr]
         else:
-            ui.chart(ui.bar_series(df, "operation", (f.start, f.end), b, percent=sig.kind is SignalKind.RATE, stacked=sig.kind is SignalKind.COUNT,
+            ui.chart(ui.bar_series(df, "operation", (f.start, f.end), b, percent=sig.kind is SignalKind.RATE,
+                                   stacked=sig.kind is SignalKind.COUNT, colour=colour_map(ds, "operation"),
                                    y_title="poison rate" if sig.kind is SignalKind.RATE else "events"), key="series")
-        st.caption(f"bin: {int(b.total_seconds() // 60)} min")
+        st.caption(f"bin: {int(b.total_seconds() // 60)} min · source: idemwatch emitter (outcomes table)")
+        _other_sources(ds, sig, f, b)
 
     st.subheader("Breakdown")
     has_codes = sig.outcome is not None and sig.kind is not SignalKind.AGE
@@ -56,29 +61,40 @@ def render(key: str) -> None:
     names = dict(DIMENSIONS) | {"error_code": "Error code"}
     # one breakdown at a time (a segmented control, not tabs: every tab's content would be
     # rendered on each rerun, and each table is a canvas grid the browser must build)
-    by = st.segmented_control("By", options, default=options[0], format_func=lambda v: names[v], key="bd_by",
+    urlstate.bind("bd_by", "by", default=options[0], decode=urlstate.choice(options)[0],
+                  encode=urlstate.choice(options)[1], valid=urlstate.one_of(options))
+    by = st.segmented_control("By", options, format_func=lambda v: names[v], key="bd_by",
                               required=True, label_visibility="collapsed") or options[0]
     if by == "error_code":
         ec = error_codes(ds, sig.outcome.value, f)  # type: ignore[union-attr]
         if ec.empty:
             st.caption(f"No error codes recorded for {sig.outcome.value} in this window.")  # type: ignore[union-attr]
         else:
-            ui.table(ec, key="codes")
+            ui.table(ec[["events", "error_code", "error_class"]], key="codes")
     else:
         bd = breakdown(ds, sig, f, by)
         value = "max_ms" if sig.kind is SignalKind.AGE else "rate" if sig.kind is SignalKind.RATE else "events"
         if bd.empty:
             st.caption("nothing in this window")
         else:
+            label, fmt = value, "percent" if value == "rate" else "%d"
+            if value == "max_ms":
+                converted, unit = in_unit(bd["max_ms"])
+                bd = bd.assign(max_ms=converted)
+                label, fmt = f"max record age ({unit})", "%.0f" if unit == "ms" else "%.1f"
             top = float(bd[value].max())
-            fmt = "percent" if value == "rate" else "%.0f"
             ui.table(bd, key=f"bdt_{by}", **{value: st.column_config.ProgressColumn(
-                value, min_value=0.0, max_value=top if top > 0 else 1.0, format=fmt)})
+                label, min_value=0.0, max_value=top if top > 0 else 1.0, format=fmt)})
 
     st.subheader("Top offenders")
     if sig.kind is SignalKind.AGE:
         st.caption("Received records with the largest record age (IteratorAge per record).")
-        ui.table(trail.top_record_ages(ds, f), key="top_age")
+        ages = trail.top_record_ages(ds, f)
+        converted, unit = in_unit(ages["record_age_ms"])
+        ages = ages.assign(record_age_ms=converted)
+        ages = ages[["record_age_ms", *[c for c in ages.columns if c != "record_age_ms"]]]
+        _linked_table(ages, "top_age", record_age_ms=st.column_config.NumberColumn(
+            f"record age ({unit})", format="%.0f" if unit == "ms" else "%.1f", pinned=True))
     else:
         _offenders(ds, sig, f)
     if sig.key == "retries":
@@ -96,26 +112,60 @@ def _offenders(ds, sig: Signal, f) -> None:
     keys = trail.top_keys(ds, sig.outcome.value, f)  # type: ignore[union-attr]
     k, e = st.columns(2)
     with k:
-        st.caption("Idempotency keys")
-        ui.table(keys, key="top_keys")
+        st.caption("Idempotency keys (a key opens its trail in the Events explorer)")
+        _linked_table(_counts_first(keys, "events"), "top_keys", events=_PINNED_COUNT)
     with e:
         st.caption("Event ids")
-        ui.table(trail.top_event_ids(ds, sig.outcome.value, f), key="top_events")  # type: ignore[union-attr]
+        ev = trail.top_event_ids(ds, sig.outcome.value, f)  # type: ignore[union-attr]
+        _linked_table(_counts_first(ev, "events", "max_attempt"), "top_events", events=_PINNED_COUNT)
     if len(keys):
+        options = [None, *keys["idempotency_key"].tolist()]
+        urlstate.bind("offender_pick", "key", default=None, decode=urlstate.choice(options)[0],
+                      encode=urlstate.choice(options)[1], valid=urlstate.one_of(options))
         # selectbox options are plain text (never markdown), so untrusted keys are safe here
-        pick = st.selectbox("Trail of a top key", [None, *keys["idempotency_key"].tolist()], key="offender_pick",
+        pick = st.selectbox("Trail of a top key", options, key="offender_pick",
                             format_func=lambda v: "choose a key to see its whole trail" if v is None else str(v))
         if pick is not None:
             rows, _ = trail.search(ds, "Idempotency key", pick)
-            ui.table(rows, key="offender_trail",
-                     timestamp=st.column_config.DatetimeColumn("timestamp (UTC)", format="YYYY-MM-DD HH:mm:ss.SSS"))
+            _linked_table(rows, "offender_trail", timestamp=ui.TRAIL_TIME)
     if sig.outcome is Outcome.PAYLOAD_CONFLICT:
         from dashboard.compute import filter_frame
 
         ck = filter_frame(ds, "conflicting_keys", f, time_col="last_seen")
         st.caption(f"Conflicting keys (conflicting_keys table, last seen in window): top {TOP_N} of {len(ck):,}")
-        ui.table(ck.sort_values(["conflicts", "idempotency_key"], ascending=[False, True]).head(TOP_N),
-                 key="conflicting")
+        top = ck.sort_values(["conflicts", "idempotency_key"], ascending=[False, True]).head(TOP_N)
+        _linked_table(_counts_first(top, "conflicts"), "conflicting", conflicts=st.column_config.NumberColumn(
+            "conflicts", format="%d", pinned=True))
+
+
+_PINNED_COUNT = st.column_config.NumberColumn("events", format="%d", pinned=True)
+
+
+def _counts_first(df, *counts: str):
+    """Count columns first: a narrow window shows what ranks the row before the (long) id."""
+    return df[[*counts, *[c for c in df.columns if c not in counts]]]
+
+
+def _linked_table(df, key: str, **column_config) -> None:
+    shown, cfg = links.explorer_links(df, column_config)
+    ui.table(shown, key=key, columns=cfg)
+
+
+def _other_sources(ds, sig: Signal, f, b) -> None:
+    """The same outcome from Powertools / EMF libraries (library_signals), as its own chart: never added to the
+    emitter's counts."""
+    if sig.outcome is None:
+        return
+    readings = sources.readings(ds, sig.outcome.value, f)
+    if not readings:
+        return
+    st.markdown("**The same signal from other sources**")
+    st.caption(" · ".join(f"{ui.md_escape(r.source)} metrics: {r.value:,.0f}" for r in readings)
+               + " (library_signals table: what Powertools / EMF libraries emit with no code change)")
+    lib, _ = sources.library_series(ds, sig.outcome.value, f, b)
+    if len(lib):
+        ui.chart(ui.bar_series(lib, "library", (f.start, f.end), b, y_title="events", height=220,
+                               colour=colour_map(ds, "library")), key="series_library")
 
 
 def _age_series(ds, f) -> None:
@@ -126,9 +176,11 @@ def _age_series(ds, f) -> None:
         st.info("No record age in this window (only stream/queue records with a sent/arrival time carry one).")
         return
     fig = go.Figure()
+    unit, per = duration_unit(float(df["max_ms"].max()))  # the tile shows the max in this unit too
     for col, name in (("max_ms", "max"), ("p95_ms", "p95 (max of 1-min p95)"), ("p50_ms", "p50 (weighted)")):
-        fig.add_trace(go.Scatter(x=ui._py(df["time"]), y=ui._py(df[col]), name=name, mode="lines+markers"))
-    fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 10, "b": 10}, yaxis_title="record age (ms)",
+        fig.add_trace(go.Scatter(x=ui._py(df["time"]), y=ui._py(df[col] / per), name=name, mode="lines+markers",
+                                 hovertemplate="%{y:.1f} " + unit))
+    fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 10, "b": 10}, yaxis_title=f"record age ({unit})",
                       xaxis_title="time (UTC)", xaxis_range=[f.start.isoformat(), f.end.isoformat()])
     ui.chart(fig, key="series")
     st.caption(f"bin: {int(b.total_seconds() // 60)} min · only max is exact after re-binning 1-minute percentiles")

@@ -23,7 +23,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 TIMEOUT_MS = 60_000
 NAV = '[data-testid="stSidebarNav"] a'
-PAGES = [s.title for s in SIGNALS if s.key != "stuck"] + ["Stuck keys", "Events explorer", "Alarms", "Configuration"]
+PAGES = [s.title for s in SIGNALS if s.key != "stuck"] + ["Stuck keys", "Events explorer", "Lambda health", "Alarms",
+                                                               "Configuration"]
 WINDOW = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d) – (\d{4}-\d\d-\d\d \d\d:\d\d) UTC")
 
 
@@ -76,6 +77,14 @@ def assert_clean(page, dialogs: list) -> None:
 def _loopback(url: str) -> bool:
     u = urlsplit(url)
     return u.scheme in ("data", "blob", "about") or u.hostname == "127.0.0.1"
+
+
+def tiles_rendered(page) -> None:
+    """Every Overview tile is drawn: its value and its "Details" link (so link counts are complete)."""
+    page.wait_for_function(f"""() => document.querySelectorAll('[data-testid="stMetricValue"]').length === {len(SIGNALS)}
+        && [...document.querySelectorAll('a')].filter(a => a.innerText.trim() === 'Details').length === {len(SIGNALS)}""",
+                           timeout=TIMEOUT_MS)
+    page.wait_for_function(_SETTLED, timeout=TIMEOUT_MS)
 
 
 def open_overview(browser, srv, artifacts: Path, tag: str):
@@ -131,7 +140,7 @@ def check_all_pages(browser, data_dir: Path, artifacts: Path, tag: str, Oracle) 
             elif sig.kind in (SignalKind.RATE, SignalKind.AGE) and oracle.value(sig) is not None:
                 page.locator(".st-key-series .js-plotly-plot").wait_for(timeout=TIMEOUT_MS)
             page.screenshot(path=str(artifacts / f"{tag}-{sig.key}.png"), full_page=True)
-        for title in ("Events explorer", "Alarms", "Configuration"):
+        for title in ("Events explorer", "Lambda health", "Alarms", "Configuration"):
             page.locator(NAV, has_text=title).click()
             wait_rendered(page, title)
             assert_clean(page, dialogs)
@@ -201,6 +210,7 @@ def test_every_app_link_opens_a_page(browser, sample_data, artifacts):
     "/" only, so nothing may link to /overview); every page keeps its traffic on 127.0.0.1."""
     with DashboardServer(sample_data) as srv:
         page, dialogs = open_overview(browser, srv, artifacts, "links")
+        tiles_rendered(page)  # counting links before the tiles are drawn was flaky
         links = app_links(page)
         details = page.get_by_role("link", name="Details")
         assert details.count() == len(SIGNALS)
@@ -211,7 +221,7 @@ def test_every_app_link_opens_a_page(browser, sample_data, artifacts):
         assert all(_loopback(h) for h in links), sorted(links)
         for href in sorted(links):
             page.goto(href)
-            page.get_by_text("rendered in").first.wait_for(timeout=TIMEOUT_MS)
+            page.get_by_text(re.compile(r"idemwatch · .+ · rendered in")).first.wait_for(timeout=TIMEOUT_MS)
             page.wait_for_function(_SETTLED, timeout=TIMEOUT_MS)
             assert_clean(page, dialogs)
         page.close()
@@ -249,3 +259,71 @@ def test_key_columns_visible_at_1440px(browser, sample_data, artifacts):
 def test_every_page_on_seeded_demo(browser, demo_data, artifacts, oracle_cls):
     shown = check_all_pages(browser, demo_data, artifacts, "demo", oracle_cls)
     assert shown  # values were compared with the oracle page by page
+
+
+def sidebar_state(page) -> tuple:
+    """What the sidebar shows: the time range, the selected services, the window caption."""
+    rng = page.locator(".st-key-f_range input").first.input_value().strip()
+    chips = tuple(x.strip() for x in page.locator(".st-key-f_service").inner_text().replace("Service", "").split()
+                  if x.strip() not in ("All", ""))
+    return rng, chips, window_of(page)
+
+
+def wait_url(page, *parts: str) -> None:
+    page.wait_for_function("parts => parts.every(p => window.location.search.includes(p))", arg=list(parts),
+                           timeout=TIMEOUT_MS)
+
+
+def test_every_page_keeps_its_filters_in_the_url(browser, sample_data, artifacts):
+    """On every page: change the time range and a filter, reload the URL in a fresh tab (a new session, as a
+    shared link would be) and see the same state; Back undoes the last filter change."""
+    with DashboardServer(sample_data) as srv:
+        page, dialogs = open_overview(browser, srv, artifacts, "url")
+        hrefs = dict(zip([t.strip() for t in page.locator(NAV).all_inner_texts()],
+                         page.locator(NAV).evaluate_all("els => els.map(a => a.href)")))
+        assert list(hrefs) == ["Overview"] + PAGES
+        for title, href in hrefs.items():
+            page.goto(href)
+            wait_rendered(page, title)
+            choose(page, "f_range", "All data")
+            wait_rendered(page, title)
+            wait_url(page, "range=all")
+            choose(page, "f_service", "orders")
+            page.keyboard.press("Escape")
+            wait_rendered(page, title)
+            wait_url(page, "range=all", "service=orders")
+            state = sidebar_state(page)
+            assert state[:2] == ("All data", ("orders",)), (title, state)
+            fresh = browser.new_page(viewport={"width": 1440, "height": 1000})
+            fresh.goto(page.url)
+            wait_rendered(fresh, title)
+            fresh.wait_for_function("""() => (document.querySelector('.st-key-f_service') || {innerText: ''})
+                .innerText.includes('orders')""", timeout=TIMEOUT_MS)
+            assert sidebar_state(fresh) == state, (title, page.url)
+            assert_clean(fresh, [])
+            fresh.close()
+            # Back: the service filter change is undone, the range stays
+            page.go_back()
+            page.wait_for_function("() => !window.location.search.includes('service=')", timeout=TIMEOUT_MS)
+            wait_rendered(page, title)
+            page.wait_for_function("""() => !document.querySelector('.st-key-f_service').innerText
+                .includes('orders')""", timeout=TIMEOUT_MS)
+            assert sidebar_state(page)[:2] == ("All data", ()), title
+            assert_clean(page, dialogs)
+        # a page's own choices travel too: the explorer's search
+        page.goto(srv.url + "/explorer")
+        wait_rendered(page, "Events explorer")
+        box = page.locator(".st-key-ex_value input")
+        box.fill("corr-9")
+        box.press("Enter")
+        wait_url(page, "q=corr-9")
+        page.locator(".st-key-table-trail_rows canvas").first.wait_for(timeout=TIMEOUT_MS)
+        fresh = browser.new_page(viewport={"width": 1440, "height": 1000})
+        fresh.goto(page.url)
+        wait_rendered(fresh, "Events explorer")
+        assert fresh.locator(".st-key-ex_value input").input_value() == "corr-9"
+        fresh.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stMetricValue"]')]
+            .map(e => e.innerText.trim())[0] === '9'""", timeout=TIMEOUT_MS)  # the 9 records of corr-9
+        fresh.close()
+        page.close()
+

@@ -55,12 +55,17 @@ def test_cli_prints_url_and_serves(sample_data):
         with urllib.request.urlopen(url + "/_stcore/health", timeout=10) as r:
             assert r.status == 200
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _interrupt(proc)
+
+
+def _interrupt(proc: subprocess.Popen) -> None:
+    """Ctrl-C the CLI and wait for it (killed after 20 s)."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def _children(pid: int) -> list[int]:
@@ -129,3 +134,33 @@ def test_cli_help():
     assert IDEMWATCH.exists(), "idemwatch console script not installed in this venv"
     out = subprocess.run([str(IDEMWATCH), "dashboard", "--help"], capture_output=True, text=True, timeout=60, check=False)
     assert out.returncode == 0 and "--data" in out.stdout and "--port" in out.stdout
+
+
+def test_no_forced_theme_and_loopback_rule():
+    from dashboard.serve import is_loopback
+
+    argv = streamlit_command("127.0.0.1", 8765)
+    assert not any(a.startswith("--theme") for a in argv)  # the viewer's light/dark preference applies
+    assert [is_loopback(h) for h in ("127.0.0.1", "127.1.2.3", "::1", "localhost", "0.0.0.0", "10.0.0.5", "::")] == [
+        True, True, True, True, False, False, False]
+
+
+def test_cli_host_beyond_loopback_warns_once(sample_data):
+    port = free_port("0.0.0.0")
+    proc = subprocess.Popen([str(IDEMWATCH), "dashboard", "--data", str(sample_data), "--host", "0.0.0.0",
+                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=dict(os.environ))
+    lines: list[str] = []
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not any("no authentication" in x for x in lines):
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            if not line and proc.poll() is not None:
+                break
+            lines.append(line)
+        assert sum("no authentication" in x for x in lines) == 1, lines
+        assert any(f"idemwatch dashboard: http://127.0.0.1:{port}" in x for x in lines), lines
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=10) as r:
+            assert r.status == 200
+    finally:
+        _interrupt(proc)

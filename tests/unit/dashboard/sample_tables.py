@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 
-from collector.tables import TABLES
+from dashboard.data import SCHEMAS
 from emitter.contract import ErrorClass, EventSource, IdempotencyStatus, Outcome
 
 XSS_KEY = "<script>alert(1)</script>"
@@ -133,7 +133,13 @@ TABLE_ROWS: dict[str, list[tuple]] = {
         (t(5), "/aws/lambda/orders", 3, 1, 0, 120.0, 300.0, 310.0, 80.0),
         (t(30), "/aws/lambda/orders", 5, 0, 1, 200.0, 900.0, 3000.0, 85.0),
     ],
-    "library_signals": [],
+    # Powertools' own metrics for the orders function: DuplicateCompleted 4 at 10:30 (in the default window),
+    # 1 at 10:12 (previous window), ColdStart 1 at 10:05
+    "library_signals": [
+        (t(30), "/aws/lambda/orders", "powertools", O.DUPLICATE_COMPLETED.value, 4.0),
+        (t(12), "/aws/lambda/orders", "powertools", O.DUPLICATE_COMPLETED.value, 1.0),
+        (t(5), "/aws/lambda/orders", "powertools", O.COLD_START.value, 1.0),
+    ],
     "trail": _trail(),
 }
 
@@ -163,14 +169,15 @@ EXPECTED = {
 
 
 def write_data_dir(root: Path, rows: dict[str, list[tuple]] | None = None, *, manifest: bool = True) -> Path:
-    """Write ``rows`` (default TABLE_ROWS) as <root>/tables/<name>.parquet with the exact schema types."""
+    """Write ``rows`` (default TABLE_ROWS) as <root>/tables/<name>.parquet with the exact schema types (the
+    standard tables' and the optional ``idempotency_table_stuck``'s)."""
     rows = TABLE_ROWS if rows is None else rows
     (root / "tables").mkdir(parents=True, exist_ok=True)
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
     counts = {}
     for name, data in rows.items():
-        tbl = TABLES[name]
+        tbl = SCHEMAS[name]
         cols = ", ".join(f'"{c}" {typ}' for c, typ in tbl.columns)
         con.execute(f"CREATE OR REPLACE TABLE t ({cols})")
         if data:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -29,7 +30,28 @@ def figure(at, key: str) -> dict:
 
 
 def frame(at, key: str):
-    return at.get_by_key(f"table-{key}").dataframe[0].value
+    """The table keyed ``table-<key>``; explorer links (id columns) read back as the id they search."""
+    df = at.get_by_key(f"table-{key}").dataframe[0].value
+    for col in df.columns:
+        values = df[col].astype(object)
+        if values.map(lambda v: isinstance(v, str) and v.startswith("explorer?")).any():
+            df[col] = values.map(link_id)
+    return df
+
+
+def link_id(url):
+    """The id an explorer link searches (its ``q``), parsed by urllib: independent of dashboard.links."""
+    if not isinstance(url, str):
+        return url
+    u = urlsplit(url)
+    assert u.path == "explorer" and not u.scheme and not u.netloc, url
+    return parse_qs(u.query)["q"][0]
+
+
+def column_labels(at, key: str) -> dict[str, str]:
+    """Column name -> header label of the table keyed ``table-<key>`` (its column config)."""
+    cfg = json.loads(at.get_by_key(f"table-{key}").dataframe[0].proto.columns)
+    return {name: c.get("label", name) for name, c in cfg.items()}
 
 
 def by(at, dimension: str) -> None:
@@ -68,7 +90,8 @@ def test_health_table(app, sample_mod):
     assert (orders.received, orders.succeeded, orders.duplicates, orders.in_progress_collisions) == (40, 30, 5, 2)
     assert (orders.retryable_failures, orders.poison_messages, orders.stuck_keys) == (3, 2, 1)  # XSS_KEY
     assert orders.poison_rate == pytest.approx(2 / 40) and orders.retry_rate == pytest.approx(3 / 40)
-    assert orders.max_record_age_ms == 65000.0
+    assert orders.max_record_age_ms == pytest.approx(65000 / 60000)  # shown in min: 65 s = 1.08 min
+    assert column_labels(app, "health")["max_record_age_ms"] == "max record age (min)"
     assert orders.health == "CRITICAL" and orders.reasons == "1 stuck key, poison 5.00%, retry 7.5%"
     pay = h.loc["CapturePayment"]
     # XSS_LINK (claimed 10:12, expired 10:17) is still stuck at 10:40: CRITICAL although claimed before the window
@@ -194,9 +217,14 @@ def test_iterator_age_page(app):
     assert metrics(app)["Max iterator age in window"] == ("1.1 min", None)
     fig = figure(app, "series")
     mx = next(d for d in fig["data"] if d["name"] == "max")
-    assert mx["y"] == [65000.0, 70.0]
+    # the axis uses the unit of its largest value, the one the tile shows (65 s -> min)
+    assert mx["y"] == pytest.approx([65000.0 / 60000, 70.0 / 60000])
+    assert fig["layout"]["yaxis"]["title"]["text"] == "record age (min)"
     ages = frame(app, "top_age")
-    assert list(ages["record_age_ms"]) == [65000.0, 900.0, 900.0]  # received records of order-1 at 10:30
+    # received records of order-1 at 10:30, in the column's unit (min: its largest is 65 s), age column first
+    assert list(ages["record_age_ms"]) == pytest.approx([65000.0 / 60000, 900.0 / 60000, 900.0 / 60000])
+    assert ages.columns[0] == "record_age_ms"
+    assert column_labels(app, "top_age")["record_age_ms"] == "record age (min)"
 
 
 def test_conflicts_page_lists_conflicting_keys(app):

@@ -1,0 +1,3 @@
+from dashboard.views import lambda_health
+
+lambda_health.render()

@@ -1,0 +1,74 @@
+"""Lambda health from the ``invocations`` table (one row per 1-minute bin and log group, from the
+Lambda REPORT lines: collector/queries/invocations.insights).
+
+Durations are ms, memory MB (10^6 bytes, as the collector computes it). Re-binned figures: counts add up;
+``avg_duration_ms`` is the invocation-weighted mean of the 1-minute means (exact); p95 is the largest
+1-minute p95 (an upper bound: percentiles do not merge); max is exact. Columns the collector adds to the
+table later are carried along: counts (BIGINT) summed, other numbers (DOUBLE) by their maximum.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pandas as pd
+
+from collector.tables import TABLES
+from dashboard.compute import Filters, _bin_floor, _memo, choose_bin
+from dashboard.sources import by_log_group
+
+__all__ = ["COLUMNS", "COUNT_COLUMNS", "per_log_group", "series", "totals"]
+
+_SCHEMA = dict(TABLES["invocations"].columns)
+COLUMNS = tuple(_SCHEMA)
+"""The invocations table's columns (collector/tables.py)."""
+COUNT_COLUMNS = tuple(c for c, t in _SCHEMA.items() if t == "BIGINT")
+"""Columns summed over bins and log groups (invocations, cold_starts, timeouts, ...)."""
+_MAX_COLUMNS = tuple(c for c, t in _SCHEMA.items() if t == "DOUBLE" and c != "avg_duration_ms")
+"""Columns merged by their maximum (p95 and max duration, peak memory, ...)."""
+
+
+def _merge(d: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    d = d.assign(_w=d["avg_duration_ms"] * d["invocations"])
+    agg = {c: (c, "sum") for c in COUNT_COLUMNS} | {c: (c, "max") for c in _MAX_COLUMNS} | {"_w": ("_w", "sum")}
+    g = d.groupby(keys, as_index=False, observed=True).agg(**agg) if keys else d.agg(
+        {**{c: "sum" for c in COUNT_COLUMNS}, **{c: "max" for c in _MAX_COLUMNS}, "_w": "sum"}).to_frame().T
+    g["avg_duration_ms"] = g["_w"] / g["invocations"].where(g["invocations"] > 0)
+    g["cold_start_rate"] = g["cold_starts"] / g["invocations"].where(g["invocations"] > 0)
+    return g.drop(columns="_w")
+
+
+@_memo
+def totals(ds, f: Filters) -> dict[str, float | None]:
+    """Whole-window figures: every count column summed, ``avg_duration_ms`` (weighted), ``cold_start_rate``
+    (cold starts / invocations), the max columns by their maximum; None where there is no invocation."""
+    d = by_log_group(ds, "invocations", f)
+    if d.empty:
+        return {c: None for c in (*COUNT_COLUMNS, *_MAX_COLUMNS, "avg_duration_ms", "cold_start_rate")}
+    row = _merge(d, []).iloc[0]
+    return {k: (None if pd.isna(v) else float(v)) for k, v in row.items()}
+
+
+@_memo
+def per_log_group(ds, f: Filters) -> pd.DataFrame:
+    """One row per log group (most invocations first): counts first, then rates and durations."""
+    d = by_log_group(ds, "invocations", f)
+    cols = ["log_group", *COUNT_COLUMNS, "cold_start_rate", "avg_duration_ms", *_MAX_COLUMNS]
+    if d.empty:
+        return pd.DataFrame(columns=cols)
+    g = _merge(d, ["log_group"])
+    g["log_group"] = g["log_group"].astype(str)
+    return g[cols].sort_values(["invocations", "log_group"], ascending=[False, True], ignore_index=True)
+
+
+@_memo
+def series(ds, f: Filters) -> tuple[pd.DataFrame, timedelta]:
+    """Per bin and log group, the same columns as :func:`per_log_group` plus ``time``; and the bin width."""
+    b = choose_bin(f.start, f.end)
+    d = by_log_group(ds, "invocations", f)
+    d = d.assign(time=_bin_floor(d["time"], b))
+    if d.empty:
+        return pd.DataFrame(columns=["time", "log_group", *COUNT_COLUMNS, "avg_duration_ms", *_MAX_COLUMNS]), b
+    g = _merge(d, ["time", "log_group"])
+    g["log_group"] = g["log_group"].astype(str)
+    return g.sort_values(["time", "log_group"], ignore_index=True), b

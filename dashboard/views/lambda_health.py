@@ -1,0 +1,189 @@
+"""Lambda health: invocations, cold starts, timeouts, durations and memory from the Lambda REPORT lines
+(``invocations`` table), and errors and cold starts as the emitter and Powertools saw them, each labelled
+with its source."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from dashboard import lambda_health, sources, trail, ui
+from dashboard.compute import colour_map, duration_unit, format_ms, in_unit, outcome_totals
+from dashboard.constants import FAILURE_OUTCOMES
+from emitter.contract import Outcome
+
+TITLE = "Lambda health"
+_col = st.column_config
+_EXPECTED = ("init_duration", "memory_size", "errors")
+"""What the page would show if the invocations table had it (collector/tables.py does not list it yet)."""
+
+
+def render() -> None:
+    ctx = ui.context()
+    ds, f = ctx.ds, ctx.filters
+    ui.page_header(TITLE, "From the Lambda platform's REPORT line of every invocation (invocations table: 1-minute "
+                          "bins per log group), beside what the emitter and Powertools recorded. Durations in "
+                          "ms/s/min, memory in MB (10^6 bytes). p95 is the largest 1-minute p95 (an upper bound: "
+                          "percentiles do not merge across bins).")
+    if f.services or f.operations or f.event_sources:
+        groups = trail.log_groups(ds, f)
+        st.caption("Filtered to the log groups whose emitter records carry the selected service / operation / event "
+                   "source" + ("." if groups is not None else " (no trail collected: not filtered)."))
+    t = lambda_health.totals(ds, f)
+    if t["invocations"] is None:
+        st.info("No Lambda REPORT lines in this window (the invocations table is empty for it).")
+    else:
+        _tiles(t)
+        _charts(ds, f)
+        st.subheader("Per log group")
+        _table(ds, f)
+    _cold_starts(ds, f, t)
+    _errors(ds, f)
+    missing = [c for c in _EXPECTED if not any(c in col for col in lambda_health.COLUMNS)]
+    if missing:
+        st.caption("Not collected by this collector (no column in the invocations table): "
+                   + ", ".join(m.replace("_", " ") for m in missing) + ".")
+    ui.footer(TITLE)
+
+
+def _tiles(t: dict) -> None:
+    top, bottom = st.columns(4), st.columns(4)
+    top[0].metric("Invocations", f"{t['invocations']:,.0f}", border=True)
+    rate = t["cold_start_rate"]
+    top[1].metric("Cold starts", f"{t['cold_starts']:,.0f}", None if rate is None else f"{rate * 100:.1f}%",
+                  delta_color="off", delta_arrow="off", border=True, help="Share of invocations that were cold.")
+    top[2].metric("Timeouts", f"{t['timeouts']:,.0f}", border=True, help="REPORT lines with Status: timeout.")
+    top[3].metric("Peak memory used", f"{t['max_memory_used_mb']:,.0f} MB" if t["max_memory_used_mb"] is not None
+                  else "–", border=True, help="Max Memory Used of the REPORT lines (MB = 10^6 bytes).")
+    bottom[0].metric("Avg duration", format_ms(t["avg_duration_ms"]), border=True, help="Invocation-weighted mean.")
+    bottom[1].metric("p95 duration", format_ms(t["p95_duration_ms"]), border=True,
+                     help="The largest 1-minute p95 in the window (an upper bound).")
+    bottom[2].metric("Max duration", format_ms(t["max_duration_ms"]), border=True)
+
+
+def _charts(ds, f) -> None:
+    s, b = lambda_health.series(ds, f)
+    colour = colour_map(ds, "log_group")
+    left, right = st.columns(2)
+    with left:
+        st.caption("Invocations per bin (bars) and cold starts (dots), per log group")
+        ui.chart(_count_chart(s, f, b, colour), key="lambda_invocations")
+    with right:
+        unit, per = duration_unit(float(s["max_duration_ms"].max()))
+        st.caption(f"Duration per bin ({unit}): p95 (solid) and max (dotted), per log group")
+        fig = go.Figure()
+        for name, g in s.groupby("log_group", sort=True):
+            c = colour.get(str(name))
+            fig.add_trace(go.Scatter(x=ui._py(g["time"]), y=ui._py(g["p95_duration_ms"] / per), mode="lines",
+                                     name=ui.plot_text(name), line_color=c, legendgroup=str(name)))
+            fig.add_trace(go.Scatter(x=ui._py(g["time"]), y=ui._py(g["max_duration_ms"] / per), mode="lines",
+                                     name=ui.plot_text(f"{name} max"), line={"color": c, "dash": "dot"},
+                                     legendgroup=str(name), showlegend=False))
+        _layout(fig, f, f"duration ({unit})")
+        ui.chart(fig, key="lambda_duration")
+    left, right = st.columns(2)
+    with left:
+        st.caption("Peak memory used per bin (MB), per log group")
+        fig = go.Figure()
+        for name, g in s.groupby("log_group", sort=True):
+            fig.add_trace(go.Scatter(x=ui._py(g["time"]), y=ui._py(g["max_memory_used_mb"]), mode="lines",
+                                     name=ui.plot_text(name), line_color=colour.get(str(name))))
+        _layout(fig, f, "memory used (MB)")
+        ui.chart(fig, key="lambda_memory")
+    with right:
+        st.caption("Timeouts per bin, per log group")
+        tmo = s[s["timeouts"] > 0]
+        if tmo.empty:
+            st.success("No timeout in this window.")
+        else:
+            ui.chart(ui.bar_series(tmo.rename(columns={"timeouts": "value"}), "log_group", (f.start, f.end), b,
+                                   y_title="timeouts", colour=colour, height=260), key="lambda_timeouts")
+
+
+def _count_chart(s: pd.DataFrame, f, b, colour: dict) -> go.Figure:
+    fig = ui.bar_series(s.rename(columns={"invocations": "value"}), "log_group", (f.start, f.end), b,
+                        y_title="invocations", colour=colour, height=260)
+    cold = s[s["cold_starts"] > 0]
+    for name, g in cold.groupby("log_group", sort=True):
+        fig.add_trace(go.Scatter(x=ui._py(g["time"] + b / 2), y=ui._py(g["cold_starts"]), mode="markers",
+                                 name=ui.plot_text(f"{name} cold starts"), marker={"color": colour.get(str(name)),
+                                                                                    "symbol": "diamond", "size": 8,
+                                                                                    "line": {"width": 1}},
+                                 showlegend=False))
+    return fig
+
+
+def _layout(fig: go.Figure, f, y_title: str) -> None:
+    fig.update_layout(height=260, margin={"l": 10, "r": 10, "t": 10, "b": 10}, yaxis_title=y_title,
+                      xaxis_title="time (UTC)", xaxis_range=[f.start.isoformat(), f.end.isoformat()],
+                      yaxis_rangemode="tozero", legend_title_text="log_group")
+
+
+def _table(ds, f) -> None:
+    g = lambda_health.per_log_group(ds, f)
+    cfg: dict = {"log_group": _col.TextColumn("log group", pinned=True)}
+    for c in lambda_health.COUNT_COLUMNS:
+        cfg[c] = _col.NumberColumn(c.replace("_", " "), format="%d")
+    cfg["cold_start_rate"] = _col.NumberColumn("cold start %", format="percent")
+    ms_cols = [c for c in g.columns if c.endswith("_ms")]
+    unit_ms = duration_unit(float(g[ms_cols].max().max()) if len(g) else None)[1]
+    for c in ms_cols:
+        g[c], unit = in_unit(g[c], unit_ms)
+        cfg[c] = _col.NumberColumn(f"{c.removesuffix('_ms').replace('_', ' ')} ({unit})",
+                                   format="%.0f" if unit == "ms" else "%.2f")
+    for c in (c for c in g.columns if c.endswith("_mb")):
+        cfg[c] = _col.NumberColumn(c.removesuffix("_mb").replace("_", " ") + " (MB)", format="%.0f")
+    ui.table(g, key="lambda_groups", **cfg)
+
+
+def _cold_starts(ds, f, t: dict) -> None:
+    st.subheader("Cold starts by source")
+    rows = []
+    if t["cold_starts"] is not None:
+        rows.append(("Lambda REPORT lines (Init Duration present)", "invocations", t["cold_starts"]))
+    emitted = outcome_totals(ds, f)[Outcome.COLD_START.value]
+    if not ds.table("outcomes").empty:
+        rows.append(("idemwatch emitter (cold_start records)", "outcomes", float(emitted)))
+    for r in sources.readings(ds, Outcome.COLD_START.value, f):
+        rows.append((f"{r.source} metrics (ColdStart)", r.table, r.value))
+    if not rows:
+        st.caption("No source in this data records cold starts.")
+        return
+    ui.table(pd.DataFrame(rows, columns=["source", "table", "cold starts"])[["cold starts", "source", "table"]],
+             key="lambda_cold", **{"cold starts": _col.NumberColumn("cold starts", format="%d")})
+
+
+def _errors(ds, f) -> None:
+    st.subheader("Errors")
+    st.caption("Failure outcomes the emitter recorded, per log group (trail), and Powertools idempotency "
+               "exceptions and metrics (library_signals). Lambda REPORT lines carry no error status for handler "
+               "exceptions, so these are the errors seen from inside the handler.")
+    fails = trail.failures_by_log_group(ds, f, tuple(o.value for o in FAILURE_OUTCOMES))
+    left, right = st.columns(2)
+    with left:
+        st.caption("idemwatch emitter")
+        if fails.empty:
+            st.caption("No failure records in this window." if ds.trail_path is not None
+                       else "The trail was not collected.")
+        else:
+            piv = fails.pivot_table(index="log_group", columns="outcome", values="events", aggfunc="sum",
+                                    fill_value=0, observed=True)
+            piv.insert(0, "failures", piv.sum(axis=1))
+            piv = piv.sort_values("failures", ascending=False).reset_index()
+            piv.columns = [str(c) for c in piv.columns]
+            ui.table(piv[["failures", "log_group", *[c for c in piv.columns if c not in ("failures", "log_group")]]],
+                     key="lambda_errors", log_group=_col.TextColumn("log group"))
+    with right:
+        st.caption("Powertools / EMF libraries")
+        lib = sources.by_log_group(ds, "library_signals", f)
+        failure_signals = {o.value for o in FAILURE_OUTCOMES} | {Outcome.DUPLICATE_IN_PROGRESS.value,
+                                                                 Outcome.PAYLOAD_CONFLICT.value}
+        lib = lib[lib["signal"].astype(str).isin(failure_signals) | lib["signal"].astype(str).str.endswith("Error")]
+        if lib.empty:
+            st.caption("No library error signal in this window.")
+        else:
+            g = lib.groupby(["library", "log_group", "signal"], as_index=False, observed=True)["events"].sum()
+            g["library"] = g["library"].astype(str).map(sources.label)
+            ui.table(g.sort_values("events", ascending=False)[["events", "library", "log_group", "signal"]],
+                     key="lambda_lib_errors", events=_col.NumberColumn("events", format="%d"))

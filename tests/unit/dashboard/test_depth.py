@@ -1,0 +1,182 @@
+"""AppTest over what issue 14 added: the Lambda health page, other sources beside the emitter's signals
+(library_signals, the idempotency-table scan), tile trends, URL state, explorer links, units and colours.
+
+Expected values are derived by hand from sample_tables.py (comments there and below).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+APP = Path(__file__).resolve().parents[3] / "dashboard" / "app.py"
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def metrics(at) -> dict[str, tuple[str, str | None]]:
+    return {m.label: (m.value, m.delta or None) for m in at.main.metric}
+
+
+def captions(at) -> list[str]:
+    return [c.value for c in at.main.caption]
+
+
+def figure(at, key: str) -> dict:
+    return json.loads(at.get_by_key(key).proto.spec)
+
+
+def frame(at, key: str):
+    return at.get_by_key(f"table-{key}").dataframe[0].value
+
+
+def test_lambda_health_default_window(app):
+    app.switch_page("app_pages/lambda_health.py").run()
+    assert not app.exception
+    m = metrics(app)
+    # [10:25, 10:40): only the 10:30 row: 5 invocations, 0 cold, 1 timeout, avg 200, p95 900, max 3000, 85 MB
+    assert m["Invocations"] == ("5", None)
+    assert m["Cold starts"] == ("0", "0.0%")
+    assert m["Timeouts"] == ("1", None)
+    assert m["Avg duration"] == ("200 ms", None)
+    assert m["p95 duration"] == ("900 ms", None) and m["Max duration"] == ("3.0 s", None)
+    assert m["Peak memory used"] == ("85 MB", None)
+    g = frame(app, "lambda_groups")
+    assert list(g.columns[:4]) == ["log_group", "invocations", "cold_starts", "timeouts"]  # counts first
+    assert g.iloc[0]["max_duration_ms"] == pytest.approx(3.0)  # the column's unit is s (its largest is 3000 ms)
+    assert "Lambda health" in captions(app)[-1]
+
+
+def test_lambda_health_all_data_and_cold_start_sources(app):
+    app.sidebar.selectbox(key="f_range").select("All data").run()
+    app.switch_page("app_pages/lambda_health.py").run()
+    m = metrics(app)
+    # 10:05 (3 inv, 1 cold, avg 120) + 10:30 (5 inv, avg 200): avg = (3*120 + 5*200) / 8 = 170 ms
+    assert m["Invocations"] == ("8", None)
+    assert m["Cold starts"] == ("1", "12.5%")
+    assert m["Avg duration"] == ("170 ms", None)
+    cold = frame(app, "lambda_cold").set_index("source")["cold starts"].to_dict()
+    # REPORT lines: 1; the emitter recorded no cold_start outcome; Powertools ColdStart metric: 1 at 10:05
+    assert cold == {"Lambda REPORT lines (Init Duration present)": 1, "idemwatch emitter (cold_start records)": 0,
+                    "Powertools metrics (ColdStart)": 1}
+    errors = frame(app, "lambda_errors").set_index("log_group")
+    # trail failure outcomes per log group: orders none... poison (evil 10:35), timeout abort (payments 10:26)
+    assert errors.loc["/aws/lambda/evil", "failures"] == 1
+    assert errors.loc["/aws/lambda/payments", "failures"] == 1
+
+
+def test_library_signal_beside_the_emitter_tile(app):
+    # Powertools DuplicateCompleted: 4 in [10:25, 10:40), 1 in the previous window [10:10, 10:25)
+    assert metrics(app)["Duplicates"] == ("5", "+3")  # the emitter's value is unchanged (never summed)
+    assert "Powertools metrics: 4 (Δ +3)" in captions(app)
+    app.switch_page("app_pages/duplicates.py").run()
+    lib = figure(app, "series_library")
+    assert [(d["name"], d["y"]) for d in lib["data"]] == [("Powertools", [4.0])]
+    assert any("Powertools metrics: 4" in c for c in captions(app))
+
+
+def test_tile_trends_are_sparklines_per_bin(app):
+    dup = next(m for m in app.main.metric if m.label == "Duplicates")
+    # duplicates per 1-minute bin of [10:25, 10:40): 5 at 10:30, none elsewhere (15 bins)
+    assert list(dup.proto.chart_data) == [0.0] * 5 + [5.0] + [0.0] * 9
+    age = next(m for m in app.main.metric if m.label == "Max iterator age")
+    data = list(age.proto.chart_data)
+    assert len(data) == 2 and data == pytest.approx([65000 / 60000, 70 / 60000], abs=1e-4)  # min: the tile unit
+
+
+def test_powertools_only_fleet_has_no_zero_tiles(app_factory, tmp_path, sample_mod):
+    """A fleet with Powertools alone (no emitter record): tiles show the library's counts, labelled, and '–' where
+    nothing measures the signal."""
+    rows = {name: [] for name in sample_mod.TABLE_ROWS}
+    rows["library_signals"] = sample_mod.TABLE_ROWS["library_signals"]
+    rows["invocations"] = sample_mod.TABLE_ROWS["invocations"]
+    sample_mod.write_data_dir(tmp_path, rows)
+    at = app_factory(tmp_path)
+    assert not at.exception
+    at.sidebar.selectbox(key="f_range").select("All data").run()
+    m = metrics(at)
+    assert m["Duplicates · Powertools"] == ("5", None)  # 4 + 1, all data: no previous window
+    assert m["Retries"] == ("–", None) and m["Payload conflicts"] == ("–", None)
+
+
+def test_idempotency_table_scan_on_the_stuck_page(app_factory, tmp_path, sample_mod):
+    rows = dict(sample_mod.TABLE_ROWS)
+    t = sample_mod.t
+    rows["idempotency_table_stuck"] = [
+        ("orders#9", "INPROGRESS", t(20), t(50), 1260.0, False),  # 21 min overdue at scan time
+        ("orders#3", "INPROGRESS", t(35), None, 90.0, None),
+    ]
+    sample_mod.write_data_dir(tmp_path, rows)
+    at = app_factory(tmp_path)
+    assert "DynamoDB scan of the idempotency table: 2 stuck at scan time" in captions(at)
+    at.switch_page("app_pages/stuck_keys.py").run()
+    assert metrics(at)["Stuck in the idempotency table"] == ("2", None)
+    scan = frame(at, "table_stuck")
+    assert list(scan["overdue"]) == ["21.0 min", "1.5 min"]  # most overdue first, human units
+    assert [parse_qs(urlsplit(u).query)["q"][0] for u in scan["idempotency_key"]] == ["orders#9", "orders#3"]
+
+
+def test_stuck_ages_are_human(app):
+    app.switch_page("app_pages/stuck_keys.py").run()
+    s = frame(app, "stuck")
+    assert list(s["age"]) == ["28.0 min", "13.0 min", "2.0 min"]  # 1680 s, 780 s, 120 s
+    assert s.columns[0] == "age"
+
+
+def test_explorer_links_carry_the_id_and_field(app):
+    app.switch_page("app_pages/duplicates.py").run()
+    urls = list(frame(app, "top_keys")["idempotency_key"])
+    u = urlsplit(urls[0])
+    assert (u.scheme, u.netloc, u.path) == ("", "", "explorer")  # relative: same server, any base path
+    assert parse_qs(u.query) == {"field": ["Idempotency key"], "q": ["order-1"]}
+    cfg = json.loads(app.get_by_key("table-top_keys").dataframe[0].proto.columns)
+    assert cfg["idempotency_key"]["type_config"]["type"] == "link"
+    assert frame(app, "top_keys").columns[0] == "events"  # the count first
+    ev = list(frame(app, "top_events")["event_id"])
+    assert parse_qs(urlsplit(ev[0]).query) == {"field": ["Event id"], "q": ["m-1"]}
+
+
+def test_filters_go_into_the_url_and_back(app):
+    app.sidebar.selectbox(key="f_range").select("All data").run()
+    app.sidebar.multiselect(key="f_service").select("payments").run()
+    assert app.query_params["range"] == "all" and app.query_params["service"] == "payments"
+    # Back: the URL changes under the session; it wins over the widgets
+    app.query_params.clear()
+    app.query_params["range"] = "15m"
+    app.run()
+    assert app.sidebar.selectbox(key="f_range").value == "Last 15 minutes"
+    assert app.sidebar.multiselect(key="f_service").value == []
+
+
+@pytest.mark.parametrize("params,expected", [
+    ({"range": "all", "service": "payments"}, ("All data", ["payments"])),
+    ({"range": "nonsense", "service": ["payments", "<script>"]}, ("Last 15 minutes", ["payments"])),
+])
+def test_url_state_on_first_run(monkeypatch, data_dir, params, expected):
+    """A link opened in a new session: its parameters set the widgets; values a widget does not offer are dropped."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("IDEMWATCH_DATA", str(data_dir))
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception
+    assert (at.sidebar.selectbox(key="f_range").value, at.sidebar.multiselect(key="f_service").value) == expected
+
+
+def test_counts_have_integer_ticks_and_operations_one_colour(app):
+    app.switch_page("app_pages/duplicates.py").run()
+    fig = figure(app, "series")
+    assert fig["layout"]["yaxis"]["tickformat"] == ",d" and fig["layout"]["yaxis"]["dtick"] == 1
+    dup_colour = {d["name"]: d["marker"]["color"] for d in fig["data"]}
+    app.switch_page("app_pages/retries.py").run()
+    ret_colour = {d["name"]: d["marker"]["color"] for d in figure(app, "series")["data"]}
+    assert dup_colour["ProcessOrders"] == ret_colour["ProcessOrders"]
+    app.switch_page("app_pages/conflicts.py").run()
+    con_colour = {d["name"]: d["marker"]["color"] for d in figure(app, "series")["data"]}
+    assert con_colour["CapturePayment"] != dup_colour["ProcessOrders"]
+
