@@ -34,7 +34,7 @@ PAGES = {
         st.Page("app_pages/configuration.py", title="Configuration", url_path="configuration"),
     ],
 }
-page = st.navigation(PAGES)
+page = st.navigation(PAGES, expanded=True)  # every page listed: no "View N more" hiding the last pages
 ds = ui.build_context()
 if not ds.ok:
     ui.no_data(ds)

@@ -321,7 +321,9 @@ def test_every_page_keeps_its_filters_in_the_url(browser, sample_data, artifacts
         fresh = browser.new_page(viewport={"width": 1440, "height": 1000})
         fresh.goto(page.url)
         wait_rendered(fresh, "Events explorer")
-        assert fresh.locator(".st-key-ex_value input").input_value() == "corr-9"
+        # the box is filled from the URL once the page's script has run: wait for it rather than read it early
+        fresh.wait_for_function("""() => (document.querySelector('.st-key-ex_value input') || {value: ''})
+            .value === 'corr-9'""", timeout=TIMEOUT_MS)
         fresh.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stMetricValue"]')]
             .map(e => e.innerText.trim())[0] === '9'""", timeout=TIMEOUT_MS)  # the 9 records of corr-9
         fresh.close()
