@@ -58,6 +58,8 @@ def test_configuration_page_explains_the_demo_findings(demo_data):
         assert metrics[:4] == ["2", "0", "0", "21"]  # failed, unknown, suppressed, passed (demo template)
         grid = page.locator(".st-key-table-audit")
         grid.wait_for(timeout=60_000)
+        # the links come after the grid in the same run: wait for them instead of reading mid-render
+        page.locator("[data-testid=\"stPageLink\"]").nth(1).wait_for(timeout=60_000)
         links = page.locator("[data-testid=\"stPageLink\"]").all_inner_texts()
         assert links == ["Max iterator age", "Retries"], links  # the signals IW005 and IW007 explain
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
