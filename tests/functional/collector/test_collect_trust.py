@@ -71,7 +71,10 @@ def test_sigkill_at_many_points_then_rerun_equals_a_clean_run(tmp_path):
     # spread over the run (ingest, commits, tables); the clean run may have been slower than these (busy machine)
     points = [0.8 * duration * k / 7 for k in range(1, 7)]
     killed_mid_run = 0
-    for n, delay in enumerate(points):
+    n = 0
+    while points:
+        delay = points.pop(0)
+        n += 1
         out = tmp_path / f"k{n}"
         proc = subprocess.Popen(_cli("collect", "local", str(logs), "--out", str(out)),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -82,7 +85,10 @@ def test_sigkill_at_many_points_then_rerun_equals_a_clean_run(tmp_path):
         proc.wait()
         subprocess.run(_cli("collect", "local", str(logs), "--out", str(out)), check=True, capture_output=True)
         assert snapshot(out) == expected, f"kill after {delay:.2f} s"
-    assert killed_mid_run >= 3, killed_mid_run  # most points really interrupted a run
+        if not points and killed_mid_run < 3 and n < 12:
+            # the machine got faster than the timed clean run: add earlier points until three kills land mid-run
+            points = [0.5 * delay]
+    assert killed_mid_run >= 3, killed_mid_run  # at least three points really interrupted a run
 
 
 def test_a_run_aborted_by_a_bad_file_then_rerun_equals_a_clean_run(tmp_path):
