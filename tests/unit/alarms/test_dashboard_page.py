@@ -182,7 +182,12 @@ def test_stuck_keys_link_to_the_keys_records_in_logs_insights(monkeypatch, data_
     at.run()
     at.switch_page("app_pages/stuck_keys.py").run()
     assert not at.exception
-    table = at.get_by_key("table-stuck").dataframe[0].value.set_index("key")
+    from dashboard.links import explorer_url
+
+    # the key cells are explorer links (dashboard.links); index the rows by the key they link to
+    table = at.get_by_key("table-stuck").dataframe[0].value
+    table = table.set_index(table["key"].map({explorer_url("Idempotency key", k): k
+                                              for k in (sample.XSS_KEY, sample.XSS_LINK)}))
     url = table.loc[sample.XSS_KEY, "logs"]
     detail = decode_insights_url(url)
     assert url.startswith("https://eu-west-1.console.aws.amazon.com/")
