@@ -242,6 +242,18 @@ def _async_failure(f: Function, inv: Inventory, o: AuditOptions) -> Iterator[tup
         yield FAIL, "invoked asynchronously without an on-failure destination or DLQ: events that fail their retries are dropped"
 
 
+def _alarm_on(inv: Inventory, namespace: str, metric: str, dim: str, value: Any, passed: str,
+              missing: str) -> Iterator[tuple[FindingStatus, str]]:
+    """PASS when an alarm of ``inv`` watches ``namespace``/``metric`` for ``dim=value``, else FAIL
+    (``"<missing> <namespace> <metric> for <dim>=<value>"``); unknown while the alarms could not be read."""
+    if (u := _alarms_unknown(inv)) is not None:
+        yield u
+    elif any(a.watches(namespace, metric, dim, value) for a in inv.alarms):
+        yield PASS, passed
+    else:
+        yield FAIL, f"{missing} {namespace} {metric} for {dim}={value}"
+
+
 def _alarms_unknown(inv: Inventory) -> tuple[FindingStatus, str] | None:
     return None if inv.alarms_known else (UNK, "no alarm information (pass --alarms-template)")
 
@@ -252,23 +264,15 @@ def _iterator_age_alarm(m: Mapping_, inv: Inventory, o: AuditOptions) -> Iterato
     if is_unknown(m.function):
         yield _unk("the mapping's function")
         return
-    if (u := _alarms_unknown(inv)) is not None:
-        yield u
-    elif any(a.watches(C.LAMBDA_NS, C.ITERATOR_AGE, "FunctionName", m.function) for a in inv.alarms):
-        yield PASS, f"an alarm watches IteratorAge of {m.function}"
-    else:
-        yield FAIL, f"no alarm on {C.LAMBDA_NS} {C.ITERATOR_AGE} for FunctionName={m.function}"
+    yield from _alarm_on(inv, C.LAMBDA_NS, C.ITERATOR_AGE, "FunctionName", m.function,
+                         f"an alarm watches IteratorAge of {m.function}", "no alarm on")
 
 
 def _dlq_alarm(q: Queue, inv: Inventory, o: AuditOptions) -> Iterator[tuple[FindingStatus, str]]:
     if q.name not in inv.dead_letter_queues:
         return
-    if (u := _alarms_unknown(inv)) is not None:
-        yield u
-    elif any(a.watches(C.SQS_NS, C.SQS_VISIBLE, "QueueName", q.name) for a in inv.alarms):
-        yield PASS, f"an alarm watches the depth of {q.name}"
-    else:
-        yield FAIL, f"dead-letter queue without an alarm on {C.SQS_NS} {C.SQS_VISIBLE} for QueueName={q.name}"
+    yield from _alarm_on(inv, C.SQS_NS, C.SQS_VISIBLE, "QueueName", q.name,
+                         f"an alarm watches the depth of {q.name}", "dead-letter queue without an alarm on")
 
 
 def _catalogue_alarms(f: Function, inv: Inventory, o: AuditOptions) -> Iterator[tuple[FindingStatus, str]]:
