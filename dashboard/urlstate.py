@@ -5,8 +5,11 @@ One rerun, in order:
 
 1. :func:`begin` (once, before any widget): decides who wins this run. The URL wins on a session's
    first run (a shared link, a reload) and whenever the query string differs from the one this session
-   last wrote (Back/Forward, an edited URL); otherwise the widgets win (a click changed one, or the
-   navigation opened another page, which clears or keeps the query string but never changes it).
+   last wrote while no bound widget changed (Back/Forward, an edited URL); otherwise the widgets win (a
+   click changed one, or the navigation opened another page, which clears or keeps the query string but
+   never changes it). A widget change always wins: the browser sends the query string it has *now*, and
+   a change made before it applied this session's last write arrives with the stale one (typing a second
+   search right after the first was reset to the first by exactly that race).
 2. :func:`bind` (before each widget): when the URL wins, the widget's session-state value is set from
    its parameter (a missing parameter means the widget's default); the value is then checked against
    what the widget accepts now (``valid``), so a stale or hostile URL never raises.
@@ -18,6 +21,7 @@ Query parameters are user input: decoders accept only what the widget would offe
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +34,7 @@ INVALID = object()
 _LAST = "_idemwatch_url_last"  # the query string (name -> values) this session last wrote
 _WINS = "_idemwatch_url_wins"
 _BOUND = "_idemwatch_url_bound"  # name -> (session key, encoder), for this run
+_SHOWN = "_idemwatch_url_shown"  # session key -> the value each bound widget had at the last publish
 Encoded = list[str]
 
 
@@ -40,10 +45,13 @@ def _current() -> dict[str, Encoded]:
 
 def begin() -> None:
     """Start a rerun: decide whether the URL or the widgets win (see the module docstring)."""
+    ss = st.session_state
     cur = _current()
-    last = st.session_state.get(_LAST)
-    st.session_state[_WINS] = last is None or (bool(cur) and cur != last)
-    st.session_state[_BOUND] = {}
+    last = ss.get(_LAST)
+    # widget values arrive in session state before the script runs: any difference is the user's change
+    changed = any(key in ss and ss[key] != value for key, value in ss.get(_SHOWN, {}).items())
+    ss[_WINS] = last is None or (bool(cur) and cur != last and not changed)
+    ss[_BOUND] = {}
 
 
 def url_wins() -> bool:
@@ -90,6 +98,7 @@ def publish() -> None:
     if params != _current():
         st.query_params.from_dict(params)
     ss[_LAST] = params
+    ss[_SHOWN] = {key: copy.copy(ss[key]) for key, _, _ in ss.get(_BOUND, {}).values() if key in ss}
 
 
 # ----------------------------------------------------------------------------- codecs
