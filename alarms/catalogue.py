@@ -27,7 +27,7 @@ from alarms import links as L
 from alarms.config import FunctionConfig, SignalOverride, StackConfig, TierOverride
 from alarms.custom import CustomAlarm, CustomMetric
 from alarms.definitions import AlarmDefinition, MetricQuery, MetricRef
-from alarms.signals import ASYNC_SOURCES, CUSTOM, SIGNALS, STREAM_SOURCES, Scope, Signal, Tier
+from alarms.signals import ASYNC_SOURCES, CUSTOM, KAFKA_SOURCES, SIGNALS, STREAM_SOURCES, Scope, Signal, Tier
 from alarms.types import Severity, TreatMissingData
 from emitter.contract import DIMENSION_SETS, METRIC_OUTCOME, Dimension, LogKey, Metric
 
@@ -96,11 +96,17 @@ def _tiers(config: StackConfig, s: Signal, target: _Target, ov: SignalOverride,
     return out
 
 
+_SCOPED_SOURCES = {Scope.ASYNC_OPERATION: ASYNC_SOURCES, Scope.STREAM_FUNCTION: STREAM_SOURCES,
+                   Scope.KAFKA_FUNCTION: KAFKA_SOURCES}
+"""Scopes that apply to a function only for some event sources."""
+
+
 def _targets(config: StackConfig, signal: Signal) -> list[_Target]:
     out: list[_Target] = []
     seen: set[str] = set()
     for fn in config.functions:
-        if signal.scope in (Scope.OPERATION, Scope.FUNCTION, Scope.LOG_GROUP) or signal.scope == Scope.ASYNC_OPERATION and fn.event_source in ASYNC_SOURCES or signal.scope == Scope.STREAM_FUNCTION and fn.event_source in STREAM_SOURCES:
+        if signal.scope in (Scope.OPERATION, Scope.FUNCTION, Scope.LOG_GROUP) or fn.event_source in _SCOPED_SOURCES.get(
+                signal.scope, ()):
             out.append(_Target(fn.name, fn))
         elif signal.scope == Scope.QUEUE and fn.queue and fn.queue not in seen:
             seen.add(fn.queue)

@@ -11,6 +11,7 @@ from __future__ import annotations
 LAMBDA_NAMESPACE = "AWS/Lambda"
 LAMBDA_FUNCTION_DIMENSION = "FunctionName"
 LAMBDA_ITERATOR_AGE = "IteratorAge"  # ms; stream event sources only (Kinesis, DynamoDB Streams)
+LAMBDA_OFFSET_LAG = "OffsetLag"  # records (not time); Amazon MSK and self-managed Apache Kafka sources only
 LAMBDA_ERRORS = "Errors"
 LAMBDA_THROTTLES = "Throttles"
 

@@ -46,16 +46,23 @@ class Scope:
     ASYNC_OPERATION = "async_operation"  # functions fed by a queue/stream/bus (records have an age)
     FUNCTION = "function"  # every function (AWS/Lambda FunctionName)
     STREAM_FUNCTION = "stream_function"  # functions with a Kinesis / DynamoDB Streams source
+    KAFKA_FUNCTION = "kafka_function"  # functions with an Amazon MSK / self-managed Apache Kafka source
     QUEUE = "queue"  # source queues
     DLQ = "dlq"  # dead-letter queues
     LOG_GROUP = "log_group"  # each function's log group (AWS/Logs LogGroupName)
     TABLE = "table"  # the idempotency table (AWS/DynamoDB TableName), when the config names one
 
 
+KAFKA_SOURCES = frozenset({EventSource.MSK, EventSource.SELF_MANAGED_KAFKA})
 ASYNC_SOURCES = frozenset(
-    {EventSource.SQS, EventSource.KINESIS, EventSource.DYNAMODB, EventSource.EVENTBRIDGE, EventSource.SNS}
+    {EventSource.SQS, EventSource.KINESIS, EventSource.DYNAMODB, EventSource.EVENTBRIDGE, EventSource.SNS,
+     EventSource.ACTIVEMQ, EventSource.RABBITMQ} | KAFKA_SOURCES
 )
+"""Sources whose records carry the time they were written (SQS SentTimestamp, Kinesis arrival time, DynamoDB
+ApproximateCreationDateTime, EventBridge/SNS time, Kafka record timestamp, Amazon MQ message timestamp), so a
+RecordAge alarm applies (emitter/adapters.py reads each)."""
 STREAM_SOURCES = frozenset({EventSource.KINESIS, EventSource.DYNAMODB})
+"""Sources for which Lambda publishes IteratorAge."""
 
 
 @dataclass(frozen=True)
@@ -257,6 +264,22 @@ _SIGNALS: tuple[Signal, ...] = (
         "slower than the write rate; too few shards or parallelization factor 1.",
         first_check="the function's Errors and the batchItemFailures / poison outcomes for {function}, then the "
         "event source mapping's settings.",
+    ),
+    Signal(
+        id="lambda_offset_lag", suffix="OffsetLag", title="Kafka consumer falling behind",
+        scope=Scope.KAFKA_FUNCTION, metric=(C.LAMBDA_NAMESPACE, C.LAMBDA_OFFSET_LAG), statistic=Statistic.MAXIMUM,
+        period=60, evaluation_periods=5, datapoints_to_alarm=3, threshold=10_000, comparison=GT,
+        treat_missing_data=NOT_BREACHING,
+        treat_missing_reason="Lambda publishes OffsetLag only while the event source mapping is polling the topic; "
+        "a disabled or deleted mapping is caught by the Errors and invocation alarms",
+        severity=Severity.CRITICAL, unit="Count",
+        meaning="{function}'s consumer group was more than {threshold} records behind the newest record of "
+        "{stream} (OffsetLag, Maximum, in records, not time) in 3 of the last 5 minutes; records expire at the "
+        "topic's retention. The default threshold suits a topic of about 100 records/s: set it per topic.",
+        causes="a poison record retried as the whole batch (Kafka sources have no partial batch response); "
+        "handler slower than the write rate; too few partitions for the pollers to scale.",
+        first_check="the function's Errors and Duration, then the poison and retry outcomes for {function}, then "
+        "the event source mapping's batch size and pollers.",
     ),
     Signal(
         id="lambda_errors", suffix="Errors", title="Lambda invocation errors",

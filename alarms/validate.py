@@ -309,6 +309,7 @@ _GAUGES_MAX_ONLY = {
     (C.SQS_NAMESPACE, C.SQS_MESSAGES_VISIBLE): "a queue-depth gauge",
     (C.SQS_NAMESPACE, C.SQS_AGE_OF_OLDEST_MESSAGE): "an age gauge",
     (C.LAMBDA_NAMESPACE, C.LAMBDA_ITERATOR_AGE): "the iterator age (the oldest record of the batch)",
+    (C.LAMBDA_NAMESPACE, C.LAMBDA_OFFSET_LAG): "the Kafka offset lag (records behind the topic's newest)",
 }
 _AWS_DIMENSIONS = {
     (C.LAMBDA_NAMESPACE, None): {"FunctionName", "Resource", "ExecutedVersion"},

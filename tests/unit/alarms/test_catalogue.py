@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from alarms.catalogue import build_catalogue
 from alarms.config import load_config, parse_config
 from alarms.signals import SIGNALS
@@ -24,7 +26,7 @@ def _demo():
 def test_alarm_count_per_signal_computed_by_hand():
     # 4 functions: orders-consumer (sqs, queue + dlq), ledger-stream (kinesis), create-case-api (API),
     # payment-capture (eventbridge, dlq); ledger-stream also has an on-failure SQS destination (dlq).
-    # RecordAge: the 3 non-API sources. IteratorAge: the stream only.
+    # RecordAge: the 3 non-API sources. IteratorAge: the stream only. OffsetLag: none (no Kafka source).
     # The idempotency table (one): ThrottledRequests and SystemErrors. Critical tiers: RetryRate (4 functions),
     # RecordAgeMax (3), AgeOfOldestMessage (1 queue).
     defs = _demo().values()
@@ -32,6 +34,7 @@ def test_alarm_count_per_signal_computed_by_hand():
     expected = {sid: 4 for sid in SIGNALS}
     expected.update(record_age_max=3, lambda_iterator_age=1, sqs_age_of_oldest_message=1, dlq_messages_visible=3,
                     table_throttled_requests=1, table_system_errors=1)
+    del expected["lambda_offset_lag"]
     assert counts == expected
     assert sum(expected.values()) == 58
     tiers = Counter((d.signal, d.tier) for d in defs if d.tier)
@@ -140,3 +143,27 @@ def test_disable_and_evaluation_override_keep_m_of_n_consistent():
     assert (defs["record_age_max"].evaluation_periods, defs["record_age_max"].datapoints_to_alarm) == (2, 2)
     assert defs["payload_conflict"].alarm_actions == ()  # no actions configured
     assert defs["payload_conflict"].name == "s-f-PayloadConflict"
+
+
+@pytest.mark.parametrize("source,record_age,iterator_age,offset_lag", [
+    ("msk", 1, 0, 1), ("self-managed-kafka", 1, 0, 1), ("activemq", 1, 0, 0), ("rabbitmq", 1, 0, 0),
+    ("kinesis", 1, 1, 0), ("apigateway-rest", 0, 0, 0),
+])
+def test_source_scoped_alarms_per_event_source(tmp_path, source, record_age, iterator_age, offset_lag):
+    """Kafka and Amazon MQ records carry their write time (RecordAge applies); Lambda publishes IteratorAge for
+    Kinesis / DynamoDB Streams only and OffsetLag for Amazon MSK / self-managed Kafka only ("OffsetLag - For
+    self-managed Apache Kafka and Amazon Managed Streaming for Apache Kafka (Amazon MSK) event sources",
+    https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html)."""
+    cfg = tmp_path / "stack.yaml"
+    cfg.write_text(f"namespace: Shop\nservice: orders\nfunctions:\n"
+                   f"  - {{name: fn, operation: Op, event_source: {source}, stream: orders-topic}}\n")
+    counts = Counter(d.signal for d in build_catalogue(load_config(cfg)) if not d.tier)
+    assert (counts["record_age_max"], counts["lambda_iterator_age"], counts["lambda_offset_lag"]) == (
+        record_age, iterator_age, offset_lag)
+    if offset_lag:
+        lag = next(d for d in build_catalogue(load_config(cfg)) if d.signal == "lambda_offset_lag")
+        api = lag.to_request()
+        assert (api["Namespace"], api["MetricName"], api["Statistic"], api["Threshold"]) == (
+            "AWS/Lambda", "OffsetLag", "Maximum", 10_000)
+        assert api["Dimensions"] == [{"Name": "FunctionName", "Value": "fn"}]
+        assert "orders-topic" in api["AlarmDescription"]
