@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from collector.insights.catalog import UNSUPPORTED_FUNCTIONS
-from collector.insights.constants import DEFAULT_LIMIT
+from collector.insights.constants import ACCOUNT_ID_PATTERN, DEFAULT_LIMIT
 from collector.insights.exceptions import QueryError
 from collector.insights.expressions import (
     Binary,
@@ -546,9 +546,10 @@ class _QueryCompiler:
         """Offline data is never masked (no data protection policy applies to local files)."""
 
     def _source_cmd(self, st: _State, cmd: SourceCmd) -> None:
-        """``SOURCE logGroups(...)`` as a filter on ``@log``. ``@log`` may be ``account-id:group``
-        (as AWS documents it) or a bare group name; prefixes match the group name, account
-        identifiers the account part (a bare name has none, so it matches no account list)."""
+        """``SOURCE logGroups(...)`` as a filter on ``@log``. ``@log`` is ``account-id:group`` (as AWS
+        documents it, and as the local ingest builds it) or, in a table built otherwise, a bare group
+        name; prefixes match the group name, account identifiers the account part (a bare name has
+        none, so it matches no account list)."""
         log = st.scope.columns.get("@log")
         if log is None:
             raise self.error("SOURCE needs the @log field, which is not in the events table", cmd.pos)
@@ -557,7 +558,7 @@ class _QueryCompiler:
             raise self.error(f"unknown log group class {unknown[0]!r} (STANDARD, INFREQUENT_ACCESS, DELIVERY)",
                              cmd.pos)
         text = as_text(log.typed())
-        name = f"regexp_replace({text}, '^[0-9]{{12}}:', '')"
+        name = f"regexp_replace({text}, '^{ACCOUNT_ID_PATTERN}:', '')"
         terms = []
         if cmd.name_prefixes:
             terms.append("(" + " OR ".join(f"starts_with({name}, {self.params.add(p)})"
@@ -566,7 +567,7 @@ class _QueryCompiler:
             terms.append("FALSE")  # every local log group is in the default class, STANDARD
         if cmd.accounts:
             accounts = ", ".join(self.params.add(a) for a in cmd.accounts)
-            terms.append(f"(regexp_extract({text}, '^([0-9]{{12}}):', 1) IN ({accounts}))")
+            terms.append(f"(regexp_extract({text}, '^({ACCOUNT_ID_PATTERN}):', 1) IN ({accounts}))")
         if terms:
             st.prev = self.add_stage(f"SELECT * FROM {st.prev} WHERE {' AND '.join(terms)}")
 
