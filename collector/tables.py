@@ -108,14 +108,14 @@ TABLES: Mapping[str, Table] = MappingProxyType(
                 "invocations",
                 (("time", _TS), ("log_group", _S), ("account_id", _S), ("invocations", _I), ("cold_starts", _I), ("timeouts", _I),
                  ("avg_duration_ms", _F), ("p95_duration_ms", _F), ("max_duration_ms", _F), ("max_memory_used_mb", _F)),
-                "Lambda REPORT lines per 1-minute bin per log group: invocations, cold starts (Init Duration present), "
+                "Lambda REPORT lines per 1-minute bin per log group (name and account): invocations, cold starts (Init Duration present), "
                 "timeouts (Status: timeout), durations (ms) and peak memory (MB).",
             ),
             Table(
                 "library_signals",
                 (("time", _TS), ("log_group", _S), ("account_id", _S), ("library", _S), ("signal", _S), ("events", _F)),
                 "What Powertools (Metrics EMF, Logger, idempotency exceptions) and aws-embedded-metrics users already "
-                "emit, per 1-minute bin: signal is an emitter Outcome value where one maps, else the metric name.",
+                "emit, per 1-minute bin per log group (name and account): signal is an emitter Outcome value where one maps, else the metric name.",
             ),
             Table(
                 "trail",
@@ -123,7 +123,8 @@ TABLES: Mapping[str, Table] = MappingProxyType(
                  ("outcome", _S), ("idempotency_key", _S), ("idempotency_status", _S), ("event_id", _S),
                  ("correlation_id", _S), ("function_request_id", _S), ("attempt", _I), ("error_code", _S),
                  ("record_age_ms", _F), ("remaining_time_ms", _F), ("message", _S)),
-                "Every emitter outcome record (no 10,000-row cap when collected locally), for the events explorer.",
+                "Every emitter outcome record (no 10,000-row cap when collected locally), with its log group (name and "
+                "account), for the events explorer.",
             ),
         )
     }
