@@ -168,6 +168,19 @@ def filled_columns(table) -> tuple[str, ...]:
 _SPLIT = LOG_IDENTIFIER_RE.replace("^(", "^(?P<account>", 1).replace(":(.*)$", ":(?P<name>.*)$", 1)
 
 
+def _split_array(lg: pa.Array, acct: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """(log group names, accounts) of one array of ``@log`` values; the regex runs on the distinct values only
+    (a table holds a handful of log groups), then ``take`` spreads the results over the rows."""
+    enc = pc.dictionary_encode(lg)
+    values, idx = enc.dictionary, enc.indices
+    m = pc.extract_regex(values, pattern=_SPLIT)
+    matched = pc.fill_null(pc.is_valid(m), False)
+    names = pc.if_else(matched, pc.struct_field(m, "name"), values).cast(lg.type)
+    accounts = pc.struct_field(m, "account").cast(acct.type)
+    row_matched = pc.fill_null(pc.take(matched, idx), False)
+    return pc.take(names, idx), pc.if_else(row_matched, pc.take(accounts, idx), acct)
+
+
 def split_log_identifier(data: pa.Table | pa.RecordBatch) -> pa.Table | pa.RecordBatch:
     """``data`` with ``log_group`` = the log group name and ``account_id`` = the account of an account-qualified
     ``log_group`` value (``"123456789012:/aws/lambda/fn"`` -> ``"/aws/lambda/fn"``, ``"123456789012"``); a value
@@ -177,13 +190,11 @@ def split_log_identifier(data: pa.Table | pa.RecordBatch) -> pa.Table | pa.Recor
     if "log_group" not in names or ACCOUNT_COLUMN not in names:
         return data
     lg_i, acct_i = names.index("log_group"), names.index(ACCOUNT_COLUMN)
-    lg = data.column(lg_i)
-    acct = data.column(acct_i)
+    lg, acct = data.column(lg_i), data.column(acct_i)
     if pa.types.is_null(acct.type):
         acct = acct.cast(pa.string())
-    m = pc.extract_regex(lg, pattern=_SPLIT)
-    matched = pc.fill_null(pc.is_valid(m), False)
-    name = pc.if_else(matched, pc.struct_field(m, "name"), lg).cast(lg.type)
-    account = pc.if_else(matched, pc.struct_field(m, "account").cast(acct.type), acct)
+    if isinstance(lg, pa.ChunkedArray):  # a Table: its two columns may be chunked differently
+        lg, acct = lg.combine_chunks(), acct.combine_chunks()
+    name, account = _split_array(lg, acct)
     data = data.set_column(lg_i, data.schema.field(lg_i), name)
     return data.set_column(acct_i, pa.field(ACCOUNT_COLUMN, acct.type), account)
