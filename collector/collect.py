@@ -194,7 +194,8 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
         max_decompressed_bytes: decompressed bytes kept per gzip source; the rest is not read, counted
             ``decompressed_size_cap_reached``.
         account_id: 12-digit account of the events (``@log`` = ``"<account_id>:<log group>"``, the tables'
-            ``account_id``); fixed for ``out`` by its first collection (ingested events keep theirs).
+            ``account_id``); fixed for ``out`` by its first collection (ingested events keep theirs). Events of an
+            ``out`` collected before the account existed (bare names) get this one.
     Returns:
         The manifest dict (also written to ``out/manifest.json``).
     Raises:
@@ -217,6 +218,8 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
                                "collect into another --out, or pass the same --account-id")
         with EventStore(out / EVENTS_DB, memory_limit=limit, max_decompressed_bytes=max_decompressed_bytes,
                         account_id=account_id) as store:
+            if previous.get("sources") and "account_id" not in previous:
+                _qualify_log(store, account_id)
             state = _SourcesState(store, previous.get("sources", []))
             run = _ingest_sources(files, state, store, progress)
             run["skipped_entries"] = skipped_entries
@@ -251,6 +254,17 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
     tmp.write_text(json.dumps(manifest, indent=2, sort_keys=False, default=str))
     tmp.replace(manifest_path)
     return manifest
+
+
+def _qualify_log(store: EventStore, account_id: str) -> None:
+    """Events of a store collected before ``@log`` carried the account (bare log group names) get this run's
+    account, so the tables never mix qualified and bare names."""
+    from collector.insights.constants import ACCOUNT_ID_PATTERN
+    from collector.insights.sql import quote_ident
+
+    with store.transaction():
+        store.connection.execute(f'UPDATE {quote_ident(store.table)} SET "@log" = $1 || \':\' || "@log" '
+                                 f'WHERE NOT regexp_matches("@log", $2)', [account_id, f"^{ACCOUNT_ID_PATTERN}:"])
 
 
 def _sha256_text(text: str) -> str:

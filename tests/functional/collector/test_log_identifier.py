@@ -126,3 +126,25 @@ def test_split_inverts_log_identifier(account, group):
     assert got == [{"log_group": group, "account_id": account}, {"log_group": group, "account_id": None},
                    {"log_group": None, "account_id": None}]
     assert log_identifier("000000000000", value) == value  # an account-qualified name keeps its account
+
+
+def test_store_collected_before_accounts_existed_is_qualified(tmp_path):
+    """An --out whose events.duckdb holds bare @log values (collected before @log carried the account) gets the
+    run's account on the next collection: no table mixes bare and qualified names."""
+    import duckdb
+
+    from collector.collect import collect_local
+
+    logs = _write_logs(tmp_path / "logs")
+    out = tmp_path / "out"
+    collect_local([logs / "orders.log"], out)
+    con = duckdb.connect(str(out / "events.duckdb"))  # as the previous version left it
+    con.execute("""UPDATE events SET "@log" = regexp_replace("@log", '^[0-9]{12}:', '')""")
+    con.close()
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["account_id"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    collect_local([logs], out, account_id="111122223333")
+    trail = pd.read_parquet(out / "tables" / "trail.parquet")
+    assert sorted(zip(trail["log_group"], trail["account_id"])) == [("/aws/lambda/billing", "111122223333"),
+                                                                    ("/aws/lambda/orders", "111122223333")]
