@@ -151,6 +151,7 @@ ENV_DEFAULTS: dict[str, str] = {
     "--region": "IDEMWATCH_REGION",
     "--profile": "IDEMWATCH_PROFILE",
     "--config": "IDEMWATCH_CONFIG",
+    "--account-id": "IDEMWATCH_ACCOUNT_ID",
 }
 """Option flag -> environment variable read when the option is not given, on every command that has the flag.
 Region and profile fall back to boto3's own ``AWS_REGION``/``AWS_DEFAULT_REGION``/``AWS_PROFILE`` when unset."""

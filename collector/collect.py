@@ -41,6 +41,7 @@ from collector.ingest import EventStore, UnknownFormatError
 from collector.ingest.constants import MAX_DECOMPRESSED_BYTES, Reason
 from collector.ingest.source import entry_kind, list_log_files
 from collector.ingest.types import FileReport, IngestReport
+from collector.insights.constants import DEFAULT_ACCOUNT_ID
 from collector.insights.sql import harden_connection
 from collector.local_tables import Progress, write_standard_tables
 from collector.run_lock import run_lock
@@ -176,7 +177,8 @@ class _Limited:
 def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, until: float | None = None,
                   queries: Mapping[str, str] | None = None, *, progress: Progress | None = None,
                   memory_limit: str | None = None,
-                  max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES) -> dict[str, Any]:
+                  max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES,
+                  account_id: str = DEFAULT_ACCOUNT_ID) -> dict[str, Any]:
     """Ingest log files and write every standard table plus the manifest under ``out``.
 
     Args:
@@ -191,11 +193,15 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
             ``DEFAULT_MEMORY_LIMIT``.
         max_decompressed_bytes: decompressed bytes kept per gzip source; the rest is not read, counted
             ``decompressed_size_cap_reached``.
+        account_id: 12-digit account of the events (``@log`` = ``"<account_id>:<log group>"``, the tables'
+            ``account_id``); fixed for ``out`` by its first collection (ingested events keep theirs). Events of an
+            ``out`` collected before the account existed (bare names) get this one.
     Returns:
         The manifest dict (also written to ``out/manifest.json``).
     Raises:
         CollectError: a path does not exist or is not a regular file, a file named in ``paths`` is not a log file
-            (binary), a table has no query, or another run holds ``out`` (``CollectLockedError``). (A binary file
+            (binary), a table has no query, another run holds ``out`` (``CollectLockedError``), or ``out`` was
+            collected with another ``account_id``. (A binary file
             found inside a directory is skipped and counted instead.) Sources collected before the error stay
             committed; nothing of the failing source is.
         collector.insights.QueryError: a standard query does not compile.
@@ -207,7 +213,13 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
     with run_lock(out, "collect local"):
         manifest_path = out / "manifest.json"
         previous = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
-        with EventStore(out / EVENTS_DB, memory_limit=limit, max_decompressed_bytes=max_decompressed_bytes) as store:
+        if previous.get("sources") and previous.get("account_id", account_id) != account_id:
+            raise CollectError(f"{out} holds events of account {previous['account_id']}, not {account_id}: "
+                               "collect into another --out, or pass the same --account-id")
+        with EventStore(out / EVENTS_DB, memory_limit=limit, max_decompressed_bytes=max_decompressed_bytes,
+                        account_id=account_id) as store:
+            if previous.get("sources") and "account_id" not in previous:
+                _qualify_log(store, account_id)
             state = _SourcesState(store, previous.get("sources", []))
             run = _ingest_sources(files, state, store, progress)
             run["skipped_entries"] = skipped_entries
@@ -229,6 +241,7 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
         "manifest_version": MANIFEST_VERSION,
         "collector": "local",
         "collected_at": _iso(datetime.now(UTC)),
+        "account_id": account_id,
         "time_window": window,
         "sources": sorted(sources.values(), key=lambda s: s["path"]),
         "ingest": {**counts, "by_reason": dict(by_reason)},
@@ -241,6 +254,17 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
     tmp.write_text(json.dumps(manifest, indent=2, sort_keys=False, default=str))
     tmp.replace(manifest_path)
     return manifest
+
+
+def _qualify_log(store: EventStore, account_id: str) -> None:
+    """Events of a store collected before ``@log`` carried the account (bare log group names) get this run's
+    account, so the tables never mix qualified and bare names."""
+    from collector.insights.constants import ACCOUNT_ID_PATTERN
+    from collector.insights.sql import quote_ident
+
+    with store.transaction():
+        store.connection.execute(f'UPDATE {quote_ident(store.table)} SET "@log" = $1 || \':\' || "@log" '
+                                 f'WHERE NOT regexp_matches("@log", $2)', [account_id, f"^{ACCOUNT_ID_PATTERN}:"])
 
 
 def _sha256_text(text: str) -> str:

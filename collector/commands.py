@@ -19,10 +19,25 @@ import click
 
 from collector.cli_support import TIME, require_range
 from collector.ingest.constants import MAX_DECOMPRESSED_BYTES
+from collector.insights.constants import DEFAULT_ACCOUNT_ID
 from collector.timerange import parse_time
 
 __all__ = ["collect", "parse_time", "query"]
 
+
+def _account_id(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    from collector.insights.log_identifier import check_account_id
+
+    try:
+        return check_account_id(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), ctx, param) from None
+
+
+_ACCOUNT_ID = click.option(
+    "--account-id", default=DEFAULT_ACCOUNT_ID, show_default=True, callback=_account_id, metavar="ID",
+    help="12-digit account of the files' events: @log is '<account-id>:<log group>', as on CloudWatch "
+         "(default: all zeros = unknown account).")
 
 
 
@@ -45,9 +60,10 @@ def _cell(value) -> str:
               help="Inclusive start: 15m/24h/7d ago, ISO-8601 (2026-01-05T10:00:00Z) or epoch seconds.")
 @click.option("--end", type=TIME, default=None, help="Inclusive end: same forms as --start.")
 @click.option("--log-group", default=None, help="Log group for the events (default: derived from each file name).")
+@_ACCOUNT_ID
 @click.argument("query_text", metavar="QUERY")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-def query(fmt: str, start: float | None, end: float | None, log_group: str | None, query_text: str,
+def query(fmt: str, start: float | None, end: float | None, log_group: str | None, account_id: str, query_text: str,
           files: tuple[Path, ...]) -> None:
     """Run one Logs Insights QUERY over log FILE(s) and print the result.
 
@@ -66,7 +82,7 @@ def query(fmt: str, start: float | None, end: float | None, log_group: str | Non
         sys.exit(2)
     from collector.ingest import EventStore, IngestError
 
-    store = EventStore()
+    store = EventStore(account_id=account_id)
     skipped = 0
     for f in files:
         try:
@@ -140,8 +156,9 @@ def collect() -> None:
                    "beyond it.")
 @click.option("--max-decompressed-bytes", type=click.IntRange(min=1), default=MAX_DECOMPRESSED_BYTES,
               show_default=True, help="Decompressed bytes kept per gzip file; the rest is not read (counted).")
+@_ACCOUNT_ID
 def local(paths: tuple[Path, ...], out: Path, since: float | None, until: float | None, memory_limit: str | None,
-          max_decompressed_bytes: int) -> None:
+          max_decompressed_bytes: int, account_id: str) -> None:
     """Ingest log files/directories at PATH(s) and write every standard table under --out.
 
     Collecting again into the same --out only adds new data (unchanged files are skipped,
@@ -165,7 +182,8 @@ def local(paths: tuple[Path, ...], out: Path, since: float | None, until: float 
 
         try:
             manifest = collect_local(list(paths), out, since=since, until=until, progress=progress,
-                                     memory_limit=memory_limit, max_decompressed_bytes=max_decompressed_bytes)
+                                     memory_limit=memory_limit, max_decompressed_bytes=max_decompressed_bytes,
+                                     account_id=account_id)
         except CollectError as exc:
             raise click.ClickException(str(exc)) from exc
     console = Console()

@@ -20,7 +20,7 @@ from collector.insights.engine import prepare_query
 from collector.insights.sql import Typed, as_num, as_text, quote_ident
 from collector.insights.types import ValueType
 from collector.parquet import arrow_schema, to_arrow, write_parquet
-from collector.postprocess import POST_PROCESS, stuck_key_ages
+from collector.postprocess import POST_PROCESS, filled_columns, split_log_identifier, stuck_key_ages
 from collector.tables import TABLES, Table
 
 __all__ = ["Progress", "write_standard_tables"]
@@ -30,9 +30,6 @@ Progress = Callable[[str, str, int, int], None]
 
 _BATCH_ROWS = 100_000
 """Rows per Arrow batch streamed from a query into its Parquet file."""
-
-_ADDED_COLUMNS = {"stuck_keys": ("age_s", "expired")}
-"""Columns a query cannot compute (``postprocess.stuck_key_ages`` fills them)."""
 
 
 def _iso(dt: datetime | None) -> str | None:
@@ -80,6 +77,7 @@ def write_standard_tables(store: Any, out: Path, queries: Mapping[str, str], sin
             rows, _dropped = POST_PROCESS[name]([{k: None if v is None else str(v) for k, v in r.items()}
                                                  for r in result.to_records_json()])
             data, conv = to_arrow(rows, table)
+            data = split_log_identifier(data)
             n, bad = write_parquet(data, table, path), dict(conv.bad_values)
         elif name == "stuck_keys":
             n, bad = _write_typed(store, table, queries[name], since, until,
@@ -87,7 +85,7 @@ def write_standard_tables(store: Any, out: Path, queries: Mapping[str, str], sin
                                       reader.read_all().cast(arrow_schema(t)), window_end_ms), t, p))
         else:
             n, bad = _write_typed(store, table, queries[name], since, until,
-                                  lambda reader, t=table, p=path: write_parquet(reader, t, p))
+                                  lambda reader, t=table, p=path: write_parquet(_split_batches(reader), t, p))
         info[name] = {"path": f"tables/{name}.parquet", "rows": n,
                       "query_seconds": round(time.perf_counter() - started, 4)}
         if bad:
@@ -95,6 +93,11 @@ def write_standard_tables(store: Any, out: Path, queries: Mapping[str, str], sin
     window = {"since": _iso(_epoch_to_dt(since)), "until": _iso(_epoch_to_dt(until)),
               "data_start": _iso(data_start), "data_end": _iso(data_end), "window_end": _iso(window_end)}
     return info, window
+
+
+def _split_batches(reader: pa.RecordBatchReader) -> pa.RecordBatchReader:
+    """``reader`` with ``postprocess.split_log_identifier`` applied to each batch (same schema)."""
+    return pa.RecordBatchReader.from_batches(reader.schema, (split_log_identifier(b) for b in reader))
 
 
 def _convert_sql(t: Typed, duck_type: str) -> str:
@@ -122,18 +125,20 @@ def _write_typed(store: Any, table: Table, query: str, since: float | None, unti
     wrapped in a SELECT converting each column to the table's type (columns the query cannot produce null), and
     ``write`` gets it as an Arrow stream of record batches (``_BATCH_ROWS`` rows each, so a table of any size is
     never whole in memory). Returns (``write``'s row count, {column: values that did not convert})."""
-    added = _ADDED_COLUMNS.get(table.name, ())
+    added = filled_columns(table)
     con, compiled = prepare_query(store, query, since, until, limit_cap=None)
     names = [n for n, _ in compiled.columns]
-    if names + list(added) != list(table.column_names):
+    if names != [c for c in table.column_names if c not in added]:
         raise CollectError(f"query for table {table.name!r} returns columns {names}, "
-                           f"the table has {list(table.column_names)}")
+                           f"the table has {list(table.column_names)} ({list(added)} filled after the query)")
     aliases = [f"c{i}" for i in range(len(names))]
     con.execute(f"CREATE OR REPLACE TEMP TABLE _iw_result AS SELECT * FROM ({compiled.sql}) AS q({', '.join(aliases)})",
                 compiled.params).fetchall()
     try:
         converted, bad_terms = [], []
-        for alias, (name, vtype), (_, duck) in zip(aliases, compiled.columns, table.columns[:len(names)]):
+        duck_types = dict(table.columns)
+        for alias, (name, vtype) in zip(aliases, compiled.columns):
+            duck = duck_types[name]
             t = Typed(vtype, alias)
             expr = _convert_sql(t, duck)
             converted.append(f"{expr} AS {quote_ident(name)}")
@@ -142,8 +147,10 @@ def _write_typed(store: Any, table: Table, query: str, since: float | None, unti
                 bad_terms.append((name, f"count(*) FILTER (WHERE {as_text(t)} IS NOT NULL AND ({expr}) IS NULL)"))
         counts = con.execute("SELECT count(*)" + "".join(f", {sql}" for _, sql in bad_terms)
                              + " FROM _iw_result").fetchall()[0]
-        nulls = "".join(f", NULL AS {quote_ident(n)}" for n in added)
-        rows = write(con.sql(f"SELECT *{nulls} FROM (SELECT {', '.join(converted)} FROM _iw_result)")
+        # every table column in the table's order; the ones post-processing fills typed NULL here
+        select = [quote_ident(c) if c not in added else f"CAST(NULL AS {t}) AS {quote_ident(c)}"
+                  for c, t in table.columns]
+        rows = write(con.sql(f"SELECT {', '.join(select)} FROM (SELECT {', '.join(converted)} FROM _iw_result)")
                      .to_arrow_reader(_BATCH_ROWS))
     finally:
         con.execute("DROP TABLE IF EXISTS _iw_result").fetchall()

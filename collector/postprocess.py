@@ -4,6 +4,10 @@ both collectors; each query's header documents it).
 - ``library_signals``: the query returns raw events (``@timestamp``, ``@log``, ``@message``); the table is their
   expansion into (time, log_group, library, signal, events) per 1-minute bin: EMF documents of Powertools Metrics /
   aws-embedded-metrics, and Powertools idempotency exception lines.
+- ``log_group`` / ``account_id`` (``invocations``, ``library_signals``, ``trail``): the queries select
+  ``@log as log_group``; ``@log`` "is a log group identifier in the form of account-id:log-group-name"
+  (CWL_AnalyzeLogData-discoverable-fields), on CloudWatch and offline alike. ``split_log_identifier`` splits it
+  into the log group name (``log_group``, what the dashboard and alarms read) and ``account_id``.
 - ``stuck_keys``: ``age_s`` = window end - claimed_at (seconds) and ``expired`` = in_progress_expires_at < window end,
   relative to the window end of the collection (``--until``, else the last event / the collection time).
 """
@@ -20,9 +24,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from collector.insights.log_identifier import LOG_IDENTIFIER_RE
 from collector.parquet import parse_timestamp_ms
 
-__all__ = ["POST_PROCESS", "expand_library_signals", "library_signals_rows", "stuck_key_ages"]
+__all__ = ["ACCOUNT_COLUMN", "FILLED_COLUMNS", "POST_PROCESS", "expand_library_signals", "library_signals_rows",
+           "split_log_identifier", "stuck_key_ages"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _EXCEPTION_NAME = re.compile(r"^\[ERROR\]\s(?:\S+\s+\S+\s+)?(Idempotency[A-Za-z]*Error):")
@@ -144,3 +150,51 @@ def stuck_key_ages(table: pa.Table, window_end_ms: int | None) -> pa.Table:
         expired = pc.less(expires, end)
     table = table.set_column(table.schema.get_field_index("age_s"), "age_s", age)
     return table.set_column(table.schema.get_field_index("expired"), "expired", expired)
+
+
+ACCOUNT_COLUMN = "account_id"
+"""The column ``split_log_identifier`` fills: the 12-digit account ID of the row's ``@log``."""
+
+FILLED_COLUMNS: dict[str, tuple[str, ...]] = {"stuck_keys": ("age_s", "expired")}
+"""Table -> columns its query does not return (filled here); with ``account_id`` for every table that has it."""
+
+
+def filled_columns(table) -> tuple[str, ...]:
+    """Columns of ``table`` (a ``collector.tables.Table``) that post-processing fills, not its query."""
+    extra = (ACCOUNT_COLUMN,) if ACCOUNT_COLUMN in table.column_names else ()
+    return FILLED_COLUMNS.get(table.name, ()) + extra
+
+
+_SPLIT = LOG_IDENTIFIER_RE.replace("^(", "^(?P<account>", 1).replace(":(.*)$", ":(?P<name>.*)$", 1)
+
+
+def _split_array(lg: pa.Array, acct: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """(log group names, accounts) of one array of ``@log`` values; the regex runs on the distinct values only
+    (a table holds a handful of log groups), then ``take`` spreads the results over the rows."""
+    enc = pc.dictionary_encode(lg)
+    values, idx = enc.dictionary, enc.indices
+    m = pc.extract_regex(values, pattern=_SPLIT)
+    matched = pc.fill_null(pc.is_valid(m), False)
+    names = pc.if_else(matched, pc.struct_field(m, "name"), values).cast(lg.type)
+    accounts = pc.struct_field(m, "account").cast(acct.type)
+    row_matched = pc.fill_null(pc.take(matched, idx), False)
+    return pc.take(names, idx), pc.if_else(row_matched, pc.take(accounts, idx), acct)
+
+
+def split_log_identifier(data: pa.Table | pa.RecordBatch) -> pa.Table | pa.RecordBatch:
+    """``data`` with ``log_group`` = the log group name and ``account_id`` = the account of an account-qualified
+    ``log_group`` value (``"123456789012:/aws/lambda/fn"`` -> ``"/aws/lambda/fn"``, ``"123456789012"``); a value
+    without an account prefix stays as it is and keeps the row's ``account_id`` (null when none). Data without both
+    columns is returned unchanged. The one place the tables' ``@log`` is split, for both collectors."""
+    names = data.schema.names
+    if "log_group" not in names or ACCOUNT_COLUMN not in names:
+        return data
+    lg_i, acct_i = names.index("log_group"), names.index(ACCOUNT_COLUMN)
+    lg, acct = data.column(lg_i), data.column(acct_i)
+    if pa.types.is_null(acct.type):
+        acct = acct.cast(pa.string())
+    if isinstance(lg, pa.ChunkedArray):  # a Table: its two columns may be chunked differently
+        lg, acct = lg.combine_chunks(), acct.combine_chunks()
+    name, account = _split_array(lg, acct)
+    data = data.set_column(lg_i, data.schema.field(lg_i), name)
+    return data.set_column(acct_i, pa.field(ACCOUNT_COLUMN, acct.type), account)

@@ -8,6 +8,11 @@ written as ``<out>/tables/<name>.parquet`` next to ``<out>/manifest.json``.
 
 Outcome, status and key values inside the tables are the ones defined in
 ``emitter.contract``.
+
+``log_group`` is the log group name and ``account_id`` its 12-digit account: the queries select
+``@log as log_group`` (``@log`` is "account-id:log-group-name" on CloudWatch and offline), and
+``collector.postprocess.split_log_identifier`` splits it for both collectors (offline, the account is
+``--account-id`` / ``IDEMWATCH_ACCOUNT_ID``, default ``000000000000``).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ EVENT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("@timestamp", "BIGINT"),  # epoch ms
     ("@message", "VARCHAR"),
     ("@logStream", "VARCHAR"),
-    ("@log", "VARCHAR"),
+    ("@log", "VARCHAR"),  # "<account id>:<log group name>" (AWS's form; offline: --account-id)
     ("@ingestionTime", "BIGINT"),  # epoch ms; NULL when the source has none
     ("@type", "VARCHAR"),
     ("@requestId", "VARCHAR"),
@@ -101,24 +106,25 @@ TABLES: Mapping[str, Table] = MappingProxyType(
             ),
             Table(
                 "invocations",
-                (("time", _TS), ("log_group", _S), ("invocations", _I), ("cold_starts", _I), ("timeouts", _I),
+                (("time", _TS), ("log_group", _S), ("account_id", _S), ("invocations", _I), ("cold_starts", _I), ("timeouts", _I),
                  ("avg_duration_ms", _F), ("p95_duration_ms", _F), ("max_duration_ms", _F), ("max_memory_used_mb", _F)),
-                "Lambda REPORT lines per 1-minute bin per log group: invocations, cold starts (Init Duration present), "
+                "Lambda REPORT lines per 1-minute bin per log group (name and account): invocations, cold starts (Init Duration present), "
                 "timeouts (Status: timeout), durations (ms) and peak memory (MB).",
             ),
             Table(
                 "library_signals",
-                (("time", _TS), ("log_group", _S), ("library", _S), ("signal", _S), ("events", _F)),
+                (("time", _TS), ("log_group", _S), ("account_id", _S), ("library", _S), ("signal", _S), ("events", _F)),
                 "What Powertools (Metrics EMF, Logger, idempotency exceptions) and aws-embedded-metrics users already "
-                "emit, per 1-minute bin: signal is an emitter Outcome value where one maps, else the metric name.",
+                "emit, per 1-minute bin per log group (name and account): signal is an emitter Outcome value where one maps, else the metric name.",
             ),
             Table(
                 "trail",
-                (("timestamp", _TS), ("log_group", _S), ("service", _S), ("operation", _S), ("event_source", _S),
+                (("timestamp", _TS), ("log_group", _S), ("account_id", _S), ("service", _S), ("operation", _S), ("event_source", _S),
                  ("outcome", _S), ("idempotency_key", _S), ("idempotency_status", _S), ("event_id", _S),
                  ("correlation_id", _S), ("function_request_id", _S), ("attempt", _I), ("error_code", _S),
                  ("record_age_ms", _F), ("remaining_time_ms", _F), ("message", _S)),
-                "Every emitter outcome record (no 10,000-row cap when collected locally), for the events explorer.",
+                "Every emitter outcome record (no 10,000-row cap when collected locally), with its log group (name and "
+                "account), for the events explorer.",
             ),
         )
     }

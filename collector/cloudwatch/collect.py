@@ -31,7 +31,7 @@ from collector.cloudwatch.session import AwsTarget
 from collector.cloudwatch.types import QueryStats, WindowResult
 from collector.cloudwatch.windows import Window, align_range, missing, plan_windows
 from collector.parquet import ConversionReport, arrow_schema, frame_from_arrow, to_arrow, write_parquet
-from collector.postprocess import POST_PROCESS, stuck_key_ages
+from collector.postprocess import POST_PROCESS, split_log_identifier, stuck_key_ages
 from collector.standard_queries import load_standard_queries
 from collector.tables import TABLES
 
@@ -153,6 +153,7 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
                 raw, n_dropped = POST_PROCESS[name](raw)
                 dropped += n_dropped
             arrow, rep = to_arrow(raw, table)
+            arrow = split_log_identifier(arrow)  # @log as log_group: "account-id:log-group-name"
             conv.add(rep)
             merged = merge_frames(table, spec, [frame_from_arrow(arrow)])
             dups += merged.unmerged_duplicates

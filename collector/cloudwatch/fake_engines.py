@@ -1,5 +1,6 @@
 """Engines of the fake Logs Insights server (``fake_server.FakeLogsInsightsServer``): how a query over the
-server's events becomes result rows. ``InsightsEngine`` answers with the offline Logs Insights engine;
+server's events becomes result rows. ``@log`` is ``"<FAKE_ACCOUNT_ID>:<log group>"`` in every engine, the form
+CloudWatch returns ("a log group identifier in the form of account-id:log-group-name"). ``InsightsEngine`` answers with the offline Logs Insights engine;
 ``raw_events_engine`` and ``trail_engine`` ignore the query (for tests of the runner and of the collector that must
 not depend on the offline engine). ``load_export_lines`` reads export-to-S3 style files (the demo's logs) as events.
 """
@@ -11,6 +12,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from collector.cloudwatch.constants import FAKE_ACCOUNT_ID
+from collector.insights.log_identifier import log_identifier
 from collector.insights.result import format_timestamp
 
 if TYPE_CHECKING:
@@ -38,7 +41,7 @@ def raw_events_engine(query: str, groups: dict[str, list[dict[str, Any]]], start
     evs = [(e["timestamp"], g, e) for g, events in groups.items() for e in events]
     evs.sort(key=lambda t: (-t[0], t[1], t[2].get("eventId", "")))
     return [[("@timestamp", format_ts(ts)), ("@message", e["message"]), ("@logStream", e.get("logStreamName")),
-             ("@log", g)] for ts, g, e in evs]
+             ("@log", log_identifier(FAKE_ACCOUNT_ID, g))] for ts, g, e in evs]
 
 
 class InsightsEngine:
@@ -65,7 +68,7 @@ class InsightsEngine:
         table = self._views.get(names)
         if table is None:
             table = f"q_{len(self._views)}"
-            in_list = ", ".join("'" + n.replace("'", "''") + "'" for n in names)
+            in_list = ", ".join("'" + log_identifier(FAKE_ACCOUNT_ID, n).replace("'", "''") + "'" for n in names)
             self._store.connection.execute(f'CREATE TEMP VIEW {table} AS SELECT * FROM {self._store.table} '
                                            f'WHERE "@log" IN ({in_list})').fetchall()
             self._views[names] = table
@@ -75,7 +78,7 @@ class InsightsEngine:
     def _build(groups: dict[str, list[dict[str, Any]]]) -> Any:
         from collector.ingest import EventStore
 
-        store = EventStore()
+        store = EventStore(account_id=FAKE_ACCOUNT_ID)
         for g, events in sorted(groups.items()):
             if events:
                 store.ingest_events(events, g)
@@ -110,7 +113,8 @@ def _text(v: Any) -> str | None:
 def trail_engine(query: str, groups: dict[str, list[dict[str, Any]]], start: int, end: int) -> Rows:
     """Simple evaluator (ignores the query): one ``trail``-table row per JSON log record that has an ``outcome``
     key: ``timestamp`` (the event time), ``log_group`` and every other trail column read from the record's key of
-    the same name (``message`` = the raw message). For collector tests that must not depend on the offline engine."""
+    the same name (``message`` = the raw message); ``log_group`` is ``@log`` (account-qualified), as ``@log as
+    log_group`` returns it. For collector tests that must not depend on the offline engine."""
     from collector.tables import TABLES
 
     cols = TABLES["trail"].column_names
@@ -123,8 +127,9 @@ def trail_engine(query: str, groups: dict[str, list[dict[str, Any]]], start: int
                 continue
             if not isinstance(rec, dict) or "outcome" not in rec:
                 continue
-            row: list[tuple[str, str | None]] = [("timestamp", format_ts(e["timestamp"])), ("log_group", g)]
-            for c in cols[2:]:
+            row: list[tuple[str, str | None]] = [("timestamp", format_ts(e["timestamp"])),
+                                                 ("log_group", log_identifier(FAKE_ACCOUNT_ID, g))]
+            for c in cols[3:]:  # after timestamp, log_group, account_id (which no query returns)
                 v = e["message"] if c == "message" else rec.get(c)
                 row.append((c, None if v is None else str(v)))
             out.append(row)

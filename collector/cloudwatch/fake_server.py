@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-from collector.cloudwatch.constants import MAX_LOG_GROUPS_PER_QUERY, MAX_QUERY_LIMIT, ROWS_PER_PAGE
+from collector.cloudwatch.constants import FAKE_ACCOUNT_ID, MAX_LOG_GROUPS_PER_QUERY, MAX_QUERY_LIMIT, ROWS_PER_PAGE
 from collector.cloudwatch.fake_engines import Engine, Rows, default_engine, load_export_lines
 
 
@@ -188,7 +188,7 @@ class FakeLogsInsightsServer:
         offset = int(body.get("nextToken", 0) or 0)
         page = names[offset:offset + limit]
         out: dict[str, Any] = {"logGroups": [
-            {"logGroupName": n, "arn": f"arn:aws:logs:us-east-1:123456789012:log-group:{n}:*", "creationTime": 0,
+            {"logGroupName": n, "arn": f"arn:aws:logs:us-east-1:{FAKE_ACCOUNT_ID}:log-group:{n}:*", "creationTime": 0,
              "storedBytes": sum(len(e["message"]) for e in self.groups[n])} for n in page]}
         if offset + limit < len(names):
             out["nextToken"] = str(offset + limit)
@@ -212,7 +212,7 @@ class FakeLogsInsightsServer:
             for g in names:
                 if g not in self.groups:
                     return _error("ResourceNotFoundException", f"Log group '{g}' does not exist for account ID "
-                                                               "'123456789012'")
+                                                               f"'{FAKE_ACCOUNT_ID}'")
             # the service's window: start*1000 <= t <= end*1000 (endTime compared in ms, aws/aws-sdk#280); simple
             # engines also get the runner's leading "filter toMillis(@timestamp) <= N" applied here
             bound = _leading_time_filter(body["queryString"])

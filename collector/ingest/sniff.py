@@ -1,18 +1,25 @@
 """Format sniffing from the first bytes of a (decompressed) source.
 
-Rules, in order (first match wins), on the first ``SNIFF_BYTES`` bytes:
-1. the text starts with ``{``/``[``, an ``"events"`` key appears, and the first line is not a complete
-   JSON object or is one whose ``events`` is a list -> filter-log-events / get-log-events output;
-2. the first line is a CSV header naming ``timestamp`` (or ``@timestamp``) and ``message`` ->
-   console CSV export;
-3. structure, not a majority of lines: every export event starts with a ``<ISO-8601 timestamp> `` line and lines
-   without it continue the event before them (tracebacks), however many there are. So: some line is stamped, not
-   every stamped line looks like a Lambda text ``<ts> <request id>`` line, and the stamped lines are at least as many
-   as the unstamped lines that would start an event of another format (a JSON object, a Lambda text line); or the
-   first line is stamped -> export-to-S3;
-4. a complete JSON object line with ``"type": "platform.*"`` -> Lambda JSON log format;
-5. Lambda text markers (START/END/REPORT/INIT_START lines, ``[LEVEL]\\t<ts>\\t`` runtime lines) in a
-   file not named ``*.jsonl``/``*.ndjson`` -> Lambda text format (multi-line events); a ``.jsonl`` name
+Every rule rests on structure (where an event starts), never on a majority of lines: a message may be a traceback
+or a pretty-printed JSON dump of any length, so continuation lines (and what they happen to look like) do not vote.
+Rules, in order (first match wins), on the first ``SNIFF_BYTES`` bytes (all of its lines):
+
+1. filter-log-events / get-log-events output: ONE JSON document, so the text opens with ``{`` whose first key is a
+   key of that response (``events``, ``searchedLogStreams``, ``nextToken``, ``nextForwardToken``,
+   ``nextBackwardToken``), with ``[`` and such a page (pages saved one after the other), or with ``[`` and an
+   event object (its first key ``timestamp``, ``message``, ``logStreamName``, ``ingestionTime`` or ``eventId``);
+   a first line that is a complete JSON object is one JSON-lines record unless its ``events`` is a list, and a
+   document that ends inside the window is followed by nothing or another page (not by lines of text);
+2. the first line is a CSV header naming ``timestamp`` (or ``@timestamp``) and ``message`` -> console CSV export;
+3. export-to-S3: every event starts with a ``<ISO-8601 timestamp> `` line and lines without it continue the event
+   before them, however many there are. An export object starts at an event, so a stamped first line (not a
+   Lambda text ``<ts> <request id>`` line) decides it. A file cut mid-event (first line unstamped) is an export when
+   some line is stamped (not every one a Lambda text line), no unstamped line is a Lambda platform line
+   (``START``/``END``/``REPORT RequestId:``, ``INIT_START``: in an export they carry the timestamp prefix too), and
+   the stamped lines are at least as many as the unstamped lines that would start an event of another format;
+4. a complete JSON object line with ``"type": "platform.*"`` anywhere in the window -> Lambda JSON log format;
+5. Lambda text markers (START/END/REPORT/INIT_START lines, ``[LEVEL]\\t`` runtime lines) anywhere in the window,
+   in a file not named ``*.jsonl``/``*.ndjson`` -> Lambda text format (multi-line events); a ``.jsonl`` name
    says one event per line, so such a file stays JSON lines even with platform lines in it;
 6. anything else -> JSON lines (one event per line; non-JSON lines are text events).
 """
@@ -36,6 +43,14 @@ LAMBDA_TEXT_START = re.compile(
     r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z[\t ][0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}[\t ])"
 )
 """A line that starts a new Lambda text-format event (platform line, runtime log line, runtime error)."""
+
+_PLATFORM_LINE = re.compile(r"^(?:(?:START|END|REPORT) RequestId: |INIT_START )")
+"""A Lambda platform line: its own event, so in an export-to-S3 object it is always stamped."""
+
+_FLE_START = re.compile(
+    r'^\s*(?:\[\s*)?\{\s*"(?:events|searchedLogStreams|nextToken|nextForwardToken|nextBackwardToken)"\s*:'
+    r'|^\s*\[\s*\{\s*"(?:timestamp|message|logStreamName|ingestionTime|eventId)"\s*:|^\s*\[\s*\]\s*$')
+"""The opening of a FilterLogEvents / GetLogEvents response, an array of them, or a bare array of events."""
 
 _MARKER = re.compile(r"^(?:(?:START|END|REPORT) RequestId: |INIT_START |\[(?:INFO|WARN|WARNING|ERROR|DEBUG)\]\t)")
 _CSV_HEADER = re.compile(r'^\ufeff?"?@?timestamp"?,.*"?@?message"?', re.IGNORECASE)
@@ -62,27 +77,55 @@ def sniff(head: bytes, name: str = "") -> LogFormat:
     lines = [ln.rstrip("\r") for ln in lines]
     nonblank = [ln for ln in lines if ln.strip()]
     first = nonblank[0] if nonblank else ""
-    if stripped[:1] in "{[" and stripped[:1] and '"events"' in text and (
-            not is_json_object_line(first) or isinstance(json.loads(first).get("events"), list)):
+    if _is_filter_log_events(stripped, first):
         return LogFormat.FILTER_LOG_EVENTS
     if _CSV_HEADER.match(first):
         return LogFormat.CONSOLE_CSV
-    sample = nonblank[:200]
-    stamped = [ln for ln in sample if ISO_PREFIX.match(ln)]
-    if stamped and not all(LAMBDA_TEXT_START.match(ln) for ln in stamped):
-        other_starts = sum(1 for ln in sample if not ISO_PREFIX.match(ln)
-                           and (LAMBDA_TEXT_START.match(ln) or is_json_object_line(ln)))
-        if ISO_PREFIX.match(sample[0]) or len(stamped) >= other_starts:
-            return LogFormat.EXPORT_S3
-    json_lines = [ln for ln in sample if ln.lstrip().startswith("{") and is_json_object_line(ln)]
-    for ln in json_lines[:50]:
-        try:
-            rec = json.loads(ln)
-        except ValueError:
-            continue
-        if str(rec.get("type", "")).startswith("platform."):
+    if _is_export(nonblank):
+        return LogFormat.EXPORT_S3
+    for ln in nonblank:
+        if '"platform.' in ln and is_json_object_line(ln) and str(json.loads(ln).get("type", "")).startswith(
+                "platform."):
             return LogFormat.LAMBDA_JSON
     lowered = name.lower().removesuffix(".gz")
-    if any(_MARKER.match(ln) for ln in sample) and not lowered.endswith((".jsonl", ".ndjson")):
+    if not lowered.endswith((".jsonl", ".ndjson")) and any(_MARKER.match(ln) for ln in nonblank):
         return LogFormat.LAMBDA_TEXT
     return LogFormat.JSON_LINES
+
+
+def _is_filter_log_events(stripped: str, first: str) -> bool:
+    """Rule 1 of the module docstring; ``stripped`` is the window without leading whitespace. A document that ends
+    inside the window must be followed by nothing or by another page, not by lines of text (a pretty-printed JSON
+    record at the top of a log file opens like a response page too)."""
+    if not _FLE_START.match(stripped):
+        return False
+    if is_json_object_line(first) and not isinstance(json.loads(first).get("events"), list):
+        return False  # one JSON-lines record
+    text = stripped.rstrip()
+    try:
+        _, end = json.JSONDecoder().raw_decode(text)
+    except json.JSONDecodeError as exc:
+        # cut by the window or an interrupted download (the error is at the end: inside the last string, literal,
+        # number or escape) vs not JSON at all (a line of text after a pretty-printed opening)
+        return exc.msg.startswith("Unterminated string") or exc.pos >= len(text) - 6
+    rest = text[end:].lstrip()
+    return not rest or rest[:1] in "{["
+
+
+def _is_export(lines: list[str]) -> bool:
+    """Rule 3 of the module docstring over the non-blank ``lines`` of the sniff window."""
+    if not lines:
+        return False
+    if ISO_PREFIX.match(lines[0]):
+        return not LAMBDA_TEXT_START.match(lines[0])
+    stamped = other_starts = 0
+    foreign_stamp = False
+    for ln in lines:
+        if ISO_PREFIX.match(ln):
+            stamped += 1
+            foreign_stamp = foreign_stamp or not LAMBDA_TEXT_START.match(ln)
+        elif _PLATFORM_LINE.match(ln):
+            return False
+        elif LAMBDA_TEXT_START.match(ln) or (ln.lstrip()[:1] == "{" and is_json_object_line(ln)):
+            other_starts += 1
+    return foreign_stamp and stamped >= other_starts

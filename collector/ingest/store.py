@@ -1,8 +1,9 @@
 """EventStore: a DuckDB table of log events with the fields Logs Insights discovers.
 
 Table ``events``: the columns of ``collector.tables.EVENT_COLUMNS`` (``@timestamp`` BIGINT epoch ms, ``@message``,
-``@logStream``, ``@log``, ``@ingestionTime`` BIGINT epoch ms, ``@type``, ``@requestId``, the REPORT durations in ms
-and memory in bytes, ``@seq``, ``@json``), plus the hot contract fields as JSON columns named like the field.
+``@logStream``, ``@log`` (``<account id>:<log group>``, as AWS defines it), ``@ingestionTime`` BIGINT epoch ms,
+``@type``, ``@requestId``, the REPORT durations in ms and memory in bytes, ``@seq``, ``@json``), plus the hot
+contract fields as JSON columns named like the field.
 
 The same store serves a one-off in-memory ingest (``EventStore()``) and ``collect local``'s persistent
 ``events.duckdb`` (``EventStore(path, memory_limit=...)``): an on-disk store spills to ``temp_directory`` instead of
@@ -49,7 +50,9 @@ from collector.ingest.lines import clip_message, decode_text, line_table
 from collector.ingest.sniff import sniff
 from collector.ingest.source import GZIP_MAGIC, entry_kind, list_log_files, read_source
 from collector.ingest.types import FileReport, IngestReport, LogFormat
+from collector.insights.constants import DEFAULT_ACCOUNT_ID
 from collector.insights.engine import table_columns
+from collector.insights.log_identifier import check_account_id, log_identifier
 from collector.insights.sql import quote_ident as _q
 from collector.tables import EVENT_COLUMNS
 
@@ -93,6 +96,8 @@ class EventStore:
         temp_directory: where DuckDB spills (default for an on-disk store: ``<path>.tmp``).
         max_decompressed_bytes: decompressed bytes kept per gzip source (``constants.MAX_DECOMPRESSED_BYTES``);
             the rest is not read, counted ``decompressed_size_cap_reached``.
+        account_id: the 12-digit account of ``@log`` = ``"<account_id>:<log group>"`` for the events ingested
+            through this store (``collector.insights.log_identifier``); ValueError when not 12 digits.
 
     Attributes:
         connection: the duckdb connection (session time zone UTC).
@@ -103,9 +108,11 @@ class EventStore:
     def __init__(self, path: str | os.PathLike[str] | None = None, *, hot_fields: Iterable[str] = HOT_FIELDS,
                  compress: bool = False, memory_limit: str | None = None,
                  temp_directory: str | os.PathLike[str] | None = None,
-                 max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES) -> None:
+                 max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES,
+                 account_id: str = DEFAULT_ACCOUNT_ID) -> None:
         import duckdb
 
+        self.account_id = check_account_id(account_id)
         self.connection = duckdb.connect(str(path) if path is not None else ":memory:")
         self.max_decompressed_bytes = int(max_decompressed_bytes)
         if memory_limit is not None:
@@ -141,7 +148,8 @@ class EventStore:
 
         Args:
             path: file or directory.
-            log_group: ``@log`` of every event; default ``/aws/lambda/<file stem>`` per file.
+            log_group: log group of every event (``@log`` = ``<account_id>:<log_group>``); default
+                ``/aws/lambda/<file stem>`` per file.
             log_stream: ``@logStream`` when the source has none; default the file name.
 
         Returns:
@@ -361,7 +369,7 @@ class EventStore:
         lo = self._next_seq
         src = (json_lines.export_src if fmt is LogFormat.EXPORT_S3 else json_lines.json_lines_src)(_LINES_VIEW, lo, crlf)
         _run(self.connection, insert_sql(self.table, src, self.hot_fields, own_ts=fmt is not LogFormat.EXPORT_S3),
-             {"stream": stream, "lg": group})
+             {"stream": stream, "lg": log_identifier(self.account_id, group)})
         self._next_seq = lo + n_lines
         inserted = self._finish_batch(lo, lo + n_lines - 1, rep, mtime_ms,
                                       no_ts_reason=Reason.EXPORT_LINE_WITHOUT_TIMESTAMP
@@ -404,7 +412,8 @@ class EventStore:
         tbl = pa.table({
             "seq": pa.array(seqs, pa.int64()), "ts": pa.array(tss, pa.int64()),
             "msg": pa.array(msgs, pa.large_string()), "stream": pa.array(streams, pa.large_string()),
-            "lg": pa.array([group] * len(seqs), pa.large_string()), "ing": pa.array(ings, pa.int64()),
+            "lg": pa.array([log_identifier(self.account_id, group)] * len(seqs), pa.large_string()),
+            "ing": pa.array(ings, pa.int64()),
         })
         con = self.connection
         con.register(_STAGE_VIEW, tbl)

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from collector.insights.catalog import UNSUPPORTED_FUNCTIONS
-from collector.insights.constants import DEFAULT_LIMIT
+from collector.insights.constants import ACCOUNT_ID_PATTERN, DEFAULT_LIMIT
 from collector.insights.exceptions import QueryError
 from collector.insights.expressions import (
     Binary,
@@ -119,6 +119,9 @@ class CompiledQuery:
 
     ``regexes``: (RE2 pattern, offset in the query text) of every regular expression the SQL
     uses, so the engine can check them before running and point at the bad one.
+    ``stages``: the SQL's ``WITH`` items in order, each ``("s<k> AS (...)", offset of the command that
+    made it)`` (None for the first, the events in the time range), so the engine can run a prefix
+    of them and point a runtime failure at its command.
     """
 
     sql: str
@@ -126,6 +129,7 @@ class CompiledQuery:
     columns: list[tuple[str, V]]
     regexes: list[tuple[str, int]] = field(default_factory=list)
     udfs: list[str] = field(default_factory=list)  # engine UDFs the SQL calls (sql.register_functions)
+    stages: list[tuple[str, int | None]] = field(default_factory=list)
 
 
 def _duck_type(duck_type: str) -> V:
@@ -417,6 +421,7 @@ class _QueryCompiler:
         self.limit_cap = limit_cap
         self.params = Params()
         self.stages: list[str] = []
+        self.stage_positions: list[int | None] = []  # the command each stage compiles (command_pos)
         self._n = 0
         self.command_pos: int | None = None  # the command being compiled (error positions)
         self.regexes: list[tuple[str, int]] = []  # (pattern, position) of every regex used
@@ -433,6 +438,7 @@ class _QueryCompiler:
     def add_stage(self, select: str) -> str:
         name = f"s{len(self.stages)}"
         self.stages.append(f"{name} AS ({select})")
+        self.stage_positions.append(self.command_pos)
         return name
 
     # ---- fields
@@ -495,7 +501,8 @@ class _QueryCompiler:
         order = self._order_sql(scope, st.ordering)
         limit = f" LIMIT {int(self.limit_cap)}" if self.limit_cap is not None else ""
         sql = (f"WITH {', '.join(self.stages)} SELECT {', '.join(select) or 'NULL'} FROM {st.prev}{order}{limit}")
-        return CompiledQuery(sql, list(self.params.values), out_cols, self.regexes, sorted(self.udfs))
+        return CompiledQuery(sql, list(self.params.values), out_cols, self.regexes, sorted(self.udfs),
+                             list(zip(self.stages, self.stage_positions)))
 
     # ---- one generator per command (dispatched by _COMMAND_GENERATORS)
     def _filter_cmd(self, st: _State, cmd: FilterCmd | FilterIndexCmd) -> None:
@@ -546,9 +553,10 @@ class _QueryCompiler:
         """Offline data is never masked (no data protection policy applies to local files)."""
 
     def _source_cmd(self, st: _State, cmd: SourceCmd) -> None:
-        """``SOURCE logGroups(...)`` as a filter on ``@log``. ``@log`` may be ``account-id:group``
-        (as AWS documents it) or a bare group name; prefixes match the group name, account
-        identifiers the account part (a bare name has none, so it matches no account list)."""
+        """``SOURCE logGroups(...)`` as a filter on ``@log``. ``@log`` is ``account-id:group`` (as AWS
+        documents it, and as the local ingest builds it) or, in a table built otherwise, a bare group
+        name; prefixes match the group name, account identifiers the account part (a bare name has
+        none, so it matches no account list)."""
         log = st.scope.columns.get("@log")
         if log is None:
             raise self.error("SOURCE needs the @log field, which is not in the events table", cmd.pos)
@@ -557,7 +565,7 @@ class _QueryCompiler:
             raise self.error(f"unknown log group class {unknown[0]!r} (STANDARD, INFREQUENT_ACCESS, DELIVERY)",
                              cmd.pos)
         text = as_text(log.typed())
-        name = f"regexp_replace({text}, '^[0-9]{{12}}:', '')"
+        name = f"regexp_replace({text}, '^{ACCOUNT_ID_PATTERN}:', '')"
         terms = []
         if cmd.name_prefixes:
             terms.append("(" + " OR ".join(f"starts_with({name}, {self.params.add(p)})"
@@ -566,7 +574,7 @@ class _QueryCompiler:
             terms.append("FALSE")  # every local log group is in the default class, STANDARD
         if cmd.accounts:
             accounts = ", ".join(self.params.add(a) for a in cmd.accounts)
-            terms.append(f"(regexp_extract({text}, '^([0-9]{{12}}):', 1) IN ({accounts}))")
+            terms.append(f"(regexp_extract({text}, '^({ACCOUNT_ID_PATTERN}):', 1) IN ({accounts}))")
         if terms:
             st.prev = self.add_stage(f"SELECT * FROM {st.prev} WHERE {' AND '.join(terms)}")
 

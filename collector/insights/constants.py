@@ -6,7 +6,8 @@ names it, so no input can reach Python's recursion limit or DuckDB's expression-
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_LIMIT", "DOCS", "MAX_ARITHMETIC_CHAIN", "MAX_NESTING_DEPTH", "MAX_QUERY_LENGTH"]
+__all__ = ["ACCOUNT_ID_PATTERN", "DEFAULT_ACCOUNT_ID", "DEFAULT_LIMIT", "DOCS", "MAX_ARITHMETIC_CHAIN",
+           "MAX_NESTING_DEPTH", "MAX_QUERY_LENGTH"]
 
 DEFAULT_LIMIT = 10_000
 """Default and maximum number of result rows of a Logs Insights query (StartQuery ``limit``)."""
@@ -29,3 +30,14 @@ argument lists have no such limit."""
 
 DOCS = "https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/"
 """Base URL of the Logs Insights query-syntax pages cited in messages and the coverage table."""
+
+ACCOUNT_ID_PATTERN = "[0-9]{12}"
+"""An AWS account ID: 12 digits (regex, unanchored; valid in Python ``re``, RE2 and DuckDB)."""
+
+DEFAULT_ACCOUNT_ID = "000000000000"
+"""Account ID of ``@log`` for events read from local files when none is given (``--account-id``,
+``IDEMWATCH_ACCOUNT_ID``). ``@log`` "is a log group identifier in the form of account-id:log-group-name"
+(CWL_AnalyzeLogData-discoverable-fields); local files do not say which account wrote them. All zeros is the
+conventional "no account" placeholder (LocalStack's default account, for instance), no known AWS account has it, and it
+differs from the documentation's example IDs (123456789012, 111122223333), which real-looking test data uses: a
+row carrying it is visibly offline data of unknown account, never merged with a real account's rows."""

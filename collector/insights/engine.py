@@ -87,6 +87,49 @@ def _check_regexes(con: Any, query: str, compiled: CompiledQuery) -> None:
             raise QueryError(f"invalid regular expression: {str(exc).splitlines()[0]}", pos, query) from None
 
 
+def _failing_command(con: Any, compiled: CompiledQuery) -> int | None:
+    """Offset of the command whose SQL stage fails, found after the whole statement failed at run time (DuckDB
+    says what failed, not where): the shortest prefix of ``compiled.stages`` that fails when every column of its
+    last stage is computed (``sum(hash(row))``; a plain ``count(*)`` would let DuckDB skip the columns), by binary
+    search (a prefix holds every column of the shorter ones, so once a prefix fails the longer ones do too). None
+    when no prefix fails on its own (the failure is in the final projection or sort) or it is the first stage
+    (the events in the time range). Costs about log2(stages) scans, on the error path only."""
+    stages = compiled.stages
+    if not stages:
+        return None
+    n = len(compiled.params)
+    # every parameter bound once in a one-row side table, so a prefix that uses only some still binds them all
+    side = ("(SELECT " + ", ".join(f"CAST(${i + 1} AS VARCHAR) AS p{i}" for i in range(n)) + ") AS _iw_p") if n else ""
+
+    def fails(k: int) -> bool:
+        sql = (f"WITH {', '.join(s for s, _ in stages[:k + 1])} SELECT sum(hash(_iw_q)) "
+               f"FROM (SELECT * FROM s{k}) AS _iw_q{', ' + side if side else ''}")
+        try:
+            con.execute(sql, compiled.params).fetchall()
+        except Exception as exc:  # any DuckDB failure of the prefix counts
+            if "duckdb" not in type(exc).__module__:
+                raise
+            return True
+        return False
+
+    lo, hi = 0, len(stages) - 1
+    if not fails(hi):
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if fails(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return stages[lo][1]
+
+
+def _command_word(query: str, pos: int) -> str:
+    """The command keyword at ``pos`` (``fields``, ``stats``, ...)."""
+    word = query[pos:].split(None, 1)
+    return word[0].rstrip("|") if word else ""
+
+
 def run_query(store: Any, query: str, start: float | None = None, end: float | None = None,
               limit_cap: int | None = DEFAULT_LIMIT, *, harden: bool = True) -> QueryResult:
     """Run a Logs Insights query over the events of ``store``.
@@ -106,7 +149,10 @@ def run_query(store: Any, query: str, start: float | None = None, end: float | N
         QueryResult.
     Raises:
         QueryError: on a syntax error or an unsupported command/function (message names
-            it and its line/column).
+            it and its line/column), or a failure while DuckDB runs the statement (e.g. a
+            malformed ``@json`` in a table not built by the ingest): the message names the
+            command whose stage fails and its line/column (:func:`_failing_command`), or
+            carries no position when no single command can be blamed.
     """
     con, compiled = prepare_query(store, query, start, end, limit_cap, harden=harden)
     try:
@@ -114,7 +160,9 @@ def run_query(store: Any, query: str, start: float | None = None, end: float | N
     except Exception as exc:  # a runtime error in DuckDB is a query error
         if "duckdb" not in type(exc).__module__:
             raise
-        raise QueryError(f"query failed: {str(exc).splitlines()[0]}", 0, query) from exc
+        pos = _failing_command(con, compiled)
+        where = "" if pos is None else f" in '{_command_word(query, pos)}'"
+        raise QueryError(f"query failed{where}: {str(exc).splitlines()[0]}", pos, query) from exc
     types = [t for _, t in compiled.columns]
     rows = [tuple(decode_value(v, t) for v, t in zip(r, types)) for r in raw_rows]
     return QueryResult([n for n, _ in compiled.columns], types, rows, compiled.sql, tuple(compiled.params))

@@ -5,6 +5,11 @@ fake Logs Insights server (answering with the offline engine over the same event
 window), collected by collect_cloudwatch with every standard query, 1-hour windows, a 300-row query limit so that
 windows are split (``[a, m]``, ``[m + 1, b]``) and pieces merged. Offline path: each standard query run once over all
 events with no row cap, by the offline engine. Every table must match value for value and type for type.
+
+``@log``: "@log is a log group identifier in the form of account-id:log-group-name"
+(https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/CWL_AnalyzeLogData-discoverable-fields.html). The fake
+server answers like CloudWatch (``123456789012:/aws/lambda/<fn>``), the local collector builds the same form from
+``account_id``; both tables hold ``log_group`` = the bare name and ``account_id`` = the account.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from collector.cloudwatch.collect import (
     collect_cloudwatch,
     load_standard_queries,
 )
+from collector.cloudwatch.constants import FAKE_ACCOUNT_ID
 from collector.cloudwatch.testing import FakeLogsInsightsServer, InsightsEngine
 from collector.parquet import arrow_schema, frame_from_arrow
 from collector.tables import TABLES
@@ -86,7 +92,7 @@ def test_every_standard_table_identical(demo_logs, logs_client, tmp_path):
     hi = max(e["timestamp"] for evs in demo_events.values() for e in evs) // 1000
     # a range strictly containing the data (the end second after the last event), same for both paths
     start, end = (lo // 60) * 60, (hi // 60 + 2) * 60 - 1
-    collect_local([demo_logs], tmp_path / "local", since=start, until=end)
+    collect_local([demo_logs], tmp_path / "local", since=start, until=end, account_id=FAKE_ACCOUNT_ID)
     queries = load_standard_queries()
     assert set(queries) == set(TABLES)
     with FakeLogsInsightsServer(engine=InsightsEngine()) as srv:
@@ -95,7 +101,17 @@ def test_every_standard_table_identical(demo_logs, logs_client, tmp_path):
         opts = CollectOptions(since=start, until=end, log_group_prefixes=["/aws/lambda/"], queries=queries,
                               runner=RunnerConfig(limit=300, poll=PollSchedule(0.01, 1.5, 0.05),
                                                   backoff=Backoff(0.005, 0.02), max_polls_per_s=0))
-        m = collect_cloudwatch(tmp_path / "cloud", opts, clients=Clients(logs=logs_client(srv.url)), now=lambda: end + 86400)
+        client = logs_client(srv.url)
+        # the server's @log is account-qualified, as CloudWatch's: what "@log as log_group" returns
+        qid = client.start_query(logGroupNames=sorted(demo_events), startTime=start, endTime=end,
+                                 queryString="stats count(*) by @log as log_group")["queryId"]
+        for _ in range(200):
+            got = client.get_query_results(queryId=qid)
+            if got["status"] == "Complete":
+                break
+        raw = {f["value"] for row in got["results"] for f in row if f["field"] == "log_group"}
+        assert raw == {f"{FAKE_ACCOUNT_ID}:{g}" for g in demo_events}
+        m = collect_cloudwatch(tmp_path / "cloud", opts, clients=Clients(logs=client), now=lambda: end + 86400)
     splits = {n: e["queries"] - e["queried_windows"] for n, e in m["tables"].items()}
     assert splits["trail"] > 0  # the 300-row limit forced splits, so merging is exercised
     rows_seen: dict[str, int] = {}
@@ -115,5 +131,8 @@ def test_every_standard_table_identical(demo_logs, logs_client, tmp_path):
         rows_seen[name] = len(offline)
         assert list(cloud.columns) == list(table.column_names)
         pd.testing.assert_frame_equal(_canon(cloud), _canon(offline), check_exact=False, rtol=1e-9, obj=name)
+        if "log_group" in table.column_names:  # split: bare names of the demo's groups, and the account
+            assert set(cloud["log_group"]) <= set(demo_events), name
+            assert set(cloud["account_id"]) == {FAKE_ACCOUNT_ID}, name
     assert json.loads((tmp_path / "cloud" / "manifest.json").read_text())["tables"]["outcomes"]["rows"] > 0
     assert sum(rows_seen.values()) > 3000

@@ -60,15 +60,16 @@ def test_lambda_json_log_format(tmp_path: Path, gz: bool) -> None:
     rows = store.connection.execute(
         'SELECT "@timestamp", "@type", "@requestId", "@duration", "@billedDuration", "@memorySize", "@maxMemoryUsed", '
         '"@initDuration", "@log", "@logStream", "@json" ->> \'$.level\' FROM events ORDER BY "@seq"').fetchall()
+    lg = "000000000000:/aws/lambda/orders"  # @log: account-id:log-group-name (default account)
     assert rows == [
-        (1767607200100, None, None, None, None, None, None, None, "/aws/lambda/orders", path.name, None),
-        (1767607200350, "START", RID1, None, None, None, None, None, "/aws/lambda/orders", path.name, None),
-        (1767607200361, None, None, None, None, None, None, None, "/aws/lambda/orders", path.name, "INFO"),
-        (1767607200372, None, None, None, None, None, None, None, "/aws/lambda/orders", path.name, "ERROR"),
-        (1767607200380, "END", RID1, None, None, None, None, None, "/aws/lambda/orders", path.name, None),
-        (1767607200381, "REPORT", RID1, 30.12, 31.0, 128e6, 71e6, 245.7, "/aws/lambda/orders", path.name, None),
-        (1767607205000, "START", RID2, None, None, None, None, None, "/aws/lambda/orders", path.name, None),
-        (1767607208001, "REPORT", RID2, 3000.0, 3000.0, 128e6, 80e6, None, "/aws/lambda/orders", path.name, None),
+        (1767607200100, None, None, None, None, None, None, None, lg, path.name, None),
+        (1767607200350, "START", RID1, None, None, None, None, None, lg, path.name, None),
+        (1767607200361, None, None, None, None, None, None, None, lg, path.name, "INFO"),
+        (1767607200372, None, None, None, None, None, None, None, lg, path.name, "ERROR"),
+        (1767607200380, "END", RID1, None, None, None, None, None, lg, path.name, None),
+        (1767607200381, "REPORT", RID1, 30.12, 31.0, 128e6, 71e6, 245.7, lg, path.name, None),
+        (1767607205000, "START", RID2, None, None, None, None, None, lg, path.name, None),
+        (1767607208001, "REPORT", RID2, 3000.0, 3000.0, 128e6, 80e6, None, lg, path.name, None),
     ]
     # the application records' requestId stays a discovered JSON field
     assert store.connection.execute(
@@ -145,7 +146,8 @@ def test_default_log_group_and_demo_layout(tmp_path: Path) -> None:
     report = store.ingest_path(logs)
     assert sorted(report.per_file) == [str(logs / "ledger.log"), str(logs / "orders.log")]
     assert store.connection.execute('SELECT "@log", count(*), min("@seq"), max("@seq") FROM events GROUP BY 1 ORDER BY 1'
-                                    ).fetchall() == [("/aws/lambda/ledger", 5, 0, 4), ("/aws/lambda/orders", 5, 5, 9)]
+                                    ).fetchall() == [("000000000000:/aws/lambda/ledger", 5, 0, 4),
+                                                     ("000000000000:/aws/lambda/orders", 5, 5, 9)]
 
 
 @pytest.mark.parametrize("name", ["filter-log-events.json", "powertools-real.jsonl", "emf-library-real.jsonl",

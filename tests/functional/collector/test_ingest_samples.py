@@ -58,7 +58,7 @@ def test_filter_log_events_sample(shared_dir: Path) -> None:
     # timestamps and ingestion times are the API's own
     first = json.loads((shared_dir / "samples" / "filter-log-events.json").read_text())["events"][0]
     assert _rows(store, 'SELECT "@timestamp", "@ingestionTime", "@log" FROM events ORDER BY "@seq" LIMIT 1')[0] == \
-        (first["timestamp"], first["ingestionTime"], group)
+        (first["timestamp"], first["ingestionTime"], f"000000000000:{group}")  # @log: account-id:log-group-name
     _assert_reports(store, exp["per_invocation"])
 
 

@@ -118,7 +118,8 @@ def test_seq_continues_across_calls_and_reopened_db(tmp_path: Path) -> None:
     rep = again.ingest_events([{"timestamp": 3, "message": "d"}], "/aws/lambda/x")
     assert rep.events == 1
     assert again.connection.execute('SELECT "@seq", "@message", "@log" FROM events ORDER BY 1').fetchall() == [
-        (0, "a", "/aws/lambda/x"), (1, "b", "/aws/lambda/x"), (2, "c", "/aws/lambda/y"), (3, "d", "/aws/lambda/x")]
+        (0, "a", "000000000000:/aws/lambda/x"), (1, "b", "000000000000:/aws/lambda/x"),
+        (2, "c", "000000000000:/aws/lambda/y"), (3, "d", "000000000000:/aws/lambda/x")]
 
 
 def test_hot_columns_match_json_extract() -> None:

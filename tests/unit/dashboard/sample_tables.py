@@ -55,11 +55,15 @@ def _outcomes() -> list[tuple]:
     return rows
 
 
+ACCOUNT = "000000000000"
+"""account_id of the rows (the offline default)."""
+
+
 def _trail() -> list[tuple]:
     r = []
 
     def add(ts, svc, op, src, oc, key, status, eid, corr, req, attempt, code=None, age=None, msg=""):
-        r.append((ts, f"/aws/lambda/{svc}", svc, op, src, oc.value, key, status, eid, corr, req, attempt, code, age,
+        r.append((ts, f"/aws/lambda/{svc}", ACCOUNT, svc, op, src, oc.value, key, status, eid, corr, req, attempt, code, age,
                   None, msg))
 
     C, P = IdempotencyStatus.COMPLETED.value, IdempotencyStatus.IN_PROGRESS.value
@@ -130,15 +134,15 @@ TABLE_ROWS: dict[str, list[tuple]] = {
          ErrorClass.RETRYABLE.value, 1),
     ],
     "invocations": [
-        (t(5), "/aws/lambda/orders", 3, 1, 0, 120.0, 300.0, 310.0, 80.0),
-        (t(30), "/aws/lambda/orders", 5, 0, 1, 200.0, 900.0, 3000.0, 85.0),
+        (t(5), "/aws/lambda/orders", ACCOUNT, 3, 1, 0, 120.0, 300.0, 310.0, 80.0),
+        (t(30), "/aws/lambda/orders", ACCOUNT, 5, 0, 1, 200.0, 900.0, 3000.0, 85.0),
     ],
     # Powertools' own metrics for the orders function: DuplicateCompleted 4 at 10:30 (in the default window),
     # 1 at 10:12 (previous window), ColdStart 1 at 10:05
     "library_signals": [
-        (t(30), "/aws/lambda/orders", "powertools", O.DUPLICATE_COMPLETED.value, 4.0),
-        (t(12), "/aws/lambda/orders", "powertools", O.DUPLICATE_COMPLETED.value, 1.0),
-        (t(5), "/aws/lambda/orders", "powertools", O.COLD_START.value, 1.0),
+        (t(30), "/aws/lambda/orders", ACCOUNT, "powertools", O.DUPLICATE_COMPLETED.value, 4.0),
+        (t(12), "/aws/lambda/orders", ACCOUNT, "powertools", O.DUPLICATE_COMPLETED.value, 1.0),
+        (t(5), "/aws/lambda/orders", ACCOUNT, "powertools", O.COLD_START.value, 1.0),
     ],
     "trail": _trail(),
 }

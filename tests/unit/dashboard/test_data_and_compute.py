@@ -166,7 +166,7 @@ def test_trail_filters_match_null_dimensions_like_tables(tmp_path, sample_mod):
 
     rows = dict(sample_mod.TABLE_ROWS)
     t = sample_mod.t
-    rows["trail"] = [(t(30), "/aws/lambda/x", "svc", "Op", None, "duplicate_completed", "k-null", "COMPLETED", "e-1",
+    rows["trail"] = [(t(30), "/aws/lambda/x", sample_mod.ACCOUNT, "svc", "Op", None, "duplicate_completed", "k-null", "COMPLETED", "e-1",
                       None, "r-1", 2, None, None, None, "")]
     sample_mod.write_data_dir(tmp_path, rows)
     ds = load_dataset(tmp_path)

@@ -21,6 +21,13 @@ def utc_ms(*args: int) -> int:
 
 
 # --------------------------------------------------------------------------- VPC Lattice
+# The unit of requestContext.timeEpoch: no sentence of the AWS documentation pages searched states it (VPC Lattice
+# User Guide "Lambda functions as targets in VPC Lattice", section "Receive events from the VPC Lattice service", event
+# structures v1 and v2; Lambda Developer Guide "services-vpc-lattice"); v1 has no timeEpoch at all. The v2 sample
+# value has 16 digits. The one explicit statement found is in Powertools for AWS Lambda (Python), the parser model
+# VpcLatticeV2RequestContext.time_epoch: "The request timestamp in epoch microseconds." (examples
+# [1696331543569073]); its time_epoch_as_datetime divides by 1000 (to milliseconds). Both tests below rest on that
+# and on the magnitude; test_powertools_parser_model_reads_the_same_instant uses the model as the oracle.
 def test_vpc_lattice_v2_time_epoch_is_microseconds(make, read, load_event, clock):
     # Issue 11: "VPC Lattice v2 events (version: "2.0", requestContext.timeEpoch in microseconds) are taken for API
     # Gateway HTTP, with no event id and a record age computed from a year-55,000 timestamp."
@@ -226,6 +233,17 @@ def test_malformed_kafka_records_are_counted(make, read):
 ])
 def test_detect_new_sources(load_event, name, source):
     assert detect_source(load_event(name)) is source
+
+
+def test_powertools_parser_model_reads_the_same_instant(load_event):
+    """Powertools' parser model, "The request timestamp in epoch microseconds.", converts timeEpoch to a datetime:
+    the instant the adapter reads as ``sent_at_ms``."""
+    from aws_lambda_powertools.utilities.parser.models import VpcLatticeV2Model
+
+    ev = load_event("vpc_lattice_v2")
+    (mine,), _ = adapt_event(ev, 0)
+    when = VpcLatticeV2Model.model_validate(ev).request_context.time_epoch_as_datetime
+    assert mine.sent_at_ms == round(when.timestamp() * 1000) == 1696331543569
 
 
 def test_powertools_data_classes_agree(load_event):
