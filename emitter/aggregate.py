@@ -11,7 +11,7 @@ from __future__ import annotations
 from emitter import constants as C
 from emitter import emf
 from emitter import outcomes as _o
-from emitter.contract import DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET, SCHEMA_VERSION
+from emitter.contract import DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET, REDACTED, SCHEMA_VERSION
 from emitter.jsonfast import dumps as _dumps
 from emitter.jsonfast import esc as _esc
 from emitter.output import Problems, SinkOutput
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from emitter.context import InvocationInfo
+    from emitter.redact import SecretNames
 
 # Plain-str copies of contract values (emitter.outcomes): module globals, one dict lookup each.
 _CONTRACT_METRICS = _o.CONTRACT_METRICS
@@ -46,6 +47,7 @@ class MetricAggregator(SinkOutput):
     _timestamp_ms: int | None
     _service_dim: str | None
     _idle_emf_props: str
+    _redacted: SecretNames
 
     def _add(self, op: str | None, es: str | None, name: str, unit: str, resolution: int, value: float,
              summed: bool) -> None:
@@ -135,6 +137,10 @@ class MetricAggregator(SinkOutput):
             problems.add(C.WarningCode.TOO_MANY_DIMENSIONS, element,
                          f"at most {C.MAX_CUSTOM_DIMENSIONS} custom dimensions ({C.MAX_DIMENSIONS_PER_SET} per set)")
         else:
+            if name in self._redacted:  # the log keys' rule (emitter.redact): a secret never reaches a document
+                problems.add(C.WarningCode.SECRET_DIMENSION_REDACTED, element,
+                             f"dimension name looks like a secret; value written as {REDACTED}")
+                value = REDACTED
             self._dimensions[name] = value
             if default:
                 self._default_dims[name] = value

@@ -87,7 +87,12 @@ class SinkOutput(LogRecordBuilder):
                 self._sink_failed(exc, len(lines))
 
     def _sink_failed(self, exc: BaseException, n: int) -> None:
-        """Count ``n`` lines a sink lost (``strict``: raise SinkError) and say so on stderr."""
+        """Count the lines a sink lost (``strict``: raise SinkError) and say so on stderr: ``n`` (the lines handed
+        to it), or the exception's ``lines_lost`` when the sink says how many of them did not get through
+        (:class:`~emitter.sinks.AgentSink`)."""
+        lost = getattr(exc, "lines_lost", None)
+        if lost.__class__ is int and 0 < lost <= n:  # type: ignore[operator]
+            n = lost  # type: ignore[assignment]
         self._count_warning(C.WarningCode.SINK_ERROR, n)
         if self.strict:
             raise SinkError(f"sink failed: {type(exc).__name__}") from exc
