@@ -56,7 +56,7 @@ class MetricAggregator(SinkOutput):
             group = self._groups[(op, es)] = {}
         s = group.get(name)
         if s is None:
-            group[name] = emf.MetricSeries(name, unit, resolution, [value])
+            group[name] = emf.new_series(name, unit, resolution, [value])
         elif summed:
             s.values[0] += value
         else:
@@ -160,7 +160,8 @@ class MetricAggregator(SinkOutput):
         metrics / 100 values / 256 KB) and reset them; dimensions added with :meth:`add_dimension` are cleared
         (defaults stay). Returns the lines written (empty when nothing was recorded, or when metrics are disabled:
         ``$IDEMWATCH_METRICS_DISABLED`` / Powertools' ``$POWERTOOLS_METRICS_DISABLED``)."""
-        with self._lock:
+        self._lock.acquire()  # not `with`: a with-block on a C lock costs ~0.4 us more on CPython 3.11
+        try:
             groups, self._groups = self._groups, {}
             ts, self._timestamp_ms = self._timestamp_ms, None
             dims_now = self._dimensions
@@ -189,8 +190,15 @@ class MetricAggregator(SinkOutput):
 
                     props = json.loads("{" + props_body + "}")
                     lines.extend(emf.build_documents(self.namespace, dims, sets, values, ts, props))
-            self._write(lines)
+            try:  # self._write inlined (the lock is held)
+                self.sink.write_lines(lines)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - as in _write
+                self._sink_failed(exc, len(lines))
             return lines
+        finally:
+            self._lock.release()
 
     def _emf_props_json(self, inv: InvocationInfo | None) -> str:
         """Root members copied into every EMF document: function name, request id, schema version (JSON text), and

