@@ -32,6 +32,7 @@ _K_LEVEL = _o.K_LEVEL
 _OPERATION = _o.OPERATION
 _ROOT_RESERVED = _o.ROOT_RESERVED
 _SERVICE = _o.SERVICE
+_SCHEMA_MEMBER = f'"{_K_SCHEMA_VERSION}":{_esc(SCHEMA_VERSION)}'
 
 
 class MetricAggregator(SinkOutput):
@@ -48,6 +49,7 @@ class MetricAggregator(SinkOutput):
     _service_dim: str | None
     _idle_emf_props: str
     _redacted: SecretNames
+    _emf_props_head: dict[str | None, str]
 
     def _add(self, op: str | None, es: str | None, name: str, unit: str, resolution: int, value: float,
              summed: bool) -> None:
@@ -204,14 +206,17 @@ class MetricAggregator(SinkOutput):
         """Root members copied into every EMF document: function name, request id, schema version (JSON text), and
         ``level`` when Lambda's log-level filtering would drop a line without one (contract.lambda_filtered_level):
         Lambda filters JSON lines by their ``level`` key, so the document carries the configured level and survives."""
-        level = self._emf_level
-        text = f'"{_K_LEVEL}":{_esc(level)},' if level is not None else ""  # what _dumps of the dict writes
-        if inv is not None:
-            if inv.function_name:
-                text += f'"{_EMF_PROPS[0]}":{_esc(inv.function_name)},'
-            if inv.request_id:
-                text += f'"{_EMF_PROPS[1]}":{_esc(inv.request_id)},'
-        return f'{text}"{_K_SCHEMA_VERSION}":{_esc(SCHEMA_VERSION)}'
+        fname = inv.function_name if inv is not None else None
+        head = self._emf_props_head.get(fname)  # level and function name: the same every invocation
+        if head is None:
+            level = self._emf_level
+            head = f'"{_K_LEVEL}":{_esc(level)},' if level is not None else ""  # what _dumps of the dict writes
+            if fname:
+                head += f'"{_EMF_PROPS[0]}":{_esc(fname)},'
+            if len(self._emf_props_head) < 64:
+                self._emf_props_head[fname] = head
+        rid = inv.request_id if inv is not None else None
+        return f'{head}"{_EMF_PROPS[1]}":{_esc(rid)},{_SCHEMA_MEMBER}' if rid else head + _SCHEMA_MEMBER
 
     def _group_dimensions(self, op: str | None, es: str | None, custom: dict[str, str]
                           ) -> tuple[dict[str, str], list[list[str]], str, str]:

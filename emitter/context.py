@@ -66,11 +66,11 @@ class InvocationInfo:
             if not isinstance(context, dict):  # what _get does for one name, without its loop (per invocation)
                 try:
                     arn = getattr(context, "invoked_function_arn", None)
-                except Exception:
+                except Exception:  # noqa: BLE001 - a failing attribute is a missing one
                     arn = None
                 try:
                     mem = getattr(context, "memory_limit_in_mb", None)
-                except Exception:
+                except Exception:  # noqa: BLE001 - a failing attribute is a missing one
                     mem = None
         self.function_arn = arn if arn.__class__ is str and arn and len(arn) <= 2048 else None
         self.function_memory_size = _memory(mem)

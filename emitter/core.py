@@ -234,6 +234,7 @@ class Emitter(InvocationLifecycle):
         self._default_dims: dict[str, str] = {}
         self.metrics_disabled: bool = _metrics_disabled() if metrics_disabled is None else bool(metrics_disabled)
         self._emf_level: str | None = lambda_filtered_level()
+        self._emf_props_head: dict[str | None, str] = {}  # EMF root members before the request id, by function name
         self._filter_warned = False
         self.correlation_id_provider: Callable[[], Any] | None = None
         """Callable giving the correlation id of records that carry none of their own (e.g. Powertools Logger's
@@ -290,9 +291,14 @@ class Emitter(InvocationLifecycle):
             if raw.__class__ is list and raw:
                 ms = self.clock()
                 recs = self._sqs_records(raw, now, ms)
-                if recs is None:  # a message needs the general path: from the top, same clock readings
-                    recs = self._adapt(event, now)
-                    self._received_all(recs, ms)
+                if recs is None:  # a message needs the general path: from the top, with the general path's clock
+                    # readings: adapter warnings (if any) read the clock second, the received lines third
+                    try:
+                        recs, errors = adapt_event(event, now)
+                    except Exception as exc:  # noqa: BLE001  # pragma: no cover - adapters catch their own errors
+                        recs, errors = [EventRecord(raw=event)], [f"adapter crashed ({type(exc).__name__})"]
+                    self._adapter_errors(errors, ms)
+                    self._received_all(recs, None if errors else ms)
                 return recs
         recs = self._adapt(event, now)
         self._received_all(recs)
@@ -537,12 +543,12 @@ class Emitter(InvocationLifecycle):
         finally:
             self._lock.release()
 
-    def _adapter_errors(self, errors: list[str]) -> None:
+    def _adapter_errors(self, errors: list[str], ms: int | None = None) -> None:
         if errors:
             p = Problems()
             for e in errors:
                 p.add(C.WarningCode.ADAPTER_ERROR, "record", e)
-            self._report(p)
+            self._report(p, ms)
 
     # ------------------------------------------------------------------ outcome calls
     def claimed(self, record: EventRecord | None = None, key: str | None = None, *,

@@ -310,7 +310,9 @@ class LogRecordBuilder:
                 self._redact_cache[name] = hit
         return hit
 
-    def _line(self, level: str, message: str, static: str, f: dict[str, Any], problems: Problems | None = None) -> str:
+    def _line(self, level: str, message: str, static: str, f: dict[str, Any], problems: Problems | None = None,
+              ms: int | None = None) -> str:
+        """A log record: the head (level, message, ``timestamp`` of ``ms`` or the clock now), ``static``, ``f``."""
         try:
             body = _dumps(f)
         except (ValueError, TypeError, OverflowError, RecursionError):  # e.g. an int too large to print, nested
@@ -320,7 +322,7 @@ class LogRecordBuilder:
                 except (ValueError, TypeError, OverflowError, RecursionError) as exc:
                     f[k] = _unserializable(f[k], k, problems, exc)
             body = _dumps(f)
-        return (f'{{"level":"{level}","message":"{message}","timestamp":"{self._iso(self.clock())}",'
+        return (f'{{"level":"{level}","message":"{message}","timestamp":"{self._iso(self.clock() if ms is None else ms)}",'
                 f'{static},{body[1:]}')
 
     def _shrink(self, level: str, message: str, static: str, f: dict[str, Any], problems: Problems) -> str:

@@ -105,8 +105,9 @@ class SinkOutput(LogRecordBuilder):
         with self._lock:
             self.warnings[code] = self.warnings.get(code, 0) + n
 
-    def _report(self, problems: Problems) -> None:
-        """Strict: raise on the first problem. Otherwise: count them and write ONE warning record for the call."""
+    def _report(self, problems: Problems, ms: int | None = None) -> None:
+        """Strict: raise on the first problem. Otherwise: count them and write ONE warning record for the call
+        (``ms``: its timestamp, epoch ms; default: the clock now)."""
         if not problems:
             return
         if self.strict:
@@ -118,7 +119,7 @@ class SinkOutput(LogRecordBuilder):
         inv = self._inv
         static = inv.static_json if inv is not None else self._idle_static
         f = {_K_WARNING_CODE: problems[0][0], **dropped_fields(problems)}
-        self._write([self._line("WARNING", "idemwatch dropped or fixed invalid input", static, f)])
+        self._write([self._line("WARNING", "idemwatch dropped or fixed invalid input", static, f, None, ms)])
 
     @staticmethod
     def _stderr(msg: str) -> None:
