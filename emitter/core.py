@@ -29,7 +29,6 @@ from emitter import constants as C
 from emitter import emf
 from emitter import outcomes as _o
 from emitter.adapters import _arn_name, adapt_event, adapt_single
-from emitter.classify import ErrorClassifier
 from emitter.constants import DEFAULT_OPERATION
 from emitter.contract import (
     DEFAULT_REDACTED_EXACT_KEYS,
@@ -60,6 +59,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
+    from emitter.classify import ErrorClassifier
     from emitter.context import InvocationInfo
 
 __all__ = ["DEFAULT_OPERATION", "Emitter", "exception_outcome"]
@@ -219,7 +219,8 @@ class Emitter(InvocationLifecycle):
         self.sink: Any = sink if sink is not None else StdoutSink()
         self.clock: Callable[[], int] = clock or _default_clock
         self.event_source_dimension = event_source_dimension
-        self.classifier = classifier or ErrorClassifier()
+        self._classifier = classifier  # None: an ErrorClassifier, made on first use (emitter.classify is not imported
+        # by ``import emitter``: a cold start that records no failure never needs it)
         self._redacted = SecretNames(redact_keys, C.PAYLOAD_PROPERTY_NAMES | DEFAULT_REDACTED_EXACT_KEYS,
                                      redact_exceptions, redact_extra_keys)
         self._redact_cache: dict[str, bool] = {}
@@ -275,6 +276,20 @@ class Emitter(InvocationLifecycle):
             self._add_dimension(name, value, problems, default=True)
         self._report(problems)
 
+
+    @property
+    def classifier(self) -> ErrorClassifier | Callable[..., Classification]:
+        """The classifier ``failure()`` uses: the one given, else an :class:`ErrorClassifier` (made on first use)."""
+        c = self._classifier
+        if c is None:
+            from emitter.classify import ErrorClassifier
+
+            c = self._classifier = ErrorClassifier()
+        return c
+
+    @classifier.setter
+    def classifier(self, value: ErrorClassifier | Callable[..., Classification] | None) -> None:
+        self._classifier = value
 
     # ------------------------------------------------------------------ adapters
     def records(self, event: Any) -> list[EventRecord]:
@@ -674,8 +689,10 @@ class Emitter(InvocationLifecycle):
         raises (a failing custom classifier yields retryable with the class name as code)."""
         attempt = record.attempt if isinstance(record, EventRecord) else 1
         try:
-            return self.classifier(exc, attempt) if not isinstance(self.classifier, ErrorClassifier) \
-                else self.classifier.classify(exc, attempt)
+            from emitter.classify import ErrorClassifier
+
+            clf = self.classifier
+            return clf(exc, attempt) if not isinstance(clf, ErrorClassifier) else clf.classify(exc, attempt)
         except Exception:
             return Classification(ErrorClass.RETRYABLE, type(exc).__name__, True)
 

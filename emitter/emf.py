@@ -15,7 +15,6 @@ Spec: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_
 
 from __future__ import annotations
 
-import math
 
 from emitter import constants as C
 
@@ -111,7 +110,7 @@ def coerce_metric_value(value: Any) -> tuple[float | int | None, str | None]:
         return value, None
     if value.__class__ is not float:  # float subclasses
         value = float.__float__(value)
-    if not math.isfinite(value):
+    if value - value != 0.0:  # inf - inf and nan - nan are nan: math.isfinite without importing math
         return None, f"metric value {value!r} is not finite"
     if value and not (C.MIN_ABS_VALUE <= abs(value) <= C.MAX_ABS_VALUE):
         return None, "metric value magnitude outside 2^-360..2^360"
@@ -327,6 +326,7 @@ def validate_document(doc: str | Mapping[str, Any], now_ms: int | None = None) -
     an array of 1..100 finite numbers; whole line <= 256 KB.
     """
     import json  # validation is off the hot path
+    import math
 
     problems: list[str] = []
     if isinstance(doc, str):

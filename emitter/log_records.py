@@ -19,7 +19,6 @@ from emitter.contract import REDACTED, SCHEMA_VERSION, LogKey, Outcome
 from emitter.jsonfast import dumps as _dumps
 from emitter.jsonfast import esc as _esc
 from emitter.redact import normalize_name
-from emitter.sanitize import sanitize as _sanitize
 from emitter.types import EventRecord
 
 TYPE_CHECKING = False
@@ -290,6 +289,8 @@ class LogRecordBuilder:
         return self._field(key, _K_IDEMPOTENCY_KEY, problems)
 
     def _extra_props(self, f: dict[str, Any], props: dict[str, Any], problems: Problems) -> None:
+        from emitter.sanitize import sanitize as _sanitize  # extra properties are the general path's only: not at import
+
         for name, value in props.items():
             if name in _RESERVED_KEYS:
                 problems.add(C.WarningCode.NAME_CONFLICT, f"property:{name}", "the emitter owns this log key")
