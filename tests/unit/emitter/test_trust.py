@@ -15,6 +15,7 @@ from emitter.contract import REDACTED
 from emitter.emf import validate_document
 
 from .test_redaction_leak import ALL_FORMS
+from .test_sinks import _TcpHandler
 
 SECRET_DIMENSION_NAMES = ["api_key", "Authorization", "x-api-key", "X-Api-Key", "XAPIKey", "apiKey", "password",
                           "DB_PASSWORD", "dbPassword", "client_secret", "clientSecret", "token", "AccessToken",
@@ -168,12 +169,6 @@ def test_agent_sink_udp_listener_counts_nothing():
         sock.close()
     assert em.warnings == {}
     assert [d.get("outcome") for d in got] == ["cold_start", "succeeded", "duplicate_completed", None]
-
-
-class _TcpHandler(socketserver.StreamRequestHandler):
-    def handle(self) -> None:
-        for raw in self.rfile:
-            self.server.received.append(raw.decode())  # type: ignore[attr-defined]
 
 
 def test_agent_sink_tcp_agent_going_away_counts_only_the_lost_lines():
