@@ -13,6 +13,7 @@ Reading a context never raises: a failing attribute is treated as missing.
 from __future__ import annotations
 
 import os
+import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -153,6 +154,40 @@ def _dict_remaining(context: dict[str, Any], clock: Callable[[], int], start_ms:
     if isinstance(rem, (int, float)) and not isinstance(rem, bool):
         return lambda: rem - (clock() - start_ms)
     return None
+
+
+_PT_LOGGER_MODULE = "aws_lambda_powertools.logging.logger"
+_PT_HANDLER_ATTR = "powertools_handler"  # aws_lambda_powertools.logging.constants.LOGGER_ATTRIBUTE_POWERTOOLS_HANDLER
+
+
+def powertools_logger_correlation(service: str) -> Callable[[], Any] | None:
+    """The correlation id source of an active Powertools Logger for ``service``, or None; never raises and never
+    imports Powertools (only a Logger already made can be found).
+
+    Powertools ``Logger(service=...)`` configures the standard-library logger named after its service and marks it
+    with ``powertools_handler`` (the handler whose formatter holds the log keys, ``Logger._init_logger``);
+    ``Logger.get_correlation_id()`` is ``registered_formatter.log_format.get("correlation_id")``. The returned
+    function reads the same, when called (``set_correlation_id`` and ``inject_lambda_context`` change it, and
+    ``clear_state`` replaces the dict). Only the logger named exactly ``service`` is looked at: no scan of every
+    logger per invocation."""
+    try:
+        if sys.modules.get(_PT_LOGGER_MODULE) is None:
+            return None
+        logging = sys.modules.get("logging")
+        if logging is None:
+            return None
+        std = logging.Logger.manager.loggerDict.get(service)
+        handler = getattr(std, _PT_HANDLER_ATTR, None) if std is not None else None
+        if handler is None or not isinstance(getattr(handler, "formatter", None), logging.Formatter):
+            return None
+    except Exception:  # noqa: BLE001 - a hostile logger or handler: no correlation id, never an error
+        return None
+
+    def correlation_id() -> Any:
+        log_format = getattr(handler.formatter, "log_format", None)
+        return log_format.get("correlation_id") if isinstance(log_format, dict) else None
+
+    return correlation_id
 
 
 def _xray_root(header: str | None) -> str | None:

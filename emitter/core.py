@@ -243,7 +243,10 @@ class Emitter(InvocationLifecycle):
         self._filter_warned = False
         self.correlation_id_provider: Callable[[], Any] | None = None
         """Callable giving the correlation id of records that carry none of their own (e.g. Powertools Logger's
-        ``get_correlation_id``; set by ``emitter.powertools.use_logger``). None: off."""
+        ``get_correlation_id``; set by ``emitter.powertools.use_logger``). None: off. When None at an invocation's
+        start, an active Powertools Logger of the same service is looked for and used (unless ``use_logger`` was
+        called: that choice stands, ``use_logger(em, None)`` included)."""
+        self._logger_explicit = False
         self._inv: InvocationInfo | None = None
         self._cold = True
         self._timestamp_ms: int | None = None

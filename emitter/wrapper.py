@@ -18,7 +18,7 @@ from emitter import outcomes as _o
 from emitter.adapters import detect_source
 from emitter.aggregate import MetricAggregator
 from emitter.constants import DEFAULT_OPERATION
-from emitter.context import InvocationInfo, capture
+from emitter.context import InvocationInfo, capture, powertools_logger_correlation
 from emitter.contract import Outcome
 from emitter.output import Problems
 
@@ -66,6 +66,9 @@ class InvocationLifecycle(MetricAggregator):
     _cold: bool
     _valid_ops: set[str]
     _filter_warned: bool
+    _logger_explicit: bool
+    service: str
+    correlation_id_provider: Callable[[], Any] | None
 
     if TYPE_CHECKING:  # defined by Emitter (the cold_start record)
         def record_outcome(self, outcome: Outcome | str, /, record: EventRecord | str | None = None,
@@ -173,6 +176,9 @@ class InvocationLifecycle(MetricAggregator):
             self._count_warning(C.WarningCode.INTERNAL_ERROR, 1)
             self._stderr(f"idemwatch: invocation start failed: {type(exc).__name__}")
             return self._inv
+        if self.correlation_id_provider is None and not self._logger_explicit:
+            # Powertools Logger in use and not told otherwise (use_logger): its correlation id, found by itself
+            self.correlation_id_provider = powertools_logger_correlation(self.service)
         if problems:
             self._report(problems)
         if info.cold_start:

@@ -381,7 +381,7 @@ def test_logger_correlation_id_is_carried(ddb, table):
 
     sink = MemorySink()
     em, layer, cfg = env(ddb, table, sink)
-    logger = Logger(service="orders", stream=open("/dev/null", "w"))  # noqa: SIM115
+    logger = Logger(service="orders-explicit", stream=open("/dev/null", "w"))  # noqa: SIM115 - another name: use_logger
     use_logger(em, logger)
 
     @logger.inject_lambda_context(correlation_id_path="headers.x_request")
