@@ -11,7 +11,7 @@ from __future__ import annotations
 from emitter import constants as C
 from emitter import emf
 from emitter import outcomes as _o
-from emitter.contract import DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET, SCHEMA_VERSION
+from emitter.contract import DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET, REDACTED, SCHEMA_VERSION
 from emitter.jsonfast import dumps as _dumps
 from emitter.jsonfast import esc as _esc
 from emitter.output import Problems, SinkOutput
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from emitter.context import InvocationInfo
+    from emitter.redact import SecretNames
 
 # Plain-str copies of contract values (emitter.outcomes): module globals, one dict lookup each.
 _CONTRACT_METRICS = _o.CONTRACT_METRICS
@@ -31,6 +32,7 @@ _K_LEVEL = _o.K_LEVEL
 _OPERATION = _o.OPERATION
 _ROOT_RESERVED = _o.ROOT_RESERVED
 _SERVICE = _o.SERVICE
+_SCHEMA_MEMBER = f'"{_K_SCHEMA_VERSION}":{_esc(SCHEMA_VERSION)}'
 
 
 class MetricAggregator(SinkOutput):
@@ -46,6 +48,8 @@ class MetricAggregator(SinkOutput):
     _timestamp_ms: int | None
     _service_dim: str | None
     _idle_emf_props: str
+    _redacted: SecretNames
+    _emf_props_head: dict[str | None, str]
 
     def _add(self, op: str | None, es: str | None, name: str, unit: str, resolution: int, value: float,
              summed: bool) -> None:
@@ -54,7 +58,7 @@ class MetricAggregator(SinkOutput):
             group = self._groups[(op, es)] = {}
         s = group.get(name)
         if s is None:
-            group[name] = emf.MetricSeries(name, unit, resolution, [value])
+            group[name] = emf.new_series(name, unit, resolution, [value])
         elif summed:
             s.values[0] += value
         else:
@@ -135,6 +139,10 @@ class MetricAggregator(SinkOutput):
             problems.add(C.WarningCode.TOO_MANY_DIMENSIONS, element,
                          f"at most {C.MAX_CUSTOM_DIMENSIONS} custom dimensions ({C.MAX_DIMENSIONS_PER_SET} per set)")
         else:
+            if name in self._redacted:  # the log keys' rule (emitter.redact): a secret never reaches a document
+                problems.add(C.WarningCode.SECRET_DIMENSION_REDACTED, element,
+                             f"dimension name looks like a secret; value written as {REDACTED}")
+                value = REDACTED
             self._dimensions[name] = value
             if default:
                 self._default_dims[name] = value
@@ -154,7 +162,8 @@ class MetricAggregator(SinkOutput):
         metrics / 100 values / 256 KB) and reset them; dimensions added with :meth:`add_dimension` are cleared
         (defaults stay). Returns the lines written (empty when nothing was recorded, or when metrics are disabled:
         ``$IDEMWATCH_METRICS_DISABLED`` / Powertools' ``$POWERTOOLS_METRICS_DISABLED``)."""
-        with self._lock:
+        self._lock.acquire()  # not `with`: a with-block on a C lock costs ~0.4 us more on CPython 3.11
+        try:
             groups, self._groups = self._groups, {}
             ts, self._timestamp_ms = self._timestamp_ms, None
             dims_now = self._dimensions
@@ -183,21 +192,31 @@ class MetricAggregator(SinkOutput):
 
                     props = json.loads("{" + props_body + "}")
                     lines.extend(emf.build_documents(self.namespace, dims, sets, values, ts, props))
-            self._write(lines)
+            try:  # self._write inlined (the lock is held)
+                self.sink.write_lines(lines)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - as in _write
+                self._sink_failed(exc, len(lines))
             return lines
+        finally:
+            self._lock.release()
 
     def _emf_props_json(self, inv: InvocationInfo | None) -> str:
         """Root members copied into every EMF document: function name, request id, schema version (JSON text), and
         ``level`` when Lambda's log-level filtering would drop a line without one (contract.lambda_filtered_level):
         Lambda filters JSON lines by their ``level`` key, so the document carries the configured level and survives."""
-        level = self._emf_level
-        text = f'"{_K_LEVEL}":{_esc(level)},' if level is not None else ""  # what _dumps of the dict writes
-        if inv is not None:
-            if inv.function_name:
-                text += f'"{_EMF_PROPS[0]}":{_esc(inv.function_name)},'
-            if inv.request_id:
-                text += f'"{_EMF_PROPS[1]}":{_esc(inv.request_id)},'
-        return f'{text}"{_K_SCHEMA_VERSION}":{_esc(SCHEMA_VERSION)}'
+        fname = inv.function_name if inv is not None else None
+        head = self._emf_props_head.get(fname)  # level and function name: the same every invocation
+        if head is None:
+            level = self._emf_level
+            head = f'"{_K_LEVEL}":{_esc(level)},' if level is not None else ""  # what _dumps of the dict writes
+            if fname:
+                head += f'"{_EMF_PROPS[0]}":{_esc(fname)},'
+            if len(self._emf_props_head) < 64:
+                self._emf_props_head[fname] = head
+        rid = inv.request_id if inv is not None else None
+        return f'{head}"{_EMF_PROPS[1]}":{_esc(rid)},{_SCHEMA_MEMBER}' if rid else head + _SCHEMA_MEMBER
 
     def _group_dimensions(self, op: str | None, es: str | None, custom: dict[str, str]
                           ) -> tuple[dict[str, str], list[list[str]], str, str]:

@@ -89,6 +89,7 @@ class WarningCode:
     INVALID_DIMENSION_NAME = "invalid_dimension_name"
     INVALID_DIMENSION_VALUE = "invalid_dimension_value"
     HIGH_CARDINALITY_DIMENSION = "high_cardinality_dimension"
+    SECRET_DIMENSION_REDACTED = "secret_dimension_redacted"
     TOO_MANY_DIMENSIONS = "too_many_dimensions"
     NAME_CONFLICT = "name_conflict"
     INVALID_METRIC_NAME = "invalid_metric_name"

@@ -13,6 +13,7 @@ Reading a context never raises: a failing attribute is treated as missing.
 from __future__ import annotations
 
 import os
+import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,9 +64,15 @@ class InvocationInfo:
             except Exception:
                 rid = _get(context, "aws_request_id", "request_id")
                 fname = _get(context, "function_name")
-            if not isinstance(context, dict):
-                arn = _get(context, "invoked_function_arn")
-                mem = _get(context, "memory_limit_in_mb")
+            if not isinstance(context, dict):  # what _get does for one name, without its loop (per invocation)
+                try:
+                    arn = getattr(context, "invoked_function_arn", None)
+                except Exception:  # noqa: BLE001 - a failing attribute is a missing one
+                    arn = None
+                try:
+                    mem = getattr(context, "memory_limit_in_mb", None)
+                except Exception:  # noqa: BLE001 - a failing attribute is a missing one
+                    mem = None
         self.function_arn = arn if arn.__class__ is str and arn and len(arn) <= 2048 else None
         self.function_memory_size = _memory(mem)
         self.request_id = rid if rid.__class__ is str and rid else _str(rid)
@@ -75,7 +82,7 @@ class InvocationInfo:
         self.cold_start = False
         self.operation: str | None = None
         self.event_source: Any = None
-        self.xray_trace_id = _xray_root(os.environ.get("_X_AMZN_TRACE_ID"))
+        self.xray_trace_id = _xray_root(_environ_get(ENV_TRACE_ID))
         self.static_json = ""
         self.emf_props_json: str | None = None
 
@@ -100,19 +107,87 @@ def _memory(v: Any) -> int | None:
     return None
 
 
+def capture(context: Any, clock: Callable[[], int], start_ms: int) -> InvocationInfo:
+    """``InvocationInfo(context, clock, start_ms)`` without the class call: CPython 3.11 does not specialize calls of
+    a class with a Python ``__init__`` (about 0.6 us each); a method call is specialized."""
+    info = _new(InvocationInfo)
+    info.__init__(context, clock, start_ms)  # type: ignore[misc]
+    return info
+
+
+_new = object.__new__
+ENV_TRACE_ID = "_X_AMZN_TRACE_ID"
+"""The X-Ray trace header Lambda sets for each invocation (``Root=1-...;Parent=...;Sampled=0|1``)."""
+_ENVIRON = os.environ
+try:  # os.environ's own store: a missing key costs a KeyError raised and caught inside os.environ.get (~1 us)
+    _ENV_DATA: Any = _ENVIRON._data  # type: ignore[attr-defined]
+    _ENV_DECODE: Any = _ENVIRON.decodevalue  # type: ignore[attr-defined]
+    _ENV_KEYS = {ENV_TRACE_ID: _ENVIRON.encodekey(ENV_TRACE_ID)}  # type: ignore[attr-defined]
+except AttributeError:  # pragma: no cover - an os.environ without them
+    _ENV_DATA = None
+
+
+def _environ_get(name: str) -> str | None:
+    """``os.environ.get(name)`` for the names in ``_ENV_KEYS``, read from os.environ's store (what os.environ.get
+    reads); falls back to os.environ.get when os.environ was replaced."""
+    if _ENV_DATA is not None and os.environ is _ENVIRON:
+        v = _ENV_DATA.get(_ENV_KEYS[name])
+        return None if v is None else _ENV_DECODE(v)
+    return os.environ.get(name)
+
+
 def _remaining_fn(context: Any, clock: Callable[[], int], start_ms: int) -> Callable[[], Any] | None:
     if context is None:
         return None
     if isinstance(context, dict):
-        deadline = context.get("deadline_ms")
-        if isinstance(deadline, (int, float)) and not isinstance(deadline, bool):
-            return lambda: deadline - clock()
-        rem = context.get("remaining_time_ms")
-        if isinstance(rem, (int, float)) and not isinstance(rem, bool):
-            return lambda: rem - (clock() - start_ms)
-        return None
+        return _dict_remaining(context, clock, start_ms)
     fn = getattr(context, "get_remaining_time_in_millis", None)
     return fn if callable(fn) else None
+
+
+def _dict_remaining(context: dict[str, Any], clock: Callable[[], int], start_ms: int) -> Callable[[], Any] | None:
+    """The remaining-time function of a dict context (its own function: the closures' cells are made only here)."""
+    deadline = context.get("deadline_ms")
+    if isinstance(deadline, (int, float)) and not isinstance(deadline, bool):
+        return lambda: deadline - clock()
+    rem = context.get("remaining_time_ms")
+    if isinstance(rem, (int, float)) and not isinstance(rem, bool):
+        return lambda: rem - (clock() - start_ms)
+    return None
+
+
+_PT_LOGGER_MODULE = "aws_lambda_powertools.logging.logger"
+_PT_HANDLER_ATTR = "powertools_handler"  # aws_lambda_powertools.logging.constants.LOGGER_ATTRIBUTE_POWERTOOLS_HANDLER
+
+
+def powertools_logger_correlation(service: str) -> Callable[[], Any] | None:
+    """The correlation id source of an active Powertools Logger for ``service``, or None; never raises and never
+    imports Powertools (only a Logger already made can be found).
+
+    Powertools ``Logger(service=...)`` configures the standard-library logger named after its service and marks it
+    with ``powertools_handler`` (the handler whose formatter holds the log keys, ``Logger._init_logger``);
+    ``Logger.get_correlation_id()`` is ``registered_formatter.log_format.get("correlation_id")``. The returned
+    function reads the same, when called (``set_correlation_id`` and ``inject_lambda_context`` change it, and
+    ``clear_state`` replaces the dict). Only the logger named exactly ``service`` is looked at: no scan of every
+    logger per invocation."""
+    try:
+        if sys.modules.get(_PT_LOGGER_MODULE) is None:
+            return None
+        logging = sys.modules.get("logging")
+        if logging is None:
+            return None
+        std = logging.Logger.manager.loggerDict.get(service)
+        handler = getattr(std, _PT_HANDLER_ATTR, None) if std is not None else None
+        if handler is None or not isinstance(getattr(handler, "formatter", None), logging.Formatter):
+            return None
+    except Exception:  # noqa: BLE001 - a hostile logger or handler: no correlation id, never an error
+        return None
+
+    def correlation_id() -> Any:
+        log_format = getattr(handler.formatter, "log_format", None)
+        return log_format.get("correlation_id") if isinstance(log_format, dict) else None
+
+    return correlation_id
 
 
 def _xray_root(header: str | None) -> str | None:

@@ -15,8 +15,6 @@ Spec: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_
 
 from __future__ import annotations
 
-import math
-
 from emitter import constants as C
 
 TYPE_CHECKING = False
@@ -111,7 +109,7 @@ def coerce_metric_value(value: Any) -> tuple[float | int | None, str | None]:
         return value, None
     if value.__class__ is not float:  # float subclasses
         value = float.__float__(value)
-    if not math.isfinite(value):
+    if value - value != 0.0:  # inf - inf and nan - nan are nan: math.isfinite without importing math
         return None, f"metric value {value!r} is not finite"
     if value and not (C.MIN_ABS_VALUE <= abs(value) <= C.MAX_ABS_VALUE):
         return None, "metric value magnitude outside 2^-360..2^360"
@@ -161,6 +159,20 @@ class MetricSeries:
         if self.resolution == 1:
             d["StorageResolution"] = 1
         return d
+
+
+_new = object.__new__
+
+
+def new_series(name: str, unit: str, resolution: int, values: list[float | int]) -> MetricSeries:
+    """``MetricSeries(name, unit, resolution, values)`` without the class call (the hot paths make one per metric
+    per flush; CPython 3.11 does not specialize calls of a class with a Python ``__init__``)."""
+    s = _new(MetricSeries)
+    s.name = name
+    s.unit = unit
+    s.resolution = resolution
+    s.values = values
+    return s
 
 
 def _chunks(values: Sequence[float | int], size: int) -> Iterable[Sequence[float | int]]:
@@ -241,6 +253,8 @@ def build_documents(
 
 
 _DEFINITIONS: dict[str, tuple[str, int, str, str]] = {}
+_MAX_METRICS = C.MAX_METRICS_PER_DIRECTIVE
+_MAX_VALUES = C.MAX_VALUES_PER_METRIC
 
 
 def directive_header(namespace: str, dimension_sets: Sequence[Sequence[str]]) -> str:
@@ -257,25 +271,27 @@ def fast_document(header: str, timestamp_ms: int, root_body: str, series: list[M
 
     ``header``: from :func:`directive_header`; ``root_body``: the dimension and property members as JSON text without
     braces (may be empty). Equivalent to json.dumps of the same document (tested)."""
-    if len(series) > C.MAX_METRICS_PER_DIRECTIVE:
+    if len(series) > _MAX_METRICS:
         return None
     defs = []
     members = []
+    cache = _DEFINITIONS
     for s in series:
         v = s.values
-        if len(v) > C.MAX_VALUES_PER_METRIC:
-            return None
-        hit = _DEFINITIONS.get(s.name)  # (unit, resolution, definition JSON, member head)
+        hit = cache.get(s.name)  # (unit, resolution, definition JSON, member head)
         if hit is None or hit[0] != s.unit or hit[1] != s.resolution:
             hit = (s.unit, s.resolution, _dumps(s.definition()), _esc(s.name) + ":")
-            if len(_DEFINITIONS) < 4096:
-                _DEFINITIONS[s.name] = hit
+            if len(cache) < 4096:
+                cache[s.name] = hit
         defs.append(hit[2])
-        if len(v) == 1:
+        n = len(v)
+        if n == 1:
             x = v[0]
             members.append(f"{hit[3]}{x}" if x.__class__ is int else hit[3] + float.__repr__(x))
-        else:  # validated finite numbers: the C encoder writes them as json.dumps does
-            members.append(hit[3] + _dumps(v))
+        elif n > _MAX_VALUES:
+            return None
+        else:  # plain finite ints/floats (validated on the way in): their list repr without spaces is the JSON text
+            members.append(hit[3] + list.__repr__(v).replace(" ", ""))
     line = (f'{{"_aws":{{"Timestamp":{int(timestamp_ms)},{header}{",".join(defs)}]}}]}}'
             f'{"," + root_body if root_body else ""},{",".join(members)}}}')
     return line if len(line) <= max_bytes else None
@@ -309,6 +325,7 @@ def validate_document(doc: str | Mapping[str, Any], now_ms: int | None = None) -
     an array of 1..100 finite numbers; whole line <= 256 KB.
     """
     import json  # validation is off the hot path
+    import math
 
     problems: list[str] = []
     if isinstance(doc, str):

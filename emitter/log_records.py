@@ -19,7 +19,6 @@ from emitter.contract import REDACTED, SCHEMA_VERSION, LogKey, Outcome
 from emitter.jsonfast import dumps as _dumps
 from emitter.jsonfast import esc as _esc
 from emitter.redact import normalize_name
-from emitter.sanitize import sanitize as _sanitize
 from emitter.types import EventRecord
 
 TYPE_CHECKING = False
@@ -290,6 +289,9 @@ class LogRecordBuilder:
         return self._field(key, _K_IDEMPOTENCY_KEY, problems)
 
     def _extra_props(self, f: dict[str, Any], props: dict[str, Any], problems: Problems) -> None:
+        # extra properties are the general path's only: emitter.sanitize is not loaded by ``import emitter``
+        from emitter.sanitize import sanitize as _sanitize
+
         for name, value in props.items():
             if name in _RESERVED_KEYS:
                 problems.add(C.WarningCode.NAME_CONFLICT, f"property:{name}", "the emitter owns this log key")
@@ -310,7 +312,9 @@ class LogRecordBuilder:
                 self._redact_cache[name] = hit
         return hit
 
-    def _line(self, level: str, message: str, static: str, f: dict[str, Any], problems: Problems | None = None) -> str:
+    def _line(self, level: str, message: str, static: str, f: dict[str, Any], problems: Problems | None = None,
+              ms: int | None = None) -> str:
+        """A log record: the head (level, message, ``timestamp`` of ``ms`` or the clock now), ``static``, ``f``."""
         try:
             body = _dumps(f)
         except (ValueError, TypeError, OverflowError, RecursionError):  # e.g. an int too large to print, nested
@@ -320,7 +324,7 @@ class LogRecordBuilder:
                 except (ValueError, TypeError, OverflowError, RecursionError) as exc:
                     f[k] = _unserializable(f[k], k, problems, exc)
             body = _dumps(f)
-        return (f'{{"level":"{level}","message":"{message}","timestamp":"{self._iso(self.clock())}",'
+        return (f'{{"level":"{level}","message":"{message}","timestamp":"{self._iso(self.clock() if ms is None else ms)}",'
                 f'{static},{body[1:]}')
 
     def _shrink(self, level: str, message: str, static: str, f: dict[str, Any], problems: Problems) -> str:

@@ -78,16 +78,24 @@ class SinkOutput(LogRecordBuilder):
     def _write(self, lines: list[str]) -> None:
         if not lines:
             return
-        with self._lock:
+        self._lock.acquire()  # not `with`: a with-block on a C lock costs ~0.4 us more on CPython 3.11
+        try:
             try:
                 self.sink.write_lines(lines)
             except KeyboardInterrupt:
                 raise
             except BaseException as exc:  # noqa: BLE001 - SystemExit, GeneratorExit, ... from a sink: contained
                 self._sink_failed(exc, len(lines))
+        finally:
+            self._lock.release()
 
     def _sink_failed(self, exc: BaseException, n: int) -> None:
-        """Count ``n`` lines a sink lost (``strict``: raise SinkError) and say so on stderr."""
+        """Count the lines a sink lost (``strict``: raise SinkError) and say so on stderr: ``n`` (the lines handed
+        to it), or the exception's ``lines_lost`` when the sink says how many of them did not get through
+        (:class:`~emitter.sinks.AgentSink`)."""
+        lost = getattr(exc, "lines_lost", None)
+        if lost.__class__ is int and 0 < lost <= n:  # type: ignore[operator]
+            n = lost  # type: ignore[assignment]
         self._count_warning(C.WarningCode.SINK_ERROR, n)
         if self.strict:
             raise SinkError(f"sink failed: {type(exc).__name__}") from exc
@@ -97,8 +105,9 @@ class SinkOutput(LogRecordBuilder):
         with self._lock:
             self.warnings[code] = self.warnings.get(code, 0) + n
 
-    def _report(self, problems: Problems) -> None:
-        """Strict: raise on the first problem. Otherwise: count them and write ONE warning record for the call."""
+    def _report(self, problems: Problems, ms: int | None = None) -> None:
+        """Strict: raise on the first problem. Otherwise: count them and write ONE warning record for the call
+        (``ms``: its timestamp, epoch ms; default: the clock now)."""
         if not problems:
             return
         if self.strict:
@@ -110,7 +119,7 @@ class SinkOutput(LogRecordBuilder):
         inv = self._inv
         static = inv.static_json if inv is not None else self._idle_static
         f = {_K_WARNING_CODE: problems[0][0], **dropped_fields(problems)}
-        self._write([self._line("WARNING", "idemwatch dropped or fixed invalid input", static, f)])
+        self._write([self._line("WARNING", "idemwatch dropped or fixed invalid input", static, f, None, ms)])
 
     @staticmethod
     def _stderr(msg: str) -> None:

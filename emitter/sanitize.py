@@ -33,8 +33,9 @@ def _key_text(k: Any) -> str:
 def sanitize(value: Any, redacted: SecretNames, problems: Any, path: str, depth: int) -> Any:
     """JSON-safe copy of a property value (``problems.add(code, element, reason)`` records what was replaced):
     members whose name is in ``redacted`` (a :class:`~emitter.redact.SecretNames`) become ``REDACTED`` at every
-    depth, NaN/inf -> None (reported), unknown objects -> ``<TypeName>`` (their str() could leak data),
-    Decimal -> number, datetime -> ISO string, EventRecord -> event id."""
+    depth, NaN/inf -> None, unknown objects -> ``<TypeName>`` (their str() could leak data), bytes ->
+    ``<bytes:length>`` (each of these three reported as ``invalid_property``), Decimal -> number, datetime -> ISO
+    string, EventRecord -> event id."""
     if value is None or isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
@@ -71,5 +72,8 @@ def sanitize(value: Any, redacted: SecretNames, problems: Any, path: str, depth:
     if callable(iso) and type(value).__name__ in ("datetime", "date", "time"):
         return iso()
     if isinstance(value, (bytes, bytearray)):
+        problems.add(C.WarningCode.INVALID_PROPERTY, f"property:{path}", "bytes replaced by <bytes:length>")
         return f"<bytes:{len(value)}>"
+    problems.add(C.WarningCode.INVALID_PROPERTY, f"property:{path}",
+                 f"{type(value).__name__} object replaced by <{type(value).__name__}> (its str() could leak data)")
     return f"<{type(value).__name__}>"

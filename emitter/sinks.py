@@ -123,10 +123,16 @@ class DiscardSink:
 
 class AgentSink:
     """Sends lines to the CloudWatch agent's EMF listener (``tcp://`` or ``udp://host:port``; default
-    ``$AWS_EMF_AGENT_ENDPOINT`` or tcp://127.0.0.1:25888), using aws-embedded-metrics' TcpClient/UdpClient
-    (install the ``agent`` extra). The agent routes by ``_aws.LogGroupName``/``LogStreamName``, so every line gets
-    them; plain log records get an ``_aws`` with an empty ``CloudWatchMetrics`` list (a valid EMF document that
-    creates no metric) so the agent forwards them too.
+    ``$AWS_EMF_AGENT_ENDPOINT`` or tcp://127.0.0.1:25888). TCP goes through aws-embedded-metrics' TcpClient (install
+    the ``agent`` extra); UDP through a connected datagram socket of the standard library. The agent routes by
+    ``_aws.LogGroupName``/``LogStreamName``, so every line gets them; plain log records get an ``_aws`` with an empty
+    ``CloudWatchMetrics`` list (a valid EMF document that creates no metric) so the agent forwards them too.
+
+    Lines that cannot be delivered are counted, never dropped silently: ``write_lines`` raises :class:`SinkError`
+    with ``lines_lost`` set, and the emitter counts them under ``sink_error``. TcpClient logs and drops a message it
+    could not send after one reconnect; that is detected by its reconnect flag after the send. Over UDP a listener
+    that is not there is detected when the host answers ICMP port-unreachable right away (the agent's own host,
+    the usual case); a datagram lost on a network path is not detectable.
 
     Args:
         log_group_name: target log group (required by the agent).
@@ -142,20 +148,22 @@ class AgentSink:
         self._lock = _thread.allocate_lock()
         import importlib.util
 
-        if importlib.util.find_spec("aws_embedded_metrics") is None:  # said once, here, not per lost batch
+        if not self.endpoint.startswith("udp:") and importlib.util.find_spec("aws_embedded_metrics") is None:
+            # said once, here, not per lost batch
             sys.stderr.write("idemwatch: AgentSink needs the agent extra (pip install 'idemwatch[agent]'); "
                              "lines sent to it are lost and counted as sink_error\n")
 
     def _connect(self) -> Any:
         from urllib.parse import urlparse
 
-        from aws_embedded_metrics.sinks.tcp_client import TcpClient
-        from aws_embedded_metrics.sinks.udp_client import UdpClient
-
         url = urlparse(self.endpoint)
         if url.hostname is None or url.port is None or url.scheme not in ("tcp", "udp"):
             raise ValueError(f"agent endpoint must be tcp://host:port or udp://host:port, got {self.endpoint!r}")
-        return UdpClient(url) if url.scheme == "udp" else TcpClient(url).connect()
+        if url.scheme == "udp":
+            return _UdpSender(url.hostname, url.port)
+        from aws_embedded_metrics.sinks.tcp_client import TcpClient
+
+        return TcpClient(url).connect()
 
     def _route(self, line: str) -> str:
         import json
@@ -171,11 +179,49 @@ class AgentSink:
         return json.dumps(obj, separators=(",", ":"))
 
     def write_lines(self, lines: Iterable[str]) -> None:
+        """Send each line; raise SinkError(lines_lost=n) when n of them were not delivered (the others were)."""
+        from emitter.exceptions import SinkError
+
+        lines = list(lines)
+        lost = 0
         with self._lock:
             if self._client is None:
-                self._client = self._connect()
+                self._client = self._connect()  # a bad endpoint or a missing extra: every line lost (counted)
+            client = self._client
             for line in lines:
-                self._client.send_message((self._route(line) + "\n").encode("utf-8"))
+                try:
+                    client.send_message((self._route(line) + "\n").encode("utf-8"))
+                except Exception:  # noqa: BLE001 - counted below, the other lines still go
+                    lost += 1
+                    continue
+                if getattr(client, "_should_connect", False) is True:  # TcpClient dropped it after its retry
+                    lost += 1
+        if lost:
+            exc = SinkError(f"{lost} of {len(lines)} line(s) not delivered to the CloudWatch agent at {self.endpoint}")
+            exc.lines_lost = lost  # type: ignore[attr-defined]
+            raise exc
+
+
+class _UdpSender:
+    """One connected datagram socket to the agent. A connected UDP socket receives the ICMP port-unreachable answer
+    of a host where nothing listens as ConnectionRefusedError (Linux, BSD, macOS): read without waiting after each
+    send, so a missing listener on the agent's host is reported for the datagram that met it."""
+
+    def __init__(self, host: str, port: int) -> None:
+        import socket
+
+        self._socket = socket
+        self._sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_DGRAM)
+        self._sock.connect((host, port))
+        self._peek = getattr(socket, "MSG_DONTWAIT", 0)
+
+    def send_message(self, message: bytes) -> None:
+        self._sock.send(message)
+        if self._peek:
+            try:
+                self._sock.recv(1, self._peek)  # the agent never answers: only an error can be pending
+            except BlockingIOError:
+                pass
 
 
 def _now_ms() -> int:

@@ -18,7 +18,7 @@ from emitter import outcomes as _o
 from emitter.adapters import detect_source
 from emitter.aggregate import MetricAggregator
 from emitter.constants import DEFAULT_OPERATION
-from emitter.context import InvocationInfo
+from emitter.context import InvocationInfo, capture, powertools_logger_correlation
 from emitter.contract import Outcome
 from emitter.output import Problems
 
@@ -66,6 +66,9 @@ class InvocationLifecycle(MetricAggregator):
     _cold: bool
     _valid_ops: set[str]
     _filter_warned: bool
+    _logger_explicit: bool
+    service: str
+    correlation_id_provider: Callable[[], Any] | None
 
     if TYPE_CHECKING:  # defined by Emitter (the cold_start record)
         def record_outcome(self, outcome: Outcome | str, /, record: EventRecord | str | None = None,
@@ -141,20 +144,22 @@ class InvocationLifecycle(MetricAggregator):
         return InvocationScope(self, context, operation, event, cold_start)
 
     def _begin(self, context: Any, operation: str | None, event: Any, cold_start: bool | None) -> InvocationInfo | None:
-        problems = Problems()
+        problems = None
         try:
             now = self.clock()
-            info = InvocationInfo(context, self.clock, now)
+            info = capture(context, self.clock, now)
             op: str | None = operation if operation is not None else self._default_operation
             if op not in self._valid_ops:
                 if reason := emf.check_dimension_value(op):
+                    problems = Problems()
                     problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{_OPERATION}", reason)
                     op = None
                 elif len(self._valid_ops) < 256:
                     self._valid_ops.add(op)  # type: ignore[arg-type]  # checked: a valid str
             info.operation = op
             info.event_source = detect_source(event) if event is not None else None
-            with self._lock:
+            self._lock.acquire()  # not `with`: a with-block on a C lock costs ~0.4 us more on CPython 3.11
+            try:
                 if cold_start is None:
                     cold = self._cold and os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") != "provisioned-concurrency"
                 else:
@@ -163,12 +168,17 @@ class InvocationLifecycle(MetricAggregator):
                 info.cold_start = cold
                 info.static_json = self._static_json(info, op)
                 prev, self._inv = self._inv, info
+            finally:
+                self._lock.release()
         except Exception as exc:  # never break the handler
             if self.strict:
                 raise
             self._count_warning(C.WarningCode.INTERNAL_ERROR, 1)
             self._stderr(f"idemwatch: invocation start failed: {type(exc).__name__}")
             return self._inv
+        if self.correlation_id_provider is None and not self._logger_explicit:
+            # Powertools Logger in use and not told otherwise (use_logger): its correlation id, found by itself
+            self.correlation_id_provider = powertools_logger_correlation(self.service)
         if problems:
             self._report(problems)
         if info.cold_start:
@@ -215,8 +225,7 @@ class InvocationLifecycle(MetricAggregator):
             if self.strict and not failed:
                 raise
         finally:
-            with self._lock:
-                self._inv = prev
+            self._inv = prev  # one reference store: atomic, no lock needed
 
     @property
     def cold_start(self) -> bool | None:

@@ -196,7 +196,10 @@ def test_property_values_sanitized(make, read):
     assert o["nested"] == {"a": [1, None, {"b": None}]} and o["tags"] == ["x"]
     assert o["text"] == "naïve – ünïcödé ✓"
     (w,) = out.warnings
-    assert [d["element"] for d in w["idemwatch_dropped"]] == ["property:ratio", "property:big", "property:nested.a"]
+    # every replaced value is counted: the non-finite numbers, the bytes and the unknown object
+    assert [d["element"] for d in w["idemwatch_dropped"]] == ["property:ratio", "property:big", "property:blob",
+                                                               "property:thing", "property:nested.a"]
+    assert em.warnings == {"invalid_property": 5}
     assert "secret-from-str" not in "".join(out.lines)
 
 

@@ -1,0 +1,215 @@
+"""The fused ``records()`` path for SQS batches (``Emitter._sqs_records``) returns and writes exactly what the general
+path does: the adapters' EventRecords, the general ``received`` builder's lines and metrics, the same clock
+readings; and the outcome calls that follow write the same bytes. Hypothesis drives batches of plain, odd and
+hostile messages (FIFO, message attributes, odd attribute values, long or non-ASCII ids and ARNs, other sources
+mixed in, secrets in bodies and attributes) through emitters configured every way that changes a line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from emitter import Emitter, EventRecord, MemorySink, Outcome
+from emitter.adapters import adapt_event
+from emitter.contract import REDACTED
+
+NOW = 1_767_608_401_000
+SLOTS = EventRecord.__slots__
+SECRET = "S3CR3T-fused"
+
+ids = st.one_of(
+    st.text(min_size=1, max_size=40),
+    st.text(alphabet='"\\\n\u2028<>\x00é✓', min_size=1, max_size=8),
+    st.integers(1015, 1030).map(lambda n: "m" * n),  # around MAX_LOG_FIELD_CHARS (1024)
+    st.none(), st.integers(0, 5),
+)
+stamps = st.one_of(
+    st.integers(NOW - 10**7, NOW + 10**5).map(str),  # the usual decimal strings (and clock skew)
+    st.sampled_from([" 1767608400000 ", "1.7e12", "", "soon", "+5", "١٢٣", "9" * 5000]),
+    st.integers(0, NOW), st.none(), st.booleans(),
+)
+counts = st.one_of(st.integers(-2, 12).map(str), st.sampled_from(["2.0", "x", ""]), st.integers(0, 4), st.none())
+arns = st.one_of(
+    st.just("arn:aws:sqs:us-east-1:123456789012:orders"),
+    st.just("arn:aws:sqs:eu-west-1:123456789012:payments.fifo"),
+    st.text(max_size=30).map(lambda t: "arn:aws:sqs:us-east-1:1:" + t),
+    st.integers(1020, 1030).map(lambda n: "arn:aws:sqs:us-east-1:1:" + "q" * n),
+    st.just("not-an-arn"), st.none(), st.just(["unhashable"]),
+)
+message_attributes = st.one_of(
+    st.just({}), st.none(),
+    st.just({"Idempotency-Key": {"stringValue": "acme:k-1", "dataType": "String"}}),
+    st.just({"x-correlation-id": {"stringValue": "corr-1", "dataType": "String"}}),
+    st.just({"api_key": {"stringValue": SECRET, "dataType": "String"}}),
+)
+
+
+@st.composite
+def sqs_message(draw):
+    attrs = {"ApproximateReceiveCount": draw(counts), "SentTimestamp": draw(stamps),
+             "SenderId": "AIDAIENQZJOLO23YVJ4VO", "ApproximateFirstReceiveTimestamp": draw(stamps)}
+    for k in list(attrs):
+        if draw(st.integers(0, 19)) == 0:
+            del attrs[k]
+    if draw(st.integers(0, 7)) == 0:  # FIFO
+        attrs.update(MessageGroupId="g-1", MessageDeduplicationId="d-1", SequenceNumber="1867")
+    msg = {"messageId": draw(ids), "receiptHandle": "AQEB", "body": json.dumps({"password": SECRET}),
+           "attributes": attrs, "messageAttributes": draw(message_attributes),
+           "md5OfBody": "x", "eventSource": "aws:sqs", "eventSourceARN": draw(arns), "awsRegion": "us-east-1"}
+    odd = draw(st.integers(0, 29))
+    if odd == 0:
+        return "not a record"
+    if odd == 1:
+        msg["eventSource"] = "aws:kinesis"
+    if odd == 2:
+        msg["attributes"] = ["not", "a", "dict"]
+    return msg
+
+
+plain_message = st.builds(lambda i, a, s, q: {
+    "messageId": f"059f36b4-87a3-44ab-83d2-6619758{i:05d}", "receiptHandle": "AQEB", "body": SECRET,
+    "attributes": {"ApproximateReceiveCount": str(a), "SentTimestamp": str(NOW - s),
+                   "ApproximateFirstReceiveTimestamp": str(NOW - s + 5)},
+    "messageAttributes": {}, "eventSource": "aws:sqs", "eventSourceARN": f"arn:aws:sqs:us-east-1:1:{q}"},
+    st.integers(0, 99999), st.integers(1, 5), st.integers(-50, 10**6), st.sampled_from(["orders", "o-2", "é"]))
+
+configs = st.fixed_dictionaries({
+    "hash_idempotency_keys": st.booleans(),
+    "event_source_dimension": st.booleans(),
+    "redact_extra_keys": st.sampled_from([(), ("queue",), ("first_receive_at_ms",), ("queue", "attempt")]),
+    "provider": st.booleans(),
+})
+
+
+def _pair(cfg: dict, clock):
+    out = []
+    for _ in range(2):
+        sink = MemorySink()
+        em = Emitter(service="orders", sink=sink, clock=clock(), hash_idempotency_keys=cfg["hash_idempotency_keys"],
+                     event_source_dimension=cfg["event_source_dimension"],
+                     redact_extra_keys=cfg["redact_extra_keys"])
+        if cfg["provider"]:
+            em.correlation_id_provider = lambda: "corr-from-logger"
+        out.append((em, sink))
+    return out
+
+
+def _fixed():
+    return lambda: NOW
+
+
+def _ticking():
+    t = [NOW]
+
+    def clock():
+        t[0] += 7
+        return t[0]
+
+    return clock
+
+
+def _same_records(a: list[EventRecord], b: list[EventRecord]) -> None:
+    assert len(a) == len(b)
+    for x, y in zip(a, b, strict=True):
+        assert x.__class__ is y.__class__ is EventRecord
+        for slot in SLOTS:
+            vx, vy = getattr(x, slot), getattr(y, slot)
+            assert vx == vy and type(vx) is type(vy), slot
+            if slot == "raw":
+                assert vx is vy
+
+
+def _outcomes(em: Emitter, recs: list[EventRecord]) -> None:
+    for i, r in enumerate(recs[:5]):
+        [em.succeeded, em.duplicate_completed, em.payload_conflict, em.retryable_failure, em.poison_message][i](
+            r, key=f"acme:order-{i}", **({"error_code": "Throttled"} if i == 3 else {}))
+    em.succeeded(recs[0] if recs else None, token=SECRET, note="n")  # a secret in a property: redacted
+    em.batch_item_failures(recs[:2])
+
+
+def _run(cfg, batch, clock, general: str):
+    (fast, fast_sink), (slow, slow_sink) = _pair(cfg, clock)
+    event = {"Records": batch}
+    with fast.invocation({"aws_request_id": "r-1", "function_name": "fn"}, operation="Op", cold_start=False):
+        got = fast.records(event)
+        _outcomes(fast, got)
+    with slow.invocation({"aws_request_id": "r-1", "function_name": "fn"}, operation="Op", cold_start=False):
+        if general == "adapt+received":  # the general path as records() ran it before the fused path
+            want = slow.adapt(event)
+            slow._received_all(want)
+        else:  # the general builder record by record (an independent oracle for the received lines)
+            want, errors = adapt_event(event, slow.clock())
+            slow._adapter_errors(errors)
+            for r in want:
+                slow.record_outcome(Outcome.RECEIVED, r)
+        _outcomes(slow, want)
+    _same_records(got, want)
+    assert fast_sink.lines == slow_sink.lines
+    assert fast.warnings == slow.warnings
+    assert SECRET not in "".join(fast_sink.lines)
+    return got, fast_sink
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cfg=configs, batch=st.lists(sqs_message(), min_size=1, max_size=12))
+def test_fused_records_equal_the_general_path_for_any_batch(cfg, batch):
+    _run(cfg, batch, _ticking, "adapt+received")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cfg=configs, batch=st.lists(sqs_message(), min_size=1, max_size=12))
+def test_fused_records_equal_the_record_by_record_builder(cfg, batch):
+    _run(cfg, batch, _fixed, "record_outcome")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cfg=configs, batch=st.lists(plain_message, min_size=1, max_size=12))
+def test_plain_batches_take_the_fused_path_and_equal_the_general_one(cfg, batch):
+    (em, _), = _pair(cfg, _fixed)[:1]
+    fused = em._sqs_records(batch, NOW, NOW)
+    assert (fused is None) == cfg["provider"]  # plain messages bail out only for a correlation id provider
+    _run(cfg, batch, _ticking, "adapt+received")
+    _run(cfg, batch, _fixed, "record_outcome")
+
+
+def test_fused_lines_by_hand():
+    """One plain message, the line and metrics written out by hand."""
+    sink = MemorySink()
+    em = Emitter(service="orders", sink=sink, clock=lambda: NOW, redact_extra_keys=("first_receive_at_ms",))
+    msg = {"messageId": 'id-"1"', "attributes": {"ApproximateReceiveCount": "3", "SentTimestamp": str(NOW - 1500),
+                                                 "ApproximateFirstReceiveTimestamp": str(NOW - 900)},
+           "messageAttributes": {}, "eventSource": "aws:sqs", "body": SECRET,
+           "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:orders"}
+    with em.invocation(None, operation="Op", cold_start=False):
+        (rec,) = em.records({"Records": [msg]})
+    assert (rec.event_id, rec.attempt, rec.record_age_ms, rec.sent_at_ms, rec.raw) == ('id-"1"', 3, 1500, NOW - 1500, msg)
+    assert rec.details == {"queue": "orders", "first_receive_at_ms": NOW - 900}
+    assert sink.lines[0] == (
+        '{"level":"INFO","message":"Event received","timestamp":"2026-01-05T10:20:01.000Z","service":"orders",'
+        '"cold_start":false,"operation":"Op","schema_version":"1","outcome":"received","event_source":"sqs",'
+        f'"event_id":"id-\\"1\\"","attempt":3,"record_age_ms":1500,"queue":"orders","first_receive_at_ms":"{REDACTED}"}}')
+    doc = json.loads(sink.lines[1])
+    assert (doc["EventsReceived"], doc["Redelivery"], doc["RecordAge"]) == (1, 1, 1500)
+    assert SECRET not in "".join(sink.lines)
+
+
+@pytest.mark.parametrize("odd", ["fifo", "attributes", "provider", "int_stamp"])
+def test_a_message_the_fused_path_does_not_take_sends_the_batch_the_general_way(odd):
+    msg = {"messageId": "m-1", "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": str(NOW),
+                                              "ApproximateFirstReceiveTimestamp": str(NOW)},
+           "messageAttributes": {}, "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:1:q"}
+    odd_msg = json.loads(json.dumps(msg))
+    em = Emitter(service="s", sink=MemorySink())
+    if odd == "fifo":
+        odd_msg["attributes"]["MessageGroupId"] = "g"
+    elif odd == "attributes":
+        odd_msg["messageAttributes"] = {"idempotency-key": {"stringValue": "k"}}
+    elif odd == "provider":
+        em.correlation_id_provider = lambda: None
+    else:
+        odd_msg["attributes"]["SentTimestamp"] = NOW
+    assert em._sqs_records([msg, odd_msg], NOW, NOW) is None
+    assert em.sink.lines == [] and em.pending() == {}  # nothing written before bailing out
