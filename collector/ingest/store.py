@@ -51,7 +51,12 @@ from collector.ingest.source import GZIP_MAGIC, entry_kind, list_log_files, read
 from collector.ingest.types import FileReport, IngestReport, LogFormat
 from collector.insights.engine import table_columns
 from collector.insights.sql import quote_ident as _q
-from collector.tables import EVENT_COLUMNS
+from collector.tables import (
+    EVENT_STORED_COLUMNS,
+    JSON_FIELDS_COLUMN,
+    JSON_MESSAGE_COLUMN,
+    JSON_VIRTUAL_SQL,
+)
 
 _KNOWN_SUFFIXES = (".log", ".jsonl", ".ndjson", ".json", ".txt", ".csv", ".out")
 _LINES_VIEW = "_iw_lines"
@@ -122,14 +127,14 @@ class EventStore:
         for macro in MACROS:
             _run(self.connection, macro)
         existing = [n for n, _ in table_columns(self.connection, self.table)] if self._has_table() else []
-        if existing:
-            base = {n for n, _ in EVENT_COLUMNS}
+        if existing and JSON_MESSAGE_COLUMN not in existing:
+            self._upgrade_layout(existing, tuple(dict.fromkeys(hot_fields)))
+        elif existing:
+            base = {n for n, _ in EVENT_STORED_COLUMNS} | {"@json"}
             self.hot_fields = tuple(c for c in existing if c not in base)
         else:
             self.hot_fields = tuple(dict.fromkeys(hot_fields))
-            cols = list(EVENT_COLUMNS) + [(h, "JSON") for h in self.hot_fields]
-            _run(self.connection,
-                 f"CREATE TABLE {_q(self.table)} (" + ", ".join(f"{_q(n)} {t}" for n, t in cols) + ")")
+            self._create_table(self.table)
         row = _run(self.connection, f'SELECT max("@seq") FROM {_q(self.table)}')[0]
         self._next_seq = 0 if row is None or row[0] is None else int(row[0]) + 1
 
@@ -421,15 +426,14 @@ class EventStore:
 
         ``no_ts_reason``: the reason to count rows without a timestamp under (None: the neighbour rule's own;
         ``""``: already counted by the caller)."""
-        con, t = self.connection, _q(self.table)
+        con, t, jm = self.connection, _q(self.table), _q(JSON_MESSAGE_COLUMN)
         total, no_ts, out_of_range, bad_json, wide, embedded = _run(con,
             f"""SELECT count(*),
                    count(*) FILTER (WHERE "@timestamp" IS NULL),
                    count(*) FILTER (WHERE "@timestamp" = {OUT_OF_RANGE_MS}),
-                   count(*) FILTER (WHERE "@json" IS NULL AND starts_with("@message", '{{')),
-                   count(*) FILTER (WHERE "@json" IS NOT NULL AND strlen("@message") >= {2 * MAX_DISCOVERED_FIELDS}
-                       AND strlen("@message") - strlen(replace("@message", ',', '')) >= {MAX_DISCOVERED_FIELDS}),
-                   count(*) FILTER (WHERE "@json" IS NULL AND contains("@message", '{{'))
+                   count(*) FILTER (WHERE NOT {jm} AND starts_with("@message", '{{')),
+                   count(*) FILTER (WHERE {_WIDE.format(jm=jm)}),
+                   count(*) FILTER (WHERE NOT {jm} AND contains("@message", '{{'))
                FROM {t} WHERE "@seq" BETWEEN $1 AND $2""", [lo, hi])[0]
         rep.events += int(total)
         rep.count(Reason.INVALID_JSON, int(bad_json))
@@ -471,7 +475,7 @@ class EventStore:
         the message stays as it was. Counted ``fields_from_embedded_json_fragment``."""
         con, t = self.connection, _q(self.table)
         rows = _run(con, f"""SELECT "@seq", "@message" FROM {t} WHERE "@seq" BETWEEN $1 AND $2
-                             AND "@json" IS NULL AND contains("@message", '{{')""", [lo, hi])
+                             AND NOT {_q(JSON_MESSAGE_COLUMN)} AND contains("@message", '{{')""", [lo, hi])
         decoder = json.JSONDecoder()
         updates = []
         for seq, msg in rows:
@@ -495,11 +499,8 @@ class EventStore:
 
     def _cap_fields(self, lo: int, hi: int, rep: FileReport) -> None:
         con, t = self.connection, _q(self.table)
-        rows = _run(con,
-            f"""SELECT "@seq", "@message" FROM {t} WHERE "@seq" BETWEEN $1 AND $2 AND "@json" IS NOT NULL
-                AND strlen("@message") >= {2 * MAX_DISCOVERED_FIELDS}
-                AND strlen("@message") - strlen(replace("@message", ',', '')) >= {MAX_DISCOVERED_FIELDS}""",
-            [lo, hi])
+        rows = _run(con, f'SELECT "@seq", "@message" FROM {t} WHERE "@seq" BETWEEN $1 AND $2 AND '
+                         + _WIDE.format(jm=_q(JSON_MESSAGE_COLUMN)), [lo, hi])
         updates = []
         for seq, msg in rows:
             try:
@@ -514,14 +515,14 @@ class EventStore:
         self._set_json(updates)
 
     def _set_json(self, updates: list[tuple[str, int]]) -> None:
-        """Set ``@json`` (and the hot columns, re-read from it) of rows ``@seq`` to the given JSON texts, in one
-        UPDATE. ``updates``: ``[(json text, @seq), ...]``."""
+        """Set the discovered fields (``@jsonFields``, so ``@json``, and the hot columns, re-read from it) of rows
+        ``@seq`` to the given JSON object texts, in one UPDATE. ``updates``: ``[(json text, @seq), ...]``."""
         if not updates:
             return
         con, t = self.connection, _q(self.table)
         fix = pa.table({"seq": pa.array([q for _, q in updates], pa.int64()),
                         "j": pa.array([j for j, _ in updates], pa.large_string())})
-        sets = ['"@json" = CAST(c.j AS JSON)'] + [
+        sets = [f"{_q(JSON_FIELDS_COLUMN)} = CAST(CAST(c.j AS JSON) AS VARCHAR)"] + [
             f"{_q(h)} = json_extract(CAST(c.j AS JSON), {sql_literal('$.' + h)})" for h in self.hot_fields]
         con.register("_iw_cap", fix)
         try:
@@ -529,12 +530,42 @@ class EventStore:
         finally:
             con.unregister("_iw_cap")
 
+    def _create_table(self, name: str) -> None:
+        cols = [f"{_q(n)} {t}" for n, t in EVENT_STORED_COLUMNS] + [f"{_q(h)} JSON" for h in self.hot_fields]
+        cols.append(f'"@json" JSON GENERATED ALWAYS AS ({JSON_VIRTUAL_SQL}) VIRTUAL')
+        _run(self.connection, f"CREATE TABLE {_q(name)} (" + ", ".join(cols) + ")")
+
+    def _upgrade_layout(self, existing: list[str], hot_fields: tuple[str, ...]) -> None:
+        """Rewrite an events table of the earlier layout (a stored ``@json`` copy of each JSON message) into the
+        current one, keeping every event, its ``@seq`` and its fields; hot fields it lacks are read from its
+        ``@json``. Committed in one transaction."""
+        self.hot_fields = hot_fields
+        t, old = _q(self.table), _q(self.table + "_layout1")
+        keep = [n for n, _ in EVENT_STORED_COLUMNS if n in existing]
+        hot = [_q(h) if h in existing else f"json_extract(\"@json\", {sql_literal('$.' + h)})" for h in hot_fields]
+        targets = ", ".join(_q(c) for c in [*keep, JSON_MESSAGE_COLUMN, JSON_FIELDS_COLUMN, *hot_fields])
+        _run(self.connection, "BEGIN TRANSACTION")
+        _run(self.connection, f"ALTER TABLE {t} RENAME TO {old}")
+        self._create_table(self.table)
+        _run(self.connection, f"""INSERT INTO {t} ({targets})
+            SELECT {", ".join(_q(c) for c in keep)},
+                TRY_CAST("@message" AS JSON) IS NOT NULL,
+                CASE WHEN CAST("@json" AS VARCHAR) <> "@message" THEN CAST("@json" AS VARCHAR) END
+                {"".join(", " + h for h in hot)}
+            FROM {old}""")
+        _run(self.connection, f"DROP TABLE {old}")
+        _run(self.connection, "COMMIT")
+
     def _has_table(self) -> bool:
         return bool(_run(self.connection, "SELECT count(*) FROM duckdb_tables() WHERE table_name = $1",
                          [self.table])[0][0])
 
 
 _SCAN_BYTES = 32 * 1024 * 1024
+_WIDE = ('{jm} AND strlen("@message") >= ' + str(2 * MAX_DISCOVERED_FIELDS)
+         + " AND strlen(\"@message\") - strlen(replace(\"@message\", ',', '')) >= " + str(MAX_DISCOVERED_FIELDS))
+"""A JSON message that may have more than MAX_DISCOVERED_FIELDS fields (at least that many commas); ``{jm}``: the
+quoted ``@jsonMessage`` column."""
 _FRAGMENT_TRIES = 8  # "{" positions tried per message for an embedded JSON object (bounds hostile input)
 
 
