@@ -336,46 +336,48 @@ class EventStore:
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
                 if not _plain_lines_ok(mm):
                     return None
-        con = self.connection
-        _run(con, f"""CREATE OR REPLACE TEMP TABLE {_LINES_VIEW} AS
-            SELECT CAST(row_number() OVER () - 1 AS BIGINT) AS i, line
-            FROM read_csv($1, columns = {{'line': 'VARCHAR'}}, delim = chr(1), quote = '', escape = '',
+        # streamed: the lines are never a table (memory: DuckDB's read buffers, whatever the file's size); the
+        # reader is cheap enough to run once to count the lines and once for the INSERT
+        reader = f"""read_csv($path, columns = {{'line': 'VARCHAR'}}, delim = chr(1), quote = '', escape = '',
                           comment = '', header = false, auto_detect = false, new_line = '\\n',
-                          strict_mode = false, max_line_size = {2 * MAX_EVENT_BYTES})""", [str(path)])
-        n_lines = _run(con, f"SELECT count(*) FROM {_LINES_VIEW}")[0][0]
+                          strict_mode = false, max_line_size = {2 * MAX_EVENT_BYTES})"""
+        params = {"path": str(path)}
+        n_lines = _run(self.connection, f"SELECT count(*) FROM {reader}", params)[0][0]
         rep = FileReport(source=str(path), format=fmt.value)
         group = log_group or default_log_group(path)
-        try:
-            self._insert_lines(int(n_lines), fmt, group, log_stream or path.name, rep, mtime_ms, crlf=False)
-        finally:
-            _run(con, f"DROP TABLE IF EXISTS {_LINES_VIEW}")
+        lines = f"(SELECT CAST(row_number() OVER () - 1 AS BIGINT) AS i, line FROM {reader})"
+        self._insert_lines(int(n_lines), fmt, group, log_stream or path.name, rep, mtime_ms, crlf=False,
+                           lines=lines, params=params)
         return rep
 
     def _insert_lines(self, n_lines: int, fmt: LogFormat, group: str, stream: str, rep: FileReport,
-                      mtime_ms: int, *, crlf: bool) -> None:
-        """INSERT the events of the line relation ``_iw_lines (i, line)`` (registered or a temp table)."""
+                      mtime_ms: int, *, crlf: bool, lines: str = _LINES_VIEW, params: dict | None = None) -> None:
+        """INSERT the events of the line relation ``lines`` with columns ``(i, line)`` (a registered Arrow table, or a
+        subquery over DuckDB's reader with its named ``params``)."""
         if not n_lines:
             return
-        if fmt is LogFormat.EXPORT_S3 and self._has_unprefixed_lines(crlf):
+        params = dict(params or {})
+        if fmt is LogFormat.EXPORT_S3 and self._has_unprefixed_lines(crlf, lines, params):
             # multi-line messages: frame in Python (rare; the one-line-per-event object stays in SQL)
-            lines = [ln for (ln,) in _run(self.connection, f"SELECT {json_lines.trimmed('line', crlf)} "
-                                                           f"FROM {_LINES_VIEW} ORDER BY i")]
-            rows = export_s3.frame_export(["" if ln is None else ln for ln in lines], rep)
+            texts = [ln for (ln,) in _run(self.connection, f"SELECT {json_lines.trimmed('line', crlf)} "
+                                                           f"FROM {lines} ORDER BY i", params or None)]
+            rows = export_s3.frame_export(["" if ln is None else ln for ln in texts], rep)
             self._stage_event_dicts(rows, group, stream, rep, own_ts=False, fallback_ts=mtime_ms, no_ts_reason="")
             return
         lo = self._next_seq
-        src = (json_lines.export_src if fmt is LogFormat.EXPORT_S3 else json_lines.json_lines_src)(_LINES_VIEW, lo, crlf)
+        src = (json_lines.export_src if fmt is LogFormat.EXPORT_S3 else json_lines.json_lines_src)(lines, lo, crlf)
         _run(self.connection, insert_sql(self.table, src, self.hot_fields, own_ts=fmt is not LogFormat.EXPORT_S3),
-             {"stream": stream, "lg": group})
+             {**params, "stream": stream, "lg": group})
         self._next_seq = lo + n_lines
         inserted = self._finish_batch(lo, lo + n_lines - 1, rep, mtime_ms,
                                       no_ts_reason=Reason.EXPORT_LINE_WITHOUT_TIMESTAMP
                                       if fmt is LogFormat.EXPORT_S3 else None)
         rep.count(Reason.BLANK_LINE, n_lines - inserted)
 
-    def _has_unprefixed_lines(self, crlf: bool) -> bool:
-        src = json_lines.export_src(_LINES_VIEW, 0, crlf)
-        row = _run(self.connection, f"SELECT count(*) FILTER (WHERE ts IS NULL) FROM {src}", {"stream": "", "lg": ""})
+    def _has_unprefixed_lines(self, crlf: bool, lines: str, params: dict) -> bool:
+        src = json_lines.export_src(lines, 0, crlf)
+        row = _run(self.connection, f"SELECT count(*) FILTER (WHERE ts IS NULL) FROM {src}",
+                   {**params, "stream": "", "lg": ""})
         return bool(row[0][0])
 
     def _stage_event_dicts(self, events: Sequence[Any], group: str, stream: str, rep: FileReport,
