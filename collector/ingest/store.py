@@ -18,11 +18,12 @@ events use the CloudWatch timestamp they carry.
 
 from __future__ import annotations
 
+import io
 import json
 import mmap
 import os
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
@@ -45,7 +46,7 @@ from collector.ingest.constants import (
 from collector.ingest.derive import MACROS, insert_sql, sql_literal
 from collector.ingest.exceptions import IngestError, UnknownFormatError
 from collector.ingest.fields import count_fields, keep_first_fields
-from collector.ingest.lines import clip_message, decode_text, line_table
+from collector.ingest.lines import TEXT_PIECE_BYTES, byte_pieces, clip_message, decode_text, line_table
 from collector.ingest.sniff import sniff
 from collector.ingest.source import GZIP_MAGIC, entry_kind, list_log_files, read_source
 from collector.ingest.types import FileReport, IngestReport, LogFormat
@@ -253,6 +254,9 @@ class EventStore:
             fast = self._ingest_plain_lines(path, log_group, log_stream, mtime_ms)
             if fast is not None:
                 return fast
+            text = self._ingest_plain_lambda_text(path, log_group, log_stream, mtime_ms)
+            if text is not None:
+                return text
             src = read_source(path, self.max_decompressed_bytes)
         except OSError as exc:
             raise IngestError(f"cannot read {path}: {exc}") from exc
@@ -277,22 +281,8 @@ class EventStore:
         if fmt in (LogFormat.JSON_LINES, LogFormat.LAMBDA_JSON, LogFormat.EXPORT_S3):
             self._ingest_lines(data, fmt, group, stream, rep, truncated, mtime_ms)
         elif fmt is LogFormat.LAMBDA_TEXT:
-            text = decode_text(data, rep)
-            raw_lines = text.split("\n")
-            if raw_lines and raw_lines[-1] == "":
-                raw_lines.pop()
-            elif truncated and raw_lines:
-                rep.count(Reason.GZIP_TRUNCATED)
-            crlf = sum(1 for ln in raw_lines if ln.endswith("\r"))
-            if crlf and crlf * 2 >= len(raw_lines):  # a CRLF file; otherwise "\r" is message content
-                rep.count(Reason.CRLF, crlf)
-                lines = [ln.removesuffix("\r") for ln in raw_lines]
-            else:
-                lines = raw_lines
-            framed = lambda_text.frame_events(lines)
-            rep.count(Reason.BLANK_LINE, len(lines) - sum(n for _, _, n in framed))
-            rows = [{"timestamp": ts, "message": msg} for ts, msg, _ in framed]
-            self._stage_event_dicts(rows, group, stream, rep, own_ts=True, fallback_ts=mtime_ms)
+            self._ingest_lambda_text(lambda: byte_pieces(io.BytesIO(data).read, TEXT_PIECE_BYTES), group, stream,
+                                     rep, truncated, mtime_ms)
         elif fmt is LogFormat.FILTER_LOG_EVENTS:
             events = filter_log_events.parse_document(decode_text(data, rep), rep)
             self._stage_event_dicts(events, group, stream, rep, own_ts=False, fallback_ts=mtime_ms)
@@ -350,6 +340,27 @@ class EventStore:
                            lines=lines, params=params)
         return rep
 
+    def _ingest_plain_lambda_text(self, path: Path, log_group: str | None, log_stream: str | None,
+                                  mtime_ms: int) -> FileReport | None:
+        """A plain (not gzip) Lambda text file, read from disk in pieces (``_ingest_lambda_text``); None for any
+        other file."""
+        with open(path, "rb") as fh:
+            head = fh.read(SNIFF_BYTES + 1)
+        if not head or head[:2] == GZIP_MAGIC:
+            return None
+        _require_text(head, path)
+        if sniff(head, path.name) is not LogFormat.LAMBDA_TEXT:
+            return None
+        rep = FileReport(source=str(path), format=LogFormat.LAMBDA_TEXT.value)
+
+        def pieces() -> Iterator[bytes]:
+            with open(path, "rb") as fh:
+                yield from byte_pieces(fh.read, TEXT_PIECE_BYTES)
+
+        self._ingest_lambda_text(pieces, log_group or default_log_group(path), log_stream or path.name, rep,
+                                 False, mtime_ms)
+        return rep
+
     def _insert_lines(self, n_lines: int, fmt: LogFormat, group: str, stream: str, rep: FileReport,
                       mtime_ms: int, *, crlf: bool, lines: str = _LINES_VIEW, params: dict | None = None) -> None:
         """INSERT the events of the line relation ``lines`` with columns ``(i, line)`` (a registered Arrow table, or a
@@ -380,8 +391,12 @@ class EventStore:
                    {**params, "stream": "", "lg": ""})
         return bool(row[0][0])
 
-    def _stage_event_dicts(self, events: Sequence[Any], group: str, stream: str, rep: FileReport,
-                           *, own_ts: bool, fallback_ts: int, no_ts_reason: str | None = None) -> None:
+    def _stage_event_dicts(self, events: Iterable[Any], group: str, stream: str, rep: FileReport,
+                           *, own_ts: bool, fallback_ts: int, no_ts_reason: str | None = None,
+                           finish: bool = True) -> None:
+        """Insert event dicts (``message``, ``timestamp``, ``logStreamName``, ``ingestionTime``) as one batch;
+        ``finish=False`` leaves ``_finish_batch`` (counts, timestamp rules) to the caller, once over a whole file
+        staged in several batches."""
         seqs: list[int] = []
         tss: list[int | None] = []
         msgs: list[str] = []
@@ -419,7 +434,52 @@ class EventStore:
             _run(con, insert_sql(self.table, _STAGE_VIEW, self.hot_fields, own_ts=own_ts))
         finally:
             con.unregister(_STAGE_VIEW)
-        self._finish_batch(lo, seq - 1, rep, fallback_ts, no_ts_reason)
+        if finish:
+            self._finish_batch(lo, seq - 1, rep, fallback_ts, no_ts_reason)
+
+    def _ingest_lambda_text(self, pieces: Callable[[], Iterator[bytes]], group: str, stream: str, rep: FileReport,
+                            truncated: bool, mtime_ms: int) -> None:
+        """Lambda text in pieces (``pieces()`` yields the file's bytes cut at newlines, ``TEXT_PIECE_BYTES`` each):
+        memory holds one piece and its events, whatever the file's size. Two passes: the first counts lines and
+        CRLF endings (the CRLF rule is the file's), the second frames each piece's lines up to its last event start
+        and carries the rest into the next piece, so events are exactly those of framing the whole file at once;
+        the timestamp rules run once over the whole file."""
+        n_lines = n_crlf = 0
+        tail = b""
+        for piece in pieces():
+            n_lines += piece.count(b"\n")
+            n_crlf += piece.count(b"\r\n")
+            tail = piece[-2:] if len(piece) >= 2 else tail[-1:] + piece
+        if tail and not tail.endswith(b"\n"):
+            n_lines += 1  # an unterminated last line
+            n_crlf += tail.endswith(b"\r")
+        crlf = n_crlf and n_crlf * 2 >= n_lines  # a CRLF file; otherwise "\r" is message content
+        if crlf:
+            rep.count(Reason.CRLF, n_crlf)
+        lo = self._next_seq
+        carry: list[str] = []
+        blank = 0
+        it = pieces()
+        piece = next(it, None)
+        while piece is not None:
+            following = next(it, None)
+            lines = decode_text(piece, rep).split("\n")
+            if piece.endswith(b"\n"):
+                lines.pop()
+            elif truncated and following is None:
+                rep.count(Reason.GZIP_TRUNCATED)
+            if crlf:
+                lines = [ln.removesuffix("\r") for ln in lines]
+            lines = carry + lines
+            cut = len(lines) if following is None else lambda_text.last_event_start(lines)
+            framed = lambda_text.frame_events(lines[:cut])
+            carry = lines[cut:]
+            blank += cut - sum(n for _, _, n in framed)
+            self._stage_event_dicts(({"timestamp": ts, "message": msg} for ts, msg, _ in framed), group, stream,
+                                    rep, own_ts=True, fallback_ts=mtime_ms, finish=False)
+            piece = following
+        rep.count(Reason.BLANK_LINE, blank)
+        self._finish_batch(lo, self._next_seq - 1, rep, mtime_ms)
 
     # ------------------------------------------------------------------ after insert
     def _finish_batch(self, lo: int, hi: int, rep: FileReport, fallback_ts: int,

@@ -237,3 +237,28 @@ def test_events_table_of_the_earlier_layout_is_rewritten_keeping_every_event(tmp
                                                                                           (None, 1)]
     store.close()
     assert EventStore(db).count() == 3  # opens as the current layout from now on
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_lambda_text_in_pieces_gives_the_events_of_the_whole_file(tmp_path: Path, monkeypatch, gz: bool) -> None:
+    """Lambda text is framed piece by piece (memory: one piece); with pieces of a few lines, every event (continuation
+    lines across a piece boundary included), its time and every count equal those of one piece for the file."""
+    import collector.ingest.store as store_mod
+
+    sample = (Path(__file__).resolve().parents[3].parent / "shared" / "samples" / "lambda-text-format.log").read_bytes()
+    # CRLF and blank lines, a traceback across boundaries, a file without a final newline
+    data = sample + b"\r\n\r\n" + sample.replace(b"\n", b"\r\n", 3) + b"[ERROR] KeyError: 'x'\nTraceback:\n  line 1"
+    p = tmp_path / ("fn.log.gz" if gz else "fn.log")
+    p.write_bytes(gzip.compress(data) if gz else data)
+
+    def collect(piece: int):
+        monkeypatch.setattr(store_mod, "TEXT_PIECE_BYTES", piece)
+        store = EventStore()
+        rep = store.ingest_path(p)
+        return store.connection.execute('SELECT "@seq", "@timestamp", "@message", "@type", "@requestId" FROM events '
+                                        'ORDER BY "@seq"').fetchall(), dict(rep.by_reason), rep.events
+
+    whole, reasons, n = collect(1 << 30)
+    assert n > 20 and reasons.get("blank_line") and reasons.get("continuation_lines_joined", 1)
+    for piece in (40, 333, 4096):
+        assert collect(piece) == (whole, reasons, n), piece
