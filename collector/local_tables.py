@@ -30,6 +30,8 @@ Progress = Callable[[str, str, int, int], None]
 
 _BATCH_ROWS = 100_000
 """Rows per Arrow batch streamed from a query into its Parquet file."""
+_MESSAGE_BATCH_ROWS = 20_000
+"""Rows per batch of whole messages (library_signals) streamed into Python."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -117,7 +119,7 @@ def _convert_sql(t: Typed, duck_type: str) -> str:
 def _write_library_signals(store: Any, table: Table, query: str, since: float | None, until: float | None,
                            path: Path) -> int:
     """The library_signals table: the query's raw events (``@timestamp``, ``@log``, ``@message``) streamed from DuckDB
-    in ``_BATCH_ROWS`` batches into ``postprocess.expand_library_signals`` (the rule ``collect cloudwatch`` applies to
+    in ``_MESSAGE_BATCH_ROWS`` batches into ``postprocess.expand_library_signals`` (the rule ``collect cloudwatch`` applies to
     its string rows), so memory holds one batch plus the per-minute sums, whatever the number of events. Returns
     the row count written."""
     con, compiled = prepare_query(store, query, since, until, limit_cap=None)
@@ -128,7 +130,7 @@ def _write_library_signals(store: Any, table: Table, query: str, since: float | 
     ts, log, msg = (Typed(vtype, f"c{i}") for i, (_, vtype) in enumerate(compiled.columns[:3]))
     aliases = ", ".join(f"c{i}" for i in range(len(names)))
     reader = con.sql(f"SELECT {_convert_sql(ts, 'BIGINT')}, {as_text(log)}, {as_text(msg)} "
-                         f"FROM ({compiled.sql}) AS q({aliases})", params=compiled.params).to_arrow_reader(_BATCH_ROWS)
+                         f"FROM ({compiled.sql}) AS q({aliases})", params=compiled.params).to_arrow_reader(_MESSAGE_BATCH_ROWS)
 
     def triples() -> Iterator[tuple[datetime, str | None, str]]:
         for batch in reader:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import io
 import json
-import mmap
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -323,9 +322,8 @@ class EventStore:
             fmt = sniff(head, path.name)
             if fmt not in (LogFormat.JSON_LINES, LogFormat.LAMBDA_JSON, LogFormat.EXPORT_S3):
                 return None
-            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                if not _plain_lines_ok(mm):
-                    return None
+            if not _plain_lines_ok(fh):
+                return None
         # streamed: the lines are never a table (memory: DuckDB's read buffers, whatever the file's size); the
         # reader is cheap enough to run once to count the lines and once for the INSERT
         reader = f"""read_csv($path, columns = {{'line': 'VARCHAR'}}, delim = chr(1), quote = '', escape = '',
@@ -631,21 +629,27 @@ quoted ``@jsonMessage`` column."""
 _FRAGMENT_TRIES = 8  # "{" positions tried per message for an embedded JSON object (bounds hostile input)
 
 
-def _plain_lines_ok(mm: mmap.mmap) -> bool:
+def _plain_lines_ok(fh: Any) -> bool:
     """True when DuckDB's line reader gives exactly our lines: valid UTF-8, no ``\\r`` (it breaks lines there too),
-    no ``\\x01`` (its column delimiter here) and every line at most ``MAX_EVENT_BYTES`` (+ its ``\\n``). One pass in
-    32 MiB pieces cut at a newline (memory: one piece)."""
+    no ``\\x01`` (its column delimiter here) and every line at most ``MAX_EVENT_BYTES`` (+ its ``\\n``). One pass over
+    the binary file ``fh`` from its start, read in 32 MiB pieces cut at a newline (memory: one piece; read, not
+    mapped, so the file's pages do not count in the process's resident memory)."""
     import numpy as np
 
-    size, pos = len(mm), 0
-    while pos < size:
-        end = min(pos + _SCAN_BYTES, size)
-        if end < size:
-            cut = mm.rfind(b"\n", pos, end)
-            if cut < 0:
-                return False  # one line longer than a piece, far over the event size
-            end = cut + 1
-        piece = mm[pos:end]
+    fh.seek(0)
+    rest = b""
+    while True:
+        block = fh.read(_SCAN_BYTES)
+        buf = rest + block
+        if not buf:
+            return True
+        cut = buf.rfind(b"\n")
+        if len(block) < _SCAN_BYTES:  # the end of the file (a regular file reads short only there)
+            piece, rest = buf, b""
+        elif cut < 0:
+            return False  # one line longer than a piece, far over the event size
+        else:
+            piece, rest = buf[:cut + 1], buf[cut + 1:]
         if b"\r" in piece or b"\x01" in piece:
             return False
         nl = np.flatnonzero(np.frombuffer(piece, np.uint8) == 10)
@@ -656,8 +660,8 @@ def _plain_lines_ok(mm: mmap.mmap) -> bool:
             piece.decode("utf-8")
         except UnicodeDecodeError:
             return False
-        pos = end
-    return True
+        if not rest and len(block) < _SCAN_BYTES:
+            return True
 
 
 def _require_text(head: bytes, path: Path) -> None:
