@@ -162,6 +162,7 @@ if kind == "collect":
 else:
     import duckdb
     con = duckdb.connect(out + ".duckdb")
+    con.execute("SET enable_progress_bar = false")  # it would print to stdout on long scans
     if kind == "floor":
         cols = json.loads(sys.argv[5])
         con.execute("CREATE TABLE t AS SELECT * FROM read_json($1, format='newline_delimited', columns=$2, "
@@ -190,7 +191,7 @@ def run_child(tree: Path, kind: str, path: Path, out: Path) -> dict:
     done = subprocess.run(args, capture_output=True, text=True, cwd=str(tree), check=False)
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:200]}
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads([ln for ln in done.stdout.splitlines() if ln.startswith("{")][-1])
 
 
 def before_tree(commit: str, dest: Path) -> Path:
