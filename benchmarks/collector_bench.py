@@ -191,7 +191,8 @@ def run_child(tree: Path, kind: str, path: Path, out: Path) -> dict:
     done = subprocess.run(args, capture_output=True, text=True, cwd=str(tree), check=False)
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:200]}
-    return json.loads([ln for ln in done.stdout.splitlines() if ln.startswith("{")][-1])
+    last = done.stdout.strip().splitlines()[-1]
+    return json.loads(last[last.index('{"'):])  # after any progress output on the same line
 
 
 def before_tree(commit: str, dest: Path) -> Path:

@@ -124,6 +124,7 @@ class EventStore:
             _run(self.connection, "USE iw_events")
         self.table = EVENTS_TABLE
         _run(self.connection, "SET TimeZone = 'UTC'")
+        _run(self.connection, "SET enable_progress_bar = false")  # DuckDB would draw it on stdout on long statements
         for macro in MACROS:
             _run(self.connection, macro)
         existing = [n for n, _ in table_columns(self.connection, self.table)] if self._has_table() else []
