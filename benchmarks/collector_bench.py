@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -161,6 +162,7 @@ if kind == "collect":
 else:
     import duckdb
     con = duckdb.connect(out + ".duckdb")
+    con.execute("SET enable_progress_bar = false")  # it would print to stdout on long scans
     if kind == "floor":
         cols = json.loads(sys.argv[5])
         con.execute("CREATE TABLE t AS SELECT * FROM read_json($1, format='newline_delimited', columns=$2, "
@@ -170,7 +172,9 @@ else:
         info["events"] = con.execute("SELECT count(*) FROM read_csv($1, columns={'line': 'VARCHAR'}, delim=chr(1), "
                                      "quote='', escape='', header=false, auto_detect=false)", [path]).fetchall()[0][0]
 info["seconds"] = time.perf_counter() - t
-info["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+ru = resource.getrusage(resource.RUSAGE_SELF)
+info["cpu_s"] = ru.ru_utime + ru.ru_stime
+info["peak_mb"] = ru.ru_maxrss / 1024
 print(json.dumps(info))
 """
 
@@ -187,7 +191,8 @@ def run_child(tree: Path, kind: str, path: Path, out: Path) -> dict:
     done = subprocess.run(args, capture_output=True, text=True, cwd=str(tree), check=False)
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:200]}
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    last = done.stdout.strip().splitlines()[-1]
+    return json.loads(last[last.index('{"'):])  # after any progress output on the same line
 
 
 def before_tree(commit: str, dest: Path) -> Path:
@@ -213,13 +218,14 @@ def write_bomb(path: Path, mib: int) -> None:
 def _fmt(r: dict) -> str:
     if "error" in r:
         return f"error: {r['error']}"
-    return f"{r['seconds']:7.2f} s  {r['peak_mb']:6.0f} MB"
+    return f"{r['seconds']:7.2f} s ({r['cpu_s']:5.1f} cpu) {r['peak_mb']:5.0f} MB"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="100000,1000000,3000000", help="comma-separated event counts")
-    ap.add_argument("--before-commit", default="d008aca")
+    ap.add_argument("--before-commit", default="94040ea", help="the tree to compare with (default: the start of "
+                    "this round of [collector-core])")
     ap.add_argument("--no-before", action="store_true")
     ap.add_argument("--bomb-mib", type=int, default=0, help="also ingest a gzip bomb of this many MiB (e.g. 1024)")
     ap.add_argument("--bomb-before", action="store_true", help="the bomb through the before tree too (~6x memory)")
@@ -244,15 +250,17 @@ def main() -> None:
         results[n] = row
         path.unlink()
     print("\nside by side (seconds, peak RSS; ratios to the floor of the same size)")
-    print(f"{'events':>10} {'count scan':>18} {'floor':>18} " + " ".join(f"{k:>28}" for k in trees))
+    print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}; cpu = user + system seconds of the process")
+    print(f"{'events':>10} {'count scan':>30} {'floor':>30} " + " ".join(f"{k:>40}" for k in trees))
     for n, row in results.items():
         floor = row["floor"].get("seconds")
         cells = []
         for k in trees:
             r = row[k]
             ratio = f"{r['seconds'] / floor:4.1f}x" if floor and "seconds" in r else "  - "
-            cells.append(f"{_fmt(r):>22} {ratio}")
-        print(f"{n:>10,} {_fmt(row['count']):>18} {_fmt(row['floor']):>18} " + " ".join(cells))
+            cpu = f"{r['cpu_s'] / row['floor']['cpu_s']:4.1f}x cpu" if floor and "cpu_s" in r else ""
+            cells.append(f"{_fmt(r):>30} {ratio} {cpu}")
+        print(f"{n:>10,} {_fmt(row['count']):>30} {_fmt(row['floor']):>30} " + " ".join(cells))
     if len(results) >= 2:
         ns = sorted(results)
         a, b = results[ns[-2]], results[ns[-1]]

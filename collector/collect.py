@@ -52,8 +52,10 @@ __all__ = ["DEFAULT_MEMORY_LIMIT", "EVENTS_DB", "MANIFEST_VERSION", "CollectErro
 MANIFEST_VERSION = 1
 EVENTS_DB = "events.duckdb"
 SOURCES_TABLE = "iw_sources"
-DEFAULT_MEMORY_LIMIT = "1GB"
-"""DuckDB memory limit of ``collect local`` (``IDEMWATCH_MEMORY_LIMIT`` overrides it; DuckDB size syntax)."""
+DEFAULT_MEMORY_LIMIT = "512MB"
+"""DuckDB memory limit of ``collect local`` (``IDEMWATCH_MEMORY_LIMIT`` overrides it; DuckDB size syntax). The process
+peaks at about this plus 400 MB (interpreter and libraries, one Arrow batch, one text piece), whatever the input's
+size: see docs/collector-guarantees.md#memory."""
 
 
 def _iso(dt: datetime) -> str:

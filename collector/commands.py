@@ -152,7 +152,7 @@ def collect() -> None:
 @click.option("--since", type=TIME, default=None, help="Inclusive window start: 15m/24h/7d ago, ISO-8601 or epoch s.")
 @click.option("--until", type=TIME, default=None, help="Inclusive window end: same forms as --since.")
 @click.option("--memory-limit", default=None, metavar="SIZE",
-              help="DuckDB memory limit, e.g. 512MB (default $IDEMWATCH_MEMORY_LIMIT, else 1GB); it spills to disk "
+              help="DuckDB memory limit, e.g. 1GB (default $IDEMWATCH_MEMORY_LIMIT, else 512MB); it spills to disk "
                    "beyond it.")
 @click.option("--max-decompressed-bytes", type=click.IntRange(min=1), default=MAX_DECOMPRESSED_BYTES,
               show_default=True, help="Decompressed bytes kept per gzip file; the rest is not read (counted).")

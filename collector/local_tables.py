@@ -7,20 +7,20 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from collector.exceptions import CollectError
-from collector.insights import run_query
 from collector.insights.engine import prepare_query
 from collector.insights.sql import Typed, as_num, as_text, quote_ident
 from collector.insights.types import ValueType
-from collector.parquet import arrow_schema, to_arrow, write_parquet
-from collector.postprocess import POST_PROCESS, filled_columns, split_log_identifier, stuck_key_ages
+from collector.parquet import arrow_schema, write_parquet
+from collector.postprocess import expand_library_signals, filled_columns, split_log_identifier, stuck_key_ages
 from collector.tables import TABLES, Table
 
 __all__ = ["Progress", "write_standard_tables"]
@@ -30,6 +30,10 @@ Progress = Callable[[str, str, int, int], None]
 
 _BATCH_ROWS = 100_000
 """Rows per Arrow batch streamed from a query into its Parquet file."""
+_MESSAGE_BATCH_ROWS = 20_000
+"""Rows per batch of whole messages (library_signals) streamed into Python."""
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _iso(dt: datetime | None) -> str | None:
@@ -72,13 +76,8 @@ def write_standard_tables(store: Any, out: Path, queries: Mapping[str, str], sin
             progress("tables", name, i, len(TABLES))
         started = time.perf_counter()
         path = out / "tables" / f"{name}.parquet"
-        if name in POST_PROCESS:
-            result = run_query(store, queries[name], start=since, end=until, limit_cap=None)
-            rows, _dropped = POST_PROCESS[name]([{k: None if v is None else str(v) for k, v in r.items()}
-                                                 for r in result.to_records_json()])
-            data, conv = to_arrow(rows, table)
-            data = split_log_identifier(data)
-            n, bad = write_parquet(data, table, path), dict(conv.bad_values)
+        if name == "library_signals":
+            n, bad = _write_library_signals(store, table, queries[name], since, until, path), {}
         elif name == "stuck_keys":
             n, bad = _write_typed(store, table, queries[name], since, until,
                                   lambda reader, t=table, p=path: write_parquet(stuck_key_ages(
@@ -119,12 +118,48 @@ def _convert_sql(t: Typed, duck_type: str) -> str:
     raise CollectError(f"unsupported table column type {duck_type}")
 
 
+def _write_library_signals(store: Any, table: Table, query: str, since: float | None, until: float | None,
+                           path: Path) -> int:
+    """The library_signals table: the query's raw events (``@timestamp``, ``@log``, ``@message``) streamed from DuckDB
+    in ``_MESSAGE_BATCH_ROWS`` batches into ``postprocess.expand_library_signals`` (the rule ``collect cloudwatch`` applies to
+    its string rows), so memory holds one batch plus the per-minute sums, whatever the number of events. Returns
+    the row count written."""
+    con, compiled = prepare_query(store, query, since, until, limit_cap=None)
+    names = [n for n, _ in compiled.columns]
+    if names[:3] != ["@timestamp", "@log", "@message"]:
+        raise CollectError(f"query for table {table.name!r} returns columns {names}, "
+                           "expected @timestamp, @log, @message first")
+    ts, log, msg = (Typed(vtype, f"c{i}") for i, (_, vtype) in enumerate(compiled.columns[:3]))
+    aliases = ", ".join(f"c{i}" for i in range(len(names)))
+    reader = con.sql(f"SELECT {_convert_sql(ts, 'BIGINT')}, {as_text(log)}, {as_text(msg)} "
+                         f"FROM ({compiled.sql}) AS q({aliases})", params=compiled.params).to_arrow_reader(_MESSAGE_BATCH_ROWS)
+
+    def triples() -> Iterator[tuple[datetime, str | None, str]]:
+        for batch in reader:
+            for ms, lg, m in zip(*(c.to_pylist() for c in batch.columns)):
+                if ms is not None:  # a row without a timestamp has no bin
+                    yield _EPOCH + timedelta(milliseconds=ms), lg, m or ""
+
+    expanded, _dropped = expand_library_signals(triples())
+    cols = list(zip(*expanded)) if expanded else [[] for _ in range(5)]  # time, @log, library, signal, events
+    times = pa.array([(t - _EPOCH) // timedelta(milliseconds=1) for t in cols[0]], pa.int64())
+    by_name = {"time": times.cast(pa.timestamp("ms", tz="UTC")), "log_group": pa.array(cols[1], pa.string()),
+               "library": pa.array(cols[2], pa.string()), "signal": pa.array(cols[3], pa.string()),
+               "events": pa.array(cols[4], pa.float64())}
+    schema = arrow_schema(table)
+    data = pa.table([by_name[f.name] if f.name in by_name else pa.nulls(len(times), f.type) for f in schema],
+                    schema=schema)
+    return write_parquet(split_log_identifier(data), table, path)
+
+
 def _write_typed(store: Any, table: Table, query: str, since: float | None, until: float | None,
                  write: Callable[[pa.RecordBatchReader], int]) -> tuple[int, dict[str, int]]:
     """Run a standard query and type its result in SQL (no round trip through Python values): the engine's SQL is
     wrapped in a SELECT converting each column to the table's type (columns the query cannot produce null), and
     ``write`` gets it as an Arrow stream of record batches (``_BATCH_ROWS`` rows each, so a table of any size is
-    never whole in memory). Returns (``write``'s row count, {column: values that did not convert})."""
+    never whole in memory; the query runs once, streamed). Each conversion that can fail adds a flag column
+    (value present, converted null), summed per batch and dropped before ``write`` sees the batch. Returns
+    (``write``'s row count, {column: values that did not convert})."""
     added = filled_columns(table)
     con, compiled = prepare_query(store, query, since, until, limit_cap=None)
     names = [n for n, _ in compiled.columns]
@@ -132,26 +167,30 @@ def _write_typed(store: Any, table: Table, query: str, since: float | None, unti
         raise CollectError(f"query for table {table.name!r} returns columns {names}, "
                            f"the table has {list(table.column_names)} ({list(added)} filled after the query)")
     aliases = [f"c{i}" for i in range(len(names))]
-    con.execute(f"CREATE OR REPLACE TEMP TABLE _iw_result AS SELECT * FROM ({compiled.sql}) AS q({', '.join(aliases)})",
-                compiled.params).fetchall()
-    try:
-        converted, bad_terms = [], []
-        duck_types = dict(table.columns)
-        for alias, (name, vtype) in zip(aliases, compiled.columns):
-            duck = duck_types[name]
-            t = Typed(vtype, alias)
-            expr = _convert_sql(t, duck)
-            converted.append(f"{expr} AS {quote_ident(name)}")
-            if duck != "VARCHAR" and not (duck == "TIMESTAMP" and vtype is ValueType.TIMESTAMP):
-                # only these conversions can fail (text and timestamps-as-timestamps cannot)
-                bad_terms.append((name, f"count(*) FILTER (WHERE {as_text(t)} IS NOT NULL AND ({expr}) IS NULL)"))
-        counts = con.execute("SELECT count(*)" + "".join(f", {sql}" for _, sql in bad_terms)
-                             + " FROM _iw_result").fetchall()[0]
-        # every table column in the table's order; the ones post-processing fills typed NULL here
-        select = [quote_ident(c) if c not in added else f"CAST(NULL AS {t}) AS {quote_ident(c)}"
-                  for c, t in table.columns]
-        rows = write(con.sql(f"SELECT {', '.join(select)} FROM (SELECT {', '.join(converted)} FROM _iw_result)")
-                     .to_arrow_reader(_BATCH_ROWS))
-    finally:
-        con.execute("DROP TABLE IF EXISTS _iw_result").fetchall()
-    return rows, {name: int(n) for (name, _), n in zip(bad_terms, counts[1:]) if n}
+    converted, flags = {}, []
+    duck_types = dict(table.columns)
+    for alias, (name, vtype) in zip(aliases, compiled.columns):
+        duck = duck_types[name]
+        t = Typed(vtype, alias)
+        expr = _convert_sql(t, duck)
+        converted[name] = f"{expr} AS {quote_ident(name)}"
+        if duck != "VARCHAR" and not (duck == "TIMESTAMP" and vtype is ValueType.TIMESTAMP):
+            # only these conversions can fail (text and timestamps-as-timestamps cannot)
+            flags.append((name, f"({as_text(t)} IS NOT NULL AND ({expr}) IS NULL)"))
+    # every table column in the table's order; the ones post-processing fills are typed NULL here
+    select = [converted[c] if c in converted else f"CAST(NULL AS {duck}) AS {quote_ident(c)}" for c, duck in table.columns]
+    flag_sql = "".join(f", {sql} AS __iw_bad{i}" for i, (_, sql) in enumerate(flags))
+    reader = con.sql(f"SELECT {', '.join(select)}{flag_sql} FROM ({compiled.sql}) AS q({', '.join(aliases)})",
+                     params=compiled.params).to_arrow_reader(_BATCH_ROWS)
+    bad = [0] * len(flags)
+    keep = len(table.columns)
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for batch in reader:
+            for i in range(len(flags)):
+                bad[i] += pc.sum(batch.column(keep + i).cast(pa.int64())).as_py() or 0
+            yield pa.RecordBatch.from_arrays(batch.columns[:keep], schema=out_schema)
+
+    out_schema = pa.schema(list(reader.schema)[:keep])
+    rows = write(pa.RecordBatchReader.from_batches(out_schema, batches()))
+    return rows, {name: n for (name, _), n in zip(flags, bad) if n}

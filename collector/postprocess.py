@@ -14,6 +14,7 @@ both collectors; each query's header documents it).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import defaultdict
@@ -34,6 +35,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _EXCEPTION_NAME = re.compile(r"^\[ERROR\]\s(?:\S+\s+\S+\s+)?(Idempotency[A-Za-z]*Error):")
 
 
+@functools.cache  # one lookup per metric name, not per datapoint
 def _outcome_for_metric(name: str) -> str:
     from emitter.contract import METRIC_OUTCOME, Metric
 

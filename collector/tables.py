@@ -51,8 +51,27 @@ EVENT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("@seq", "BIGINT"),  # ingest order over the store's life (the tie-breaker)
     ("@json", "JSON"),  # the message when it is a JSON object, at most 200 fields
 )
-"""Columns of the ``events`` table, in order, with their DuckDB types; the ingest adds the hot contract fields
-(``collector.ingest.constants.HOT_FIELDS``) as JSON columns named like the field."""
+"""Columns of the ``events`` table as the offline engine reads them, in order, with their DuckDB types; the ingest adds
+the hot fields (``collector.ingest.constants.HOT_FIELDS``) as JSON columns named like the field. How the ingest
+stores them: ``EVENT_STORED_COLUMNS``."""
+
+JSON_MESSAGE_COLUMN = "@jsonMessage"
+"""BOOLEAN: the message is one JSON object (its fields are the message's own)."""
+JSON_FIELDS_COLUMN = "@jsonFields"
+"""VARCHAR: the discovered fields as a JSON object text when they are not the message itself (the first embedded JSON
+fragment of a text message, or a JSON message cut to its first 200 fields); NULL otherwise."""
+
+EVENT_STORED_COLUMNS: tuple[tuple[str, str], ...] = tuple(c for c in EVENT_COLUMNS if c[0] != "@json") + (
+    (JSON_MESSAGE_COLUMN, "BOOLEAN"), (JSON_FIELDS_COLUMN, "VARCHAR"))
+"""Columns the ingest stores. ``@json`` is not stored (it would be a second copy of every JSON message): it is the
+virtual column ``JSON_VIRTUAL_SQL`` over ``@message`` and the two columns above."""
+
+JSON_VIRTUAL_SQL = (f'CAST(CASE WHEN "{JSON_FIELDS_COLUMN}" IS NOT NULL THEN "{JSON_FIELDS_COLUMN}" '
+                    f'WHEN "{JSON_MESSAGE_COLUMN}" THEN "@message" END AS JSON)')
+"""The ``@json`` column of the ingest's events table: ``GENERATED ALWAYS AS (JSON_VIRTUAL_SQL) VIRTUAL``."""
+
+INTERNAL_EVENT_COLUMNS = frozenset({"@seq", "@json", JSON_MESSAGE_COLUMN, JSON_FIELDS_COLUMN})
+"""Columns of the events table that are not Logs Insights fields (a query cannot name them)."""
 
 _TS, _S, _I, _F, _B = "TIMESTAMP", "VARCHAR", "BIGINT", "DOUBLE", "BOOLEAN"
 

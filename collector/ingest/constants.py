@@ -45,14 +45,14 @@ HOT_FIELDS: tuple[str, ...] = tuple(
     for k in (
         LogKey.SCHEMA_VERSION, LogKey.OUTCOME, LogKey.SERVICE, LogKey.OPERATION, LogKey.EVENT_SOURCE,
         LogKey.IDEMPOTENCY_KEY, LogKey.IDEMPOTENCY_STATUS, LogKey.ATTEMPT, LogKey.RECORD_AGE_MS,
-        LogKey.ERROR_CODE, LogKey.FUNCTION_REQUEST_ID, LogKey.IN_PROGRESS_EXPIRES_AT_MS,
+        LogKey.ERROR_CODE, LogKey.ERROR_CLASS, LogKey.FUNCTION_REQUEST_ID, LogKey.IN_PROGRESS_EXPIRES_AT_MS,
+        LogKey.EVENT_ID, LogKey.CORRELATION_ID, LogKey.REMAINING_TIME_MS, LogKey.MESSAGE,
     )
 ) + ("_aws.Timestamp",)
 """Fields materialised as extra JSON columns named like the field, so the engine reads a column instead of
-parsing ``@json`` again: the contract keys the standard queries (collector/queries/*.insights) filter or
-group on in more than one query, and EMF ``_aws.Timestamp`` (library_signals). Same value as
-``json_extract("@json", '$.<field>')`` (NULL when absent). Each costs ingest time on every event, so keys
-read by one query only (``level``, ``correlation_id``, ``event_id`` ...) stay in ``@json``.
+parsing ``@json`` again: every contract key a standard query (collector/queries/*.insights) reads, and EMF
+``_aws.Timestamp`` (library_signals). Same value as ``json_extract("@json", '$.<field>')`` (NULL when absent), taken
+from the one parse of the line. ``record.status`` (invocations) is read from ``@json`` on REPORT records only.
 """
 
 MB = 1_000_000

@@ -3,7 +3,8 @@
 Every format stages rows ``(seq, ts, msg, stream, lg, ing)`` (epoch ms, message, log stream, log group,
 ingestion time); this statement adds what Logs Insights derives from the message:
 
-- ``@json``: the message when it is a JSON object (first character ``{``), else NULL;
+- ``@jsonMessage``: the message is a JSON object (first character ``{``, parsed by the same ``json_transform`` that
+  reads every value below: each line is parsed once); ``@json`` is a virtual column over it (``collector.tables``);
 - Lambda fields of the text format (``START``/``END``/``REPORT RequestId: ...``): ``@type`` (``START``,
   ``END``, ``REPORT``), ``@requestId``, and on REPORT ``@duration``, ``@billedDuration``,
   ``@initDuration`` (ms) and ``@memorySize``, ``@maxMemoryUsed`` (bytes, 1 MB = 10^6 bytes, as Logs
@@ -24,6 +25,7 @@ import json
 
 from collector.ingest.constants import MAX_TIMESTAMP_MS, MB, OUT_OF_RANGE_MS
 from collector.insights.sql import quote_ident as _q
+from collector.tables import EVENT_STORED_COLUMNS, JSON_FIELDS_COLUMN, JSON_MESSAGE_COLUMN
 
 _PLATFORM = {"platform.start": "START", "platform.runtimeDone": "END", "platform.report": "REPORT"}
 
@@ -78,18 +80,18 @@ def _spec(hot: tuple[str, ...]) -> tuple[str, dict[str, str]]:
 
 
 def insert_sql(table: str, src: str, hot: tuple[str, ...], *, own_ts: bool) -> str:
-    """``INSERT INTO <table> SELECT ...`` over the relation ``src`` (a table name or ``(subquery)``) with
-    columns ``seq, ts, msg, stream, lg, ing``. JSON is parsed twice per JSON message: once to validate
-    (``TRY_CAST ... AS JSON``), once by ``json_transform`` into a struct that ``unnest`` spreads into
-    columns (so each value is read once, not once per reference)."""
+    """``INSERT INTO <table> (...) SELECT ...`` over the relation ``src`` (a table name or ``(subquery)``) with
+    columns ``seq, ts, msg, stream, lg, ing``. Each message starting with ``{`` is parsed once, by
+    ``TRY(json_transform(...))`` into a struct that ``unnest`` spreads into columns (so each value is read once, not
+    once per reference); a NULL struct means not valid JSON (the same test as ``TRY_CAST(... AS JSON)``)."""
     spec, hot_exprs = _spec(hot)
     i = _INTERNAL
     platform_case = " ".join(f"WHEN {sql_literal(t)} THEN {sql_literal(v)}" for t, v in _PLATFORM.items())
     own = ('COALESCE(iw_ms_range(TRY_CAST("_aws"."Timestamp" AS DOUBLE)), iw_text_ts("timestamp"), '
            'iw_text_ts("time"))')
     ts_expr = f"COALESCE({i}ts, {own})" if own_ts else f"{i}ts"
-    rep = f"{i}t = 'REPORT' AND {i}j IS NULL"
-    prep = f"{i}t = 'REPORT' AND {i}j IS NOT NULL"
+    rep = f"{i}t = 'REPORT' AND NOT {i}isj"
+    prep = f"{i}t = 'REPORT' AND {i}isj"
 
     def metric(text_re: str, name: str, scale: str = "") -> str:
         return (f"CASE WHEN {rep} THEN iw_num(regexp_extract({i}msg, {sql_literal(text_re)}, 1)){scale} "
@@ -102,33 +104,33 @@ def insert_sql(table: str, src: str, hot: tuple[str, ...], *, own_ts: bool) -> s
     m_init = metric(r"Init Duration: ([0-9.]+) ms", "initDurationMs")
     rid_re = sql_literal(r"^(?:START|END|REPORT) RequestId: ([^\s]+)")
     hot_cols = "".join(f", {e} AS {_q(h)}" for h, e in hot_exprs.items())
+    columns = [n for n, _ in EVENT_STORED_COLUMNS] + list(hot_exprs)
     return f"""
-INSERT INTO {_q(table)}
+INSERT INTO {_q(table)} ({", ".join(_q(c) for c in columns)})
 SELECT {ts_expr} AS "@timestamp", {i}msg AS "@message", {i}stream AS "@logStream", {i}lg AS "@log",
     {i}ing AS "@ingestionTime", {i}t AS "@type",
     CASE WHEN {i}t IS NULL THEN NULL
-         WHEN {i}j IS NULL THEN regexp_extract({i}msg, {rid_re}, 1)
+         WHEN NOT {i}isj THEN regexp_extract({i}msg, {rid_re}, 1)
          ELSE "record"."requestId" END AS "@requestId",
     {m_dur} AS "@duration",
     {m_billed} AS "@billedDuration",
     {m_mem} AS "@memorySize",
     {m_maxmem} AS "@maxMemoryUsed",
     {m_init} AS "@initDuration",
-    {i}seq AS "@seq", {i}j AS "@json"{hot_cols}
+    {i}seq AS "@seq", {i}isj AS {_q(JSON_MESSAGE_COLUMN)}, CAST(NULL AS VARCHAR) AS {_q(JSON_FIELDS_COLUMN)}{hot_cols}
 FROM (
     SELECT *,
-        CASE WHEN {i}j IS NULL THEN
+        CASE WHEN NOT {i}isj THEN
                 CASE WHEN starts_with({i}msg, 'REPORT RequestId: ') THEN 'REPORT'
                      WHEN starts_with({i}msg, 'START RequestId: ') THEN 'START'
                      WHEN starts_with({i}msg, 'END RequestId: ') THEN 'END' END
              ELSE CASE "type" {platform_case} END
         END AS {i}t
     FROM (
-        SELECT {i}seq, {i}ts, {i}msg, {i}stream, {i}lg, {i}ing, {i}j,
-            unnest(json_transform({i}j, {sql_literal(spec)}))
+        SELECT {i}seq, {i}ts, {i}msg, {i}stream, {i}lg, {i}ing, {i}doc IS NOT NULL AS {i}isj, unnest({i}doc)
         FROM (
             SELECT seq AS {i}seq, ts AS {i}ts, msg AS {i}msg, stream AS {i}stream, lg AS {i}lg, ing AS {i}ing,
-                CASE WHEN starts_with(msg, '{{') THEN TRY_CAST(msg AS JSON) END AS {i}j
+                CASE WHEN starts_with(msg, '{{') THEN TRY(json_transform(msg, {sql_literal(spec)})) END AS {i}doc
             FROM {src}
         )
     )

@@ -50,6 +50,20 @@ def iso_to_ms(text: str) -> int | None:
     return round(dt.timestamp() * 1000)
 
 
+def starts_event(line: str) -> bool:
+    """True when ``line`` starts a new event (the rule in the module docstring)."""
+    return bool(LAMBDA_TEXT_START.match(line)) or (line[:1] == "{" and is_json_object_line(line))
+
+
+def last_event_start(lines: list[str]) -> int:
+    """Index of the last line after the first that starts an event, else 0: ``frame_events(lines[:i])`` followed by
+    framing ``lines[i:]`` with what comes after gives the events of framing all at once."""
+    for i in range(len(lines) - 1, 0, -1):
+        if starts_event(lines[i]):
+            return i
+    return 0
+
+
 def frame_events(lines: list[str]) -> list[tuple[int | None, str, int]]:
     """Group ``lines`` (terminators removed) into events ``(timestamp ms | None, message, lines)``.
 
@@ -58,7 +72,7 @@ def frame_events(lines: list[str]) -> list[tuple[int | None, str, int]]:
     """
     events: list[list] = []  # [ts, [lines], n]
     for line in lines:
-        starts = bool(LAMBDA_TEXT_START.match(line)) or (line[:1] == "{" and is_json_object_line(line))
+        starts = starts_event(line)
         if starts or not events:
             if not line.strip() and not starts:
                 continue  # blank line before any event / between events

@@ -14,6 +14,7 @@ every repaired line counted.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -22,6 +23,26 @@ from collector.ingest.constants import MAX_EVENT_BYTES, Reason
 from collector.ingest.types import FileReport
 
 _SCAN = 32 * 1024 * 1024  # bytes compared at a time (bounds the temporary bool array)
+
+TEXT_PIECE_BYTES = 16 * 1024 * 1024
+"""Bytes of a Lambda text file read and framed at a time (``EventStore`` holds one piece and its events)."""
+
+
+def byte_pieces(read: Callable[[int], bytes], size: int) -> Iterator[bytes]:
+    """The bytes ``read(n)`` returns until it returns ``b""``, regrouped into pieces of about ``size`` bytes that each
+    end just after a ``\\n`` (the last one may not: an unterminated last line). A line longer than ``size`` makes
+    its piece longer."""
+    rest = b""
+    while block := read(size):
+        buf = rest + block
+        cut = buf.rfind(b"\n")
+        if cut < 0:
+            rest = buf
+            continue
+        yield buf[:cut + 1]
+        rest = buf[cut + 1:]
+    if rest:
+        yield rest
 
 
 def newline_positions(data: bytes) -> np.ndarray:

@@ -19,11 +19,11 @@ events use the CloudWatch timestamp they carry.
 
 from __future__ import annotations
 
+import io
 import json
-import mmap
 import os
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
@@ -46,7 +46,7 @@ from collector.ingest.constants import (
 from collector.ingest.derive import MACROS, insert_sql, sql_literal
 from collector.ingest.exceptions import IngestError, UnknownFormatError
 from collector.ingest.fields import count_fields, keep_first_fields
-from collector.ingest.lines import clip_message, decode_text, line_table
+from collector.ingest.lines import TEXT_PIECE_BYTES, byte_pieces, clip_message, decode_text, line_table
 from collector.ingest.sniff import sniff
 from collector.ingest.source import GZIP_MAGIC, entry_kind, list_log_files, read_source
 from collector.ingest.types import FileReport, IngestReport, LogFormat
@@ -54,7 +54,12 @@ from collector.insights.constants import DEFAULT_ACCOUNT_ID
 from collector.insights.engine import table_columns
 from collector.insights.log_identifier import check_account_id, log_identifier
 from collector.insights.sql import quote_ident as _q
-from collector.tables import EVENT_COLUMNS
+from collector.tables import (
+    EVENT_STORED_COLUMNS,
+    JSON_FIELDS_COLUMN,
+    JSON_MESSAGE_COLUMN,
+    JSON_VIRTUAL_SQL,
+)
 
 _KNOWN_SUFFIXES = (".log", ".jsonl", ".ndjson", ".json", ".txt", ".csv", ".out")
 _LINES_VIEW = "_iw_lines"
@@ -126,17 +131,18 @@ class EventStore:
             _run(self.connection, "USE iw_events")
         self.table = EVENTS_TABLE
         _run(self.connection, "SET TimeZone = 'UTC'")
+        _run(self.connection, "SET enable_progress_bar = false")  # DuckDB would draw it on stdout on long statements
         for macro in MACROS:
             _run(self.connection, macro)
         existing = [n for n, _ in table_columns(self.connection, self.table)] if self._has_table() else []
-        if existing:
-            base = {n for n, _ in EVENT_COLUMNS}
+        if existing and JSON_MESSAGE_COLUMN not in existing:
+            self._upgrade_layout(existing, tuple(dict.fromkeys(hot_fields)))
+        elif existing:
+            base = {n for n, _ in EVENT_STORED_COLUMNS} | {"@json"}
             self.hot_fields = tuple(c for c in existing if c not in base)
         else:
             self.hot_fields = tuple(dict.fromkeys(hot_fields))
-            cols = list(EVENT_COLUMNS) + [(h, "JSON") for h in self.hot_fields]
-            _run(self.connection,
-                 f"CREATE TABLE {_q(self.table)} (" + ", ".join(f"{_q(n)} {t}" for n, t in cols) + ")")
+            self._create_table(self.table)
         row = _run(self.connection, f'SELECT max("@seq") FROM {_q(self.table)}')[0]
         self._next_seq = 0 if row is None or row[0] is None else int(row[0]) + 1
 
@@ -256,6 +262,9 @@ class EventStore:
             fast = self._ingest_plain_lines(path, log_group, log_stream, mtime_ms)
             if fast is not None:
                 return fast
+            text = self._ingest_plain_lambda_text(path, log_group, log_stream, mtime_ms)
+            if text is not None:
+                return text
             src = read_source(path, self.max_decompressed_bytes)
         except OSError as exc:
             raise IngestError(f"cannot read {path}: {exc}") from exc
@@ -280,22 +289,8 @@ class EventStore:
         if fmt in (LogFormat.JSON_LINES, LogFormat.LAMBDA_JSON, LogFormat.EXPORT_S3):
             self._ingest_lines(data, fmt, group, stream, rep, truncated, mtime_ms)
         elif fmt is LogFormat.LAMBDA_TEXT:
-            text = decode_text(data, rep)
-            raw_lines = text.split("\n")
-            if raw_lines and raw_lines[-1] == "":
-                raw_lines.pop()
-            elif truncated and raw_lines:
-                rep.count(Reason.GZIP_TRUNCATED)
-            crlf = sum(1 for ln in raw_lines if ln.endswith("\r"))
-            if crlf and crlf * 2 >= len(raw_lines):  # a CRLF file; otherwise "\r" is message content
-                rep.count(Reason.CRLF, crlf)
-                lines = [ln.removesuffix("\r") for ln in raw_lines]
-            else:
-                lines = raw_lines
-            framed = lambda_text.frame_events(lines)
-            rep.count(Reason.BLANK_LINE, len(lines) - sum(n for _, _, n in framed))
-            rows = [{"timestamp": ts, "message": msg} for ts, msg, _ in framed]
-            self._stage_event_dicts(rows, group, stream, rep, own_ts=True, fallback_ts=mtime_ms)
+            self._ingest_lambda_text(lambda: byte_pieces(io.BytesIO(data).read, TEXT_PIECE_BYTES), group, stream,
+                                     rep, truncated, mtime_ms)
         elif fmt is LogFormat.FILTER_LOG_EVENTS:
             events = filter_log_events.parse_document(decode_text(data, rep), rep)
             self._stage_event_dicts(events, group, stream, rep, own_ts=False, fallback_ts=mtime_ms)
@@ -336,53 +331,79 @@ class EventStore:
             fmt = sniff(head, path.name)
             if fmt not in (LogFormat.JSON_LINES, LogFormat.LAMBDA_JSON, LogFormat.EXPORT_S3):
                 return None
-            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                if not _plain_lines_ok(mm):
-                    return None
-        con = self.connection
-        _run(con, f"""CREATE OR REPLACE TEMP TABLE {_LINES_VIEW} AS
-            SELECT CAST(row_number() OVER () - 1 AS BIGINT) AS i, line
-            FROM read_csv($1, columns = {{'line': 'VARCHAR'}}, delim = chr(1), quote = '', escape = '',
+            if not _plain_lines_ok(fh):
+                return None
+        # streamed: the lines are never a table (memory: DuckDB's read buffers, whatever the file's size); the
+        # reader is cheap enough to run once to count the lines and once for the INSERT
+        reader = f"""read_csv($path, columns = {{'line': 'VARCHAR'}}, delim = chr(1), quote = '', escape = '',
                           comment = '', header = false, auto_detect = false, new_line = '\\n',
-                          strict_mode = false, max_line_size = {2 * MAX_EVENT_BYTES})""", [str(path)])
-        n_lines = _run(con, f"SELECT count(*) FROM {_LINES_VIEW}")[0][0]
+                          strict_mode = false, max_line_size = {2 * MAX_EVENT_BYTES})"""
+        params = {"path": str(path)}
+        n_lines = _run(self.connection, f"SELECT count(*) FROM {reader}", params)[0][0]
         rep = FileReport(source=str(path), format=fmt.value)
         group = log_group or default_log_group(path)
-        try:
-            self._insert_lines(int(n_lines), fmt, group, log_stream or path.name, rep, mtime_ms, crlf=False)
-        finally:
-            _run(con, f"DROP TABLE IF EXISTS {_LINES_VIEW}")
+        lines = f"(SELECT CAST(row_number() OVER () - 1 AS BIGINT) AS i, line FROM {reader})"
+        self._insert_lines(int(n_lines), fmt, group, log_stream or path.name, rep, mtime_ms, crlf=False,
+                           lines=lines, params=params)
+        return rep
+
+    def _ingest_plain_lambda_text(self, path: Path, log_group: str | None, log_stream: str | None,
+                                  mtime_ms: int) -> FileReport | None:
+        """A plain (not gzip) Lambda text file, read from disk in pieces (``_ingest_lambda_text``); None for any
+        other file."""
+        with open(path, "rb") as fh:
+            head = fh.read(SNIFF_BYTES + 1)
+        if not head or head[:2] == GZIP_MAGIC:
+            return None
+        _require_text(head, path)
+        if sniff(head, path.name) is not LogFormat.LAMBDA_TEXT:
+            return None
+        rep = FileReport(source=str(path), format=LogFormat.LAMBDA_TEXT.value)
+
+        def pieces() -> Iterator[bytes]:
+            with open(path, "rb") as fh:
+                yield from byte_pieces(fh.read, TEXT_PIECE_BYTES)
+
+        self._ingest_lambda_text(pieces, log_group or default_log_group(path), log_stream or path.name, rep,
+                                 False, mtime_ms)
         return rep
 
     def _insert_lines(self, n_lines: int, fmt: LogFormat, group: str, stream: str, rep: FileReport,
-                      mtime_ms: int, *, crlf: bool) -> None:
-        """INSERT the events of the line relation ``_iw_lines (i, line)`` (registered or a temp table)."""
+                      mtime_ms: int, *, crlf: bool, lines: str = _LINES_VIEW, params: dict | None = None) -> None:
+        """INSERT the events of the line relation ``lines`` with columns ``(i, line)`` (a registered Arrow table, or a
+        subquery over DuckDB's reader with its named ``params``)."""
         if not n_lines:
             return
-        if fmt is LogFormat.EXPORT_S3 and self._has_unprefixed_lines(crlf):
+        params = dict(params or {})
+        if fmt is LogFormat.EXPORT_S3 and self._has_unprefixed_lines(crlf, lines, params):
             # multi-line messages: frame in Python (rare; the one-line-per-event object stays in SQL)
-            lines = [ln for (ln,) in _run(self.connection, f"SELECT {json_lines.trimmed('line', crlf)} "
-                                                           f"FROM {_LINES_VIEW} ORDER BY i")]
-            rows = export_s3.frame_export(["" if ln is None else ln for ln in lines], rep)
+            texts = [ln for (ln,) in _run(self.connection, f"SELECT {json_lines.trimmed('line', crlf)} "
+                                                           f"FROM {lines} ORDER BY i", params or None)]
+            rows = export_s3.frame_export(["" if ln is None else ln for ln in texts], rep)
             self._stage_event_dicts(rows, group, stream, rep, own_ts=False, fallback_ts=mtime_ms, no_ts_reason="")
             return
         lo = self._next_seq
-        src = (json_lines.export_src if fmt is LogFormat.EXPORT_S3 else json_lines.json_lines_src)(_LINES_VIEW, lo, crlf)
+        src = (json_lines.export_src if fmt is LogFormat.EXPORT_S3 else json_lines.json_lines_src)(lines, lo, crlf)
         _run(self.connection, insert_sql(self.table, src, self.hot_fields, own_ts=fmt is not LogFormat.EXPORT_S3),
-             {"stream": stream, "lg": log_identifier(self.account_id, group)})
+             {**params, "stream": stream, "lg": log_identifier(self.account_id, group)})
         self._next_seq = lo + n_lines
         inserted = self._finish_batch(lo, lo + n_lines - 1, rep, mtime_ms,
                                       no_ts_reason=Reason.EXPORT_LINE_WITHOUT_TIMESTAMP
                                       if fmt is LogFormat.EXPORT_S3 else None)
         rep.count(Reason.BLANK_LINE, n_lines - inserted)
 
-    def _has_unprefixed_lines(self, crlf: bool) -> bool:
-        src = json_lines.export_src(_LINES_VIEW, 0, crlf)
-        row = _run(self.connection, f"SELECT count(*) FILTER (WHERE ts IS NULL) FROM {src}", {"stream": "", "lg": ""})
+    def _has_unprefixed_lines(self, crlf: bool, lines: str, params: dict) -> bool:
+        src = json_lines.export_src(lines, 0, crlf)
+        row = _run(self.connection, f"SELECT count(*) FILTER (WHERE ts IS NULL) FROM {src}",
+                   {**params, "stream": "", "lg": ""})
         return bool(row[0][0])
 
-    def _stage_event_dicts(self, events: Sequence[Any], group: str, stream: str, rep: FileReport,
-                           *, own_ts: bool, fallback_ts: int, no_ts_reason: str | None = None) -> None:
+    def _stage_event_dicts(self, events: Iterable[Any], group: str, stream: str, rep: FileReport,
+                           *, own_ts: bool, fallback_ts: int, no_ts_reason: str | None = None,
+                           finish: bool = True) -> None:
+        """Insert event dicts (``message``, ``timestamp``, ``logStreamName``, ``ingestionTime``) as one batch;
+        ``finish=False`` leaves ``_finish_batch`` (counts, timestamp rules) to the caller, once over a whole file
+        staged in several batches."""
         seqs: list[int] = []
         tss: list[int | None] = []
         msgs: list[str] = []
@@ -421,7 +442,52 @@ class EventStore:
             _run(con, insert_sql(self.table, _STAGE_VIEW, self.hot_fields, own_ts=own_ts))
         finally:
             con.unregister(_STAGE_VIEW)
-        self._finish_batch(lo, seq - 1, rep, fallback_ts, no_ts_reason)
+        if finish:
+            self._finish_batch(lo, seq - 1, rep, fallback_ts, no_ts_reason)
+
+    def _ingest_lambda_text(self, pieces: Callable[[], Iterator[bytes]], group: str, stream: str, rep: FileReport,
+                            truncated: bool, mtime_ms: int) -> None:
+        """Lambda text in pieces (``pieces()`` yields the file's bytes cut at newlines, ``TEXT_PIECE_BYTES`` each):
+        memory holds one piece and its events, whatever the file's size. Two passes: the first counts lines and
+        CRLF endings (the CRLF rule is the file's), the second frames each piece's lines up to its last event start
+        and carries the rest into the next piece, so events are exactly those of framing the whole file at once;
+        the timestamp rules run once over the whole file."""
+        n_lines = n_crlf = 0
+        tail = b""
+        for piece in pieces():
+            n_lines += piece.count(b"\n")
+            n_crlf += piece.count(b"\r\n")
+            tail = piece[-2:] if len(piece) >= 2 else tail[-1:] + piece
+        if tail and not tail.endswith(b"\n"):
+            n_lines += 1  # an unterminated last line
+            n_crlf += tail.endswith(b"\r")
+        crlf = n_crlf and n_crlf * 2 >= n_lines  # a CRLF file; otherwise "\r" is message content
+        if crlf:
+            rep.count(Reason.CRLF, n_crlf)
+        lo = self._next_seq
+        carry: list[str] = []
+        blank = 0
+        it = pieces()
+        piece = next(it, None)
+        while piece is not None:
+            following = next(it, None)
+            lines = decode_text(piece, rep).split("\n")
+            if piece.endswith(b"\n"):
+                lines.pop()
+            elif truncated and following is None:
+                rep.count(Reason.GZIP_TRUNCATED)
+            if crlf:
+                lines = [ln.removesuffix("\r") for ln in lines]
+            lines = carry + lines
+            cut = len(lines) if following is None else lambda_text.last_event_start(lines)
+            framed = lambda_text.frame_events(lines[:cut])
+            carry = lines[cut:]
+            blank += cut - sum(n for _, _, n in framed)
+            self._stage_event_dicts(({"timestamp": ts, "message": msg} for ts, msg, _ in framed), group, stream,
+                                    rep, own_ts=True, fallback_ts=mtime_ms, finish=False)
+            piece = following
+        rep.count(Reason.BLANK_LINE, blank)
+        self._finish_batch(lo, self._next_seq - 1, rep, mtime_ms)
 
     # ------------------------------------------------------------------ after insert
     def _finish_batch(self, lo: int, hi: int, rep: FileReport, fallback_ts: int,
@@ -430,15 +496,14 @@ class EventStore:
 
         ``no_ts_reason``: the reason to count rows without a timestamp under (None: the neighbour rule's own;
         ``""``: already counted by the caller)."""
-        con, t = self.connection, _q(self.table)
+        con, t, jm = self.connection, _q(self.table), _q(JSON_MESSAGE_COLUMN)
         total, no_ts, out_of_range, bad_json, wide, embedded = _run(con,
             f"""SELECT count(*),
                    count(*) FILTER (WHERE "@timestamp" IS NULL),
                    count(*) FILTER (WHERE "@timestamp" = {OUT_OF_RANGE_MS}),
-                   count(*) FILTER (WHERE "@json" IS NULL AND starts_with("@message", '{{')),
-                   count(*) FILTER (WHERE "@json" IS NOT NULL AND strlen("@message") >= {2 * MAX_DISCOVERED_FIELDS}
-                       AND strlen("@message") - strlen(replace("@message", ',', '')) >= {MAX_DISCOVERED_FIELDS}),
-                   count(*) FILTER (WHERE "@json" IS NULL AND contains("@message", '{{'))
+                   count(*) FILTER (WHERE NOT {jm} AND starts_with("@message", '{{')),
+                   count(*) FILTER (WHERE {_WIDE.format(jm=jm)}),
+                   count(*) FILTER (WHERE NOT {jm} AND contains("@message", '{{'))
                FROM {t} WHERE "@seq" BETWEEN $1 AND $2""", [lo, hi])[0]
         rep.events += int(total)
         rep.count(Reason.INVALID_JSON, int(bad_json))
@@ -480,7 +545,7 @@ class EventStore:
         the message stays as it was. Counted ``fields_from_embedded_json_fragment``."""
         con, t = self.connection, _q(self.table)
         rows = _run(con, f"""SELECT "@seq", "@message" FROM {t} WHERE "@seq" BETWEEN $1 AND $2
-                             AND "@json" IS NULL AND contains("@message", '{{')""", [lo, hi])
+                             AND NOT {_q(JSON_MESSAGE_COLUMN)} AND contains("@message", '{{')""", [lo, hi])
         decoder = json.JSONDecoder()
         updates = []
         for seq, msg in rows:
@@ -504,11 +569,8 @@ class EventStore:
 
     def _cap_fields(self, lo: int, hi: int, rep: FileReport) -> None:
         con, t = self.connection, _q(self.table)
-        rows = _run(con,
-            f"""SELECT "@seq", "@message" FROM {t} WHERE "@seq" BETWEEN $1 AND $2 AND "@json" IS NOT NULL
-                AND strlen("@message") >= {2 * MAX_DISCOVERED_FIELDS}
-                AND strlen("@message") - strlen(replace("@message", ',', '')) >= {MAX_DISCOVERED_FIELDS}""",
-            [lo, hi])
+        rows = _run(con, f'SELECT "@seq", "@message" FROM {t} WHERE "@seq" BETWEEN $1 AND $2 AND '
+                         + _WIDE.format(jm=_q(JSON_MESSAGE_COLUMN)), [lo, hi])
         updates = []
         for seq, msg in rows:
             try:
@@ -523,14 +585,14 @@ class EventStore:
         self._set_json(updates)
 
     def _set_json(self, updates: list[tuple[str, int]]) -> None:
-        """Set ``@json`` (and the hot columns, re-read from it) of rows ``@seq`` to the given JSON texts, in one
-        UPDATE. ``updates``: ``[(json text, @seq), ...]``."""
+        """Set the discovered fields (``@jsonFields``, so ``@json``, and the hot columns, re-read from it) of rows
+        ``@seq`` to the given JSON object texts, in one UPDATE. ``updates``: ``[(json text, @seq), ...]``."""
         if not updates:
             return
         con, t = self.connection, _q(self.table)
         fix = pa.table({"seq": pa.array([q for _, q in updates], pa.int64()),
                         "j": pa.array([j for j, _ in updates], pa.large_string())})
-        sets = ['"@json" = CAST(c.j AS JSON)'] + [
+        sets = [f"{_q(JSON_FIELDS_COLUMN)} = CAST(CAST(c.j AS JSON) AS VARCHAR)"] + [
             f"{_q(h)} = json_extract(CAST(c.j AS JSON), {sql_literal('$.' + h)})" for h in self.hot_fields]
         con.register("_iw_cap", fix)
         try:
@@ -538,30 +600,66 @@ class EventStore:
         finally:
             con.unregister("_iw_cap")
 
+    def _create_table(self, name: str) -> None:
+        cols = [f"{_q(n)} {t}" for n, t in EVENT_STORED_COLUMNS] + [f"{_q(h)} JSON" for h in self.hot_fields]
+        cols.append(f'"@json" JSON GENERATED ALWAYS AS ({JSON_VIRTUAL_SQL}) VIRTUAL')
+        _run(self.connection, f"CREATE TABLE {_q(name)} (" + ", ".join(cols) + ")")
+
+    def _upgrade_layout(self, existing: list[str], hot_fields: tuple[str, ...]) -> None:
+        """Rewrite an events table of the earlier layout (a stored ``@json`` copy of each JSON message) into the
+        current one, keeping every event, its ``@seq`` and its fields; hot fields it lacks are read from its
+        ``@json``. Committed in one transaction."""
+        self.hot_fields = hot_fields
+        t, old = _q(self.table), _q(self.table + "_layout1")
+        keep = [n for n, _ in EVENT_STORED_COLUMNS if n in existing]
+        hot = [_q(h) if h in existing else f"json_extract(\"@json\", {sql_literal('$.' + h)})" for h in hot_fields]
+        targets = ", ".join(_q(c) for c in [*keep, JSON_MESSAGE_COLUMN, JSON_FIELDS_COLUMN, *hot_fields])
+        _run(self.connection, "BEGIN TRANSACTION")
+        _run(self.connection, f"ALTER TABLE {t} RENAME TO {old}")
+        self._create_table(self.table)
+        _run(self.connection, f"""INSERT INTO {t} ({targets})
+            SELECT {", ".join(_q(c) for c in keep)},
+                TRY_CAST("@message" AS JSON) IS NOT NULL,
+                CASE WHEN CAST("@json" AS VARCHAR) <> "@message" THEN CAST("@json" AS VARCHAR) END
+                {"".join(", " + h for h in hot)}
+            FROM {old}""")
+        _run(self.connection, f"DROP TABLE {old}")
+        _run(self.connection, "COMMIT")
+
     def _has_table(self) -> bool:
         return bool(_run(self.connection, "SELECT count(*) FROM duckdb_tables() WHERE table_name = $1",
                          [self.table])[0][0])
 
 
 _SCAN_BYTES = 32 * 1024 * 1024
+_WIDE = ('{jm} AND strlen("@message") >= ' + str(2 * MAX_DISCOVERED_FIELDS)
+         + " AND strlen(\"@message\") - strlen(replace(\"@message\", ',', '')) >= " + str(MAX_DISCOVERED_FIELDS))
+"""A JSON message that may have more than MAX_DISCOVERED_FIELDS fields (at least that many commas); ``{jm}``: the
+quoted ``@jsonMessage`` column."""
 _FRAGMENT_TRIES = 8  # "{" positions tried per message for an embedded JSON object (bounds hostile input)
 
 
-def _plain_lines_ok(mm: mmap.mmap) -> bool:
+def _plain_lines_ok(fh: Any) -> bool:
     """True when DuckDB's line reader gives exactly our lines: valid UTF-8, no ``\\r`` (it breaks lines there too),
-    no ``\\x01`` (its column delimiter here) and every line at most ``MAX_EVENT_BYTES`` (+ its ``\\n``). One pass in
-    32 MiB pieces cut at a newline (memory: one piece)."""
+    no ``\\x01`` (its column delimiter here) and every line at most ``MAX_EVENT_BYTES`` (+ its ``\\n``). One pass over
+    the binary file ``fh`` from its start, read in 32 MiB pieces cut at a newline (memory: one piece; read, not
+    mapped, so the file's pages do not count in the process's resident memory)."""
     import numpy as np
 
-    size, pos = len(mm), 0
-    while pos < size:
-        end = min(pos + _SCAN_BYTES, size)
-        if end < size:
-            cut = mm.rfind(b"\n", pos, end)
-            if cut < 0:
-                return False  # one line longer than a piece, far over the event size
-            end = cut + 1
-        piece = mm[pos:end]
+    fh.seek(0)
+    rest = b""
+    while True:
+        block = fh.read(_SCAN_BYTES)
+        buf = rest + block
+        if not buf:
+            return True
+        cut = buf.rfind(b"\n")
+        if len(block) < _SCAN_BYTES:  # the end of the file (a regular file reads short only there)
+            piece, rest = buf, b""
+        elif cut < 0:
+            return False  # one line longer than a piece, far over the event size
+        else:
+            piece, rest = buf[:cut + 1], buf[cut + 1:]
         if b"\r" in piece or b"\x01" in piece:
             return False
         nl = np.flatnonzero(np.frombuffer(piece, np.uint8) == 10)
@@ -572,8 +670,8 @@ def _plain_lines_ok(mm: mmap.mmap) -> bool:
             piece.decode("utf-8")
         except UnicodeDecodeError:
             return False
-        pos = end
-    return True
+        if not rest and len(block) < _SCAN_BYTES:
+            return True
 
 
 def _require_text(head: bytes, path: Path) -> None:

@@ -68,7 +68,7 @@ from collector.insights.parser import parse_query
 from collector.insights.regex import convert_named_groups
 from collector.insights.sql import Params, Typed, as_bool, as_json, as_num, as_text, quote_ident, sort_terms
 from collector.insights.types import ValueType as V
-from collector.tables import EVENT_COLUMNS
+from collector.tables import EVENT_COLUMNS, INTERNAL_EVENT_COLUMNS
 
 __all__ = ["DEFAULT_LIMIT", "EVENT_COLUMN_TYPES", "Column", "CompiledQuery", "compile_query",
            "convert_named_groups", "glob_to_regex"]
@@ -617,6 +617,8 @@ class _QueryCompiler:
                 continue
             if name == SEQ_COLUMN:
                 seq_ident = ident
+                continue
+            if name in INTERNAL_EVENT_COLUMNS:  # the ingest's storage of @json: not a field
                 continue
             if name in _TIMESTAMP_MS_COLUMNS:
                 columns[name] = Column(name, ident, V.TIMESTAMP, ms_timestamp=True)

@@ -206,3 +206,60 @@ def test_duckdb_line_reader_path_falls_back(tmp_path: Path, monkeypatch: pytest.
     rep = s.ingest_path(p)
     assert rep.events == 2
     assert s.connection.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = '_iw_lines'").fetchone() == (0,)
+
+
+def test_events_table_of_the_earlier_layout_is_rewritten_keeping_every_event(tmp_path: Path) -> None:
+    """A database written before ``@json`` became virtual (a stored copy per JSON message) opens as the current
+    layout: same events, ``@seq``, ``@json``, and the hot fields it lacked read from its ``@json``."""
+    import duckdb
+
+    from collector.insights import run_query
+    from collector.tables import EVENT_COLUMNS
+
+    db = tmp_path / "events.duckdb"
+    con = duckdb.connect(str(db))
+    cols = [*EVENT_COLUMNS, ("outcome", "JSON")]  # the earlier layout, with one hot column
+    con.execute("CREATE TABLE events (" + ", ".join(f'"{n}" {t}' for n, t in cols) + ")")
+    msg = json.dumps({"outcome": "claimed", "service": "orders"})
+    rows = [(1000, msg, msg, '"claimed"', 7), (2000, 'text {"service": "pay"} tail', '{"service": "pay"}', None, 8),
+            (3000, "plain text", None, None, 9)]
+    for ts, m, j, outcome, seq in rows:
+        con.execute('INSERT INTO events ("@timestamp", "@message", "@log", "@seq", "@json", outcome) '
+                    "VALUES ($1, $2, '/aws/lambda/x', $3, $4, $5)", [ts, m, seq, j, outcome])
+    con.close()
+    store = EventStore(db)
+    assert store.next_seq == 10
+    got = store.connection.execute('SELECT "@seq", "@message", CAST("@json" AS VARCHAR), outcome, service, '
+                                   '"@jsonMessage" FROM events ORDER BY "@seq"').fetchall()
+    assert got == [(7, msg, msg, '"claimed"', '"orders"', True),
+                   (8, 'text {"service": "pay"} tail', '{"service": "pay"}', None, '"pay"', False),
+                   (9, "plain text", None, None, None, False)]
+    assert run_query(store, "stats count(*) as n by service | sort service asc").rows == [("orders", 1), ("pay", 1),
+                                                                                          (None, 1)]
+    store.close()
+    assert EventStore(db).count() == 3  # opens as the current layout from now on
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_lambda_text_in_pieces_gives_the_events_of_the_whole_file(tmp_path: Path, monkeypatch, gz: bool) -> None:
+    """Lambda text is framed piece by piece (memory: one piece); with pieces of a few lines, every event (continuation
+    lines across a piece boundary included), its time and every count equal those of one piece for the file."""
+    import collector.ingest.store as store_mod
+
+    sample = (Path(__file__).resolve().parents[3].parent / "shared" / "samples" / "lambda-text-format.log").read_bytes()
+    # CRLF and blank lines, a traceback across boundaries, a file without a final newline
+    data = sample + b"\r\n\r\n" + sample.replace(b"\n", b"\r\n", 3) + b"[ERROR] KeyError: 'x'\nTraceback:\n  line 1"
+    p = tmp_path / ("fn.log.gz" if gz else "fn.log")
+    p.write_bytes(gzip.compress(data) if gz else data)
+
+    def collect(piece: int):
+        monkeypatch.setattr(store_mod, "TEXT_PIECE_BYTES", piece)
+        store = EventStore()
+        rep = store.ingest_path(p)
+        return store.connection.execute('SELECT "@seq", "@timestamp", "@message", "@type", "@requestId" FROM events '
+                                        'ORDER BY "@seq"').fetchall(), dict(rep.by_reason), rep.events
+
+    whole, reasons, n = collect(1 << 30)
+    assert n > 20 and reasons.get("blank_line") and reasons.get("continuation_lines_joined", 1)
+    for piece in (40, 333, 4096):
+        assert collect(piece) == (whole, reasons, n), piece
