@@ -90,6 +90,7 @@ class Reason:
     EMBEDDED_JSON = "fields_from_embedded_json_fragment"  # message kept; fields of its first JSON object discovered
     SKIPPED_ENTRY_PREFIX = "skipped_entry_"  # + source.EntryKind: a directory entry not read (FIFO, dangling link...)
 
-    SKIPPED = frozenset({BLANK_LINE, EVENT_WITHOUT_MESSAGE, CSV_ROW_MALFORMED, NOT_A_LOG_FILE})
+    DOCUMENT_TRUNCATED = "filter_log_events_truncated"  # a filter-log-events document cut short: its partial event
+    SKIPPED = frozenset({BLANK_LINE, EVENT_WITHOUT_MESSAGE, CSV_ROW_MALFORMED, NOT_A_LOG_FILE, DOCUMENT_TRUNCATED})
     REPAIRED = frozenset({INVALID_UTF8, CRLF, TRUNCATED_OVER_1MB, JSON_FIELDS_OVER_200, GZIP_TRUNCATED,
                           TIMESTAMP_OUT_OF_RANGE})

@@ -8,8 +8,8 @@ Shape (CloudWatch Logs API FilterLogEvents / GetLogEvents, as the AWS CLI prints
 
 get-log-events events lack ``logStreamName`` (the stream is the request's). Also accepted: a JSON array of
 such documents (pages saved one after the other) or a bare array of events. A document cut short (an
-interrupted download) still yields every complete event before the cut (counted
-``filter_log_events_truncated``).
+interrupted download) still yields every complete event before the cut; the cut event is counted skipped
+(``filter_log_events_truncated``).
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ import json
 import re
 from typing import Any
 
+from collector.ingest.constants import Reason
 from collector.ingest.types import FileReport
 
-TRUNCATED = "filter_log_events_truncated"
+TRUNCATED = Reason.DOCUMENT_TRUNCATED
 _EVENTS_KEY = re.compile(r'"events"\s*:\s*\[')
 
 

@@ -142,6 +142,7 @@ def test_truncated_filter_log_events_document(tmp_path: Path, shared_dir: Path) 
     n = rep.events
     assert 0 < n < len(complete)
     assert rep.by_reason["filter_log_events_truncated"] == 1
+    assert rep.skipped == 1  # the cut event is lost, and counted as such
     got = _one(store, 'SELECT "@timestamp", "@message" FROM events ORDER BY "@seq"')
     assert got == [(e["timestamp"], e["message"]) for e in complete[:n]]
     assert cut.count('"logStreamName"') == n + 1  # exactly the unfinished event is missing
