@@ -173,7 +173,10 @@ def synthesize(out: Path, n: int, seed: int = 7) -> Path:
         "invocations": f"""SELECT {bin_} AS time, log_group, count(DISTINCT function_request_id) AS invocations,
                         count(*) FILTER (WHERE outcome = '{Outcome.COLD_START.value}') AS cold_starts, 0 AS timeouts,
                         120.0 AS avg_duration_ms, 480.0 AS p95_duration_ms, 2900.0 AS max_duration_ms,
-                        96.0 AS max_memory_used_mb FROM trail GROUP BY ALL""",
+                        96.0 AS max_memory_used_mb,
+                        CASE WHEN cold_starts > 0 THEN 180.0 END AS avg_init_duration_ms,
+                        CASE WHEN cold_starts > 0 THEN 240.0 END AS max_init_duration_ms,
+                        128.0 AS memory_size_mb FROM trail GROUP BY ALL""",
         "library_signals": "SELECT * FROM (SELECT TIMESTAMP '2026-01-05' AS time, '' AS log_group, '' AS library, "
                            "'' AS signal, 0.0 AS events) WHERE false",
         "trail": "SELECT * FROM trail ORDER BY timestamp",
