@@ -125,10 +125,13 @@ TABLES: Mapping[str, Table] = MappingProxyType(
             ),
             Table(
                 "invocations",
-                (("time", _TS), ("log_group", _S), ("account_id", _S), ("invocations", _I), ("cold_starts", _I), ("timeouts", _I),
-                 ("avg_duration_ms", _F), ("p95_duration_ms", _F), ("max_duration_ms", _F), ("max_memory_used_mb", _F)),
+                (("time", _TS), ("log_group", _S), ("account_id", _S), ("invocations", _I), ("cold_starts", _I),
+                 ("timeouts", _I), ("avg_duration_ms", _F), ("p95_duration_ms", _F), ("max_duration_ms", _F),
+                 ("max_memory_used_mb", _F), ("avg_init_duration_ms", _F), ("max_init_duration_ms", _F),
+                 ("memory_size_mb", _F)),
                 "Lambda REPORT lines per 1-minute bin per log group (name and account): invocations, cold starts (Init Duration present), "
-                "timeouts (Status: timeout), durations (ms) and peak memory (MB).",
+                "timeouts (Status: timeout), durations (ms), peak memory used (MB), init duration of the cold "
+                "starts (ms) and the configured memory size (MB).",
             ),
             Table(
                 "library_signals",

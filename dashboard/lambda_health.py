@@ -2,9 +2,12 @@
 Lambda REPORT lines: collector/queries/invocations.insights).
 
 Durations are ms, memory MB (10^6 bytes, as the collector computes it). Re-binned figures: counts add up;
-``avg_duration_ms`` is the invocation-weighted mean of the 1-minute means (exact); p95 is the largest
-1-minute p95 (an upper bound: percentiles do not merge); max is exact. Columns the collector adds to the
-table later are carried along: counts (BIGINT) summed, other numbers (DOUBLE) by their maximum.
+``avg_duration_ms`` is the invocation-weighted mean of the 1-minute means and ``avg_init_duration_ms`` the
+cold-start-weighted one (both exact); p95 is the largest 1-minute p95 (an upper bound: percentiles do not
+merge); maxima are exact; ``memory_size_mb`` is the largest configured size; ``peak_memory_pct`` is the
+largest 1-minute ``max_memory_used_mb / memory_size_mb`` (0..1; NaN where no size was reported). Columns the
+collector adds to the table later are carried along: counts (BIGINT) summed, other numbers (DOUBLE) by their
+maximum.
 """
 
 from __future__ import annotations
@@ -24,36 +27,49 @@ COLUMNS = tuple(_SCHEMA)
 """The invocations table's columns (collector/tables.py)."""
 COUNT_COLUMNS = tuple(c for c, t in _SCHEMA.items() if t == "BIGINT")
 """Columns summed over bins and log groups (invocations, cold_starts, timeouts, ...)."""
-_MAX_COLUMNS = tuple(c for c, t in _SCHEMA.items() if t == "DOUBLE" and c != "avg_duration_ms")
-"""Columns merged by their maximum (p95 and max duration, peak memory, ...)."""
+_MEANS = {"avg_duration_ms": "invocations", "avg_init_duration_ms": "cold_starts"}
+"""Mean column -> the count it is a mean over (its weight when bins merge)."""
+_MAX_COLUMNS = (*(c for c, t in _SCHEMA.items() if t == "DOUBLE" and c not in _MEANS), "peak_memory_pct")
+"""Columns merged by their maximum (p95 and max duration, peak memory, max init duration, memory size, ...)."""
+_DERIVED = ("cold_start_rate", *_MEANS)
 
 
 def _merge(d: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    d = d.assign(_w=d["avg_duration_ms"] * d["invocations"])
-    agg = {c: (c, "sum") for c in COUNT_COLUMNS} | {c: (c, "max") for c in _MAX_COLUMNS} | {"_w": ("_w", "sum")}
-    g = d.groupby(keys, as_index=False, observed=True).agg(**agg) if keys else d.agg(
-        {**{c: "sum" for c in COUNT_COLUMNS}, **{c: "max" for c in _MAX_COLUMNS}, "_w": "sum"}).to_frame().T
-    g["avg_duration_ms"] = g["_w"] / g["invocations"].where(g["invocations"] > 0)
+    # a mean is NaN in a bin without its count (no cold start: no init duration), so weights skip NaN
+    w = {f"_w_{m}": (d[m] * d[n]).where(d[n] > 0, 0.0) for m, n in _MEANS.items()}
+    d = d.assign(**w, peak_memory_pct=d["max_memory_used_mb"] / d["memory_size_mb"].where(d["memory_size_mb"] > 0))
+    sums = (*COUNT_COLUMNS, *w)
+    g = d.groupby(keys, as_index=False, observed=True).agg(
+        **{c: (c, "sum") for c in sums}, **{c: (c, "max") for c in _MAX_COLUMNS}) if keys else d.agg(
+        {**{c: "sum" for c in sums}, **{c: "max" for c in _MAX_COLUMNS}}).to_frame().T
+    for m, n in _MEANS.items():
+        g[m] = g[f"_w_{m}"] / g[n].where(g[n] > 0)
     g["cold_start_rate"] = g["cold_starts"] / g["invocations"].where(g["invocations"] > 0)
-    return g.drop(columns="_w")
+    return g.drop(columns=list(w))
 
 
 @_memo
 def totals(ds, f: Filters) -> dict[str, float | None]:
-    """Whole-window figures: every count column summed, ``avg_duration_ms`` (weighted), ``cold_start_rate``
-    (cold starts / invocations), the max columns by their maximum; None where there is no invocation."""
+    """Whole-window figures: every count column summed, ``avg_duration_ms`` and ``avg_init_duration_ms``
+    (weighted), ``cold_start_rate`` (cold starts / invocations), the max columns (``peak_memory_pct`` included)
+    by their maximum; None where there is no invocation (or, for the init and memory-size figures, no cold
+    start / no Memory Size)."""
     d = by_log_group(ds, "invocations", f)
     if d.empty:
-        return {c: None for c in (*COUNT_COLUMNS, *_MAX_COLUMNS, "avg_duration_ms", "cold_start_rate")}
+        return {c: None for c in (*COUNT_COLUMNS, *_MAX_COLUMNS, *_DERIVED)}
     row = _merge(d, []).iloc[0]
     return {k: (None if pd.isna(v) else float(v)) for k, v in row.items()}
 
 
 @_memo
 def per_log_group(ds, f: Filters) -> pd.DataFrame:
-    """One row per log group (most invocations first): counts first, then rates and durations."""
+    """One row per log group (most invocations first): counts first, then rates, durations, init durations
+    and memory (used, size, peak share)."""
     d = by_log_group(ds, "invocations", f)
-    cols = ["log_group", *COUNT_COLUMNS, "cold_start_rate", "avg_duration_ms", *_MAX_COLUMNS]
+    cols = ["log_group", *COUNT_COLUMNS, "cold_start_rate", "avg_duration_ms", "p95_duration_ms",
+            "max_duration_ms", "avg_init_duration_ms", "max_init_duration_ms", "max_memory_used_mb",
+            "memory_size_mb", "peak_memory_pct"]
+    cols += [c for c in (*_DERIVED, *_MAX_COLUMNS) if c not in cols]  # columns a later collector adds
     if d.empty:
         return pd.DataFrame(columns=cols)
     g = _merge(d, ["log_group"])
@@ -68,7 +84,7 @@ def series(ds, f: Filters) -> tuple[pd.DataFrame, timedelta]:
     d = by_log_group(ds, "invocations", f)
     d = d.assign(time=_bin_floor(d["time"], b))
     if d.empty:
-        return pd.DataFrame(columns=["time", "log_group", *COUNT_COLUMNS, "avg_duration_ms", *_MAX_COLUMNS]), b
+        return pd.DataFrame(columns=["time", "log_group", *COUNT_COLUMNS, *_DERIVED, *_MAX_COLUMNS]), b
     g = _merge(d, ["time", "log_group"])
     g["log_group"] = g["log_group"].astype(str)
     return g.sort_values(["time", "log_group"], ignore_index=True), b

@@ -9,6 +9,7 @@ No call in the dashboard uses ``unsafe_allow_html``.
 
 from __future__ import annotations
 
+import functools
 import html
 import math
 import os
@@ -116,12 +117,36 @@ def build_context() -> Dataset:
     f = _sidebar(ds) if ds.ok else None
     if cw is not None:
         cloudwatch_panel.panel(cw, ds.data_dir, ds.manifest, slot)
+    _warm_plotly()
     every = refresh_interval_s()
     if every:
         with st.sidebar:
             _watch(d, fingerprint(d) if ds.data_dir.is_dir() else "", cw, every)
     st.session_state[_CTX] = _Run(ds, f, t0)
     return ds
+
+
+@functools.cache
+def _plotly_chunk() -> str | None:
+    """File name of the Streamlit frontend's Plotly chunk (``PlotlyChart.<hash>.js``), None if not found."""
+    found = sorted((Path(st.__file__).parent / "static" / "static" / "js").glob("PlotlyChart.*.js"))
+    ok = [p.name for p in found if re.fullmatch(r"PlotlyChart\.[\w-]+\.js", p.name)]  # goes into script text
+    return ok[0] if ok else None
+
+
+def _warm_plotly() -> None:
+    """Load the frontend's Plotly chunk (4.7 MB) when the browser is idle, so the first page with a chart does not
+    pay for parsing and evaluating it while the person waits. Fixed script text (no data); a no-op when the chunk
+    is already loaded (the browser's module map) or cannot be found."""
+    name = _plotly_chunk()
+    if name is None:
+        return
+    st.sidebar.html(f"""<script>
+(() => {{ const s = document.querySelector('script[type="module"][src*="/static/js/index."]');
+  if (!s) return;
+  const go = () => import(new URL("{name}", s.src).href).catch(() => {{}});
+  (window.requestIdleCallback || ((f) => setTimeout(f, 500)))(go, {{timeout: 4000}}); }})();
+</script>""", unsafe_allow_javascript=True, width="content")
 
 
 def _fragment_run() -> bool:

@@ -15,10 +15,6 @@ from emitter.contract import Outcome
 
 TITLE = "Lambda health"
 _col = st.column_config
-_EXPECTED = ("init_duration", "memory_size", "errors")
-"""What the page would show if the invocations table had it (collector/tables.py does not list it yet)."""
-
-
 def render() -> None:
     ctx = ui.context()
     ds, f = ctx.ds, ctx.filters
@@ -40,10 +36,6 @@ def render() -> None:
         _table(ds, f)
     _cold_starts(ds, f, t)
     _errors(ds, f)
-    missing = [c for c in _EXPECTED if not any(c in col for col in lambda_health.COLUMNS)]
-    if missing:
-        st.caption("Not collected by this collector (no column in the invocations table): "
-                   + ", ".join(m.replace("_", " ") for m in missing) + ".")
     ui.footer(TITLE)
 
 
@@ -54,12 +46,20 @@ def _tiles(t: dict) -> None:
     top[1].metric("Cold starts", f"{t['cold_starts']:,.0f}", None if rate is None else f"{rate * 100:.1f}%",
                   delta_color="off", delta_arrow="off", border=True, help="Share of invocations that were cold.")
     top[2].metric("Timeouts", f"{t['timeouts']:,.0f}", border=True, help="REPORT lines with Status: timeout.")
-    top[3].metric("Peak memory used", f"{t['max_memory_used_mb']:,.0f} MB" if t["max_memory_used_mb"] is not None
-                  else "–", border=True, help="Max Memory Used of the REPORT lines (MB = 10^6 bytes).")
+    used, pct = t["max_memory_used_mb"], t["peak_memory_pct"]
+    top[3].metric("Peak memory used", "–" if used is None else f"{used:,.0f} MB",
+                  None if pct is None else f"{pct * 100:.0f}% of memory size", delta_color="off", delta_arrow="off",
+                  border=True, help="Max Memory Used of the REPORT lines (MB = 10^6 bytes); the share is the largest "
+                                    "1-minute Max Memory Used / Memory Size of one log group.")
     bottom[0].metric("Avg duration", format_ms(t["avg_duration_ms"]), border=True, help="Invocation-weighted mean.")
     bottom[1].metric("p95 duration", format_ms(t["p95_duration_ms"]), border=True,
                      help="The largest 1-minute p95 in the window (an upper bound).")
     bottom[2].metric("Max duration", format_ms(t["max_duration_ms"]), border=True)
+    init_max = t["max_init_duration_ms"]
+    bottom[3].metric("Avg init duration", format_ms(t["avg_init_duration_ms"]),
+                     None if init_max is None else f"max {format_ms(init_max)}", delta_color="off",
+                     delta_arrow="off", border=True,
+                     help="Init Duration of the cold starts' REPORT lines (mean over cold starts, and the largest).")
 
 
 def _charts(ds, f) -> None:
@@ -84,21 +84,44 @@ def _charts(ds, f) -> None:
         ui.chart(fig, key="lambda_duration")
     left, right = st.columns(2)
     with left:
-        st.caption("Peak memory used per bin (MB), per log group")
+        st.caption("Peak memory used (solid) vs memory size (dashed) per bin (MB), per log group")
         fig = go.Figure()
         for name, g in s.groupby("log_group", sort=True):
+            c = colour.get(str(name))
             fig.add_trace(go.Scatter(x=ui._py(g["time"]), y=ui._py(g["max_memory_used_mb"]), mode="lines",
-                                     name=ui.plot_text(name), line_color=colour.get(str(name))))
-        _layout(fig, f, "memory used (MB)")
+                                     name=ui.plot_text(name), line_color=c, legendgroup=str(name)))
+            fig.add_trace(go.Scatter(x=ui._py(g["time"]), y=ui._py(g["memory_size_mb"]), mode="lines",
+                                     name=ui.plot_text(f"{name} size"), line={"color": c, "dash": "dash"},
+                                     legendgroup=str(name), showlegend=False))
+        _layout(fig, f, "memory (MB)")
         ui.chart(fig, key="lambda_memory")
     with right:
-        st.caption("Timeouts per bin, per log group")
-        tmo = s[s["timeouts"] > 0]
-        if tmo.empty:
-            st.success("No timeout in this window.")
+        cold = s[s["cold_starts"] > 0]
+        if cold.empty:
+            st.caption("Init duration per bin")
+            st.success("No cold start in this window.")
         else:
-            ui.chart(ui.bar_series(tmo.rename(columns={"timeouts": "value"}), "log_group", (f.start, f.end), b,
-                                   y_title="timeouts", colour=colour, height=260), key="lambda_timeouts")
+            unit, per = duration_unit(float(cold["max_init_duration_ms"].max()))
+            st.caption(f"Init duration of the cold starts per bin ({unit}): max (dots) and avg (rings), per log group")
+            fig = go.Figure()
+            for name, g in cold.groupby("log_group", sort=True):
+                c = colour.get(str(name))
+                fig.add_trace(go.Scatter(x=ui._py(g["time"]), y=ui._py(g["max_init_duration_ms"] / per),
+                                         mode="markers", name=ui.plot_text(name),
+                                         marker={"color": c, "size": 8}, legendgroup=str(name)))
+                fig.add_trace(go.Scatter(x=ui._py(g["time"]), y=ui._py(g["avg_init_duration_ms"] / per),
+                                         mode="markers", name=ui.plot_text(f"{name} avg"),
+                                         marker={"color": c, "symbol": "circle-open", "size": 12},
+                                         legendgroup=str(name), showlegend=False))
+            _layout(fig, f, f"init duration ({unit})")
+            ui.chart(fig, key="lambda_init")
+    st.caption("Timeouts per bin, per log group")
+    tmo = s[s["timeouts"] > 0]
+    if tmo.empty:
+        st.success("No timeout in this window.")
+    else:
+        ui.chart(ui.bar_series(tmo.rename(columns={"timeouts": "value"}), "log_group", (f.start, f.end), b,
+                               y_title="timeouts", colour=colour, height=220), key="lambda_timeouts")
 
 
 def _count_chart(s: pd.DataFrame, f, b, colour: dict) -> go.Figure:
@@ -120,21 +143,42 @@ def _layout(fig: go.Figure, f, y_title: str) -> None:
                       yaxis_rangemode="tozero", legend_title_text="log_group")
 
 
+_SHORT = {"cold_starts": "cold", "avg_duration_ms": "avg", "p95_duration_ms": "p95", "max_duration_ms": "max",
+          "avg_init_duration_ms": "init avg", "max_init_duration_ms": "init max", "max_memory_used_mb": "mem used",
+          "memory_size_mb": "mem size"}
+"""Short headers so the per-log-group table fits a 1440 px screen; each column's help has the full name."""
+
+
 def _table(ds, f) -> None:
-    g = lambda_health.per_log_group(ds, f)
+    g = lambda_health.per_log_group(ds, f).copy()  # memoised: converting units in place would compound per rerun
+
+    def name(c: str) -> str:
+        return _SHORT.get(c, c.removesuffix("_ms").removesuffix("_mb").replace("_", " "))
+
+    def full(c: str) -> str:
+        return c.removesuffix("_ms").removesuffix("_mb").replace("_", " ")
+
     cfg: dict = {"log_group": _col.TextColumn("log group", pinned=True)}
     for c in lambda_health.COUNT_COLUMNS:
-        cfg[c] = _col.NumberColumn(c.replace("_", " "), format="%d")
-    cfg["cold_start_rate"] = _col.NumberColumn("cold start %", format="percent")
-    ms_cols = [c for c in g.columns if c.endswith("_ms")]
-    unit_ms = duration_unit(float(g[ms_cols].max().max()) if len(g) else None)[1]
-    for c in ms_cols:
-        g[c], unit = in_unit(g[c], unit_ms)
-        cfg[c] = _col.NumberColumn(f"{c.removesuffix('_ms').replace('_', ' ')} ({unit})",
-                                   format="%.0f" if unit == "ms" else "%.2f")
+        cfg[c] = _col.NumberColumn(name(c), format="%d", help=full(c))
+    cfg["cold_start_rate"] = _col.NumberColumn("cold %", format="percent", help="cold starts / invocations")
+    # one unit per column (its largest value's, said in the header): a 2-minute timeout must not turn every
+    # average into "0.00 min"
+    for c in (c for c in g.columns if c.endswith("_ms")):
+        g[c], unit = in_unit(g[c])
+        cfg[c] = _col.NumberColumn(f"{name(c)} ({unit})", format="%.0f" if unit == "ms" else "%.2f",
+                                   help=f"{full(c)} ({unit})")
     for c in (c for c in g.columns if c.endswith("_mb")):
-        cfg[c] = _col.NumberColumn(c.removesuffix("_mb").replace("_", " ") + " (MB)", format="%.0f")
-    ui.table(g, key="lambda_groups", **cfg)
+        cfg[c] = _col.NumberColumn(f"{name(c)} (MB)", format="%.0f", help=f"{full(c)} (MB = 10^6 bytes)")
+    cfg["peak_memory_pct"] = _col.NumberColumn("mem %", format="percent",
+                                               help="Largest 1-minute max memory used / memory size.")
+    # two tables so each fits a 1440 px screen: invocations and durations, then cold starts' init and memory
+    second = [c for c in g.columns if "init" in c or c.endswith(("_mb", "_pct"))]
+    first = [c for c in g.columns if c not in second]
+    ui.table(g[first], key="lambda_groups", **{c: v for c, v in cfg.items() if c in first})
+    st.caption("Init duration of the cold starts and memory used against the memory size, per log group")
+    ui.table(g[["log_group", *second]], key="lambda_memory_groups",
+             **{c: v for c, v in cfg.items() if c == "log_group" or c in second})
 
 
 def _cold_starts(ds, f, t: dict) -> None:

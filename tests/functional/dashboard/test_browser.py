@@ -237,6 +237,22 @@ def visible_columns(page, key: str) -> list[str]:
     return [t.strip() for t in grid.locator("th").all_inner_texts()]
 
 
+def test_plotly_is_loaded_while_the_overview_is_idle(browser, sample_data, artifacts):
+    """The Overview has no Plotly chart, yet the browser loads Streamlit's Plotly chunk once it is idle, so the first
+    chart page does not pay for it; then a chart page draws with it and nothing else breaks."""
+    with DashboardServer(sample_data) as srv:
+        page, dialogs = open_overview(browser, srv, artifacts, "plotly-warm")
+        assert page.locator('[data-testid="stPlotlyChart"]').count() == 0
+        page.wait_for_function("""() => performance.getEntriesByType('resource')
+            .some(e => /\\/static\\/js\\/PlotlyChart\\.[\\w-]+\\.js$/.test(e.name))""", timeout=TIMEOUT_MS)
+        page.wait_for_function("() => !!document.getElementById('plotly.js-style-global')", timeout=TIMEOUT_MS)
+        page.locator(NAV, has_text=re.compile("^Duplicates$")).click()
+        wait_rendered(page, "Duplicates")
+        page.locator(".st-key-series .main-svg").first.wait_for(timeout=TIMEOUT_MS)
+        assert_clean(page, dialogs)
+        page.close()
+
+
 def test_key_columns_visible_at_1440px(browser, sample_data, artifacts):
     """The health table and the alarms table show their key columns without horizontal scrolling."""
     with DashboardServer(sample_data) as srv:

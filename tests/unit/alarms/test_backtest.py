@@ -130,9 +130,9 @@ def test_record_age_maximum_and_other_operations_ignored(tmp_path, defs):
 
 
 def test_lambda_errors_from_invocation_timeouts(tmp_path, defs):
-    inv = [(minute(i), "/aws/lambda/orders-consumer", "000000000000", 5, 0, t, 10.0, 20.0, 30.0, 64.0)
-           for i, t in enumerate([0, 0, 1, 1, 1, 0, 0, 0, 0, 0])]
-    inv.append((minute(3), "/aws/lambda/ledger-stream", "000000000000", 5, 0, 9, 1.0, 1.0, 1.0, 1.0))
+    inv = [(minute(i), "/aws/lambda/orders-consumer", "000000000000", 5, 0, t, 10.0, 20.0, 30.0, 64.0, None, None,
+            128.0) for i, t in enumerate([0, 0, 1, 1, 1, 0, 0, 0, 0, 0])]
+    inv.append((minute(3), "/aws/lambda/ledger-stream", "000000000000", 5, 0, 9, 1.0, 1.0, 1.0, 1.0, None, None, 128.0))
     write_tables(tmp_path, {"invocations": inv})
     r = _one(defs["shop-orders-consumer-Errors"], tmp_path)  # Sum > 0, 3 of 5, range 7
     assert list(r.timeline["value"]) == [0, 0, 1, 1, 1, 0, 0, 0, 0, 0]

@@ -129,7 +129,7 @@ FIXED = [
     platform(900, "REPORT RequestId: r1\tDuration: 100.00 ms\tBilled Duration: 100 ms\tMemory Size: 128 MB\t"
                   "Max Memory Used: 70 MB\tInit Duration: 200.00 ms\t",
              **{"@type": "REPORT", "@requestId": "r1", "@duration": 100.0, "@initDuration": 200.0,
-                "@maxMemoryUsed": 70e6}),
+                "@memorySize": 128e6, "@maxMemoryUsed": 70e6}),
     platform(60_000, "START RequestId: r2 Version: $LATEST", **{"@type": "START", "@requestId": "r2"}),
     rec(60_000, "received", request="r2", event_id="m3", attempt=3, record_age_ms=500),
     rec(60_100, "poison_message", request="r2", idempotency_key="k5", error_code="ValidationError",
@@ -143,7 +143,8 @@ FIXED = [
                             "record": {"requestId": "r4", "status": "timeout", "metrics": {"durationMs": 20.0}}})},
     platform(63_000, "REPORT RequestId: r2\tDuration: 3000.00 ms\tBilled Duration: 3000 ms\tMemory Size: 128 MB\t"
                      "Max Memory Used: 90 MB\tStatus: timeout",
-             **{"@type": "REPORT", "@requestId": "r2", "@duration": 3000.0, "@maxMemoryUsed": 90e6}),
+             **{"@type": "REPORT", "@requestId": "r2", "@duration": 3000.0, "@memorySize": 128e6,
+                "@maxMemoryUsed": 90e6}),
     rec(120_000, "retryable_failure", request="r3", idempotency_key="k7", error_code="Throttled",
         error_class="retryable"),
 ]
@@ -227,8 +228,9 @@ def test_error_codes(con):
 
 def test_invocations(con):
     assert table(con, "invocations") == [
-        (M0, LOG_GROUP, 1, 1, 0, 100.0, 100.0, 100.0, 70.0),
-        (M1, LOG_GROUP, 2, 0, 2, 1510.0, 3000.0, 3000.0, 90.0),  # a text and a JSON-format timeout
+        (M0, LOG_GROUP, 1, 1, 0, 100.0, 100.0, 100.0, 70.0, 200.0, 200.0, 128.0),
+        # a text and a JSON-format timeout; no cold start in the bin (init NULL); the JSON record has no memorySizeMB
+        (M1, LOG_GROUP, 2, 0, 2, 1510.0, 3000.0, 3000.0, 90.0, None, None, 128.0),
     ]
 
 

@@ -37,13 +37,14 @@ def test_lambda_health_default_window(app):
     app.switch_page("app_pages/lambda_health.py").run()
     assert not app.exception
     m = metrics(app)
-    # [10:25, 10:40): only the 10:30 row: 5 invocations, 0 cold, 1 timeout, avg 200, p95 900, max 3000, 85 MB
+    # [10:25, 10:40): only the 10:30 row: 5 invocations, 0 cold, 1 timeout, avg 200, p95 900, max 3000, 85 of 128 MB
     assert m["Invocations"] == ("5", None)
     assert m["Cold starts"] == ("0", "0.0%")
     assert m["Timeouts"] == ("1", None)
     assert m["Avg duration"] == ("200 ms", None)
     assert m["p95 duration"] == ("900 ms", None) and m["Max duration"] == ("3.0 s", None)
-    assert m["Peak memory used"] == ("85 MB", None)
+    assert m["Peak memory used"] == ("85 MB", "66% of memory size")  # 85 / 128 = 66.4%
+    assert m["Avg init duration"] == ("–", None)  # no cold start in the window
     g = frame(app, "lambda_groups")
     assert list(g.columns[:4]) == ["log_group", "invocations", "cold_starts", "timeouts"]  # counts first
     assert g.iloc[0]["max_duration_ms"] == pytest.approx(3.0)  # the column's unit is s (its largest is 3000 ms)
