@@ -46,6 +46,7 @@ import duckdb
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from collector.insights.constants import DEFAULT_ACCOUNT_ID
 from collector.tables import TABLES
 from dashboard.serve import DashboardServer
 from emitter.contract import ErrorClass, EventSource, IdempotencyStatus, Outcome
@@ -188,7 +189,10 @@ def synthesize(out: Path, n: int, seed: int = 7) -> Path:
     }
     counts = {}
     for name, sql in queries.items():
-        cols = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t in TABLES[name].columns)
+        have = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM ({sql})").fetchall()}
+        # account_id is split from @log by the collector; the synthetic rows are all of the offline default account
+        cols = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' if c in have else
+                         f"CAST('{DEFAULT_ACCOUNT_ID}' AS {t}) AS \"{c}\"" for c, t in TABLES[name].columns)
         path = out / "tables" / f"{name}.parquet"
         con.execute(f"COPY (SELECT {cols} FROM ({sql})) TO '{path}' (FORMAT parquet)")
         counts[name] = con.execute(f"SELECT count(*) FROM '{path}'").fetchone()[0]
