@@ -118,6 +118,7 @@ _P_KEY = f',"{_K_IDEMPOTENCY_KEY}":'
 _P_ATTEMPT = f',"{_K_ATTEMPT}":'
 _P_CORRELATION_ID = f',"{_K_CORRELATION_ID}":'
 _P_RECORD_AGE = f',"{_K_RECORD_AGE_MS}":'
+_P_ATTEMPT_1 = f'{_P_ATTEMPT}1{_P_RECORD_AGE}'
 _P_ERROR_CODE = f',"{_K_ERROR_CODE}":'
 _P_EXPIRES = f',"{_K_IN_PROGRESS_EXPIRES_AT_MS}":'
 _P_SIDE_EFFECT_REF = f',"{_K_SIDE_EFFECT_REF}":'
@@ -126,7 +127,27 @@ _P_SIDE_EFFECT_REF = f',"{_K_SIDE_EFFECT_REF}":'
 _FAST_PARTS_C = {o: (head, status and "," + status, code and "," + code, tail and "," + tail)
                  for o, (head, status, code, tail) in _FAST_PARTS.items()}
 _OUTCOME_PART = {o: f'"{_K_OUTCOME}":"{v}"' for o, v in _OUTCOME_VALUE.items()}
-_OUTCOME_ES_PART: dict[tuple[Any, Any], str] = {}  # filled as met (not at import: Lambda cold starts import this)
+# (outcome, event source or None) -> the outcome fast path's constants: (line head, outcome [+ event_source] members,
+# status member, default error code member, tail members, metric name, event source value). Filled as met (not at
+# import: Lambda cold starts import this).
+_OUTCOME_LINE_PARTS: dict[tuple[Any, Any], tuple[Any, ...]] = {}
+
+
+def _outcome_line_parts(outcome: Outcome, es: Any) -> tuple[Any, ...]:
+    """The entry of ``_OUTCOME_LINE_PARTS`` for (outcome, es), made and cached; _SlowPath for an event source whose
+    value is not a str."""
+    head, status_part, code_default, tail_const = _FAST_PARTS_C[outcome]
+    if es is None:
+        oes, es_value = _OUTCOME_PART[outcome], None
+    else:
+        es_value = _ES_VALUE.get(es, es)
+        if es_value.__class__ is not str:
+            raise _SlowPath
+        oes = f'{_OUTCOME_PART[outcome]},"{_K_EVENT_SOURCE}":{_esc(es_value)}'
+    parts = (head, oes, status_part, code_default, tail_const, _OUTCOME_METRIC_NAME[outcome], es_value)
+    if len(_OUTCOME_LINE_PARTS) < 1024:
+        _OUTCOME_LINE_PARTS[(outcome, es)] = parts
+    return parts
 
 
 def exception_outcome(exc: BaseException) -> Outcome | None:
@@ -368,6 +389,7 @@ class Emitter(InvocationLifecycle):
             recs: list[EventRecord] = []
             lines: list[str] = []
             ages: list[int] = []
+            add_rec, add_line, add_age = recs.append, lines.append, ages.append
             redelivered = 0
             for r in raw:
                 # required members by subscript (a KeyError hands the batch back, below); all values checked
@@ -380,7 +402,7 @@ class Emitter(InvocationLifecycle):
                     attrs["ApproximateReceiveCount"]
                 if s.__class__ is not str or f.__class__ is not str or c.__class__ is not str:
                     return None
-                sent, first, attempt = int(s), int(f), int(c)  # what the adapter does with str attributes
+                sent, first = int(s), int(f)  # what the adapter does with str attributes
                 mid = r["messageId"]
                 if mid.__class__ is not str or len(mid) > _MAX_FIELD:
                     return None
@@ -390,18 +412,25 @@ class Emitter(InvocationLifecycle):
                     queue = _arn_name(arn)
                     if queue.__class__ is not str or len(queue) > _MAX_FIELD:  # type: ignore[arg-type]
                         return None
-                    qp = (queue, q_head if q_head[-1] == '"' else q_head + _esc(queue))  # type: ignore[index]
+                    # (queue name, the members after record_age_ms up to first_receive_at_ms's value or the end)
+                    qp = (queue, (q_head if q_head[-1] == '"' else q_head + _esc(queue)) +  # type: ignore[index]
+                          (f_head + "}" if f_redacted else f_head))  # type: ignore[operator]
                     if len(queues) < 256:
                         queues[arn] = qp
-                if attempt > 1:
-                    redelivered += 1
-                else:
-                    attempt = 1
                 age = now - sent
                 if age < 0:  # noqa: PLR1730 - never negative under clock skew
                     age = 0
-                line = (f'{prefix}{_esc(mid)}{_P_ATTEMPT}{attempt}{_P_RECORD_AGE}{age}{qp[1]}'
-                        f'{f_head if f_redacted else f"{f_head}{first}"}}}')
+                if c == "1":  # the first delivery (int("1")): its members as one constant
+                    attempt = 1
+                    mid_age = f"{_esc(mid)}{_P_ATTEMPT_1}{age}"
+                else:
+                    attempt = int(c)
+                    if attempt > 1:
+                        redelivered += 1
+                    else:
+                        attempt = 1
+                    mid_age = f"{_esc(mid)}{_P_ATTEMPT}{attempt}{_P_RECORD_AGE}{age}"
+                line = f"{prefix}{mid_age}{qp[1]}" if f_redacted else f"{prefix}{mid_age}{qp[1]}{first}}}"
                 if len(line) > limit:
                     return None
                 rec = _new(EventRecord)  # EventRecord(...) without the class call (~0.6 us on CPython 3.11)
@@ -413,9 +442,9 @@ class Emitter(InvocationLifecycle):
                 rec.idempotency_key = rec.correlation_id = None
                 rec.details = {"queue": qp[0], "first_receive_at_ms": first}
                 rec.raw = r
-                recs.append(rec)
-                lines.append(line)
-                ages.append(age)
+                add_rec(rec)
+                add_line(line)
+                add_age(age)
         except Exception:  # noqa: BLE001 - an odd value (int() refusing it, an unhashable ARN): the general path
             return None
         self._received_commit(lines, op, _ES_VALUE[_SQS] if self.event_source_dimension else None, len(lines),
@@ -743,7 +772,6 @@ class Emitter(InvocationLifecycle):
             ):
                 raise _SlowPath
             # JSON assembled from C-escaped pieces in the key order record_outcome uses (same bytes, tested).
-            head, status_part, code_default, tail_const = _FAST_PARTS_C[outcome]
             inv = self._inv
             es: Any
             if record is not None:
@@ -761,17 +789,10 @@ class Emitter(InvocationLifecycle):
                 eid = corr = attempt = None
             if corr is None and self.correlation_id_provider is not None:
                 raise _SlowPath
-            if es is None:
-                oes = _OUTCOME_PART[outcome]
-            else:
-                oes = _OUTCOME_ES_PART.get((outcome, es))
-                if oes is None:
-                    es = _ES_VALUE.get(es, es)
-                    if es.__class__ is not str:
-                        raise _SlowPath
-                    oes = f'{_OUTCOME_PART[outcome]},"{_K_EVENT_SOURCE}":{_esc(es)}'
-                    if len(_OUTCOME_ES_PART) < 1024:
-                        _OUTCOME_ES_PART[(outcome, es)] = oes
+            parts = _OUTCOME_LINE_PARTS.get((outcome, es))
+            if parts is None:
+                parts = _outcome_line_parts(outcome, es)
+            head, oes, status_part, code_default, tail_const, metric, es_value = parts
             if eid is not None and (eid.__class__ is not str or len(eid) > _MAX_FIELD):
                 raise _SlowPath
             if key is not None:
@@ -803,8 +824,7 @@ class Emitter(InvocationLifecycle):
             line = (f'{head}{iso}",{static},{oes}{"" if eid is None else _P_EVENT_ID + _esc(eid)}{key_part}'
                     f'{value_part}{tail_const}{"" if attempt is None else _P_ATTEMPT + int.__repr__(attempt)}'
                     f'{"" if corr is None else _P_CORRELATION_ID + _esc(corr)}{ref_part}}}')
-            metric = _OUTCOME_METRIC_NAME[outcome]
-            es = _ES_VALUE.get(es, es) if self.event_source_dimension else None
+            es = es_value if self.event_source_dimension else None
             self._lock.acquire()  # not `with`: a with-block on a C lock costs ~0.4 us more on CPython 3.11
             try:
                 if metric is not None:
