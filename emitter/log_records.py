@@ -15,7 +15,7 @@ import time
 from emitter import constants as C
 from emitter import emf
 from emitter import outcomes as _o
-from emitter.contract import REDACTED, SCHEMA_VERSION, LogKey, Outcome
+from emitter.contract import LOG_KEYS, REDACTED, SCHEMA_VERSION, Outcome
 from emitter.jsonfast import dumps as _dumps
 from emitter.jsonfast import esc as _esc
 from emitter.redact import normalize_name
@@ -329,7 +329,7 @@ class LogRecordBuilder:
 
     def _shrink(self, level: str, message: str, static: str, f: dict[str, Any], problems: Problems) -> str:
         """Drop the largest extra properties until the record fits in a log event."""
-        contract = set(LogKey._value2member_map_)
+        contract = set(LOG_KEYS)
         extras = sorted((k for k in f if k not in contract), key=lambda k: len(_dumps(f[k])), reverse=True)
         line = self._line(level, message, static, f)
         for k in extras:

@@ -15,39 +15,39 @@ from emitter.contract import (
     ErrorClass,
     EventSource,
     IdempotencyStatus,
-    LogKey,
     Metric,
     Outcome,
     Unit,
 )
+from emitter.contract import _LogKeyValues as _LK  # LogKey's strings (the enum is made on first use)
 from emitter.exceptions import TimeoutBudgetExceeded
 from emitter.jsonfast import esc as _esc
 
-K_ATTEMPT = LogKey.ATTEMPT.value
-K_COLD_START = LogKey.COLD_START.value
-K_CORRELATION_ID = LogKey.CORRELATION_ID.value
-K_ERROR_CLASS = LogKey.ERROR_CLASS.value
-K_ERROR_CODE = LogKey.ERROR_CODE.value
-K_EVENT_ID = LogKey.EVENT_ID.value
-K_EVENT_SOURCE = LogKey.EVENT_SOURCE.value
-K_FUNCTION_NAME = LogKey.FUNCTION_NAME.value
-K_FUNCTION_ARN = LogKey.FUNCTION_ARN.value
-K_FUNCTION_MEMORY_SIZE = LogKey.FUNCTION_MEMORY_SIZE.value
-K_FUNCTION_REQUEST_ID = LogKey.FUNCTION_REQUEST_ID.value
-K_IDEMPOTENCY_KEY = LogKey.IDEMPOTENCY_KEY.value
-K_IDEMPOTENCY_STATUS = LogKey.IDEMPOTENCY_STATUS.value
-K_IN_PROGRESS_EXPIRES_AT_MS = LogKey.IN_PROGRESS_EXPIRES_AT_MS.value
-K_OPERATION = LogKey.OPERATION.value
-K_OUTCOME = LogKey.OUTCOME.value
-K_RECORD_AGE_MS = LogKey.RECORD_AGE_MS.value
-K_REMAINING_TIME_MS = LogKey.REMAINING_TIME_MS.value
-K_RETRYABLE = LogKey.RETRYABLE.value
-K_SCHEMA_VERSION = LogKey.SCHEMA_VERSION.value
-K_SERVICE = LogKey.SERVICE.value
-K_SIDE_EFFECT_REF = LogKey.SIDE_EFFECT_REF.value
-K_TENANT_ID = LogKey.TENANT_ID.value
-K_WARNING_CODE = LogKey.WARNING_CODE.value
-K_XRAY_TRACE_ID = LogKey.XRAY_TRACE_ID.value
+K_ATTEMPT = _LK.ATTEMPT
+K_COLD_START = _LK.COLD_START
+K_CORRELATION_ID = _LK.CORRELATION_ID
+K_ERROR_CLASS = _LK.ERROR_CLASS
+K_ERROR_CODE = _LK.ERROR_CODE
+K_EVENT_ID = _LK.EVENT_ID
+K_EVENT_SOURCE = _LK.EVENT_SOURCE
+K_FUNCTION_NAME = _LK.FUNCTION_NAME
+K_FUNCTION_ARN = _LK.FUNCTION_ARN
+K_FUNCTION_MEMORY_SIZE = _LK.FUNCTION_MEMORY_SIZE
+K_FUNCTION_REQUEST_ID = _LK.FUNCTION_REQUEST_ID
+K_IDEMPOTENCY_KEY = _LK.IDEMPOTENCY_KEY
+K_IDEMPOTENCY_STATUS = _LK.IDEMPOTENCY_STATUS
+K_IN_PROGRESS_EXPIRES_AT_MS = _LK.IN_PROGRESS_EXPIRES_AT_MS
+K_OPERATION = _LK.OPERATION
+K_OUTCOME = _LK.OUTCOME
+K_RECORD_AGE_MS = _LK.RECORD_AGE_MS
+K_REMAINING_TIME_MS = _LK.REMAINING_TIME_MS
+K_RETRYABLE = _LK.RETRYABLE
+K_SCHEMA_VERSION = _LK.SCHEMA_VERSION
+K_SERVICE = _LK.SERVICE
+K_SIDE_EFFECT_REF = _LK.SIDE_EFFECT_REF
+K_TENANT_ID = _LK.TENANT_ID
+K_WARNING_CODE = _LK.WARNING_CODE
+K_XRAY_TRACE_ID = _LK.XRAY_TRACE_ID
 M_RECORD_AGE = Metric.RECORD_AGE.value
 M_EVENTS_RECEIVED = Metric.EVENTS_RECEIVED.value
 M_REDELIVERY = Metric.REDELIVERY.value
@@ -97,30 +97,28 @@ def fast_parts(o: Outcome) -> tuple[str, str, str, str]:
     level, status, retryable, error_class, error_code, message = OUTCOME_SPEC[o]
     tail = []
     if error_class is not None:
-        tail.append(f'"{LogKey.ERROR_CLASS.value}":"{error_class}"')
+        tail.append(f'"{_LK.ERROR_CLASS}":"{error_class}"')
     if retryable is not None:
-        tail.append(f'"{LogKey.RETRYABLE.value}":{"true" if retryable else "false"}')
+        tail.append(f'"{_LK.RETRYABLE}":{"true" if retryable else "false"}')
     return (
         LINE_HEAD[o],
-        f'"{LogKey.IDEMPOTENCY_STATUS.value}":"{status}"' if status else "",
-        f'"{LogKey.ERROR_CODE.value}":{_esc(error_code)}' if error_code else "",
+        f'"{_LK.IDEMPOTENCY_STATUS}":"{status}"' if status else "",
+        f'"{_LK.ERROR_CODE}":{_esc(error_code)}' if error_code else "",
         ",".join(tail),
     )
 
 
 FAST_PARTS = {o: fast_parts(o) for o in Outcome}
-RECEIVED_HEAD = f'"{LogKey.OUTCOME.value}":"{Outcome.RECEIVED.value}"'
-RECEIVED_TAKEN = frozenset(k.value for k in (LogKey.OUTCOME, LogKey.EVENT_SOURCE, LogKey.EVENT_ID,
-                                              LogKey.IDEMPOTENCY_KEY, LogKey.ATTEMPT, LogKey.CORRELATION_ID,
-                                              LogKey.RECORD_AGE_MS))
+RECEIVED_HEAD = f'"{_LK.OUTCOME}":"{Outcome.RECEIVED.value}"'
+RECEIVED_TAKEN = frozenset((_LK.OUTCOME, _LK.EVENT_SOURCE, _LK.EVENT_ID, _LK.IDEMPOTENCY_KEY, _LK.ATTEMPT,
+                            _LK.CORRELATION_ID, _LK.RECORD_AGE_MS))
 
 # Keys the emitter owns in a log record: props cannot set them.
 RESERVED_KEYS = frozenset(
-    k.value for k in (LogKey.LEVEL, LogKey.MESSAGE, LogKey.TIMESTAMP, LogKey.SERVICE, LogKey.COLD_START,
-                      LogKey.FUNCTION_NAME, LogKey.FUNCTION_ARN, LogKey.FUNCTION_MEMORY_SIZE,
-                      LogKey.FUNCTION_REQUEST_ID, LogKey.XRAY_TRACE_ID, LogKey.OUTCOME,
-                      LogKey.SCHEMA_VERSION, LogKey.WARNING_CODE, LogKey.EVENT_SOURCE, LogKey.EVENT_ID,
-                      LogKey.ATTEMPT, LogKey.RECORD_AGE_MS, LogKey.OPERATION, LogKey.IDEMPOTENCY_KEY)
+    (_LK.LEVEL, _LK.MESSAGE, _LK.TIMESTAMP, _LK.SERVICE, _LK.COLD_START, _LK.FUNCTION_NAME, _LK.FUNCTION_ARN,
+     _LK.FUNCTION_MEMORY_SIZE, _LK.FUNCTION_REQUEST_ID, _LK.XRAY_TRACE_ID, _LK.OUTCOME, _LK.SCHEMA_VERSION,
+     _LK.WARNING_CODE, _LK.EVENT_SOURCE, _LK.EVENT_ID, _LK.ATTEMPT, _LK.RECORD_AGE_MS, _LK.OPERATION,
+     _LK.IDEMPOTENCY_KEY)
 ) | {"idemwatch_dropped"}
 STATUS_VALUES = frozenset(s.value for s in IdempotencyStatus)
 ERROR_CLASS_VALUES = frozenset(c.value for c in ErrorClass)
@@ -128,5 +126,5 @@ CONTRACT_METRICS = frozenset(m.value for m in Metric)
 MS_METRICS = frozenset(m.value for m in Metric if m.unit is Unit.MILLISECONDS)
 EMF_PROPS = (K_FUNCTION_NAME, K_FUNCTION_REQUEST_ID)
 SERVICE, OPERATION, EVENT_SOURCE = Dimension.SERVICE.value, Dimension.OPERATION.value, Dimension.EVENT_SOURCE.value
-K_LEVEL = LogKey.LEVEL.value
+K_LEVEL = _LK.LEVEL
 ROOT_RESERVED = frozenset({"_aws", SERVICE, OPERATION, EVENT_SOURCE, *EMF_PROPS, K_SCHEMA_VERSION, K_LEVEL})

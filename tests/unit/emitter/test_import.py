@@ -31,3 +31,21 @@ def test_import_emitter_powertools_defers_powertools():
             "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('aws_lambda_powertools', 'boto')))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_log_key_enum_is_made_on_first_use_once():
+    """``import emitter`` (and an Emitter writing a record) does not build the LogKey enum; the first access builds
+    it once, the same class for every thread, equal to what ``class LogKey(str, Enum)`` over the same members gives
+    (the member-by-member comparison is test_contract_enums')."""
+    code = (
+        "import sys, json, threading; import emitter, emitter.contract as c; from emitter import Emitter, MemorySink\n"
+        "em = Emitter(service='s', sink=MemorySink()); em.succeeded(key='k'); em.flush()\n"
+        "before = 'LogKey' in vars(c)\n"
+        "got = []; ts = [threading.Thread(target=lambda: got.append(c.LogKey)) for _ in range(8)]\n"
+        "[t.start() for t in ts]; [t.join() for t in ts]\n"
+        "from emitter import LogKey\n"
+        "print(json.dumps([before, len({id(x) for x in got}), LogKey is got[0], [k.value for k in LogKey] == "
+        "list(c.LOG_KEYS), LogKey.OUTCOME.value, json.loads(em.sink.lines[0])['outcome']]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [False, 1, True, True, "outcome", "succeeded"]
