@@ -81,6 +81,7 @@ _K_RECORD_AGE_MS = _o.K_RECORD_AGE_MS
 _K_SIDE_EFFECT_REF = _o.K_SIDE_EFFECT_REF
 _LINE_HEAD = _o.LINE_HEAD
 _MAX_FIELD = _o.MAX_FIELD
+_MAX_ABS = C.MAX_ABS_VALUE
 _M_EVENTS_RECEIVED = _o.M_EVENTS_RECEIVED
 _M_RECORD_AGE = _o.M_RECORD_AGE
 _M_REDELIVERY = _o.M_REDELIVERY
@@ -768,7 +769,8 @@ class Emitter(InvocationLifecycle):
                 props
                 or (record is not None and record.__class__ is not EventRecord)
                 or (value is not None and (value.__class__ is not (int if field is _F_EXPIRES else str)
-                                           or (field is not _F_EXPIRES and len(value) > _MAX_FIELD)))  # type: ignore[arg-type]
+                                           or (len(value) > _MAX_FIELD if field is not _F_EXPIRES  # type: ignore[arg-type]
+                                               else not -_MAX_ABS <= value <= _MAX_ABS)))  # what coerce_metric_value takes
             ):
                 raise _SlowPath
             # JSON assembled from C-escaped pieces in the key order record_outcome uses (same bytes, tested).

@@ -1,0 +1,224 @@
+"""The emitter's string-assembled JSON against ``json.dumps`` as the oracle, on random values.
+
+- EMF: :func:`emf.group_document` (the flush's serializer, cached per group shape) writes what ``json.dumps`` writes
+  for the same document, and what :func:`emf.fast_document` writes, for random contract-metric groups and values
+  (huge ints, subnormal and huge floats); the values the emitter refuses (NaN, inf, magnitudes beyond 2^360) are
+  refused by ``coerce_metric_value`` as before.
+- Log records: every line the outcome calls write is exactly ``json.dumps`` of its own parse (compact, ASCII
+  escapes: so unicode, lone surrogates, quotes, controls and U+2028 come out as json.dumps escapes them), carries
+  the values given (keys, error codes, ids; cut to MAX_LOG_FIELD_CHARS), never a secret, and is byte for byte what
+  the general builder (``record_outcome``) writes for the same call.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from emitter import Emitter, EventRecord, EventSource, MemorySink, Metric, Outcome, emf
+from emitter import constants as C
+from emitter.contract import METRIC_UNITS, REDACTED
+
+NOW = 1_767_608_401_000
+SECRET = "S3CR3T-oracle"
+MAX = C.MAX_LOG_FIELD_CHARS
+
+
+def compact(obj: object) -> str:
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False)
+
+
+def _no_constants(name: str) -> object:
+    raise AssertionError(f"non-JSON constant {name} in a line")
+
+
+# ---------------------------------------------------------------------------------------------------- EMF documents
+numbers = st.one_of(
+    st.integers(0, 10**6),
+    st.integers(-(2**400), 2**400),  # beyond 2^360: refused by coerce_metric_value
+    st.floats(allow_nan=True, allow_infinity=True),  # NaN and inf: refused; subnormals: refused below 2^-360
+    st.floats(min_value=-1e300, max_value=1e300, allow_nan=False),
+)
+metrics = st.lists(st.sampled_from(list(Metric)), unique=True, min_size=1, max_size=len(Metric))
+
+
+@settings(max_examples=300, deadline=None)
+@given(names=metrics, raw=st.lists(st.lists(numbers, min_size=1, max_size=12), min_size=len(Metric),
+                                   max_size=len(Metric)),
+       dims=st.dictionaries(st.sampled_from(["Service", "Operation", "Region"]), st.text(min_size=1, max_size=8),
+                            min_size=1))
+def test_group_document_equals_json_dumps(names, raw, dims):
+    group: dict[str, emf.MetricSeries] = {}
+    for m, values in zip(names, raw):
+        kept = []
+        for v in values:
+            c, reason = emf.coerce_metric_value(v)
+            if math.isnan(v) or math.isinf(v) or (v and not 2.0**-360 <= abs(v) <= 2.0**360):
+                assert reason is not None and c is None  # refused as today, never written
+            else:
+                assert reason is None
+                kept.append(c)
+        if kept:
+            unit = METRIC_UNITS[m].value
+            group[m.value] = emf.new_series(m.value, unit, 60, kept if unit != "Count" else [sum(kept)])
+    if not group:
+        return
+    sets = [["Service", "Operation"], ["Service"]]
+    header = emf.directive_header("Idempotency", sets)
+    root = {**dims, "function_request_id": "r-ü\ud800", "schema_version": "1"}
+    body = compact(root)[1:-1]
+    expected = {"_aws": {"Timestamp": NOW, "CloudWatchMetrics": [{
+        "Namespace": "Idempotency", "Dimensions": sets,
+        "Metrics": [{"Name": n, "Unit": s.unit} for n, s in group.items()]}]},
+        **root, **{n: (s.values[0] if len(s.values) == 1 else s.values) for n, s in group.items()}}
+    for _ in range(2):  # the second call takes the shape cache
+        line = emf.group_document(header, NOW, body, group)
+        assert line == compact(expected)
+        assert line == emf.fast_document(header, NOW, body, list(group.values()))
+
+
+def test_group_document_splits_and_custom_metrics_like_fast_document():
+    """Over 100 values: None (the caller splits); a custom metric (unit not fixed by the contract): the uncached
+    fast_document, same line."""
+    header = emf.directive_header("Ns", [["Service"]])
+    big = {"RecordAge": emf.new_series("RecordAge", "Milliseconds", 60, list(range(101)))}
+    assert emf.group_document(header, NOW, '"Service":"s"', big) is None
+    custom = {"EventsReceived": emf.new_series("EventsReceived", "Count", 60, [3]),
+              "Latency": emf.new_series("Latency", "Seconds", 1, [0.5, 2])}
+    line = emf.group_document(header, NOW, '"Service":"s"', custom)
+    assert line == emf.fast_document(header, NOW, '"Service":"s"', list(custom.values()))
+    assert json.loads(line)["_aws"]["CloudWatchMetrics"][0]["Metrics"][1] == {
+        "Name": "Latency", "Unit": "Seconds", "StorageResolution": 1}
+
+
+# ---------------------------------------------------------------------------------------------------- log records
+chars = st.one_of(st.characters(), st.sampled_from(['"', "\\", "\x00", "\x1f", "\u2028", "\ud800", "\udfff", "é",
+                                                    "😀", "\x7f"]))
+texts = st.one_of(st.text(chars, min_size=1, max_size=30), st.integers(MAX - 2, MAX + 3).map(lambda n: "k" * n))
+huge_ints = st.one_of(st.integers(0, 2**53), st.integers(-(2**400), 2**400),
+                      st.sampled_from([2**360, 2**360 + 1, -(2**360), 10**5000]))
+secret_names = st.sampled_from(["password", "dbPassword", "api_key", "X-Api-Key", "authorization", "SESSION",
+                                "client_secret", "refresh_tokens"])
+METHODS = {
+    "succeeded": (Outcome.SUCCEEDED, None), "duplicate_completed": (Outcome.DUPLICATE_COMPLETED, None),
+    "duplicate_in_progress": (Outcome.DUPLICATE_IN_PROGRESS, None), "payload_conflict": (Outcome.PAYLOAD_CONFLICT, None),
+    "store_error": (Outcome.STORE_ERROR, "error_code"), "retryable_failure": (Outcome.RETRYABLE_FAILURE, "error_code"),
+    "permanent_failure": (Outcome.PERMANENT_FAILURE, "error_code"), "poison_message": (Outcome.POISON_MESSAGE, "error_code"),
+    "claimed": (Outcome.CLAIMED, "expires_at_ms"), "stale_claim_takeover": (Outcome.STALE_CLAIM_TAKEOVER, "expires_at_ms"),
+    "ambiguous_commit": (Outcome.AMBIGUOUS_COMMIT, "side_effect_ref"),
+}
+
+
+class Ctx:
+    def __init__(self, rid: str, fname: str) -> None:
+        self.aws_request_id, self.function_name = rid, fname
+        self.invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:f"
+        self.memory_limit_in_mb = 256
+
+
+call = st.fixed_dictionaries({
+    "method": st.sampled_from(sorted(METHODS)),
+    "key": st.one_of(st.none(), texts),
+    "value": st.one_of(st.none(), texts, huge_ints),
+    "record": st.one_of(st.none(), st.fixed_dictionaries({
+        "event_id": st.one_of(st.none(), texts), "attempt": st.integers(1, 2**70),
+        "source": st.sampled_from([EventSource.SQS, EventSource.KINESIS, EventSource.API_GATEWAY_HTTP]),
+        "key": st.one_of(st.none(), texts), "corr": st.one_of(st.none(), texts)})),
+    "secret": st.one_of(st.none(), secret_names),
+    "extra": st.one_of(st.none(), st.floats(), huge_ints, texts),
+})
+
+
+def _record(d: dict | None) -> EventRecord | None:
+    if d is None:
+        return None
+    return EventRecord(event_id=d["event_id"], event_source=d["source"], attempt=d["attempt"],
+                       idempotency_key=d["key"], correlation_id=d["corr"])
+
+
+def _invoke(em: Emitter, c: dict, general: bool) -> None:
+    outcome, field = METHODS[c["method"]]
+    props: dict = {}
+    if field is not None and c["value"] is not None and (field == "expires_at_ms") == isinstance(c["value"], int):
+        props[field] = c["value"]
+    if c["secret"] is not None:
+        props[c["secret"]] = SECRET
+    if c["extra"] is not None:
+        props["note"] = c["extra"]
+    if general:
+        em.record_outcome(outcome, _record(c["record"]), c["key"], **props)
+    else:
+        getattr(em, c["method"])(_record(c["record"]), c["key"], **props)
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls=st.lists(call, min_size=1, max_size=6), hashing=st.booleans(),
+       service=st.text(chars, min_size=1, max_size=12), rid=st.text(chars, min_size=1, max_size=40),
+       fname=st.text(chars, min_size=1, max_size=20))
+def test_outcome_lines_are_json_dumps_of_themselves_and_equal_the_general_builder(calls, hashing, service, rid,
+                                                                                  fname):
+    sinks = []
+    for general in (False, True):
+        em = Emitter(service=service, sink=MemorySink(), clock=lambda: NOW, hash_idempotency_keys=hashing)
+        em.sink.lines.clear()  # a warning about the service name itself (written before the invocation)
+        with em.invocation(Ctx(rid, fname), operation="Op", cold_start=False):
+            for c in calls:
+                _invoke(em, c, general)
+            lines = list(em.sink.lines)
+        sinks.append((lines, dict(em.warnings)))
+        assert "internal_error" not in em.warnings  # every value is written or dropped with a warning, never lost
+        for line in lines:
+            rec = json.loads(line, parse_constant=_no_constants)
+            assert line == json.dumps(rec, separators=(",", ":"))  # the oracle: compact, ASCII-escaped json.dumps
+            assert SECRET not in line
+            assert rec["function_request_id"] == rid[:MAX] and rec["service"] == service
+        outcomes = [json.loads(x) for x in lines if '"outcome"' in x]
+        assert len(outcomes) == len(calls)  # one record per call
+        for c, rec in zip(calls, outcomes):
+            outcome, field = METHODS[c["method"]]
+            assert rec["outcome"] == outcome.value
+            key = c["key"] if c["key"] is not None else (c["record"] or {}).get("key")
+            if key is not None and not hashing:
+                assert rec["idempotency_key"] == key[:MAX]
+            if c["secret"] is not None:
+                assert rec[c["secret"]] == REDACTED
+            r = c["record"]
+            if r is not None and r["event_id"] is not None:
+                assert rec["event_id"] == r["event_id"][:MAX]
+            v = c["value"]
+            if field == "error_code" and isinstance(v, str):
+                assert rec["error_code"] == v[:MAX]
+            if field == "expires_at_ms" and isinstance(v, int):
+                if abs(v) <= 2**360:
+                    assert rec["in_progress_expires_at_ms"] == v
+                else:  # beyond what a metric value may be: dropped from the record, with a warning
+                    assert "in_progress_expires_at_ms" not in rec
+    (fast_lines, fast_warnings), (general_lines, general_warnings) = sinks
+    assert fast_lines == general_lines
+    assert fast_warnings == general_warnings
+
+
+@pytest.mark.parametrize("value", [2**53, 2**360, 2**360 + 1, -(2**360) - 1, 10**400, 10**5000],
+                         ids=["2^53", "2^360", "2^360+1", "-2^360-1", "10^400", "10^5000"])
+@pytest.mark.parametrize("method", ["claimed", "stale_claim_takeover"])
+def test_expiry_ints_beyond_a_metric_value_are_dropped_with_a_warning_on_both_paths(method, value):
+    """An ``expires_at_ms`` int the general builder refuses (magnitude over 2^360; over 4300 digits ``int.__repr__``
+    raises) takes the general path: the record is written without it and the drop is counted, never lost as an
+    internal error (the fast path wrote the first and lost the record of the second before)."""
+    out = []
+    for general in (False, True):
+        em = Emitter(service="s", sink=MemorySink(), clock=lambda: NOW)
+        c = {"method": method, "key": "k", "value": value, "record": None, "secret": None, "extra": None}
+        _invoke(em, c, general)
+        out.append((em.sink.lines, em.warnings))
+        rec = next(json.loads(x) for x in em.sink.lines if "\"outcome\"" in x)
+        assert rec["outcome"] == METHODS[method][0].value
+        if value <= 2**360 and value >= -(2**360):
+            assert rec["in_progress_expires_at_ms"] == value and em.warnings == {}
+        else:
+            assert "in_progress_expires_at_ms" not in rec and em.warnings == {"invalid_property": 1}
+    assert out[0] == out[1]
