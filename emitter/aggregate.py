@@ -182,15 +182,16 @@ class MetricAggregator(SinkOutput):
             lines: list[str] = []
             for (op, es), series in groups.items():
                 dims, sets, header, dims_body = self._group_dimensions(op, es, dims_now)
+                values = list(series.values())
                 body = f"{dims_body},{props_body}" if dims_body else props_body
-                line = emf.group_document(header, ts, body, series)
+                line = emf.fast_document(header, ts, body, values)
                 if line is not None:
                     lines.append(line)
                 else:
                     import json  # rare path (a group over 100 metrics/values or 256 KB): json is loaded lazily
 
                     props = json.loads("{" + props_body + "}")
-                    lines.extend(emf.build_documents(self.namespace, dims, sets, list(series.values()), ts, props))
+                    lines.extend(emf.build_documents(self.namespace, dims, sets, values, ts, props))
             try:  # self._write inlined (the lock is held)
                 self.sink.write_lines(lines)
             except KeyboardInterrupt:

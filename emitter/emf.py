@@ -297,47 +297,6 @@ def fast_document(header: str, timestamp_ms: int, root_body: str, series: list[M
     return line if len(line) <= max_bytes else None
 
 
-_SHAPES: dict[tuple[str, ...], tuple[str, tuple[str, ...]]] = {}  # contract metric names in a group's order ->
-# (their definitions as JSON, their member heads)
-_CONTRACT_DEFS: dict[str, tuple[str, int]] = {}  # contract metric name -> (unit, resolution), filled on first use
-
-
-def group_document(header: str, timestamp_ms: int, root_body: str, group: Mapping[str, MetricSeries],
-                   max_bytes: int = C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM) -> str | None:
-    """:func:`fast_document` of a group's series (``{name: series}`` in metric order): the same line, or None when
-    the group needs splitting. A group of contract metrics only (the emitter's own: their unit and resolution are
-    fixed by the contract, and ``add_metric`` refuses their names) has its definitions and member heads cached by
-    the names' order; any other group goes through fast_document."""
-    names = tuple(group)
-    shape = _SHAPES.get(names)
-    if shape is None:
-        if not _CONTRACT_DEFS:
-            from emitter.contract import METRIC_UNITS
-
-            _CONTRACT_DEFS.update({m.value: (u.value, 60) for m, u in METRIC_UNITS.items()})
-        if not names or len(names) > _MAX_METRICS or any(
-                _CONTRACT_DEFS.get(s.name) != (s.unit, s.resolution) for s in group.values()):
-            return fast_document(header, timestamp_ms, root_body, list(group.values()), max_bytes)
-        shape = (",".join([_dumps(s.definition()) for s in group.values()]), tuple([_esc(n) + ":" for n in names]))
-        if len(_SHAPES) < 256:
-            _SHAPES[names] = shape
-    members = []
-    add = members.append
-    for head, s in zip(shape[1], group.values()):
-        v = s.values
-        n = len(v)
-        if n == 1:
-            x = v[0]
-            add(f"{head}{x}" if x.__class__ is int else head + float.__repr__(x))
-        elif n > _MAX_VALUES:
-            return None
-        else:  # plain finite ints/floats (validated on the way in): their list repr without spaces is the JSON text
-            add(head + list.__repr__(v).replace(" ", ""))
-    line = (f'{{"_aws":{{"Timestamp":{int(timestamp_ms)},{header}{shape[0]}]}}]}}'
-            f'{"," + root_body if root_body else ""},{",".join(members)}}}')
-    return line if len(line) <= max_bytes else None
-
-
 def _serialize(base: dict[str, Any], entries: list[tuple[MetricSeries, Any]], max_bytes: int) -> list[str]:
     aws = base["_aws"]
     directive = dict(aws["CloudWatchMetrics"][0])

@@ -1,9 +1,8 @@
 """The emitter's string-assembled JSON against ``json.dumps`` as the oracle, on random values.
 
-- EMF: :func:`emf.group_document` (the flush's serializer, cached per group shape) writes what ``json.dumps`` writes
-  for the same document, and what :func:`emf.fast_document` writes, for random contract-metric groups and values
-  (huge ints, subnormal and huge floats); the values the emitter refuses (NaN, inf, magnitudes beyond 2^360) are
-  refused by ``coerce_metric_value`` as before.
+- EMF: :func:`emf.fast_document` (the flush's serializer) writes what ``json.dumps`` writes for the same document,
+  for random contract-metric groups and values (huge ints, subnormal and huge floats); the values the emitter refuses
+  (NaN, inf, magnitudes beyond 2^360) are refused by ``coerce_metric_value`` as before.
 - Log records: every line the outcome calls write is exactly ``json.dumps`` of its own parse (compact, ASCII
   escapes: so unicode, lone surrogates, quotes, controls and U+2028 come out as json.dumps escapes them), carries
   the values given (keys, error codes, ids; cut to MAX_LOG_FIELD_CHARS), never a secret, and is byte for byte what
@@ -51,8 +50,8 @@ metrics = st.lists(st.sampled_from(list(Metric)), unique=True, min_size=1, max_s
                                    max_size=len(Metric)),
        dims=st.dictionaries(st.sampled_from(["Service", "Operation", "Region"]), st.text(min_size=1, max_size=8),
                             min_size=1))
-def test_group_document_equals_json_dumps(names, raw, dims):
-    group: dict[str, emf.MetricSeries] = {}
+def test_fast_document_equals_json_dumps(names, raw, dims):
+    series = []
     for m, values in zip(names, raw):
         kept = []
         for v in values:
@@ -64,35 +63,17 @@ def test_group_document_equals_json_dumps(names, raw, dims):
                 kept.append(c)
         if kept:
             unit = METRIC_UNITS[m].value
-            group[m.value] = emf.new_series(m.value, unit, 60, kept if unit != "Count" else [sum(kept)])
-    if not group:
+            series.append(emf.new_series(m.value, unit, 60, kept if unit != "Count" else [sum(kept)]))
+    if not series:
         return
     sets = [["Service", "Operation"], ["Service"]]
     header = emf.directive_header("Idempotency", sets)
     root = {**dims, "function_request_id": "r-ü\ud800", "schema_version": "1"}
-    body = compact(root)[1:-1]
     expected = {"_aws": {"Timestamp": NOW, "CloudWatchMetrics": [{
         "Namespace": "Idempotency", "Dimensions": sets,
-        "Metrics": [{"Name": n, "Unit": s.unit} for n, s in group.items()]}]},
-        **root, **{n: (s.values[0] if len(s.values) == 1 else s.values) for n, s in group.items()}}
-    for _ in range(2):  # the second call takes the shape cache
-        line = emf.group_document(header, NOW, body, group)
-        assert line == compact(expected)
-        assert line == emf.fast_document(header, NOW, body, list(group.values()))
-
-
-def test_group_document_splits_and_custom_metrics_like_fast_document():
-    """Over 100 values: None (the caller splits); a custom metric (unit not fixed by the contract): the uncached
-    fast_document, same line."""
-    header = emf.directive_header("Ns", [["Service"]])
-    big = {"RecordAge": emf.new_series("RecordAge", "Milliseconds", 60, list(range(101)))}
-    assert emf.group_document(header, NOW, '"Service":"s"', big) is None
-    custom = {"EventsReceived": emf.new_series("EventsReceived", "Count", 60, [3]),
-              "Latency": emf.new_series("Latency", "Seconds", 1, [0.5, 2])}
-    line = emf.group_document(header, NOW, '"Service":"s"', custom)
-    assert line == emf.fast_document(header, NOW, '"Service":"s"', list(custom.values()))
-    assert json.loads(line)["_aws"]["CloudWatchMetrics"][0]["Metrics"][1] == {
-        "Name": "Latency", "Unit": "Seconds", "StorageResolution": 1}
+        "Metrics": [{"Name": s.name, "Unit": s.unit} for s in series]}]},
+        **root, **{s.name: (s.values[0] if len(s.values) == 1 else s.values) for s in series}}
+    assert emf.fast_document(header, NOW, compact(root)[1:-1], series) == compact(expected)
 
 
 # ---------------------------------------------------------------------------------------------------- log records
@@ -176,7 +157,7 @@ def test_outcome_lines_are_json_dumps_of_themselves_and_equal_the_general_builde
             assert line == json.dumps(rec, separators=(",", ":"))  # the oracle: compact, ASCII-escaped json.dumps
             assert SECRET not in line
             assert rec["function_request_id"] == rid[:MAX] and rec["service"] == service
-        outcomes = [json.loads(x) for x in lines if '"outcome"' in x]
+        outcomes = [r for r in map(json.loads, lines) if "outcome" in r]
         assert len(outcomes) == len(calls)  # one record per call
         for c, rec in zip(calls, outcomes):
             outcome, field = METHODS[c["method"]]
@@ -215,7 +196,7 @@ def test_expiry_ints_beyond_a_metric_value_are_dropped_with_a_warning_on_both_pa
         c = {"method": method, "key": "k", "value": value, "record": None, "secret": None, "extra": None}
         _invoke(em, c, general)
         out.append((em.sink.lines, em.warnings))
-        rec = next(json.loads(x) for x in em.sink.lines if "\"outcome\"" in x)
+        rec = next(r for r in map(json.loads, em.sink.lines) if "outcome" in r)
         assert rec["outcome"] == METHODS[method][0].value
         if value <= 2**360 and value >= -(2**360):
             assert rec["in_progress_expires_at_ms"] == value and em.warnings == {}
