@@ -17,8 +17,6 @@ from emitter.contract import (
     DEFAULT_REDACTED_KEYS,
     ErrorClass,
     EventSource,
-    IdempotencyStatus,
-    Metric,
     Outcome,
 )
 from emitter.core import Emitter
@@ -29,15 +27,15 @@ from emitter.types import Classification, EventRecord
 
 def __getattr__(name: str) -> object:
     """``emitter.ErrorClassifier`` is imported on first use (a cold start that records no failure never needs it);
-    ``emitter.LogKey`` is made on first use (the emitter itself reads only its strings)."""
+    ``emitter.IdempotencyStatus``, ``LogKey`` and ``Metric`` are made on first use (the emitter itself reads only their strings)."""
     if name == "ErrorClassifier":
         from emitter.classify import ErrorClassifier
 
         return ErrorClassifier
-    if name == "LogKey":  # made on first use too (emitter.contract)
-        from emitter.contract import LogKey
+    if name in ("IdempotencyStatus", "LogKey", "Metric"):  # made on first use too (emitter.contract)
+        from emitter import contract
 
-        return LogKey
+        return getattr(contract, name)
     raise AttributeError(f"module 'emitter' has no attribute {name!r}")
 
 

@@ -9,17 +9,20 @@ read, and these are read several times per outcome).
 from __future__ import annotations
 
 from emitter import constants as C
+
+# The _-names: strings of the enums and mappings emitter.contract makes on first use (the emitter needs only these)
 from emitter.contract import (
-    OUTCOME_METRIC,
-    Dimension,
+    _MS_METRIC_VALUES,
+    _OUTCOME_METRIC_VALUES,
     ErrorClass,
     EventSource,
-    IdempotencyStatus,
-    Metric,
     Outcome,
-    Unit,
 )
-from emitter.contract import _LogKeyValues as _LK  # LogKey's strings (the enum is made on first use)
+from emitter.contract import _DimensionValues as _DIM
+from emitter.contract import _IdempotencyStatusValues as _ST
+from emitter.contract import _LogKeyValues as _LK
+from emitter.contract import _MetricValues as _M
+from emitter.contract import _UnitValues as _U
 from emitter.exceptions import TimeoutBudgetExceeded
 from emitter.jsonfast import esc as _esc
 
@@ -48,14 +51,14 @@ K_SIDE_EFFECT_REF = _LK.SIDE_EFFECT_REF
 K_TENANT_ID = _LK.TENANT_ID
 K_WARNING_CODE = _LK.WARNING_CODE
 K_XRAY_TRACE_ID = _LK.XRAY_TRACE_ID
-M_RECORD_AGE = Metric.RECORD_AGE.value
-M_EVENTS_RECEIVED = Metric.EVENTS_RECEIVED.value
-M_REDELIVERY = Metric.REDELIVERY.value
-M_REMAINING_TIME_AT_SIDE_EFFECT = Metric.REMAINING_TIME_AT_SIDE_EFFECT.value
-U_COUNT, U_MS = Unit.COUNT.value, Unit.MILLISECONDS.value
+M_RECORD_AGE = _M.RECORD_AGE
+M_EVENTS_RECEIVED = _M.EVENTS_RECEIVED
+M_REDELIVERY = _M.REDELIVERY
+M_REMAINING_TIME_AT_SIDE_EFFECT = _M.REMAINING_TIME_AT_SIDE_EFFECT
+U_COUNT, U_MS = _U.COUNT, _U.MILLISECONDS
 ES_VALUE = {e: e.value for e in EventSource}
 OUTCOME_VALUE = {o: o.value for o in Outcome}
-OUTCOME_METRIC_NAME = {o: (m.value if m is not None else None) for o, m in OUTCOME_METRIC.items()}
+OUTCOME_METRIC_NAME = dict(_OUTCOME_METRIC_VALUES)  # Outcome -> metric name | None (contract.OUTCOME_METRIC)
 REMAINING_OUTCOMES = frozenset({Outcome.SIDE_EFFECT_STARTED, Outcome.TIMEOUT_BUDGET_ABORT, Outcome.COLD_START})
 MAX_FIELD = C.MAX_LOG_FIELD_CHARS
 F_EXPIRES = "expires_at_ms"
@@ -65,15 +68,15 @@ F_EXPIRES = "expires_at_ms"
 # level, default idempotency_status, default retryable, default error_class, default error_code, message
 OUTCOME_SPEC: dict[Outcome, tuple[str, str | None, bool | None, str | None, str | None, str]] = {
     Outcome.RECEIVED: ("INFO", None, None, None, None, "Event received"),
-    Outcome.CLAIMED: ("INFO", IdempotencyStatus.IN_PROGRESS.value, None, None, None, "Idempotency key claimed"),
-    Outcome.SUCCEEDED: ("INFO", IdempotencyStatus.COMPLETED.value, None, None, None, "Event processed"),
-    Outcome.DUPLICATE_COMPLETED: ("INFO", IdempotencyStatus.COMPLETED.value, None, None, None,
+    Outcome.CLAIMED: ("INFO", _ST.IN_PROGRESS, None, None, None, "Idempotency key claimed"),
+    Outcome.SUCCEEDED: ("INFO", _ST.COMPLETED, None, None, None, "Event processed"),
+    Outcome.DUPLICATE_COMPLETED: ("INFO", _ST.COMPLETED, None, None, None,
                                   "Duplicate of a COMPLETED key: stored result returned"),
-    Outcome.DUPLICATE_IN_PROGRESS: ("WARNING", IdempotencyStatus.IN_PROGRESS.value, True, None, "DuplicateInProgress",
+    Outcome.DUPLICATE_IN_PROGRESS: ("WARNING", _ST.IN_PROGRESS, True, None, "DuplicateInProgress",
                                     "Duplicate of an IN_PROGRESS key: retry later"),
     Outcome.PAYLOAD_CONFLICT: ("WARNING", None, False, ErrorClass.PERMANENT.value, "PayloadConflict",
                                "Idempotency key reused with a different payload"),
-    Outcome.STALE_CLAIM_TAKEOVER: ("WARNING", IdempotencyStatus.IN_PROGRESS.value, None, None, None,
+    Outcome.STALE_CLAIM_TAKEOVER: ("WARNING", _ST.IN_PROGRESS, None, None, None,
                                    "Expired IN_PROGRESS claim taken over"),
     Outcome.RETRYABLE_FAILURE: ("WARNING", None, True, ErrorClass.RETRYABLE.value, "Unspecified", "Retryable failure"),
     Outcome.PERMANENT_FAILURE: ("ERROR", None, False, ErrorClass.PERMANENT.value, "Unspecified", "Permanent failure"),
@@ -120,11 +123,11 @@ RESERVED_KEYS = frozenset(
      _LK.WARNING_CODE, _LK.EVENT_SOURCE, _LK.EVENT_ID, _LK.ATTEMPT, _LK.RECORD_AGE_MS, _LK.OPERATION,
      _LK.IDEMPOTENCY_KEY)
 ) | {"idemwatch_dropped"}
-STATUS_VALUES = frozenset(s.value for s in IdempotencyStatus)
+STATUS_VALUES = frozenset(v for k, v in vars(_ST).items() if k.isupper())
 ERROR_CLASS_VALUES = frozenset(c.value for c in ErrorClass)
-CONTRACT_METRICS = frozenset(m.value for m in Metric)
-MS_METRICS = frozenset(m.value for m in Metric if m.unit is Unit.MILLISECONDS)
+CONTRACT_METRICS = frozenset(v for k, v in vars(_M).items() if k.isupper())
+MS_METRICS = frozenset(_MS_METRIC_VALUES)
 EMF_PROPS = (K_FUNCTION_NAME, K_FUNCTION_REQUEST_ID)
-SERVICE, OPERATION, EVENT_SOURCE = Dimension.SERVICE.value, Dimension.OPERATION.value, Dimension.EVENT_SOURCE.value
+SERVICE, OPERATION, EVENT_SOURCE = _DIM.SERVICE, _DIM.OPERATION, _DIM.EVENT_SOURCE
 K_LEVEL = _LK.LEVEL
 ROOT_RESERVED = frozenset({"_aws", SERVICE, OPERATION, EVENT_SOURCE, *EMF_PROPS, K_SCHEMA_VERSION, K_LEVEL})
