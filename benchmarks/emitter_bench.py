@@ -4,6 +4,8 @@ aws-embedded-metrics and a hand-written ``json.dumps`` EMF document.
 
     .venv/bin/python benchmarks/emitter_bench.py            # full run (~1 minute on 2 cores)
     .venv/bin/python benchmarks/emitter_bench.py --quick    # fewer processes / iterations
+    .venv/bin/python benchmarks/emitter_bench.py --baseline /tmp/old   # + an older checkout, interleaved
+      (e.g. ``git archive <commit> emitter | tar -x -C /tmp/old``: its emitter is imported and run alongside)
 
 Method
 - Import: ``python -c "<import>"`` in fresh processes, round-robin over the candidates (so machine drift hits all
@@ -62,6 +64,8 @@ IMPORTS = {
     "aws-embedded-metrics": "from aws_embedded_metrics import metric_scope",
 }
 
+BASELINE_IMPORT = "emitter (--baseline)"
+BASELINE_FULL = "emitter full path, --baseline checkout"
 METRICS = ["EventsSucceeded", "DuplicateCompleted", "PayloadConflict", "RetryableFailure", "PoisonMessage"]
 
 
@@ -98,27 +102,34 @@ def sqs_batch(n: int = 10) -> dict:
 
 
 # --------------------------------------------------------------------------- import time
-def measure_imports(processes: int) -> dict[str, tuple[float, float, float]]:
-    """{candidate: (median process wall ms, median in-process import wall ms, median in-process import CPU ms)}."""
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "emitter")], check=True)
+def measure_imports(processes: int, baseline: Path | None = None) -> dict[str, tuple[float, float, float]]:
+    """{candidate: (median process wall ms, median in-process import wall ms, median in-process import CPU ms)};
+    with ``baseline`` (a folder holding an older ``emitter/``) its import is a candidate too, in the same rounds."""
+    imports = dict(IMPORTS)
+    roots = {name: ROOT for name in imports}
+    if baseline is not None:
+        imports[BASELINE_IMPORT] = "import emitter"
+        roots[BASELINE_IMPORT] = baseline
+    for root in {ROOT, *roots.values()}:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "emitter")], check=True)
     probe = ("import time as _t; _c = _t.process_time(); _s = _t.perf_counter(); {stmt}; "
              "_w = _t.perf_counter() - _s; _u = _t.process_time() - _c; "
              "import sys; sys.stdout.write(f'{{_w}} {{_u}}')")
-    wall: dict[str, list[float]] = {k: [] for k in IMPORTS}
-    inproc: dict[str, list[float]] = {k: [] for k in IMPORTS}
-    cpu: dict[str, list[float]] = {k: [] for k in IMPORTS}
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    wall: dict[str, list[float]] = {k: [] for k in imports}
+    inproc: dict[str, list[float]] = {k: [] for k in imports}
+    cpu: dict[str, list[float]] = {k: [] for k in imports}
     for _ in range(processes):
-        for name, stmt in IMPORTS.items():
+        for name, stmt in imports.items():
+            env = dict(os.environ, PYTHONPATH=str(roots[name]))
             t0 = time.perf_counter()
             out = subprocess.run([sys.executable, "-c", probe.format(stmt=stmt)], capture_output=True, text=True,
-                                 env=env, check=True)
+                                 env=env, check=True, cwd="/")
             wall[name].append(time.perf_counter() - t0)
             w, u = out.stdout.split()
             inproc[name].append(float(w))
             cpu[name].append(float(u))
     med = statistics.median
-    return {k: (med(wall[k]) * 1e3, med(inproc[k]) * 1e3, med(cpu[k]) * 1e3) for k in IMPORTS}
+    return {k: (med(wall[k]) * 1e3, med(inproc[k]) * 1e3, med(cpu[k]) * 1e3) for k in imports}
 
 
 # --------------------------------------------------------------------------- per invocation
@@ -214,10 +225,30 @@ def build_candidates():
     }
 
 
-def measure_invocations(n: int, repeats: int) -> dict[str, float]:
+def baseline_full_path(baseline: Path) -> object:
+    """The full-path handler built from the ``emitter`` package under ``baseline``: its modules are imported in place
+    of this checkout's for the time of the build (the handler keeps references to them), then this checkout's are
+    put back."""
+    ours = {k: v for k, v in sys.modules.items() if k == "emitter" or k.startswith("emitter.")}
+    for k in ours:
+        del sys.modules[k]
+    sys.path.insert(0, str(baseline))
+    try:
+        _, candidates = build_candidates()
+        return candidates["emitter full path (+records, +batchItemFailures)"]
+    finally:
+        sys.path.remove(str(baseline))
+        for k in [k for k in sys.modules if k == "emitter" or k.startswith("emitter.")]:
+            del sys.modules[k]
+        sys.modules.update(ours)
+
+
+def measure_invocations(n: int, repeats: int, baseline: Path | None = None) -> dict[str, float]:
     """Best batch of ``n`` invocations over ``repeats`` batches per candidate, candidates interleaved batch by batch
     (a shared 2-core machine preempts us; the minimum of many short batches is the least disturbed figure)."""
     event, candidates = build_candidates()
+    if baseline is not None:
+        candidates[BASELINE_FULL] = baseline_full_path(baseline)
     ctx = Ctx()
     best = {name: float("inf") for name in candidates}
     real_stdout = sys.stdout
@@ -337,18 +368,24 @@ def measure_bytes() -> dict[str, float]:
     return out
 
 
+def full_ratio(inv: dict[str, float]) -> float:
+    return inv["emitter full path (+records, +batchItemFailures)"] / inv[BASELINE_FULL]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="20 processes, 100 batches of 40 invocations")
     ap.add_argument("--processes", type=int, default=None)
     ap.add_argument("--invocations", type=int, default=None)
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="a folder holding an older emitter/ (e.g. from git archive): timed alongside, interleaved")
     args = ap.parse_args()
     processes = args.processes or (20 if args.quick else 30)
     n = args.invocations or 40
     repeats = 100 if args.quick else 400
 
     print(f"python {sys.version.split()[0]} on {os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f}\n")
-    imp = measure_imports(processes)
+    imp = measure_imports(processes, args.baseline)
     bare_wall = imp["bare interpreter"][0]
     print(f"Import time, fresh processes (median of {processes} each; 'import' columns are measured inside the fresh")
     print("process around the import statement: wall clock and CPU time, the latter less disturbed by other load)")
@@ -359,11 +396,13 @@ def main() -> None:
         ratio = "" if name == "bare interpreter" or em_cpu <= 0 else f"{cpu / em_cpu:9.1f}x"
         print(f"  {name:32} {wall:11.1f} {wall - bare_wall:10.1f} {inproc:10.2f} {cpu:14.2f} {ratio:>10}")
     em_import = imp["emitter"][1]
+    if args.baseline is not None:
+        print(f"  import CPU vs the --baseline checkout, same rounds: {em_cpu / imp[BASELINE_IMPORT][2]:.3f}x")
     print(f"  target (issue 16): importing emitter costs <= 5 ms -> {em_import:.1f} ms wall "
           f"({'MET' if em_import <= 5 else 'MISSED'}), {em_cpu:.1f} ms CPU ({'MET' if em_cpu <= 5 else 'MISSED'}); "
           f"load average {os.getloadavg()[0]:.1f}\n")
 
-    inv = measure_invocations(n, repeats)
+    inv = measure_invocations(n, repeats, args.baseline)
     pt = inv["Powertools log_metrics"]
     floor = inv["hand-written json.dumps EMF"]
     print(f"Per invocation: 10-record SQS batch, 5 outcomes, flush (best of {repeats} batches of {n} invocations; "
@@ -371,6 +410,8 @@ def main() -> None:
     print(f"  {'candidate':55} {'us/invocation':>14} {'vs Powertools':>14} {'vs floor':>9}")
     for name, us in inv.items():
         print(f"  {name:55} {us:14.2f} {us / pt:13.2f}x {us / floor:8.2f}x")
+    if args.baseline is not None:
+        print(f"  full path vs the --baseline checkout, same run: {full_ratio(inv):.3f}x")
     target = "MET" if inv["emitter (StdoutSink)"] < pt else "MISSED"
     print(f"  target: emitter below Powertools -> {inv['emitter (StdoutSink)']:.2f} vs {pt:.2f} us ({target})")
     full = inv["emitter full path (+records, +batchItemFailures)"]
