@@ -15,7 +15,6 @@ The contract (metric names, units, dimensions, log keys, outcome values) is :mod
 from emitter.constants import WarningCode
 from emitter.contract import (
     DEFAULT_REDACTED_KEYS,
-    ErrorClass,
     EventSource,
     Outcome,
 )
@@ -27,12 +26,12 @@ from emitter.types import Classification, EventRecord
 
 def __getattr__(name: str) -> object:
     """``emitter.ErrorClassifier`` is imported on first use (a cold start that records no failure never needs it);
-    ``emitter.IdempotencyStatus``, ``LogKey`` and ``Metric`` are made on first use (the emitter itself reads only their strings)."""
+    ``emitter.ErrorClass``, ``IdempotencyStatus``, ``LogKey`` and ``Metric`` are made on first use (the emitter itself reads only their strings)."""
     if name == "ErrorClassifier":
         from emitter.classify import ErrorClassifier
 
         return ErrorClassifier
-    if name in ("IdempotencyStatus", "LogKey", "Metric"):  # made on first use too (emitter.contract)
+    if name in ("ErrorClass", "IdempotencyStatus", "LogKey", "Metric"):  # made on first use too (emitter.contract)
         from emitter import contract
 
         return getattr(contract, name)

@@ -327,7 +327,6 @@ _IdempotencyStatusValues = IdempotencyStatus  # made on first use, as Dimension
 del IdempotencyStatus
 
 
-@_contract_enum
 class ErrorClass:
     """How a failure is classified; decides the outcome written."""
 
@@ -336,13 +335,14 @@ class ErrorClass:
     POISON = "poison"
 
 
-ERROR_CLASS_OUTCOME: Mapping[ErrorClass, Outcome] = MappingProxyType(
-    {
-        ErrorClass.RETRYABLE: Outcome.RETRYABLE_FAILURE,
-        ErrorClass.PERMANENT: Outcome.PERMANENT_FAILURE,
-        ErrorClass.POISON: Outcome.POISON_MESSAGE,
-    }
-)
+_ErrorClassValues = ErrorClass  # made on first use, as Dimension
+del ErrorClass
+
+_ERROR_CLASS_OUTCOME_VALUES: dict[str, Outcome] = {  # ERROR_CLASS_OUTCOME (ErrorClass -> Outcome) is made from it
+    _ErrorClassValues.RETRYABLE: Outcome.RETRYABLE_FAILURE,
+    _ErrorClassValues.PERMANENT: Outcome.PERMANENT_FAILURE,
+    _ErrorClassValues.POISON: Outcome.POISON_MESSAGE,
+}
 
 
 @_contract_enum
@@ -412,13 +412,14 @@ del LogKey
 LOG_KEYS: tuple[str, ...] = tuple(v for k, v in vars(_LogKeyValues).items() if not k.startswith("_"))
 
 # --------------------------------------------------------------------------- made on first use
-# Dimension, Unit, Metric, IdempotencyStatus and LogKey are written above as plain classes (``_MetricValues.RECORD_AGE == "RecordAge"``):
-# the emitter reads only their strings at import, and creating those 5 enums (54 members) costs about 1 ms of every Lambda
+# Dimension, Unit, Metric, IdempotencyStatus, ErrorClass and LogKey are written above as plain classes (``_MetricValues.RECORD_AGE == "RecordAge"``):
+# the emitter reads only their strings at import, and creating those 6 enums (57 members) costs about 1 ms of every Lambda
 # cold start. The enums, and the mappings keyed by their members, are made from those classes on first use (module
 # ``__getattr__``: ``contract.Metric``, ``from emitter.contract import METRIC_UNITS``), once, under a lock: every
 # reader gets the same objects, equal to what ``class Metric(str, Enum)`` gives (test_contract_enums).
 _LAZY_ENUMS: dict[str, type] = {"Dimension": _DimensionValues, "Unit": _UnitValues, "Metric": _MetricValues,
-                                "IdempotencyStatus": _IdempotencyStatusValues, "LogKey": _LogKeyValues}
+                                "IdempotencyStatus": _IdempotencyStatusValues, "ErrorClass": _ErrorClassValues,
+                                "LogKey": _LogKeyValues}
 
 
 def _metric_units() -> Mapping[Any, Any]:
@@ -440,11 +441,17 @@ def _metric_outcome() -> Mapping[Any, Outcome]:
     return MappingProxyType({m: o for o, m in _lazy("OUTCOME_METRIC").items() if m is not None})
 
 
+def _error_class_outcome() -> Mapping[Any, Outcome]:
+    error_class = _lazy("ErrorClass")
+    return MappingProxyType({error_class(k): o for k, o in _ERROR_CLASS_OUTCOME_VALUES.items()})
+
+
 _LAZY_TABLES: dict[str, Callable[[], Any]] = {
     "METRIC_UNITS": _metric_units,  # Metric -> Unit
     "METRIC_DESCRIPTIONS": _metric_descriptions,  # Metric -> str
     "OUTCOME_METRIC": _outcome_metric,  # Outcome -> Metric | None (rule: _OUTCOME_METRIC_VALUES)
     "METRIC_OUTCOME": _metric_outcome,  # Metric -> Outcome
+    "ERROR_CLASS_OUTCOME": _error_class_outcome,  # ErrorClass -> Outcome
 }
 _lazy_lock = _thread.RLock()
 

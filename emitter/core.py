@@ -27,6 +27,7 @@ import sys as _sys
 import time
 
 from emitter import constants as C
+from emitter import contract as _contract  # ErrorClass and ERROR_CLASS_OUTCOME: made on first use
 from emitter import emf
 from emitter import outcomes as _o
 from emitter.adapters import _arn_name, adapt_event, adapt_single
@@ -35,11 +36,9 @@ from emitter.contract import (
     DEFAULT_REDACTED_EXACT_KEYS,
     DEFAULT_REDACTED_KEYS,
     DEFAULT_REDACTION_EXCEPTIONS,
-    ERROR_CLASS_OUTCOME,
     EXCEPTION_OUTCOME,
     NAMESPACE_DEFAULT,
     REDACTED,
-    ErrorClass,
     EventSource,
     Outcome,
     lambda_filtered_level,
@@ -732,7 +731,7 @@ class Emitter(InvocationLifecycle):
             clf = self.classifier
             return clf(exc, attempt) if not isinstance(clf, ErrorClassifier) else clf.classify(exc, attempt)
         except Exception:
-            return Classification(ErrorClass.RETRYABLE, type(exc).__name__, True)
+            return Classification(_contract.ErrorClass.RETRYABLE, type(exc).__name__, True)
 
     def failure(self, exc: BaseException, record: EventRecord | None = None, key: str | None = None,
                 **props: Any) -> Classification:
@@ -754,7 +753,7 @@ class Emitter(InvocationLifecycle):
             return c
         if getattr(exc, "_idemwatch_recorded", False) is True:
             return c
-        self.record_outcome(ERROR_CLASS_OUTCOME[c.error_class], record, key, error_code=c.error_code,
+        self.record_outcome(_contract.ERROR_CLASS_OUTCOME[c.error_class], record, key, error_code=c.error_code,
                             error_class=c.error_class.value, retryable=c.retryable, **props)
         return c
 

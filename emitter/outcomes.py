@@ -14,11 +14,11 @@ from emitter import constants as C
 from emitter.contract import (
     _MS_METRIC_VALUES,
     _OUTCOME_METRIC_VALUES,
-    ErrorClass,
     EventSource,
     Outcome,
 )
 from emitter.contract import _DimensionValues as _DIM
+from emitter.contract import _ErrorClassValues as _EC
 from emitter.contract import _IdempotencyStatusValues as _ST
 from emitter.contract import _LogKeyValues as _LK
 from emitter.contract import _MetricValues as _M
@@ -74,14 +74,14 @@ OUTCOME_SPEC: dict[Outcome, tuple[str, str | None, bool | None, str | None, str 
                                   "Duplicate of a COMPLETED key: stored result returned"),
     Outcome.DUPLICATE_IN_PROGRESS: ("WARNING", _ST.IN_PROGRESS, True, None, "DuplicateInProgress",
                                     "Duplicate of an IN_PROGRESS key: retry later"),
-    Outcome.PAYLOAD_CONFLICT: ("WARNING", None, False, ErrorClass.PERMANENT.value, "PayloadConflict",
+    Outcome.PAYLOAD_CONFLICT: ("WARNING", None, False, _EC.PERMANENT, "PayloadConflict",
                                "Idempotency key reused with a different payload"),
     Outcome.STALE_CLAIM_TAKEOVER: ("WARNING", _ST.IN_PROGRESS, None, None, None,
                                    "Expired IN_PROGRESS claim taken over"),
-    Outcome.RETRYABLE_FAILURE: ("WARNING", None, True, ErrorClass.RETRYABLE.value, "Unspecified", "Retryable failure"),
-    Outcome.PERMANENT_FAILURE: ("ERROR", None, False, ErrorClass.PERMANENT.value, "Unspecified", "Permanent failure"),
-    Outcome.POISON_MESSAGE: ("ERROR", None, False, ErrorClass.POISON.value, "Unspecified", "Poison message"),
-    Outcome.TIMEOUT_BUDGET_ABORT: ("WARNING", None, True, ErrorClass.RETRYABLE.value, TimeoutBudgetExceeded.error_code,
+    Outcome.RETRYABLE_FAILURE: ("WARNING", None, True, _EC.RETRYABLE, "Unspecified", "Retryable failure"),
+    Outcome.PERMANENT_FAILURE: ("ERROR", None, False, _EC.PERMANENT, "Unspecified", "Permanent failure"),
+    Outcome.POISON_MESSAGE: ("ERROR", None, False, _EC.POISON, "Unspecified", "Poison message"),
+    Outcome.TIMEOUT_BUDGET_ABORT: ("WARNING", None, True, _EC.RETRYABLE, TimeoutBudgetExceeded.error_code,
                                    "Side effect refused: remaining time below budget"),
     Outcome.AMBIGUOUS_COMMIT: ("ERROR", None, None, None, "AmbiguousCommit",
                                "Side-effect outcome unknown: needs reconciliation"),
@@ -124,7 +124,7 @@ RESERVED_KEYS = frozenset(
      _LK.IDEMPOTENCY_KEY)
 ) | {"idemwatch_dropped"}
 STATUS_VALUES = frozenset(v for k, v in vars(_ST).items() if k.isupper())
-ERROR_CLASS_VALUES = frozenset(c.value for c in ErrorClass)
+ERROR_CLASS_VALUES = frozenset(v for k, v in vars(_EC).items() if k.isupper())
 CONTRACT_METRICS = frozenset(v for k, v in vars(_M).items() if k.isupper())
 MS_METRICS = frozenset(_MS_METRIC_VALUES)
 EMF_PROPS = (K_FUNCTION_NAME, K_FUNCTION_REQUEST_ID)

@@ -6,11 +6,13 @@ must import fast inside a Lambda cold start.
 
 from __future__ import annotations
 
-from emitter.contract import ErrorClass, EventSource
+from emitter.contract import EventSource
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from emitter.contract import ErrorClass  # made on first use (emitter.contract)
 
 
 class EventRecord:

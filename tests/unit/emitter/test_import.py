@@ -33,8 +33,8 @@ def test_import_emitter_powertools_defers_powertools():
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
 
 
-LAZY = ["Dimension", "Unit", "Metric", "IdempotencyStatus", "LogKey", "METRIC_UNITS", "METRIC_DESCRIPTIONS", "OUTCOME_METRIC",
-        "METRIC_OUTCOME"]
+LAZY = ["Dimension", "Unit", "Metric", "IdempotencyStatus", "ErrorClass", "LogKey", "METRIC_UNITS", "METRIC_DESCRIPTIONS", "OUTCOME_METRIC",
+        "METRIC_OUTCOME", "ERROR_CLASS_OUTCOME"]
 
 
 def test_contract_enums_and_mappings_are_made_on_first_use_once():
