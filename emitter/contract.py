@@ -480,6 +480,10 @@ def __getattr__(name: str) -> Any:
     return _lazy(name)
 
 
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY_ENUMS, *_LAZY_TABLES})
+
+
 # --------------------------------------------------------------------------- redaction (rule: emitter/redact.py, docs/secrets.md)
 DEFAULT_REDACTED_KEYS: frozenset[str] = frozenset(
     {

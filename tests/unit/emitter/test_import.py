@@ -71,3 +71,9 @@ def test_unknown_contract_attribute_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         contract.Nope  # noqa: B018
     assert not hasattr(contract, "Nope")
+
+
+def test_dir_lists_the_names_made_on_first_use():
+    from emitter import contract
+
+    assert set(LAZY) <= set(dir(contract))
