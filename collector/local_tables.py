@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +30,6 @@ Progress = Callable[[str, str, int, int], None]
 
 _BATCH_ROWS = 100_000
 """Rows per Arrow batch streamed from a query into its Parquet file."""
-_MESSAGE_BATCH_ROWS = 20_000
-"""Rows per batch of whole messages (library_signals) streamed into Python."""
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _iso(dt: datetime | None) -> str | None:
@@ -120,10 +116,10 @@ def _convert_sql(t: Typed, duck_type: str) -> str:
 
 def _write_library_signals(store: Any, table: Table, query: str, since: float | None, until: float | None,
                            path: Path) -> int:
-    """The library_signals table: the query's raw events (``@timestamp``, ``@log``, ``@message``) streamed from DuckDB
-    in ``_MESSAGE_BATCH_ROWS`` batches into ``postprocess.expand_library_signals`` (the rule ``collect cloudwatch`` applies to
-    its string rows), so memory holds one batch plus the per-minute sums, whatever the number of events. Returns
-    the row count written."""
+    """The library_signals table: the query's raw events (``@timestamp``, ``@log``, ``@message``) expanded in
+    DuckDB by ``postprocess.expand_library_signals`` (the rule ``collect cloudwatch`` applies to its rows), so no
+    message goes through Python and memory holds the per-minute sums, whatever the number of events. Returns the
+    row count written."""
     con, compiled = prepare_query(store, query, since, until, limit_cap=None)
     names = [n for n, _ in compiled.columns]
     if names[:3] != ["@timestamp", "@log", "@message"]:
@@ -131,24 +127,26 @@ def _write_library_signals(store: Any, table: Table, query: str, since: float | 
                            "expected @timestamp, @log, @message first")
     ts, log, msg = (Typed(vtype, f"c{i}") for i, (_, vtype) in enumerate(compiled.columns[:3]))
     aliases = ", ".join(f"c{i}" for i in range(len(names)))
-    reader = con.sql(f"SELECT {_convert_sql(ts, 'BIGINT')}, {as_text(log)}, {as_text(msg)} "
-                         f"FROM ({compiled.sql}) AS q({aliases})", params=compiled.params).to_arrow_reader(_MESSAGE_BATCH_ROWS)
+    rows = (f"SELECT {_convert_sql(ts, 'BIGINT')} AS ts, {as_text(log)} AS lg, {as_text(msg)} AS msg "
+            f"FROM ({compiled.sql}) AS q({aliases})")
+    params = list(compiled.params)
+    ordered_table = "__iw_library_signal_rows"
 
-    def triples() -> Iterator[tuple[datetime, str | None, str]]:
-        for batch in reader:
-            for ms, lg, m in zip(*(c.to_pylist() for c in batch.columns)):
-                if ms is not None:  # a row without a timestamp has no bin
-                    yield _EPOCH + timedelta(milliseconds=ms), lg, m or ""
+    def ordered_source() -> tuple[str, list]:
+        # rows stored in query order (DuckDB keeps the insertion order of an ordered CREATE TABLE AS): rowid = order
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {ordered_table} AS {rows}", params)
+        return f"SELECT rowid AS ord, ts, lg, msg FROM {ordered_table}", []
 
-    expanded, _dropped = expand_library_signals(triples())
-    cols = list(zip(*expanded)) if expanded else [[] for _ in range(5)]  # time, @log, library, signal, events
-    times = pa.array([(t - _EPOCH) // timedelta(milliseconds=1) for t in cols[0]], pa.int64())
-    by_name = {"time": times.cast(pa.timestamp("ms", tz="UTC")), "log_group": pa.array(cols[1], pa.string()),
-               "library": pa.array(cols[2], pa.string()), "signal": pa.array(cols[3], pa.string()),
-               "events": pa.array(cols[4], pa.float64())}
+    try:
+        expanded, _dropped = expand_library_signals(con, f"SELECT NULL::BIGINT AS ord, ts, lg, msg FROM ({rows})",
+                                                    params, ordered_source)
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS {ordered_table}")
+    n = expanded.num_rows
+    by_name = {"time": expanded.column("time").cast(pa.timestamp("ms", tz="UTC")),
+               **{c: expanded.column(c) for c in ("log_group", "library", "signal", "events")}}
     schema = arrow_schema(table)
-    data = pa.table([by_name[f.name] if f.name in by_name else pa.nulls(len(times), f.type) for f in schema],
-                    schema=schema)
+    data = pa.table([by_name[f.name] if f.name in by_name else pa.nulls(n, f.type) for f in schema], schema=schema)
     return write_parquet(split_log_identifier(data), table, path)
 
 
