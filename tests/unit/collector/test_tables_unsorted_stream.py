@@ -45,7 +45,7 @@ def test_events_stored_out_of_time_order_are_sorted(tmp_path: Path):
 
 
 def test_events_in_order_with_equal_times_keep_ingest_order(tmp_path: Path):
-    rows = [(ms // 3 * 3, n) for n, ms in enumerate(range(0, 300))]  # three records per millisecond
+    rows = [(ms // 3 * 3, n) for n, ms in enumerate(range(300))]  # three records per millisecond
     (tmp_path / "a.log").write_text("".join(_record(ms, n) + "\n" for ms, n in rows))
     collect_local([tmp_path / "a.log"], tmp_path / "out")
     assert [(int((t - T0).total_seconds() * 1000), int(e[1:])) for t, e in _trail(tmp_path / "out")] == rows
