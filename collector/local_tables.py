@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +30,8 @@ Progress = Callable[[str, str, int, int], None]
 
 _BATCH_ROWS = 100_000
 """Rows per Arrow batch streamed from a query into its Parquet file."""
-_MESSAGE_BATCH_ROWS = 20_000
-"""Rows per batch of whole messages (library_signals) streamed into Python."""
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_DUCKDB_CHUNK_ROWS = 122_880
+"""DuckDB's row group size: a sorted result streams in pieces of this many rows, each cut at ``_BATCH_ROWS``."""
 
 
 def _iso(dt: datetime | None) -> str | None:
@@ -120,10 +118,10 @@ def _convert_sql(t: Typed, duck_type: str) -> str:
 
 def _write_library_signals(store: Any, table: Table, query: str, since: float | None, until: float | None,
                            path: Path) -> int:
-    """The library_signals table: the query's raw events (``@timestamp``, ``@log``, ``@message``) streamed from DuckDB
-    in ``_MESSAGE_BATCH_ROWS`` batches into ``postprocess.expand_library_signals`` (the rule ``collect cloudwatch`` applies to
-    its string rows), so memory holds one batch plus the per-minute sums, whatever the number of events. Returns
-    the row count written."""
+    """The library_signals table: the query's raw events (``@timestamp``, ``@log``, ``@message``) expanded in
+    DuckDB by ``postprocess.expand_library_signals`` (the rule ``collect cloudwatch`` applies to its rows), so no
+    message goes through Python and memory holds the per-minute sums, whatever the number of events. Returns the
+    row count written."""
     con, compiled = prepare_query(store, query, since, until, limit_cap=None)
     names = [n for n, _ in compiled.columns]
     if names[:3] != ["@timestamp", "@log", "@message"]:
@@ -131,24 +129,29 @@ def _write_library_signals(store: Any, table: Table, query: str, since: float | 
                            "expected @timestamp, @log, @message first")
     ts, log, msg = (Typed(vtype, f"c{i}") for i, (_, vtype) in enumerate(compiled.columns[:3]))
     aliases = ", ".join(f"c{i}" for i in range(len(names)))
-    reader = con.sql(f"SELECT {_convert_sql(ts, 'BIGINT')}, {as_text(log)}, {as_text(msg)} "
-                         f"FROM ({compiled.sql}) AS q({aliases})", params=compiled.params).to_arrow_reader(_MESSAGE_BATCH_ROWS)
+    select = f"SELECT {_convert_sql(ts, 'BIGINT')} AS ts, {as_text(log)} AS lg, {as_text(msg)} AS msg"
+    rows = f"{select} FROM ({compiled.sql}) AS q({aliases})"
+    # the sums do not depend on the order unless a bin's sum is inexact (then ``ordered_source``): no sort
+    unordered = (f"{select} FROM ({compiled.unordered_sql}) AS q({aliases}, __iw_k, __iw_q)"
+                 if compiled.unordered_sql is not None else rows)
+    params = list(compiled.params)
+    ordered_table = "__iw_library_signal_rows"
 
-    def triples() -> Iterator[tuple[datetime, str | None, str]]:
-        for batch in reader:
-            for ms, lg, m in zip(*(c.to_pylist() for c in batch.columns)):
-                if ms is not None:  # a row without a timestamp has no bin
-                    yield _EPOCH + timedelta(milliseconds=ms), lg, m or ""
+    def ordered_source() -> tuple[str, list]:
+        # rows stored in query order (DuckDB keeps the insertion order of an ordered CREATE TABLE AS): rowid = order
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {ordered_table} AS {rows}", params)
+        return f"SELECT rowid AS ord, ts, lg, msg FROM {ordered_table}", []
 
-    expanded, _dropped = expand_library_signals(triples())
-    cols = list(zip(*expanded)) if expanded else [[] for _ in range(5)]  # time, @log, library, signal, events
-    times = pa.array([(t - _EPOCH) // timedelta(milliseconds=1) for t in cols[0]], pa.int64())
-    by_name = {"time": times.cast(pa.timestamp("ms", tz="UTC")), "log_group": pa.array(cols[1], pa.string()),
-               "library": pa.array(cols[2], pa.string()), "signal": pa.array(cols[3], pa.string()),
-               "events": pa.array(cols[4], pa.float64())}
+    try:
+        expanded, _dropped = expand_library_signals(con, f"SELECT NULL::BIGINT AS ord, ts, lg, msg FROM ({unordered})",
+                                                    params, ordered_source)
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS {ordered_table}")
+    n = expanded.num_rows
+    by_name = {"time": expanded.column("time").cast(pa.timestamp("ms", tz="UTC")),
+               **{c: expanded.column(c) for c in ("log_group", "library", "signal", "events")}}
     schema = arrow_schema(table)
-    data = pa.table([by_name[f.name] if f.name in by_name else pa.nulls(len(times), f.type) for f in schema],
-                    schema=schema)
+    data = pa.table([by_name[f.name] if f.name in by_name else pa.nulls(n, f.type) for f in schema], schema=schema)
     return write_parquet(split_log_identifier(data), table, path)
 
 
@@ -180,17 +183,90 @@ def _write_typed(store: Any, table: Table, query: str, since: float | None, unti
     # every table column in the table's order; the ones post-processing fills are typed NULL here
     select = [converted[c] if c in converted else f"CAST(NULL AS {duck}) AS {quote_ident(c)}" for c, duck in table.columns]
     flag_sql = "".join(f", {sql} AS __iw_bad{i}" for i, (_, sql) in enumerate(flags))
-    reader = con.sql(f"SELECT {', '.join(select)}{flag_sql} FROM ({compiled.sql}) AS q({', '.join(aliases)})",
-                     params=compiled.params).to_arrow_reader(_BATCH_ROWS)
-    bad = [0] * len(flags)
     keep = len(table.columns)
 
-    def batches() -> Iterator[pa.RecordBatch]:
-        for batch in reader:
-            for i in range(len(flags)):
-                bad[i] += pc.sum(batch.column(keep + i).cast(pa.int64())).as_py() or 0
-            yield pa.RecordBatch.from_arrays(batch.columns[:keep], schema=out_schema)
+    def stream(src: str, order_aliases: tuple[str, ...]) -> tuple[int, list[int]]:
+        """Run the typed SELECT over ``src`` and hand it to ``write``; with ``order_aliases`` (key, seq), raise
+        ``_NotInOrder`` as soon as a row arrives out of (key, seq) order."""
+        extra = "".join(f", {a}" for a in order_aliases)
+        reader = con.sql(f"SELECT {', '.join(select)}{flag_sql}{extra} "
+                         f"FROM ({src}) AS q({', '.join(aliases + list(order_aliases))})",
+                         params=compiled.params).to_arrow_reader(_BATCH_ROWS)
+        out_schema = pa.schema(list(reader.schema)[:keep])
+        bad = [0] * len(flags)
+        check = _OrderCheck() if order_aliases else None
 
-    out_schema = pa.schema(list(reader.schema)[:keep])
-    rows = write(pa.RecordBatchReader.from_batches(out_schema, batches()))
+        def batches() -> Iterator[pa.RecordBatch]:
+            for batch in reader:
+                if check is not None:
+                    check.batch(batch.column(batch.num_columns - 2), batch.column(batch.num_columns - 1))
+                for i in range(len(flags)):
+                    bad[i] += pc.sum(batch.column(keep + i).cast(pa.int64())).as_py() or 0
+                yield pa.RecordBatch.from_arrays(batch.columns[:keep], schema=out_schema)
+
+        return write(pa.RecordBatchReader.from_batches(out_schema, _rebatch(out_schema, batches()))), bad
+
+    result = None
+    if compiled.unordered_sql is not None:
+        # events are mostly stored in time order already: stream them unsorted, checking the order as they come,
+        # and sort only when they are not (the rows and their order are the sorted query's either way)
+        try:
+            result = stream(compiled.unordered_sql, ("__iw_k", "__iw_q"))
+        except _NotInOrder:
+            result = None
+    rows, bad = result if result is not None else stream(compiled.sql, ())
     return rows, {name: n for (name, _), n in zip(flags, bad) if n}
+
+
+def _rebatch(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``batches`` re-cut to the layout a sorted DuckDB stream has: each ``_DUCKDB_CHUNK_ROWS`` rows, cut into
+    batches of at most ``_BATCH_ROWS``. The Parquet writer makes a row group per batch, so a file's bytes do not
+    depend on how an unsorted scan happened to cut its stream."""
+    pending: list[pa.RecordBatch] = []
+    held = 0
+
+    def cut(rows: int) -> Iterator[pa.RecordBatch]:
+        nonlocal pending, held
+        whole = pa.Table.from_batches(pending, schema)
+        head = whole.slice(0, rows).combine_chunks()
+        rest = whole.slice(rows)
+        pending, held = rest.to_batches(), rest.num_rows
+        for start in range(0, rows, _BATCH_ROWS):
+            yield from head.slice(start, _BATCH_ROWS).to_batches()
+
+    for batch in batches:
+        pending.append(batch)
+        held += batch.num_rows
+        while held >= _DUCKDB_CHUNK_ROWS:
+            yield from cut(_DUCKDB_CHUNK_ROWS)
+    if held:
+        yield from cut(held)
+
+
+class _NotInOrder(Exception):
+    """A row of an unsorted stream arrived out of its query's order."""
+
+
+class _OrderCheck:
+    """Checks that successive batches of (key, seq) are in strictly ascending (key, seq) order with no null key
+    (``CompiledQuery.unordered_sql``'s contract); raises ``_NotInOrder`` otherwise."""
+
+    def __init__(self) -> None:
+        self.last: tuple[Any, Any] | None = None
+
+    def batch(self, key: pa.Array, seq: pa.Array) -> None:
+        n = len(key)
+        if n == 0:
+            return
+        if key.null_count or seq.null_count:
+            raise _NotInOrder
+        k, q = key.cast(pa.int64()), seq.cast(pa.int64())
+        first = (k[0].as_py(), q[0].as_py())
+        if self.last is not None and first <= self.last:
+            raise _NotInOrder
+        if n > 1:
+            k0, k1, q0, q1 = k.slice(0, n - 1), k.slice(1), q.slice(0, n - 1), q.slice(1)
+            ok = pc.or_(pc.greater(k1, k0), pc.and_(pc.equal(k1, k0), pc.greater(q1, q0)))
+            if not pc.all(ok).as_py():
+                raise _NotInOrder
+        self.last = (k[n - 1].as_py(), q[n - 1].as_py())

@@ -15,11 +15,7 @@ both collectors; each query's header documents it).
 from __future__ import annotations
 
 import functools
-import json
-import re
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -28,88 +24,160 @@ import pyarrow.compute as pc
 from collector.insights.log_identifier import LOG_IDENTIFIER_RE
 from collector.parquet import parse_timestamp_ms
 
-__all__ = ["ACCOUNT_COLUMN", "FILLED_COLUMNS", "POST_PROCESS", "expand_library_signals", "library_signals_rows",
-           "split_log_identifier", "stuck_key_ages"]
+__all__ = ["ACCOUNT_COLUMN", "EXCEPTION_LINE_RE", "FILLED_COLUMNS", "POST_PROCESS", "expand_library_signal_rows",
+           "expand_library_signals", "library_signals_rows", "split_log_identifier", "stuck_key_ages"]
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_EXCEPTION_NAME = re.compile(r"^\[ERROR\]\s(?:\S+\s+\S+\s+)?(Idempotency[A-Za-z]*Error):")
+_WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+               "\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+"""What Python's ``re`` matches with ``\\s`` in a str pattern (``str.isspace``); DuckDB's RE2 ``\\s`` is ASCII only,
+so the exception regex spells the class out (a test checks it against ``re``)."""
 
-
-@functools.cache  # one lookup per metric name, not per datapoint
-def _outcome_for_metric(name: str) -> str:
-    from emitter.contract import METRIC_OUTCOME, Metric
-
-    try:
-        return METRIC_OUTCOME[Metric(name)].value
-    except (ValueError, KeyError):
-        return name
+_WS = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in _WHITESPACE) + "]"
+_NOT_WS = "[^" + _WS[1:]
+EXCEPTION_LINE_RE = rf"^\[ERROR\]{_WS}(?:{_NOT_WS}+{_WS}+{_NOT_WS}+{_WS}+)?(Idempotency[A-Za-z]*Error):"
+"""A Python runtime error line of a Powertools idempotency exception, ``[ERROR] <Exception>: ...`` or ``[ERROR]
+<timestamp> <request id> <Exception>: ...``; group 1 = the exception class name (RE2 syntax)."""
 
 
-def _outcome_for_exception(name: str) -> str:
-    from emitter.contract import EXCEPTION_OUTCOME
-
-    mapped = EXCEPTION_OUTCOME.get(name)
-    return mapped.value if mapped else name
+def _sql_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
 
 
-def _emf_library(doc: Mapping[str, Any]) -> str:
-    if "ServiceName" in doc and "ServiceType" in doc:
-        return "aws-embedded-metrics"  # its default dimensions (LogGroup, ServiceName, ServiceType)
-    if "service" in doc:
-        return "powertools"  # Powertools Metrics always adds the "service" dimension
-    return "emf"
+def _sql_case(expr: str, mapping: Mapping[str, str]) -> str:
+    """``CASE expr WHEN k THEN v ... ELSE expr END``: the mapped value, else the value itself."""
+    whens = " ".join(f"WHEN {_sql_text(k)} THEN {_sql_text(v)}" for k, v in sorted(mapping.items()))
+    return f"(CASE {expr} {whens} ELSE {expr} END)"
 
 
-def _metric_events(value: Any, unit: str | None) -> float | None:
-    values = value if isinstance(value, list) else [value]
-    nums = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    if not nums:
-        return None
-    return float(sum(nums)) if unit == "Count" else float(len(nums))
+def _last(keys: str, key: str) -> str:
+    """SQL: the 1-based position of the last ``key`` in the list ``keys`` (a duplicate key's last value, as Python's
+    ``json`` reads it), NULL when absent."""
+    return (f"(CASE WHEN list_contains({keys}, {key}) "
+            f"THEN len({keys}) + 1 - list_position(list_reverse({keys}), {key}) END)")
 
 
-def expand_library_signals(rows: Iterable[tuple[datetime, str | None, str]]) -> tuple[list[tuple], int]:
-    """Expand the library_signals query rows ``(@timestamp as aware UTC datetime, @log, @message)`` into table rows
-    ``(time, log_group, library, signal, events)`` summed per 1-minute bin.
+@functools.cache
+def _expansion_sql() -> str:
+    """The expansion of a relation ``__iw_src(ord BIGINT, ts BIGINT epoch ms, lg VARCHAR, msg VARCHAR)`` (ord: the
+    row's position, only read by the ordered sum) into entries ``(ord, minute, lg, library, signal, events,
+    sub)``: one per exception line, one per EMF metric entry (events NULL: the entry is dropped as not numeric or
+    without a string Name), ``sub`` its position inside the row."""
+    from emitter.contract import EXCEPTION_OUTCOME, METRIC_OUTCOME
 
-    A Powertools idempotency exception line counts 1 under the emitter outcome its exception maps to
-    (``emitter.contract.EXCEPTION_OUTCOME``); an EMF metric counts its value summed (unit ``Count``) or its number of
-    values (other units), under the outcome the metric maps to (``emitter.contract.METRIC_OUTCOME``) or its name.
+    metric_signal = _sql_case("name", {m.value: o.value for m, o in METRIC_OUTCOME.items()})
+    exception_signal = _sql_case("exc", {k: o.value for k, o in EXCEPTION_OUTCOME.items()})
+    number = "json_type(x) IN ('UBIGINT', 'BIGINT', 'HUGEINT', 'DOUBLE')"
+    return f"""
+    r AS (SELECT ord, ts - ((ts % 60000) + 60000) % 60000 AS minute, lg, coalesce(msg, '') AS msg,
+                 CASE WHEN starts_with(msg, '[ERROR]')  -- the substring test only spares the regex other lines
+                      THEN regexp_extract(msg, {_sql_text(EXCEPTION_LINE_RE)}, 1) ELSE '' END AS exc
+          FROM __iw_src WHERE ts IS NOT NULL),
+    exc_entries AS (SELECT ord, minute, lg, 'powertools' AS library, {exception_signal} AS signal,
+                           1.0::DOUBLE AS events, 0 AS sub FROM r WHERE exc <> ''),
+    -- a JSON object's top-level keys and values in document order (a non-object has none); no row is filtered
+    -- on a parsed value, so that no parse is pushed below and done twice
+    docs AS (SELECT ord, minute, lg, keys, vals,
+                    TRY(json_transform(vals[{_last("keys", "'_aws'")}], {_sql_text(_AWS_SHAPE)})) AS aws
+             FROM (SELECT ord, minute, lg,
+                          CASE WHEN exc = '' AND json_valid(msg) THEN json_keys(msg) END AS keys,
+                          CASE WHEN exc = '' AND json_valid(msg) THEN json_extract(msg, '$.*') END AS vals
+                   FROM r)),
+    named AS (SELECT ord, minute, lg, keys, vals, mets,
+                     list_transform(mets, lambda x: CASE WHEN json_type(x.Name) = 'VARCHAR'
+                                                         THEN x.Name ->> '$' END) AS names
+              FROM (SELECT *, flatten(list_transform(aws.CloudWatchMetrics, lambda d: d.Metrics)) AS mets FROM docs)),
+    metrics AS (SELECT ord, minute, lg,
+                       CASE WHEN list_contains(keys, 'ServiceName') AND list_contains(keys, 'ServiceType')
+                            THEN 'aws-embedded-metrics' WHEN list_contains(keys, 'service')
+                            THEN 'powertools' ELSE 'emf' END AS library,
+                       unnest(names) AS name, unnest(list_transform(names, lambda n: vals[{_last("keys", "n")}])) AS v,
+                       unnest(list_transform(mets, lambda x: json_type(x.Unit) = 'VARCHAR'
+                                                             AND x.Unit ->> '$' = 'Count')) AS is_count,
+                       generate_subscripts(names, 1) AS sub
+                FROM named),
+    numbers AS (SELECT *, list_transform(list_filter(CASE WHEN json_type(v) = 'ARRAY' THEN CAST(v AS JSON[])
+                                                          ELSE [v] END, lambda x: {number}),
+                                         lambda x: CAST(x AS DOUBLE)) AS nums
+                FROM metrics),
+    emf_entries AS (SELECT ord, minute, lg, library, {metric_signal} AS signal,
+                           CASE WHEN name IS NULL OR len(nums) = 0 THEN NULL
+                                WHEN is_count THEN 0.0::DOUBLE + list_sum(nums) ELSE len(nums)::DOUBLE END AS events,
+                           sub FROM numbers),
+    entries AS (SELECT * FROM exc_entries UNION ALL SELECT * FROM emf_entries)"""
 
-    Returns (rows sorted by time/log_group/library/signal, number of EMF metric entries that were dropped because
-    their value was not numeric).
+
+_AWS_SHAPE = '{"CloudWatchMetrics": [{"Metrics": [{"Name": "JSON", "Unit": "JSON"}]}]}'
+"""The part of ``_aws`` the expansion reads. A value of another shape reads as null (not an object, not a list),
+which the rule treats as Python's ``isinstance`` checks did: no entries, or a dropped entry for a metric that is not
+an object with a string Name."""
+
+_EXACT_LIMIT = 2.0 ** 53
+"""Below this, sums of integral doubles are exact in any order (no rounding)."""
+
+
+def expand_library_signals(con: Any, source_sql: str, params: Sequence[Any] = (),
+                           ordered_source: Callable[[], tuple[str, Sequence[Any]]] | None = None
+                           ) -> tuple[pa.Table, int]:
+    """Expand the library_signals query rows into table rows ``(time, log_group, library, signal, events)``
+    summed per 1-minute bin, in DuckDB (one pass, no row in Python).
+
+    ``source_sql``: a SELECT of ``(ord BIGINT, ts BIGINT epoch ms, lg VARCHAR, msg VARCHAR)`` with ``params``; ``ord``
+    is the row's position in query order (``@timestamp``, then ingest order). When a bin's sum is not exact in any
+    order (a fractional or huge value), the sums are taken again in that order, as a sequential sum would;
+    ``ordered_source``, when given, returns the SELECT and its params to use then (for a source whose ``ord``
+    costs a sort).
+
+    Rules: a Powertools idempotency exception line (``EXCEPTION_LINE_RE``) counts 1 under the emitter outcome its
+    exception maps to (``emitter.contract.EXCEPTION_OUTCOME``); a message that is a JSON object with an ``_aws``
+    object counts each entry of ``_aws.CloudWatchMetrics[].Metrics[]``: its value (the top-level key named by the
+    entry's ``Name``) summed (``Unit`` ``"Count"``) or its number of numeric values (other units), under the outcome
+    the metric maps to (``emitter.contract.METRIC_OUTCOME``) or its name. ``library``: "aws-embedded-metrics"
+    (``ServiceName`` and ``ServiceType`` keys), "powertools" (a ``service`` key), else "emf". JSON is read as
+    DuckDB reads it (the parser of the events table: it takes ``NaN`` and a trailing comma); a duplicate top-level key
+    reads its last value, as Python's ``json`` does, a duplicate key inside ``_aws`` its first.
+
+    Returns (Arrow table ``time`` int64 epoch ms, ``log_group``, ``library``, ``signal`` strings, ``events``
+    float64, sorted by time/log_group/library/signal; number of EMF metric entries dropped because their Name is
+    not a string or their value is not numeric).
     """
-    acc: dict[tuple, float] = defaultdict(float)
-    dropped = 0
-    for ts, log_group, message in rows:
-        minute = ts.replace(second=0, microsecond=0)
-        m = _EXCEPTION_NAME.match(message or "")
-        if m:
-            acc[(minute, log_group, "powertools", _outcome_for_exception(m.group(1)))] += 1.0
-            continue
-        try:
-            doc = json.loads(message)
-        except (TypeError, ValueError):
-            continue
-        if not isinstance(doc, dict) or not isinstance(doc.get("_aws"), dict):
-            continue
-        library = _emf_library(doc)
-        directives = doc["_aws"].get("CloudWatchMetrics")
-        for directive in directives if isinstance(directives, list) else []:
-            metrics = directive.get("Metrics") if isinstance(directive, dict) else None
-            for metric in metrics if isinstance(metrics, list) else []:
-                if not isinstance(metric, dict) or not isinstance(metric.get("Name"), str):
-                    dropped += 1
-                    continue
-                name = metric["Name"]
-                events = _metric_events(doc.get(name), metric.get("Unit"))
-                if events is None:
-                    dropped += 1
-                    continue
-                acc[(minute, log_group, library, _outcome_for_metric(name))] += events
-    out = sorted(((k[0], k[1], k[2], k[3], v) for k, v in acc.items()),
-                 key=lambda r: (r[0], r[1] or "", r[2], r[3]))
-    return out, dropped
+    body = _expansion_sql()
+
+    def run(src: str, src_params: Sequence[Any], ordered: bool) -> pa.Table:
+        total = "sum(events ORDER BY ord, sub)" if ordered else "sum(events)"
+        return con.sql(f"""
+            WITH __iw_src AS ({src}), {body}
+            SELECT minute AS time, lg AS log_group, library, signal, 0.0::DOUBLE + {total} AS events,
+                   count(*) FILTER (WHERE events IS NULL) AS dropped,
+                   bool_and(events = trunc(events)) AND sum(abs(events)) < {_EXACT_LIMIT!r} AS exact
+            FROM entries GROUP BY minute, lg, library, signal
+            ORDER BY time, coalesce(log_group, ''), library, signal, log_group NULLS FIRST""", params=list(src_params)).to_arrow_table()
+
+    got = run(source_sql, params, False)
+    if got.num_rows and not pc.all(got.column("exact")).as_py():
+        got = run(*(ordered_source() if ordered_source is not None else (source_sql, params)), True)
+    dropped = pc.sum(got.column("dropped")).as_py() or 0
+    kept = got.filter(pc.is_valid(got.column("events")))
+    return kept.select(["time", "log_group", "library", "signal", "events"]), int(dropped)
+
+
+def expand_library_signal_rows(rows: Iterable[tuple[int | None, str | None, str | None]]) -> tuple[pa.Table, int]:
+    """``expand_library_signals`` over rows in memory: ``(@timestamp epoch ms, @log, @message)`` in query order
+    (rows without a timestamp are ignored). Same result."""
+    import duckdb
+
+    ts, lg, msg = [], [], []
+    for t, g, m in rows:
+        ts.append(t)
+        lg.append(g)
+        msg.append(m)
+    src = pa.table({"ord": pa.array(range(len(ts)), pa.int64()), "ts": pa.array(ts, pa.int64()),
+                    "lg": pa.array(lg, pa.string()), "msg": pa.array(msg, pa.string())})
+    con = duckdb.connect()
+    try:
+        con.register("__iw_rows", src)
+        return expand_library_signals(con, "SELECT ord, ts, lg, msg FROM __iw_rows")
+    finally:
+        con.close()
 
 
 def library_signals_rows(rows: Iterable[Mapping[str, str | None]]) -> tuple[list[dict[str, str | None]], int]:
@@ -117,15 +185,11 @@ def library_signals_rows(rows: Iterable[Mapping[str, str | None]]) -> tuple[list
     ``@timestamp`` as ``YYYY-MM-DD HH:MM:SS.mmm`` or epoch ms), returning table rows in the same string form
     (``time`` in epoch ms, ``events`` as ``repr(float)``, which parses back exactly) for ``parquet.to_arrow``.
     Rows without a timestamp are ignored. Returns (rows, EMF entries dropped as not numeric)."""
-    triples = []
-    for r in rows:
-        ts = r.get("@timestamp")
-        if ts:
-            triples.append((_EPOCH + timedelta(milliseconds=parse_timestamp_ms(ts)), r.get("@log"),
-                            r.get("@message") or ""))
-    expanded, dropped = expand_library_signals(triples)
-    out = [{"time": str((t - _EPOCH) // timedelta(milliseconds=1)), "log_group": lg, "library": lib, "signal": sig,
-            "events": repr(float(ev))} for t, lg, lib, sig, ev in expanded]
+    triples = ((parse_timestamp_ms(r["@timestamp"]), r.get("@log"), r.get("@message") or "")
+               for r in rows if r.get("@timestamp"))
+    expanded, dropped = expand_library_signal_rows(triples)
+    out = [{"time": str(t), "log_group": lg, "library": lib, "signal": sig, "events": repr(float(ev))}
+           for t, lg, lib, sig, ev in zip(*(expanded.column(c).to_pylist() for c in expanded.column_names))]
     return out, dropped
 
 

@@ -122,6 +122,11 @@ class CompiledQuery:
     ``stages``: the SQL's ``WITH`` items in order, each ``("s<k> AS (...)", offset of the command that
     made it)`` (None for the first, the events in the time range), so the engine can run a prefix
     of them and point a runtime failure at its command.
+    ``unordered_sql``: for a query ending in ``sort <one timestamp> asc`` over events
+    (no cap, no stats), the same rows without the final ORDER BY and with two more columns, the
+    sort key ``__iw_order_key`` and the ingest order ``__iw_order_seq`` (same ``params``): a caller
+    that checks the rows arrive in (key ascending, nulls last; then seq ascending) order, and falls back to
+    ``sql`` when not, gets ``sql``'s rows in ``sql``'s order without the sort. None otherwise.
     """
 
     sql: str
@@ -130,6 +135,11 @@ class CompiledQuery:
     regexes: list[tuple[str, int]] = field(default_factory=list)
     udfs: list[str] = field(default_factory=list)  # engine UDFs the SQL calls (sql.register_functions)
     stages: list[tuple[str, int | None]] = field(default_factory=list)
+    unordered_sql: str | None = None
+
+
+ORDER_KEY_COLUMN, ORDER_SEQ_COLUMN = "__iw_order_key", "__iw_order_seq"
+"""The two columns ``CompiledQuery.unordered_sql`` adds (sort key, ingest order)."""
 
 
 def _duck_type(duck_type: str) -> V:
@@ -487,6 +497,7 @@ class _QueryCompiler:
                 raise self.error("only limit can follow dedup", cmd.pos)
             self.command_pos = cmd.pos
             st.prev, st.scope = self._prefetch_json(st.prev, st.scope, cmd)
+            st.plain_order = None  # only a sort that is the last command sets it
             _COMMAND_GENERATORS[type(cmd)](self, st, cmd)
         scope, visible = st.scope, st.visible
         if visible is None:
@@ -501,8 +512,13 @@ class _QueryCompiler:
         order = self._order_sql(scope, st.ordering)
         limit = f" LIMIT {int(self.limit_cap)}" if self.limit_cap is not None else ""
         sql = (f"WITH {', '.join(self.stages)} SELECT {', '.join(select) or 'NULL'} FROM {st.prev}{order}{limit}")
+        unordered = None
+        if st.plain_order is not None and self.limit_cap is None and select:
+            key, seq = st.plain_order
+            unordered = (f"WITH {', '.join(self.stages)} SELECT {', '.join(select)}, {key} AS {ORDER_KEY_COLUMN}, "
+                         f"{seq} AS {ORDER_SEQ_COLUMN} FROM {st.prev}")
         return CompiledQuery(sql, list(self.params.values), out_cols, self.regexes, sorted(self.udfs),
-                             list(zip(self.stages, self.stage_positions)))
+                             list(zip(self.stages, self.stage_positions)), unordered)
 
     # ---- one generator per command (dispatched by _COMMAND_GENERATORS)
     def _filter_cmd(self, st: _State, cmd: FilterCmd | FilterIndexCmd) -> None:
@@ -524,7 +540,7 @@ class _QueryCompiler:
         st.ordering = None
 
     def _sort_cmd(self, st: _State, cmd: SortCmd) -> None:
-        st.prev, st.scope, st.ordering = self._sort(st.prev, st.scope, cmd)
+        st.prev, st.scope, st.ordering, st.plain_order = self._sort(st.prev, st.scope, cmd)
 
     def _limit_cmd(self, st: _State, cmd: LimitCmd) -> None:
         if self.limit_cap is not None and cmd.count > self.limit_cap:
@@ -707,7 +723,10 @@ class _QueryCompiler:
         stage = self.add_stage(f"SELECT {', '.join(select)} FROM {prev}{group}")
         return stage, _Scope(columns, None, None, True, keys), names
 
-    def _sort(self, prev: str, scope: _Scope, cmd: SortCmd) -> tuple[str, _Scope, list[str]]:
+    def _sort(self, prev: str, scope: _Scope, cmd: SortCmd
+              ) -> tuple[str, _Scope, list[str], tuple[str, str] | None]:
+        """(stage, scope, ORDER BY terms, (key ident, seq ident) when the order is one ascending timestamp
+        then ingest order)."""
         ec = ExprCompiler(self, scope)
         new, terms = [], []
         cols = dict(scope.columns)
@@ -725,7 +744,11 @@ class _QueryCompiler:
             for k in scope.group_keys:
                 terms.extend(_order_terms(k, False))
         stage = self.add_stage(f"SELECT *, {', '.join(parts)} FROM {prev}")
-        return stage, _Scope(cols, scope.json_ident, scope.seq_ident, scope.is_stats, scope.group_keys), terms
+        simple = (len(new) == 1 and not cmd.keys[0][1] and scope.seq_ident is not None and not scope.is_stats
+                  and new[0].type is V.TIMESTAMP)
+        plain = (new[0].ident, scope.seq_ident) if simple else None
+        return (stage, _Scope(cols, scope.json_ident, scope.seq_ident, scope.is_stats, scope.group_keys), terms,
+                plain)
 
     def _default_order(self, scope: _Scope) -> list[str]:
         if scope.is_stats:
@@ -762,6 +785,7 @@ class _State:
     visible: list[str] | None = None  # displayed columns; None = the default
     ordering: list[str] | None = None  # ORDER BY terms; None = default order of the scope
     after_dedup: bool = False
+    plain_order: tuple[str, str] | None = None  # (key, seq) idents when the last command is a plain event sort
 
 
 _LOG_GROUP_CLASSES = {"STANDARD", "INFREQUENT_ACCESS", "DELIVERY"}  # LogGroupSummary.logGroupClass values

@@ -114,7 +114,7 @@ def as_json(t: Typed) -> str:
 
 _NUMBER_TEXT = r"'-?[0-9]+(\.[0-9]+)?'"
 _NATURAL_KEY = ("list_transform(regexp_extract_all({s}, '[0-9]+|[^0-9]+'), lambda ch: CASE WHEN "
-                "regexp_full_match(ch, '[0-9]+') THEN '0' || lpad(CAST(length(ch) AS VARCHAR), 9, '0') || ch "
+                "ascii(ch) BETWEEN 48 AND 57 THEN '0' || lpad(CAST(length(ch) AS VARCHAR), 9, '0') || ch "
                 "ELSE ch END)")
 
 

@@ -21,7 +21,7 @@ from collector.insights.expressions import (
 )
 from collector.insights.testing import events_connection
 from collector.parquet import arrow_schema
-from collector.postprocess import expand_library_signals, filled_columns, stuck_key_ages
+from collector.postprocess import expand_library_signal_rows, filled_columns, stuck_key_ages
 from collector.standard_queries import load_standard_queries, query_added_columns
 from collector.tables import TABLES
 from emitter.contract import IdempotencyStatus, LogKey, Outcome
@@ -256,9 +256,10 @@ def _signal_totals(shared_dir, name):
     events = _sample_events(shared_dir / "samples" / f"{name}.jsonl", T0_MS)
     con = events_connection(events, log_group="/aws/lambda/x")
     res = run_query(con, QUERIES["library_signals"], limit_cap=None)
-    rows, dropped = expand_library_signals((r["@timestamp"], r["@log"], r["@message"]) for r in res.to_records())
+    table, dropped = expand_library_signal_rows(((r["@timestamp"] - T0) // timedelta(milliseconds=1) + T0_MS, r["@log"],
+                                                 r["@message"]) for r in res.to_records())
     totals: dict[tuple[str, str], float] = {}
-    for _, _, library, signal, events in rows:
+    for library, signal, events in zip(*(table.column(c).to_pylist() for c in ("library", "signal", "events"))):
         totals[(library, signal)] = round(totals.get((library, signal), 0) + events, 6)
     return totals, dropped
 
