@@ -11,7 +11,9 @@ Two data sets:
 
 "Fully rendered" = the page's last element (the footer caption) is on screen, no element is
 stale (Streamlit marks elements of the previous run ``data-stale``), the app is not running,
-every Plotly chart has drawn its SVG and every table grid its canvas. Times are wall-clock from the action in the browser.
+every Plotly chart has drawn its SVG, every table grid its canvas and every tile sparkline its SVG, and no element
+still shows the skeleton Streamlit draws while its frontend component loads (before these two were checked, the
+Overview counted as rendered while its tiles were still skeletons). Times are wall-clock from the action in the browser.
 
 The first chart page of a tab is timed twice: right after the Overview has rendered (the page switch rounds) and
 after ``READ_S`` seconds on the Overview, the time the app uses to load Plotly's JS while the browser is idle.
@@ -235,7 +237,10 @@ _SETTLED = """() => {
   const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"], .st-key-series, .st-key-alarm_timeline')];
   const drawn = charts.every(c => c.querySelector('.main-svg'));
   const grids = [...document.querySelectorAll('[data-testid="stDataFrame"]')].every(g => g.querySelector('canvas'));
-  return stale === 0 && !running && drawn && grids;
+  // an element whose frontend component is still loading shows a skeleton; a tile's sparkline draws its SVG later
+  const skeletons = document.querySelectorAll('[data-testid="stSkeleton"]').length;
+  const sparks = [...document.querySelectorAll('[data-testid="stMetricChart"]')].every(c => c.querySelector('svg'));
+  return stale === 0 && !running && drawn && grids && skeletons === 0 && sparks;
 }"""
 
 
