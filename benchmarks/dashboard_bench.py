@@ -11,7 +11,9 @@ Two data sets:
 
 "Fully rendered" = the page's last element (the footer caption) is on screen, no element is
 stale (Streamlit marks elements of the previous run ``data-stale``), the app is not running,
-every Plotly chart has drawn its SVG and every table grid its canvas. Times are wall-clock from the action in the browser.
+every Plotly chart has drawn its SVG, every table grid its canvas and every tile sparkline its SVG, and no element
+still shows the skeleton Streamlit draws while its frontend component loads (before these two were checked, the
+Overview counted as rendered while its tiles were still skeletons). Times are wall-clock from the action in the browser.
 
 The first chart page of a tab is timed twice: right after the Overview has rendered (the page switch rounds) and
 after ``READ_S`` seconds on the Overview, the time the app uses to load Plotly's JS while the browser is idle.
@@ -21,9 +23,13 @@ trail table is drawn) and on the server alone (``dashboard.trail`` search withou
 ``--rounds`` runs), beside the physical floor: one DuckDB scan of the searched columns of the Parquet
 file counting the substring matches (what any search must at least read).
 
+With ``--before DIR`` (a checkout of another version, e.g. ``git archive fe735d5 | tar -x -C DIR``), the 1M-event
+set is measured on both versions at once, each started by its own ``dashboard/serve.py``, rounds interleaved,
+and the after/before ratios are printed (median of the per-round ratios: both saw the same load).
+
 Targets (issue 14): Overview <= 1.5 s, page switch <= 0.3 s, explorer search <= 0.5 s on the 1M-event tables.
 
-    .venv/bin/python benchmarks/dashboard_bench.py [--events 1000000] [--rounds 3]
+    .venv/bin/python benchmarks/dashboard_bench.py [--events 1000000] [--rounds 3] [--skip-demo] [--before DIR]
                                                    [--screenshot dashboard/assets/overview.png]
 """
 
@@ -36,6 +42,7 @@ import os
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -43,7 +50,9 @@ from pathlib import Path
 
 import duckdb
 
-ROOT = Path(__file__).resolve().parents[1]
+BENCH_TREE_ENV = "IDEMWATCH_BENCH_TREE"
+"""Set by the benchmark for its ``--server-search`` child: the checkout whose packages it imports."""
+ROOT = Path(os.environ.get(BENCH_TREE_ENV) or Path(__file__).resolve().parents[1]).resolve()
 sys.path.insert(0, str(ROOT))
 
 from collector.insights.constants import DEFAULT_ACCOUNT_ID
@@ -228,7 +237,10 @@ _SETTLED = """() => {
   const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"], .st-key-series, .st-key-alarm_timeline')];
   const drawn = charts.every(c => c.querySelector('.main-svg'));
   const grids = [...document.querySelectorAll('[data-testid="stDataFrame"]')].every(g => g.querySelector('canvas'));
-  return stale === 0 && !running && drawn && grids;
+  // an element whose frontend component is still loading shows a skeleton; a tile's sparkline draws its SVG later
+  const skeletons = document.querySelectorAll('[data-testid="stSkeleton"]').length;
+  const sparks = [...document.querySelectorAll('[data-testid="stMetricChart"]')].every(c => c.querySelector('svg'));
+  return stale === 0 && !running && drawn && grids && skeletons === 0 && sparks;
 }"""
 
 
@@ -263,9 +275,14 @@ def search_in_browser(page, url: str, text: str) -> float:
     return time.perf_counter() - t
 
 
-def search_on_server(data_dir: Path, text: str, rounds: int) -> dict:
+def search_on_server(data_dir: Path, text: str, rounds: int, tree: Path = ROOT) -> dict:
     """The explorer's substring search without its result cache, and the floor: one DuckDB scan counting
-    matches in the searched columns (median seconds)."""
+    matches in the searched columns (median seconds). Another checkout's search runs in a child process with
+    that checkout first on its import path (this script, ``--server-search``)."""
+    if tree != ROOT:
+        out = subprocess.run([sys.executable, __file__, "--server-search", str(data_dir), "--rounds", str(rounds)],
+                             env={**os.environ, BENCH_TREE_ENV: str(tree)}, capture_output=True, text=True, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
     from dashboard import trail
     from dashboard.data import load_dataset
 
@@ -287,59 +304,91 @@ def search_on_server(data_dir: Path, text: str, rounds: int) -> dict:
     return {"server": statistics.median(times), "floor": statistics.median(floor)}
 
 
-def measure(browser, data_dir: Path, rounds: int, screenshot: Path | None, search: bool = False) -> dict:
-    titles: list[str] = []
-    res: dict = {"overview": [], "overview_server": [], "switch": {}, "switch_server": []}
+def _round(page_factory, url: str, r: int, res: dict, screenshot: Path | None, search: bool) -> None:
+    """One round on one dashboard: a new tab's Overview, every page in turn, back to the Overview, the explorer
+    search (rounds > 0), then a new tab that reads the Overview ``READ_S`` before opening the first chart page.
+    Round 0 is a first visit (empty HTTP cache, the server imports and loads the tables): only its Overview is
+    kept, as the cold figure."""
+    page = page_factory()
+    t = time.perf_counter()
+    page.goto(url + "/")
+    ms = wait_page(page, "Overview")
+    dt = time.perf_counter() - t
+    if r == 0:
+        res["overview_cold"], res["overview_cold_server"] = dt, ms
+        if screenshot is not None:
+            screenshot.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(screenshot), full_page=False)
+    else:
+        res["overview"].append(dt)
+        res["overview_server"].append(ms)
+    if not res["switch"]:
+        res["switch"] = {t: [] for t in nav_titles(page)}
+    titles = list(res["switch"])
+    for title in titles + ["Overview"]:
+        t = time.perf_counter()
+        page.locator(NAV, has_text=re.compile(f"^{re.escape(title)}$")).click()
+        ms = wait_page(page, title)
+        dt = time.perf_counter() - t
+        if r > 0 and title != "Overview":
+            res["switch"][title].append(dt)
+            res["switch_server"].append(ms)
+    if search and r > 0:
+        res.setdefault("search_browser", []).append(search_in_browser(page, url, f"{SEARCH_TEXT}{r}"))
+    page.close()
+    if r > 0:  # a person who reads the Overview for READ_S before opening the first chart page
+        page = page_factory()
+        page.goto(url + "/")
+        wait_page(page, "Overview")
+        time.sleep(READ_S)  # the scenario's reading time, not a wait for the app
+        t = time.perf_counter()
+        page.locator(NAV, has_text=re.compile(f"^{re.escape(titles[0])}$")).click()
+        wait_page(page, titles[0])
+        res.setdefault("first_chart_after_read", []).append(time.perf_counter() - t)
+        page.close()
+
+
+def _server(tree: Path, data_dir: Path):
+    """A dashboard server of the checkout ``tree`` started the way that checkout starts it: its own
+    ``dashboard/serve.py`` (its streamlit options), its packages first on the child's import path."""
+    if tree == ROOT:
+        return DashboardServer(data_dir)
+    spec = importlib.util.spec_from_file_location("before_dashboard_serve", tree / "dashboard" / "serve.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod.DashboardServer(data_dir, env={"PYTHONPATH": str(tree)})
+
+
+def measure(browser, data_dir: Path, rounds: int, screenshot: Path | None, search: bool = False,
+            trees: tuple[Path, ...] = (ROOT,)) -> list[dict]:
+    """Time the dashboard of every checkout in ``trees`` (this one, and a before tree with ``--before``) over
+    ``data_dir``: one server and one browser context each, rounds interleaved (round r runs them in turn, the
+    order reversed every other round), so a busy machine slows them alike. One result per tree."""
     load_before = os.getloadavg()[0]
-    t0 = time.perf_counter()
-    with DashboardServer(data_dir) as srv:
-        res["server_start_s"] = time.perf_counter() - t0
-        # one browser context: round 0 is a first visit (empty HTTP cache, server imports and
-        # loads the tables); later rounds are new tabs of a returning user (cached JS bundle)
-        ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    results: list[dict] = []
+    servers = []
+    try:
+        for tree in trees:
+            t0 = time.perf_counter()
+            servers.append(_server(tree, data_dir).start())
+            results.append({"overview": [], "overview_server": [], "switch": {}, "switch_server": [],
+                            "server_start_s": time.perf_counter() - t0, "tree": tree})
+        # one browser context per app: round 0 is a first visit, later rounds are new tabs of a returning user
+        ctxs = [browser.new_context(viewport={"width": 1440, "height": 1000}) for _ in trees]
         for r in range(rounds + 1):
-            page = ctx.new_page()
-            t = time.perf_counter()
-            page.goto(srv.url + "/")
-            ms = wait_page(page, "Overview")
-            dt = time.perf_counter() - t
-            if r == 0:
-                res["overview_cold"], res["overview_cold_server"] = dt, ms
-                if screenshot is not None:
-                    screenshot.parent.mkdir(parents=True, exist_ok=True)
-                    page.screenshot(path=str(screenshot), full_page=False)
-            else:
-                res["overview"].append(dt)
-                res["overview_server"].append(ms)
-            if not titles:
-                titles = nav_titles(page)
-                res["switch"] = {t: [] for t in titles}
-            for title in titles + ["Overview"]:
-                t = time.perf_counter()
-                page.locator(NAV, has_text=re.compile(f"^{re.escape(title)}$")).click()
-                ms = wait_page(page, title)
-                dt = time.perf_counter() - t
-                if r > 0 and title != "Overview":
-                    res["switch"][title].append(dt)
-                    res["switch_server"].append(ms)
-            if search and r > 0:
-                res.setdefault("search_browser", []).append(search_in_browser(page, srv.url, f"{SEARCH_TEXT}{r}"))
-            page.close()
-            if r > 0:  # a person who reads the Overview for READ_S before opening the first chart page
-                page = ctx.new_page()
-                page.goto(srv.url + "/")
-                wait_page(page, "Overview")
-                time.sleep(READ_S)  # the scenario's reading time, not a wait for the app
-                t = time.perf_counter()
-                page.locator(NAV, has_text=re.compile(f"^{re.escape(titles[0])}$")).click()
-                wait_page(page, titles[0])
-                res.setdefault("first_chart_after_read", []).append(time.perf_counter() - t)
-                page.close()
-        ctx.close()
-    if search:
-        res.update(search_on_server(data_dir, SEARCH_TEXT, rounds))
-    res["load"] = (load_before, os.getloadavg()[0])
-    return res
+            order = range(len(trees)) if r % 2 == 0 else reversed(range(len(trees)))
+            for i in order:
+                _round(ctxs[i].new_page, servers[i].url, r, results[i], screenshot if i == 0 else None, search)
+        for c in ctxs:
+            c.close()
+    finally:
+        for srv in servers:
+            srv.stop()
+    for res in results:
+        if search:
+            res.update(search_on_server(data_dir, SEARCH_TEXT, rounds, res["tree"]))
+        res["load"] = (load_before, os.getloadavg()[0])
+    return results
 
 
 def report(label: str, source: str, res: dict) -> None:
@@ -378,13 +427,50 @@ def report(label: str, source: str, res: dict) -> None:
           f"{res['load'][1]:.1f} after the run")
 
 
+def _tree_label(tree: Path) -> str:
+    return "after (this checkout)" if tree == ROOT else f"before ({tree})"
+
+
+def compare(after: dict, before: dict) -> None:
+    """after / before, as the median over rounds of each round's ratio (the two ran in the same round, one
+    after the other, so they saw the same load)."""
+    med = statistics.median
+
+    def ratio(a: list[float], b: list[float]) -> str:
+        return f"{med(x / y for x, y in zip(a, b)):5.2f}x" if a and b else "    -"
+
+    def per_round(res: dict) -> list[float]:  # each round's median page switch
+        return [med(v[r] for v in res["switch"].values()) for r in range(len(res["overview"]))]
+
+    print("\n== after / before, median of the per-round ratios (< 1: after is faster)")
+    print(f"   Overview, warm                       {ratio(after['overview'], before['overview'])}   "
+          f"(medians {med(after['overview']):.2f} s / {med(before['overview']):.2f} s)")
+    print(f"   page switch, median over pages       {ratio(per_round(after), per_round(before))}   "
+          f"(medians {med(per_round(after)):.2f} s / {med(per_round(before)):.2f} s)")
+    for t in after["switch"]:
+        if t in before["switch"]:
+            print(f"      {t:<24} {ratio(after['switch'][t], before['switch'][t])}")
+    if "search_browser" in after and "search_browser" in before:
+        print(f"   explorer substring search, browser   {ratio(after['search_browser'], before['search_browser'])}   "
+              f"(medians {med(after['search_browser']):.2f} s / {med(before['search_browser']):.2f} s)")
+        print(f"   explorer substring search, server    {after['server'] / before['server']:5.2f}x   "
+              f"(medians {after['server']:.2f} s / {before['server']:.2f} s, not interleaved)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--screenshot", type=Path, default=None, help="save the demo Overview (cold load) here")
     ap.add_argument("--skip-demo", action="store_true")
+    ap.add_argument("--before", type=Path, default=None,
+                    help="a checkout of the version to compare with (e.g. `git archive fe735d5 | tar -x -C DIR`): "
+                         "the 1M-event set is measured on both, rounds interleaved, with after/before ratios")
+    ap.add_argument("--server-search", type=Path, default=None, help=argparse.SUPPRESS)  # the child of a --before run
     args = ap.parse_args(argv)
+    if args.server_search is not None:
+        print(json.dumps(search_on_server(args.server_search, SEARCH_TEXT, args.rounds)))
+        return 0
     from playwright.sync_api import sync_playwright
 
     exe = shutil.which("chromium") or "/usr/bin/chromium"
@@ -404,7 +490,12 @@ def main(argv: list[str] | None = None) -> int:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
             for label, d, src, shot in sets:
-                report(label, src, measure(browser, d, args.rounds, shot, search=d is big))
+                trees = (ROOT, args.before.resolve()) if d is big and args.before else (ROOT,)
+                results = measure(browser, d, args.rounds, shot, search=d is big, trees=trees)
+                for res in results:
+                    report(label if len(results) == 1 else f"{label}, {_tree_label(res['tree'])}", src, res)
+                if len(results) == 2:
+                    compare(*results)
             browser.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -86,6 +86,12 @@ def test_tile_trends_are_sparklines_per_bin(app):
     age = next(m for m in app.main.metric if m.label == "Max iterator age")
     data = list(age.proto.chart_data)
     assert len(data) == 2 and data == pytest.approx([65000 / 60000, 70 / 60000], abs=1e-4)  # min: the tile unit
+    # counts are filled areas (a bar sparkline costs one SVG element per bin in the browser), rates/ages lines
+    from streamlit.proto.Metric_pb2 import Metric
+
+    assert dup.proto.chart_type == Metric.ChartType.AREA and age.proto.chart_type == Metric.ChartType.LINE
+    poison = next(m for m in app.main.metric if m.label == "Poison rate")
+    assert poison.proto.chart_type == Metric.ChartType.LINE
 
 
 def test_powertools_only_fleet_has_no_zero_tiles(app_factory, tmp_path, sample_mod):
