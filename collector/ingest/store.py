@@ -492,7 +492,7 @@ class EventStore:
                 lines = [ln.removesuffix("\r") for ln in lines]
             lines = carry + lines
             cut = len(lines) if following is None else lambda_text.last_event_start(lines)
-            framed = lambda_text.frame_events(lines[:cut])
+            framed = lambda_text.frame_events(lines[:cut], self.connection)
             carry = lines[cut:]
             blank += cut - sum(n for _, _, n in framed)
             self._stage_event_dicts(({"timestamp": ts, "message": msg} for ts, msg, _ in framed), group, stream,
@@ -567,14 +567,17 @@ class EventStore:
                     break
                 try:
                     doc, _end = decoder.raw_decode(msg, at)
-                except ValueError:
+                    if isinstance(doc, dict):
+                        wide = count_fields(doc) > MAX_DISCOVERED_FIELDS
+                        fields = json.dumps(keep_first_fields(doc)[0] if wide else doc, ensure_ascii=False)
+                        fields.encode("utf-8")  # an escaped lone surrogate ("\ud800") has no UTF-8 form
+                except (ValueError, RecursionError):  # not JSON at this "{" (for DuckDB too), or nested too deep
                     at = msg.find("{", at + 1)
                     continue
                 if isinstance(doc, dict):
-                    if count_fields(doc) > MAX_DISCOVERED_FIELDS:
-                        doc, _ = keep_first_fields(doc)
+                    if wide:
                         rep.count(Reason.JSON_FIELDS_OVER_200)
-                    updates.append((json.dumps(doc, ensure_ascii=False), seq))
+                    updates.append((fields, seq))
                 break
         rep.count(Reason.EMBEDDED_JSON, len(updates))
         self._set_json(updates)
@@ -587,11 +590,11 @@ class EventStore:
         for seq, msg in rows:
             try:
                 doc = json.loads(msg)
-            except ValueError:
+                if not isinstance(doc, dict) or count_fields(doc) <= MAX_DISCOVERED_FIELDS:
+                    continue
+                kept, _ = keep_first_fields(doc)
+            except (ValueError, RecursionError):  # RecursionError: nested deeper than Python reads; kept whole
                 continue
-            if not isinstance(doc, dict) or count_fields(doc) <= MAX_DISCOVERED_FIELDS:
-                continue
-            kept, _ = keep_first_fields(doc)
             updates.append((json.dumps(kept, ensure_ascii=False), seq))
         rep.count(Reason.JSON_FIELDS_OVER_200, len(updates))
         self._set_json(updates)
