@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any
 
 from collector.ingest.sniff import LAMBDA_TEXT_START, is_json_object_line
 
@@ -56,55 +55,6 @@ def starts_event(line: str) -> bool:
     return bool(LAMBDA_TEXT_START.match(line)) or (line[:1] == "{" and is_json_object_line(line))
 
 
-# What DuckDB's JSON reader (yyjson, with trailing commas and inf/nan allowed) accepts and Python's ``json`` rejects:
-# a trailing comma, ``nan``/``inf`` spellings other than NaN/Infinity/-Infinity, more than 4300 digits in an integer
-# (sys.get_int_max_str_digits), nesting deep enough for a RecursionError. A candidate line matching _UNSURE (or with
-# more than _MAX_TRUSTED_BRACKETS brackets) is decided by Python.
-_UNSURE = r",[ \t\n\r]*[}\]]|[:\[,][ \t\n\r]*[-+]?(?i:nan|inf)|[0-9]{1000}"
-_MAX_TRUSTED_BRACKETS = 200
-
-
-def starts_flags(lines: list[str], con: Any = None) -> list[bool]:
-    """``[starts_event(line) for line in lines]``, with the JSON test of the ``{...}`` lines done in bulk by DuckDB
-    (``con``, a duckdb connection; None: every line by ``starts_event``).
-
-    DuckDB's ``json_valid`` is trusted only where it implies Python's answer: a line it finds valid that contains
-    none of the constructs only DuckDB accepts (``_UNSURE``, bracket count) is a JSON object for ``json.loads`` too;
-    every other candidate (DuckDB invalid, e.g. an escaped lone surrogate that Python accepts, or unsure) is decided by
-    ``is_json_object_line`` itself, so the result is exactly the rule's (tests compare both on hostile lines)."""
-    flags = [bool(LAMBDA_TEXT_START.match(ln)) for ln in lines]
-    if con is None:
-        return [f or (ln[:1] == "{" and is_json_object_line(ln)) for f, ln in zip(flags, lines, strict=True)]
-    import numpy as np
-    import pyarrow as pa
-
-    idx: list[int] = []
-    texts: list[str] = []
-    for i, ln in enumerate(lines):
-        if not flags[i] and ln[:1] == "{":
-            s = ln.strip()
-            if s[-1:] == "}":
-                idx.append(i)
-                texts.append(s)
-    if not idx:
-        return flags
-    tbl = pa.table({"k": pa.array(np.arange(len(texts), dtype=np.int64)), "s": pa.array(texts, pa.large_string())})
-    con.register(_CANDIDATES, tbl)
-    try:
-        trusted = set(con.execute(
-            f"""SELECT k FROM {_CANDIDATES} WHERE json_valid(s) AND NOT regexp_matches(s, $1)
-                AND strlen(s) - strlen(replace(replace(s, '{{', ''), '[', '')) <= {_MAX_TRUSTED_BRACKETS}""",
-            [_UNSURE]).fetchnumpy()["k"].tolist())
-    finally:
-        con.unregister(_CANDIDATES)
-    for k, (i, s) in enumerate(zip(idx, texts, strict=True)):
-        flags[i] = k in trusted or is_json_object_line(s)
-    return flags
-
-
-_CANDIDATES = "_iw_json_candidates"
-
-
 def last_event_start(lines: list[str]) -> int:
     """Index of the last line after the first that starts an event, else 0: ``frame_events(lines[:i])`` followed by
     framing ``lines[i:]`` with what comes after gives the events of framing all at once."""
@@ -114,14 +64,15 @@ def last_event_start(lines: list[str]) -> int:
     return 0
 
 
-def frame_events(lines: list[str], con: Any = None) -> list[tuple[int | None, str, int]]:
+def frame_events(lines: list[str]) -> list[tuple[int | None, str, int]]:
     """Group ``lines`` (terminators removed) into events ``(timestamp ms | None, message, lines)``.
 
     Blank lines inside an event are kept in its message; blank lines between events are dropped (the
-    caller counts them as ``lines - sum(lines per event)``). ``con``: a duckdb connection for ``starts_flags``.
+    caller counts them as ``lines - sum(lines per event)``).
     """
     events: list[list] = []  # [ts, [lines], n]
-    for line, starts in zip(lines, starts_flags(lines, con), strict=True):
+    for line in lines:
+        starts = starts_event(line)
         if starts or not events:
             if not line.strip() and not starts:
                 continue  # blank line before any event / between events

@@ -492,7 +492,7 @@ class EventStore:
                 lines = [ln.removesuffix("\r") for ln in lines]
             lines = carry + lines
             cut = len(lines) if following is None else lambda_text.last_event_start(lines)
-            framed = lambda_text.frame_events(lines[:cut], self.connection)
+            framed = lambda_text.frame_events(lines[:cut])
             carry = lines[cut:]
             blank += cut - sum(n for _, _, n in framed)
             self._stage_event_dicts(({"timestamp": ts, "message": msg} for ts, msg, _ in framed), group, stream,
