@@ -57,13 +57,14 @@ _CSV_HEADER = re.compile(r'^\ufeff?"?@?timestamp"?,.*"?@?message"?', re.IGNORECA
 
 
 def is_json_object_line(line: str) -> bool:
-    """True when ``line`` (surrounding whitespace ignored) is one JSON object."""
+    """True when ``line`` (surrounding whitespace ignored) is one JSON object that Python's ``json`` reads (an object
+    nested too deep for it, a RecursionError, is not)."""
     s = line.strip()
     if not (s.startswith("{") and s.endswith("}")):
         return False
     try:
         return isinstance(json.loads(s), dict)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
 
 
