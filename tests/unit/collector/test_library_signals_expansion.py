@@ -116,7 +116,10 @@ def _both_parse_alike(message: str | None) -> bool:
         py = True
     except ValueError:
         py = False
-    duck = duckdb.execute("SELECT json_valid($1)", [message or ""]).fetchone()[0]
+    # a connection of its own, read to the end: a result left open on the module's default connection blocks
+    # every later statement on it in this process
+    with duckdb.connect() as con:
+        duck = con.execute("SELECT json_valid($1)", [message or ""]).fetchall()[0][0]
     return py == bool(duck)
 
 

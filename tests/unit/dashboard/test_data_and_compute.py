@@ -61,7 +61,8 @@ def test_malformed_and_missing_tables_are_reported(tmp_path, sample_mod):
     (tmp_path / "tables" / "attempts.parquet").write_bytes(b"not parquet")
     import duckdb
 
-    duckdb.sql(f"COPY (SELECT 1 AS x) TO '{tmp_path / 'tables' / 'rates.parquet'}' (FORMAT parquet)")
+    with duckdb.connect() as con:
+        con.execute(f"COPY (SELECT 1 AS x) TO '{tmp_path / 'tables' / 'rates.parquet'}' (FORMAT parquet)")
     ds = load_dataset(tmp_path)
     assert ds.ok
     joined = " | ".join(ds.problems)
