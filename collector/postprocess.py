@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from collector.insights.log_identifier import LOG_IDENTIFIER_RE
+from collector.insights.sql import sql_literal
 from collector.parquet import parse_timestamp_ms
 
 __all__ = ["ACCOUNT_COLUMN", "EXCEPTION_LINE_RE", "FILLED_COLUMNS", "POST_PROCESS", "expand_library_signal_rows",
@@ -39,13 +40,9 @@ EXCEPTION_LINE_RE = rf"^\[ERROR\]{_WS}(?:{_NOT_WS}+{_WS}+{_NOT_WS}+{_WS}+)?(Idem
 <timestamp> <request id> <Exception>: ...``; group 1 = the exception class name (RE2 syntax)."""
 
 
-def _sql_text(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
 def _sql_case(expr: str, mapping: Mapping[str, str]) -> str:
     """``CASE expr WHEN k THEN v ... ELSE expr END``: the mapped value, else the value itself."""
-    whens = " ".join(f"WHEN {_sql_text(k)} THEN {_sql_text(v)}" for k, v in sorted(mapping.items()))
+    whens = " ".join(f"WHEN {sql_literal(k)} THEN {sql_literal(v)}" for k, v in sorted(mapping.items()))
     return f"(CASE {expr} {whens} ELSE {expr} END)"
 
 
@@ -70,14 +67,14 @@ def _expansion_sql() -> str:
     return f"""
     r AS (SELECT ord, ts - ((ts % 60000) + 60000) % 60000 AS minute, lg, coalesce(msg, '') AS msg,
                  CASE WHEN starts_with(msg, '[ERROR]')  -- the substring test only spares the regex other lines
-                      THEN regexp_extract(msg, {_sql_text(EXCEPTION_LINE_RE)}, 1) ELSE '' END AS exc
+                      THEN regexp_extract(msg, {sql_literal(EXCEPTION_LINE_RE)}, 1) ELSE '' END AS exc
           FROM __iw_src WHERE ts IS NOT NULL),
     exc_entries AS (SELECT ord, minute, lg, 'powertools' AS library, {exception_signal} AS signal,
                            1.0::DOUBLE AS events, 0 AS sub FROM r WHERE exc <> ''),
     -- a JSON object's top-level keys and values in document order (a non-object has none); no row is filtered
     -- on a parsed value, so that no parse is pushed below and done twice
     docs AS (SELECT ord, minute, lg, keys, vals,
-                    TRY(json_transform(vals[{_last("keys", "'_aws'")}], {_sql_text(_AWS_SHAPE)})) AS aws
+                    TRY(json_transform(vals[{_last("keys", "'_aws'")}], {sql_literal(_AWS_SHAPE)})) AS aws
              FROM (SELECT ord, minute, lg,
                           CASE WHEN exc = '' AND json_valid(msg) THEN json_keys(msg) END AS keys,
                           CASE WHEN exc = '' AND json_valid(msg) THEN json_extract(msg, '$.*') END AS vals

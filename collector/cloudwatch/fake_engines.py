@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from collector.cloudwatch.constants import FAKE_ACCOUNT_ID
 from collector.insights.log_identifier import log_identifier
 from collector.insights.result import format_timestamp
+from collector.insights.sql import sql_literal
 
 if TYPE_CHECKING:
     from collector.cloudwatch.fake_server import FakeLogsInsightsServer
@@ -68,7 +69,7 @@ class InsightsEngine:
         table = self._views.get(names)
         if table is None:
             table = f"q_{len(self._views)}"
-            in_list = ", ".join("'" + log_identifier(FAKE_ACCOUNT_ID, n).replace("'", "''") + "'" for n in names)
+            in_list = ", ".join(sql_literal(log_identifier(FAKE_ACCOUNT_ID, n)) for n in names)
             self._store.connection.execute(f'CREATE TEMP VIEW {table} AS SELECT * FROM {self._store.table} '
                                            f'WHERE "@log" IN ({in_list})').fetchall()
             self._views[names] = table

@@ -25,6 +25,7 @@ import json
 
 from collector.ingest.constants import MAX_TIMESTAMP_MS, MB, OUT_OF_RANGE_MS
 from collector.insights.sql import quote_ident as _q
+from collector.insights.sql import sql_literal
 from collector.tables import EVENT_STORED_COLUMNS, JSON_FIELDS_COLUMN, JSON_MESSAGE_COLUMN
 
 _PLATFORM = {"platform.start": "START", "platform.runtimeDone": "END", "platform.report": "REPORT"}
@@ -47,11 +48,6 @@ MACROS = (
 
 _METRICS = ("durationMs", "billedDurationMs", "memorySizeMB", "maxMemoryUsedMB", "initDurationMs")
 _INTERNAL = "__iw_"  # prefix of the staging columns (never a JSON key we extract)
-
-
-def sql_literal(text: str) -> str:
-    """A SQL string literal of fixed text (JSON paths, regexes, the json_transform spec; never user data)."""
-    return "'" + text.replace("'", "''") + "'"
 
 
 def _spec(hot: tuple[str, ...]) -> tuple[str, dict[str, str]]:

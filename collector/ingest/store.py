@@ -43,7 +43,7 @@ from collector.ingest.constants import (
     SNIFF_BYTES,
     Reason,
 )
-from collector.ingest.derive import MACROS, insert_sql, sql_literal
+from collector.ingest.derive import MACROS, insert_sql
 from collector.ingest.exceptions import IngestError, UnknownFormatError
 from collector.ingest.fields import count_fields, keep_first_fields
 from collector.ingest.lines import TEXT_PIECE_BYTES, byte_pieces, clip_message, decode_text, line_table
@@ -54,6 +54,7 @@ from collector.insights.constants import DEFAULT_ACCOUNT_ID
 from collector.insights.engine import table_columns
 from collector.insights.log_identifier import check_account_id, log_identifier
 from collector.insights.sql import quote_ident as _q
+from collector.insights.sql import sql_literal
 from collector.tables import (
     EVENT_STORED_COLUMNS,
     JSON_FIELDS_COLUMN,

@@ -12,12 +12,19 @@ from typing import Any
 
 from collector.insights.types import ValueType
 
-__all__ = ["Params", "Typed", "as_bool", "as_json", "as_num", "as_text", "quote_ident", "sql_number"]
+__all__ = ["Params", "Typed", "as_bool", "as_json", "as_num", "as_text", "quote_ident", "sql_literal", "sql_number"]
 
 
 def quote_ident(name: str) -> str:
     """A DuckDB quoted identifier for any column name (``"`` doubled)."""
     return '"' + name.replace('"', '""') + '"'
+
+
+def sql_literal(text: str) -> str:
+    """A DuckDB string literal of ``text`` (``'`` doubled; correct for any text). For text the tool builds itself:
+    JSON paths, regexes, ``json_transform`` specs, CASE mappings of the contract's names. A query's own strings are
+    bound parameters instead (module docstring)."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def sql_number(value: float) -> str:
