@@ -30,6 +30,8 @@ Progress = Callable[[str, str, int, int], None]
 
 _BATCH_ROWS = 100_000
 """Rows per Arrow batch streamed from a query into its Parquet file."""
+_ORDER_ALIASES = ("__iw_k", "__iw_q")
+"""Names given to the two columns ``CompiledQuery.unordered_sql`` adds (sort key, ingest order)."""
 _DUCKDB_CHUNK_ROWS = 122_880
 """DuckDB's row group size: a sorted result streams in pieces of this many rows, each cut at ``_BATCH_ROWS``."""
 
@@ -132,7 +134,7 @@ def _write_library_signals(store: Any, table: Table, query: str, since: float | 
     select = f"SELECT {_convert_sql(ts, 'BIGINT')} AS ts, {as_text(log)} AS lg, {as_text(msg)} AS msg"
     rows = f"{select} FROM ({compiled.sql}) AS q({aliases})"
     # the sums do not depend on the order unless a bin's sum is inexact (then ``ordered_source``): no sort
-    unordered = (f"{select} FROM ({compiled.unordered_sql}) AS q({aliases}, __iw_k, __iw_q)"
+    unordered = (f"{select} FROM ({compiled.unordered_sql}) AS q({aliases}, {', '.join(_ORDER_ALIASES)})"
                  if compiled.unordered_sql is not None else rows)
     params = list(compiled.params)
     ordered_table = "__iw_library_signal_rows"
@@ -211,7 +213,7 @@ def _write_typed(store: Any, table: Table, query: str, since: float | None, unti
         # events are mostly stored in time order already: stream them unsorted, checking the order as they come,
         # and sort only when they are not (the rows and their order are the sorted query's either way)
         try:
-            result = stream(compiled.unordered_sql, ("__iw_k", "__iw_q"))
+            result = stream(compiled.unordered_sql, _ORDER_ALIASES)
         except _NotInOrder:
             result = None
     rows, bad = result if result is not None else stream(compiled.sql, ())
