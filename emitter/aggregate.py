@@ -4,6 +4,12 @@ Metrics are kept in memory per group (Operation[, EventSource]) until :meth:`Met
 group as one or more EMF documents (split at 100 metrics / 100 values / 256 KB, never dropped; EMF specification:
 https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html).
 Count metrics are summed (one value per document), Milliseconds metrics keep every value.
+
+A group maps metric name -> its values, as the C JSON encoder writes them: the contract's Count metrics as their sum
+(an int), the contract's Milliseconds metrics as the list of their values, custom metrics (:meth:`add_metric`, any
+unit and resolution) as an :class:`emf.MetricSeries`. A group of contract metrics only (the usual flush) is written
+from its cached definitions and one C encoding of the group (:func:`_contract_document`); any other group goes through
+:func:`emf.fast_document` / :func:`emf.build_documents` as MetricSeries (:func:`_as_series`). Same bytes (tested).
 """
 
 from __future__ import annotations
@@ -33,13 +39,73 @@ _OPERATION = _o.OPERATION
 _ROOT_RESERVED = _o.ROOT_RESERVED
 _SERVICE = _o.SERVICE
 _SCHEMA_MEMBER = f'"{_K_SCHEMA_VERSION}":{_esc(SCHEMA_VERSION)}'
+_MS_METRICS = _o.MS_METRICS
+_U_COUNT, _U_MS = _o.U_COUNT, _o.U_MS
+_MAX_VALUES = C.MAX_VALUES_PER_METRIC
+_MetricSeries = emf.MetricSeries
+_NOT_CACHED = object()
+_GROUP_SHAPES: dict[tuple[str, ...], tuple[str, tuple[str, ...]] | None] = {}
+"""A group's metric names, in order -> (their definitions as JSON text, joined; the Milliseconds names among them),
+or None when the group is not contract metrics only. Cached (bounded): a function's flushes have few shapes."""
+
+
+def _group_shape(names: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
+    """The ``_GROUP_SHAPES`` entry of ``names``, made and cached. Contract metrics have the contract's unit and the
+    standard resolution (custom metrics cannot take their names: :meth:`MetricAggregator.add_metric`)."""
+    shape = None
+    if names and all(n in _CONTRACT_METRICS for n in names):  # what emf.MetricSeries.definition() encodes
+        shape = (",".join(_dumps({"Name": n, "Unit": _U_MS if n in _MS_METRICS else _U_COUNT}) for n in names),
+                 tuple(n for n in names if n in _MS_METRICS))
+    if len(_GROUP_SHAPES) < 256:
+        _GROUP_SHAPES[names] = shape
+    return shape
+
+
+def _contract_document(header: str, timestamp_ms: int, root_body: str, group: dict[str, Any],
+                       shape: tuple[str, tuple[str, ...]]) -> str | None:
+    """:func:`emf.fast_document` of a group of contract metrics (same bytes, tested), its members encoded in C at
+    once; None when the group needs splitting (a metric with more than 100 values, or over the size limit)."""
+    defs, ms_names = shape
+    values = group
+    for n in ms_names:  # a single value is written as a number, as fast_document does
+        v = group[n]
+        if len(v) == 1:
+            if values is group:
+                values = dict(group)
+            values[n] = v[0]
+        elif len(v) > _MAX_VALUES:
+            return None
+    members = _dumps(values)
+    line = (f'{{"_aws":{{"Timestamp":{int(timestamp_ms)},{header}{defs}]}}]}}'
+            f'{"," + root_body if root_body else ""},{members[1:]}')
+    return line if len(line) <= C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM else None
+
+
+def _as_series(group: dict[str, Any]) -> list[emf.MetricSeries]:
+    """A group's metrics as MetricSeries, in order (the general serializers' input)."""
+    out = []
+    for name, v in group.items():
+        if v.__class__ is _MetricSeries:
+            out.append(v)
+        elif v.__class__ is list:
+            out.append(emf.new_series(name, _U_MS, 60, v))
+        else:
+            out.append(emf.new_series(name, _U_COUNT, 60, [v]))
+    return out
+
+
+def _values(v: Any) -> list[float | int]:
+    """The values of a group entry (a Count sum as a one-element list)."""
+    if v.__class__ is _MetricSeries:
+        return list(v.values)
+    return list(v) if v.__class__ is list else [v]
 
 
 class MetricAggregator(SinkOutput):
     """Emitter layer 3: metric values per (Operation, EventSource) group until :meth:`flush` writes them as EMF."""
 
     namespace: str
-    _groups: dict[tuple[str | None, str | None], dict[str, emf.MetricSeries]]
+    _groups: dict[tuple[str | None, str | None], dict[str, Any]]  # see the module docstring
     _dimensions: dict[str, str]
     _default_dims: dict[str, str]
     metrics_disabled: bool
@@ -53,16 +119,26 @@ class MetricAggregator(SinkOutput):
 
     def _add(self, op: str | None, es: str | None, name: str, unit: str, resolution: int, value: float,
              summed: bool) -> None:
+        """Add ``value`` to metric ``name`` of group (op, es): ``summed`` for the contract's Count metrics (only
+        those are summed); else every value is kept (the contract's Milliseconds metrics as a list, custom metrics
+        as a MetricSeries). The caller holds the lock."""
         group = self._groups.get((op, es))
         if group is None:
             group = self._groups[(op, es)] = {}
-        s = group.get(name)
-        if s is None:
-            group[name] = emf.new_series(name, unit, resolution, [value])
-        elif summed:
-            s.values[0] += value
+        if summed:
+            group[name] = group.get(name, 0) + value
+        elif name in _CONTRACT_METRICS:
+            v = group.get(name)
+            if v is None:
+                group[name] = [value]
+            else:
+                v.append(value)
         else:
-            s.values.append(value)
+            s = group.get(name)
+            if s is None:
+                group[name] = emf.new_series(name, unit, resolution, [value])
+            else:
+                s.values.append(value)
 
     def add_metric(self, name: str, value: float, unit: str = "Count", resolution: int = 60,
                    operation: str | None = None) -> None:
@@ -180,18 +256,25 @@ class MetricAggregator(SinkOutput):
             else:
                 props_body = self._idle_emf_props
             lines: list[str] = []
-            for (op, es), series in groups.items():
+            shapes = _GROUP_SHAPES
+            for (op, es), group in groups.items():
                 dims, sets, header, dims_body = self._group_dimensions(op, es, dims_now)
-                values = list(series.values())
                 body = f"{dims_body},{props_body}" if dims_body else props_body
-                line = emf.fast_document(header, ts, body, values)
+                names = tuple(group)
+                shape = shapes.get(names, _NOT_CACHED)
+                if shape is _NOT_CACHED:
+                    shape = _group_shape(names)
+                line = _contract_document(header, ts, body, group, shape) if shape is not None else None  # type: ignore[arg-type]
+                if line is None:
+                    series = _as_series(group)
+                    line = emf.fast_document(header, ts, body, series)
                 if line is not None:
                     lines.append(line)
                 else:
                     import json  # rare path (a group over 100 metrics/values or 256 KB): json is loaded lazily
 
                     props = json.loads("{" + props_body + "}")
-                    lines.extend(emf.build_documents(self.namespace, dims, sets, values, ts, props))
+                    lines.extend(emf.build_documents(self.namespace, dims, sets, series, ts, props))
             try:  # self._write inlined (the lock is held)
                 self.sink.write_lines(lines)
             except KeyboardInterrupt:
@@ -248,5 +331,5 @@ class MetricAggregator(SinkOutput):
     def pending(self) -> dict[tuple[str | None, str | None], dict[str, list[float | int]]]:
         """Metrics not yet flushed: {(operation, event_source|None): {metric name: values}} (Count metrics summed)."""
         with self._lock:
-            return {g: {n: list(s.values) for n, s in series.items()} for g, series in self._groups.items()}
+            return {g: {n: _values(v) for n, v in group.items()} for g, group in self._groups.items()}
 

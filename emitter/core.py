@@ -255,7 +255,7 @@ class Emitter(InvocationLifecycle):
         self._group_cache: dict[tuple[Any, ...], tuple[dict[str, str], list[list[str]], str, str]] = {}
         self._hasher = KeyHasher(key_tenant_separator, key_hash_salt) if hash_idempotency_keys else None
         self._lock = _thread.RLock()
-        self._groups: dict[tuple[str | None, str | None], dict[str, emf.MetricSeries]] = {}
+        self._groups: dict[tuple[str | None, str | None], dict[str, Any]] = {}  # emitter.aggregate
         self._dimensions: dict[str, str] = {}
         self._default_dims: dict[str, str] = {}
         self.metrics_disabled: bool = _metrics_disabled() if metrics_disabled is None else bool(metrics_disabled)
@@ -391,6 +391,12 @@ class Emitter(InvocationLifecycle):
             ages: list[int] = []
             add_rec, add_line, add_age = recs.append, lines.append, ages.append
             redelivered = 0
+            # The previous message's first-receive text and value, and queue: the messages of one poll mostly share
+            # them (an equal str gives the same int; a str compare costs a fraction of int() and of a dict lookup)
+            last_f: Any = None
+            first = 0
+            last_arn: Any = None
+            qp: Any = None
             for r in raw:
                 # required members by subscript (a KeyError hands the batch back, below); all values checked
                 if r.__class__ is not dict or r["eventSource"] != "aws:sqs" or r.get("messageAttributes"):
@@ -402,35 +408,41 @@ class Emitter(InvocationLifecycle):
                     attrs["ApproximateReceiveCount"]
                 if s.__class__ is not str or f.__class__ is not str or c.__class__ is not str:
                     return None
-                sent, first = int(s), int(f)  # what the adapter does with str attributes
+                sent = int(s)  # what the adapter does with str attributes
+                if f != last_f:
+                    first = int(f)
+                    last_f = f
                 mid = r["messageId"]
                 if mid.__class__ is not str or len(mid) > _MAX_FIELD:
                     return None
                 arn = r.get("eventSourceARN")
-                qp = queues.get(arn) if arn.__class__ is str else None
-                if qp is None:
-                    queue = _arn_name(arn)
-                    if queue.__class__ is not str or len(queue) > _MAX_FIELD:  # type: ignore[arg-type]
-                        return None
-                    # (queue name, the members after record_age_ms up to first_receive_at_ms's value or the end)
-                    qp = (queue, (q_head if q_head[-1] == '"' else q_head + _esc(queue)) +  # type: ignore[index]
-                          (f_head + "}" if f_redacted else f_head))  # type: ignore[operator]
-                    if len(queues) < 256:
-                        queues[arn] = qp
+                if arn != last_arn or arn.__class__ is not str:
+                    qp = queues.get(arn) if arn.__class__ is str else None
+                    if qp is None:
+                        queue = _arn_name(arn)  # None unless an ARN str
+                        if queue.__class__ is not str or len(queue) > _MAX_FIELD:  # type: ignore[arg-type]
+                            return None
+                        # (queue name, the members after record_age_ms up to first_receive_at_ms's value or the end)
+                        qp = (queue, (q_head if q_head[-1] == '"' else q_head + _esc(queue)) +  # type: ignore[index]
+                              (f_head + "}" if f_redacted else f_head))  # type: ignore[operator]
+                        if len(queues) < 256:
+                            queues[arn] = qp
+                    last_arn = arn
                 age = now - sent
                 if age < 0:  # noqa: PLR1730 - never negative under clock skew
                     age = 0
                 if c == "1":  # the first delivery (int("1")): its members as one constant
                     attempt = 1
-                    mid_age = f"{_esc(mid)}{_P_ATTEMPT_1}{age}"
+                    line = (f"{prefix}{_esc(mid)}{_P_ATTEMPT_1}{age}{qp[1]}" if f_redacted else
+                            f"{prefix}{_esc(mid)}{_P_ATTEMPT_1}{age}{qp[1]}{first}}}")
                 else:
                     attempt = int(c)
                     if attempt > 1:
                         redelivered += 1
                     else:
                         attempt = 1
-                    mid_age = f"{_esc(mid)}{_P_ATTEMPT}{attempt}{_P_RECORD_AGE}{age}"
-                line = f"{prefix}{mid_age}{qp[1]}" if f_redacted else f"{prefix}{mid_age}{qp[1]}{first}}}"
+                    line = (f"{prefix}{_esc(mid)}{_P_ATTEMPT}{attempt}{_P_RECORD_AGE}{age}{qp[1]}" if f_redacted
+                            else f"{prefix}{_esc(mid)}{_P_ATTEMPT}{attempt}{_P_RECORD_AGE}{age}{qp[1]}{first}}}")
                 if len(line) > limit:
                     return None
                 rec = _new(EventRecord)  # EventRecord(...) without the class call (~0.6 us on CPython 3.11)
@@ -579,19 +591,26 @@ class Emitter(InvocationLifecycle):
         es = es if self.event_source_dimension else None
         self._lock.acquire()  # not `with`: a with-block on a C lock costs ~0.4 us more on CPython 3.11
         try:
-            self._add(op, es, _M_EVENTS_RECEIVED, _U_COUNT, 60, n, True)
+            group = self._groups.get((op, es))  # self._add, inlined
+            if group is None:
+                group = self._groups[(op, es)] = {}
+            group[_M_EVENTS_RECEIVED] = group.get(_M_EVENTS_RECEIVED, 0) + n  # a Count sum (emitter.aggregate)
             if redelivered and not age_first:
-                self._add(op, es, _M_REDELIVERY, _U_COUNT, 60, redelivered, True)
+                group[_M_REDELIVERY] = group.get(_M_REDELIVERY, 0) + redelivered
             if ages:
-                group = self._groups[(op, es)]
-                ser = group.get(_M_RECORD_AGE)
-                if ser is None:
-                    group[_M_RECORD_AGE] = emf.new_series(_M_RECORD_AGE, _U_MS, 60, ages)
+                values = group.get(_M_RECORD_AGE)  # a Milliseconds list: every value
+                if values is None:
+                    group[_M_RECORD_AGE] = ages  # the caller's own list, handed over
                 else:
-                    ser.values.extend(ages)
+                    values.extend(ages)
             if redelivered and age_first:
-                self._add(op, es, _M_REDELIVERY, _U_COUNT, 60, redelivered, True)
-            self._write(lines)
+                group[_M_REDELIVERY] = group.get(_M_REDELIVERY, 0) + redelivered
+            try:  # self._write inlined (the lock is held)
+                self.sink.write_lines(lines)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - as in _write
+                self._sink_failed(exc, len(lines))
         finally:
             self._lock.release()
 
@@ -832,11 +851,7 @@ class Emitter(InvocationLifecycle):
                     group = self._groups.get((op, es))
                     if group is None:
                         group = self._groups[(op, es)] = {}
-                    ser = group.get(metric)
-                    if ser is None:
-                        group[metric] = emf.new_series(metric, _U_COUNT, 60, [1])
-                    else:
-                        ser.values[0] += 1
+                    group[metric] = group.get(metric, 0) + 1  # a Count sum (emitter.aggregate)
                 try:  # self._write inlined (the lock is held)
                     sink = self.sink
                     if sink.__class__ is StdoutSink:  # its write_lines for one line, inlined (Lambda's sink)

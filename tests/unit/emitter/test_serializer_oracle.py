@@ -76,6 +76,74 @@ def test_fast_document_equals_json_dumps(names, raw, dims):
     assert emf.fast_document(header, NOW, compact(root)[1:-1], series) == compact(expected)
 
 
+@settings(max_examples=300, deadline=None)
+@given(names=metrics, raw=st.lists(st.lists(numbers, min_size=1, max_size=130), min_size=len(Metric),
+                                   max_size=len(Metric)),
+       body=st.sampled_from(["", '"Service":"orders"', '"Service":"o\\u00fc","function_request_id":"r"']))
+def test_contract_group_document_equals_fast_document(names, raw, body):
+    """The flush's path for a group of contract metrics (plain ints and lists, encoded in C at once) writes what
+    fast_document writes for the same metrics as MetricSeries, and refuses (None) exactly when it refuses: a metric
+    over 100 values, or over the size limit."""
+    from emitter.aggregate import _as_series, _contract_document, _group_shape
+
+    group: dict[str, object] = {}
+    for m, values in zip(names, raw):
+        kept = [c for c, reason in map(emf.coerce_metric_value, values) if reason is None]
+        if kept:
+            group[m.value] = sum(kept) if METRIC_UNITS[m].value == "Count" else kept
+    if not group:
+        return
+    header = emf.directive_header("Idempotency", [["Service", "Operation"], ["Service"]])
+    shape = _group_shape(tuple(group))
+    assert shape is not None
+    before = {k: (list(v) if isinstance(v, list) else v) for k, v in group.items()}
+    got = _contract_document(header, NOW, body, group, shape)
+    assert got == emf.fast_document(header, NOW, body, _as_series(group))
+    assert group == before  # not modified (single values are unwrapped in a copy)
+    if got is not None:
+        json.loads(got, parse_constant=_no_constants)
+
+
+@pytest.mark.parametrize("n", [1, 2, 100, 101])
+def test_contract_group_document_value_counts(n):
+    """A Milliseconds metric with one value is written as a number, with 2..100 values as a list; 101 values need
+    the splitting serializer (None), as fast_document decides."""
+    from emitter.aggregate import _as_series, _contract_document, _group_shape
+
+    group = {"EventsReceived": 3, "RecordAge": list(range(7, 7 + n)), "Redelivery": 1}
+    header = emf.directive_header("Idempotency", [["Service"]])
+    got = _contract_document(header, NOW, '"Service":"s"', group, _group_shape(tuple(group)))
+    assert got == emf.fast_document(header, NOW, '"Service":"s"', _as_series(group))
+    if n == 101:
+        assert got is None
+    else:
+        assert json.loads(got)["RecordAge"] == (7 if n == 1 else list(range(7, 7 + n)))
+        assert got.endswith(',"EventsReceived":3,"RecordAge":' + (
+            "7" if n == 1 else compact(list(range(7, 7 + n)))) + ',"Redelivery":1}')
+
+
+def test_group_shape_refuses_custom_metrics_and_flush_writes_them_as_before():
+    """A group holding a custom metric is not cached as a contract shape; the flush writes it through
+    fast_document with its own unit and resolution, beside the contract metrics, in the order they were added."""
+    from emitter.aggregate import _group_shape
+
+    assert _group_shape(("EventsSucceeded", "MyLatency")) is None
+    assert _group_shape(()) is None
+    sink = MemorySink()
+    em = Emitter(service="orders", sink=sink, clock=lambda: NOW)
+    em.succeeded(key="k")
+    em.add_metric("MyLatency", 2.5, "Milliseconds", resolution=1)
+    em.add_metric("MyLatency", 3, "Milliseconds", resolution=1)
+    em.succeeded(key="k2")
+    em.flush()
+    doc = json.loads(sink.lines[-1])
+    assert doc["_aws"]["CloudWatchMetrics"][0]["Metrics"] == [
+        {"Name": "EventsSucceeded", "Unit": "Count"}, {"Name": "MyLatency", "Unit": "Milliseconds",
+                                                        "StorageResolution": 1}]
+    assert doc["EventsSucceeded"] == 2 and doc["MyLatency"] == [2.5, 3]
+    assert list(doc)[-2:] == ["EventsSucceeded", "MyLatency"]
+
+
 # ---------------------------------------------------------------------------------------------------- log records
 chars = st.one_of(st.characters(), st.sampled_from(['"', "\\", "\x00", "\x1f", "\u2028", "\ud800", "\udfff", "é",
                                                     "😀", "\x7f"]))
