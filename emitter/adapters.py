@@ -26,6 +26,7 @@ IDEMPOTENCY_HEADER = "idempotency-key"
 CORRELATION_HEADERS = ("x-correlation-id", "x-request-id")
 
 _SQS = EventSource.SQS
+_GENERIC = EventSource.GENERIC
 _BATCH_SOURCES = {
     "aws:sqs": EventSource.SQS,
     "aws:kinesis": EventSource.KINESIS,
@@ -655,6 +656,14 @@ def _record_source(r: Any) -> EventSource:
 
 def detect_source(event: Any) -> EventSource:
     """The :class:`EventSource` of a Lambda event (batch or single); ``generic`` for unknown shapes."""
+    if event.__class__ is dict:  # a batch as Lambda delivers it (the wrapper asks at every invocation): inlined
+        recs = event.get("Records")
+        if recs.__class__ is list and recs:
+            r = recs[0]
+            if r.__class__ is dict:
+                src = r.get("eventSource")
+                if src.__class__ is str and src:
+                    return _BATCH_SOURCES.get(src, _GENERIC)
     if not isinstance(event, dict):
         return EventSource.GENERIC
     recs = event.get("Records")

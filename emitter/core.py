@@ -397,6 +397,7 @@ class Emitter(InvocationLifecycle):
             first = 0
             last_arn: Any = None
             qp: Any = None
+            tail: Any = None  # the line's members after record_age_ms's value, for this queue and first-receive time
             for r in raw:
                 # required members by subscript (a KeyError hands the batch back, below); all values checked
                 if r.__class__ is not dict or r["eventSource"] != "aws:sqs" or r.get("messageAttributes"):
@@ -412,6 +413,7 @@ class Emitter(InvocationLifecycle):
                 if f != last_f:
                     first = int(f)
                     last_f = f
+                    tail = None
                 mid = r["messageId"]
                 if mid.__class__ is not str or len(mid) > _MAX_FIELD:
                     return None
@@ -428,21 +430,22 @@ class Emitter(InvocationLifecycle):
                         if len(queues) < 256:
                             queues[arn] = qp
                     last_arn = arn
+                    tail = None
+                if tail is None:
+                    tail = qp[1] if f_redacted else f"{qp[1]}{first}}}"
                 age = now - sent
                 if age < 0:  # noqa: PLR1730 - never negative under clock skew
                     age = 0
                 if c == "1":  # the first delivery (int("1")): its members as one constant
                     attempt = 1
-                    line = (f"{prefix}{_esc(mid)}{_P_ATTEMPT_1}{age}{qp[1]}" if f_redacted else
-                            f"{prefix}{_esc(mid)}{_P_ATTEMPT_1}{age}{qp[1]}{first}}}")
+                    line = f"{prefix}{_esc(mid)}{_P_ATTEMPT_1}{age}{tail}"
                 else:
                     attempt = int(c)
                     if attempt > 1:
                         redelivered += 1
                     else:
                         attempt = 1
-                    line = (f"{prefix}{_esc(mid)}{_P_ATTEMPT}{attempt}{_P_RECORD_AGE}{age}{qp[1]}" if f_redacted
-                            else f"{prefix}{_esc(mid)}{_P_ATTEMPT}{attempt}{_P_RECORD_AGE}{age}{qp[1]}{first}}}")
+                    line = f"{prefix}{_esc(mid)}{_P_ATTEMPT}{attempt}{_P_RECORD_AGE}{age}{tail}"
                 if len(line) > limit:
                     return None
                 rec = _new(EventRecord)  # EventRecord(...) without the class call (~0.6 us on CPython 3.11)
@@ -690,7 +693,7 @@ class Emitter(InvocationLifecycle):
         """
         out: list[dict[str, str]] = []
         seen: set[str] = set()
-        problems = Problems()
+        problems: Problems | None = None  # made when needed (the usual call has none)
         items: list[tuple[EventRecord | None, str]] = []
         for item in failed:
             if item.__class__ is EventRecord and item.event_source is not _DYNAMODB:  # item_identifier, inlined
@@ -699,10 +702,14 @@ class Emitter(InvocationLifecycle):
                 rec = item if isinstance(item, EventRecord) else None
                 ident = rec.item_identifier if rec is not None else item
             if ident.__class__ is not str and not isinstance(ident, str) or not ident:
+                if problems is None:
+                    problems = Problems()
                 problems.add(C.WarningCode.MISSING_ITEM_IDENTIFIER, "batchItemFailures",
                              "item without identifier returned as '' (Lambda retries the whole batch)")
                 ident = ""
             if ident in seen:
+                if problems is None:
+                    problems = Problems()
                 problems.add(C.WarningCode.DUPLICATE_ITEM_IDENTIFIER, "batchItemFailures", "item listed twice")
                 continue
             seen.add(ident)

@@ -99,7 +99,7 @@ class InvocationLifecycle(MetricAggregator):
                     failed = True
                     pending = False
                     try:
-                        result = func(event, context, *args, **kwargs)
+                        result = func(event, context, *args, **kwargs) if args or kwargs else func(event, context)
                         failed = False
                         if hasattr(result, "__await__"):  # an async handler hidden behind another decorator
                             pending = True
