@@ -6,13 +6,15 @@ mixed in, secrets in bodies and attributes) through emitters configured every wa
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from emitter import Emitter, EventRecord, MemorySink, Outcome
+from emitter import Emitter, EventRecord, MemorySink, Outcome, StdoutSink
 from emitter.adapters import adapt_event
 from emitter.contract import REDACTED
 
@@ -213,3 +215,45 @@ def test_a_message_the_fused_path_does_not_take_sends_the_batch_the_general_way(
         odd_msg["attributes"]["SentTimestamp"] = NOW
     assert em._sqs_records([msg, odd_msg], NOW, NOW) is None
     assert em.sink.lines == [] and em.pending() == {}  # nothing written before bailing out
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batch=st.lists(plain_message, min_size=1, max_size=12), extra=st.sampled_from([(), ("queue",),
+                                                                                        ("first_receive_at_ms",)]))
+def test_fused_lines_to_stdout_are_the_lines_a_memory_sink_gets(batch, extra):
+    """On Lambda's sink the fused path writes the batch's received lines as one text (their common prefix joined in
+    once): the same bytes StdoutSink.write_lines writes for the lines a MemorySink receives, and nothing else."""
+    mem = MemorySink()
+    texts = []
+    for sink in (mem, StdoutSink()):
+        em = Emitter(service="orders", sink=sink, clock=lambda: NOW, redact_extra_keys=extra)
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf), em.invocation({"aws_request_id": "r-1"}, operation="Op",
+                                                            cold_start=False):
+            em.records({"Records": batch})
+            received = buf.getvalue()
+        texts.append(received)
+    assert texts[0] == ""
+    assert texts[1] == "".join(line + "\n" for line in mem.lines[:len(batch)])
+    assert [json.loads(line)["outcome"] for line in texts[1].splitlines()] == ["received"] * len(batch)
+
+
+def test_fused_lines_to_a_failing_stdout_are_counted_lost():
+    """A stdout that refuses the write: every received line of the batch is counted under sink_error, nothing
+    raises into the handler, and the metrics are still counted."""
+
+    class Closed(io.StringIO):
+        def write(self, s: str) -> int:
+            raise OSError("closed")
+
+    em = Emitter(service="orders", sink=StdoutSink(), clock=lambda: NOW)
+    batch = [{"messageId": f"m-{i}", "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": str(NOW - 9),
+                                                    "ApproximateFirstReceiveTimestamp": str(NOW - 5)},
+              "messageAttributes": {}, "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:1:q"}
+             for i in range(3)]
+    with contextlib.redirect_stdout(Closed()):
+        em._begin(None, "Op", None, False)
+        recs = em.records({"Records": batch})
+        assert len(recs) == 3
+        assert em.warnings == {"sink_error": 3}
+        assert em.pending()[("Op", None)]["EventsReceived"] == [3]
