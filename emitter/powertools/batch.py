@@ -16,6 +16,13 @@ Poison: with ``quarantine=`` given, a record whose failure classifies as permane
 ``quarantine(record, exc)``; when that returns, the record is written as ``poison_message`` and left out of
 ``batchItemFailures`` (it is safe elsewhere, retrying it would only fail again). Without ``quarantine``, or when it
 raises, the record is reported as failed and the source's own redrive (maxReceiveCount -> DLQ) takes over.
+
+``async_process_partial_response`` does the same for Powertools' ``AsyncBatchProcessor``, which runs the records'
+coroutines concurrently (``asyncio.gather``): each record's outcomes attach to it (the record scope is a ContextVar,
+so each task has its own). All records start before any finishes, so a stream batch cannot stop at its first
+failure: every record runs, ``batchItemFailures`` lists every failed one as Powertools returns it, and Lambda
+restarts the shard at the lowest of them (records after it that succeeded run again: an instrumented idempotency
+layer then records ``duplicate_completed``). Use the sync ``BatchProcessor`` where a stream must stop at a failure.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ if TYPE_CHECKING:
     from emitter.powertools.types import Quarantine
     from emitter.types import EventRecord
 
-__all__ = ["process_partial_response"]
+__all__ = ["async_process_partial_response", "process_partial_response"]
 
 _QUARANTINABLE = (ErrorClass.PERMANENT, ErrorClass.POISON)
 
@@ -54,24 +61,44 @@ class _BatchRun:
         self.index = 0
         self.stopped = False
         self.orig = type(processor)._process_record
+        self.orig_async = type(processor)._async_process_record
         self.by_raw = {id(r.raw): r for r in recs}
 
-    def process_record(self, record: dict[str, Any]) -> Any:
+    def _start(self, record: dict[str, Any]) -> tuple[EventRecord, RecordScope, RecordScope | None]:
+        """The record's EventRecord, written ``received``, and its scope made current (returns the previous one)."""
         i = self.index
         self.index += 1
-        if self.stopped:
-            return (PC.SKIPPED, None, record)
         rec = self.by_raw.get(id(record))
         if rec is None:  # the adapter saw another shape: still count the record
             rec = self.recs[i] if i < len(self.recs) else _fallback_record(record)
-        em = self.em
-        em.received(rec)
+        self.em.received(rec)
         sc = RecordScope(rec)
-        prev = _scope.enter(sc)
+        return rec, sc, _scope.enter(sc)
+
+    def process_record(self, record: dict[str, Any]) -> Any:
+        if self.stopped:
+            self.index += 1
+            return (PC.SKIPPED, None, record)
+        rec, sc, prev = self._start(record)
         try:
             result = self.orig(self.processor, record)
         finally:
             _scope.leave(prev)
+        return self._finish(rec, sc, result)
+
+    async def async_process_record(self, record: dict[str, Any]) -> Any:
+        rec, sc, prev = self._start(record)
+        try:
+            result = await self.orig_async(self.processor, record)
+        finally:
+            _scope.leave(prev)
+        # No await between Powertools' failure_handler and here: its exceptions[-1] is this record's (one thread)
+        return self._finish(rec, sc, result)
+
+    def _finish(self, rec: EventRecord, sc: RecordScope, result: Any) -> Any:
+        """The record's final outcome from Powertools' result: succeeded (unless the layer recorded it), or the
+        failure Powertools registered last (this record's), quarantined or recorded."""
+        em = self.em
         if result[0] == "success":
             if not sc.terminal:
                 em.succeeded(rec)
@@ -128,26 +155,59 @@ def process_partial_response(event: dict[str, Any], record_handler: Callable[...
         stop_at_first_failure: default True for Kinesis / DynamoDB Streams processors, False for SQS.
 
     Raises: what Powertools raises (ValueError for an event of the wrong shape, BatchProcessingError when every
-    record failed); the emitter itself never raises into the handler.
+    record failed); IntegrationError for a processor that is not a Powertools BatchProcessor; the emitter itself
+    never raises into the handler.
     """
-    from aws_lambda_powertools.utilities.batch import BasePartialBatchProcessor
+    from aws_lambda_powertools.utilities.batch import AsyncBatchProcessor, BasePartialBatchProcessor
     from aws_lambda_powertools.utilities.batch import process_partial_response as pt_process
 
-    if not isinstance(processor, BasePartialBatchProcessor):
-        raise IntegrationError(f"expected a Powertools BatchProcessor, got {type(processor).__name__}")
+    if not isinstance(processor, BasePartialBatchProcessor) or isinstance(processor, AsyncBatchProcessor):
+        raise IntegrationError(f"expected a Powertools BatchProcessor, got {type(processor).__name__}"
+                               + (" (use async_process_partial_response)" if isinstance(processor, AsyncBatchProcessor)
+                                  else ""))
+    return _run(event, record_handler, processor, context, emitter, quarantine, stop_at_first_failure, pt_process,
+                "_process_record")
+
+
+def async_process_partial_response(event: dict[str, Any], record_handler: Callable[..., Any], processor: Any,
+                                   context: Any = None, *, emitter: Emitter,
+                                   quarantine: Quarantine | None = None) -> dict[str, Any]:
+    """Powertools' ``async_process_partial_response`` (an ``AsyncBatchProcessor`` running ``async def``
+    record handlers concurrently) with idemwatch outcomes; returns its ``{"batchItemFailures": [...]}``.
+
+    Same arguments and outcomes as :func:`process_partial_response`, except that a stream batch does not stop at
+    its first failure (its records run concurrently; module docstring). Called from a sync handler, as Powertools
+    requires (it runs the event loop itself).
+
+    Raises: what Powertools raises; IntegrationError for a processor that is not an ``AsyncBatchProcessor``.
+    """
+    from aws_lambda_powertools.utilities.batch import AsyncBatchProcessor
+    from aws_lambda_powertools.utilities.batch import async_process_partial_response as pt_async
+
+    if not isinstance(processor, AsyncBatchProcessor):
+        raise IntegrationError(f"expected a Powertools AsyncBatchProcessor, got {type(processor).__name__}")
+    return _run(event, record_handler, processor, context, emitter, quarantine, False, pt_async,
+                "_async_process_record")
+
+
+def _run(event: dict[str, Any], record_handler: Callable[..., Any], processor: Any, context: Any, emitter: Emitter,
+         quarantine: Quarantine | None, stop_at_first_failure: bool | None, pt_process: Callable[..., Any],
+         hook: str) -> dict[str, Any]:
+    """Run Powertools' ``pt_process`` with the per-record hook on the processor's ``hook`` method for this call,
+    then count the batchItemFailures it returns."""
     if emitter._inv is None:
         with emitter.invocation(context, event=event):
-            return process_partial_response(event, record_handler, processor, context, emitter=emitter,
-                                            quarantine=quarantine, stop_at_first_failure=stop_at_first_failure)
+            return _run(event, record_handler, processor, context, emitter, quarantine, stop_at_first_failure,
+                        pt_process, hook)
     recs = emitter.adapt(event)
     checkpoint = stop_at_first_failure if stop_at_first_failure is not None else (
         getattr(processor.event_type, "name", "") in PC.STREAM_EVENT_TYPES)
     run = _BatchRun(processor, emitter, recs, quarantine, checkpoint)
-    processor._process_record = run.process_record
+    setattr(processor, hook, run.process_record if hook == "_process_record" else run.async_process_record)
     try:
         response = pt_process(event=event, record_handler=record_handler, processor=processor, context=context)
     finally:
-        del processor._process_record
+        delattr(processor, hook)
     by_id = {r.item_identifier: r for r in recs}
     failed: list[Any] = []
     for item in response.get("batchItemFailures", []):

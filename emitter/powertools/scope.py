@@ -1,8 +1,10 @@
-"""The batch record being processed on this thread, shared by the batch integration and instrumented layers."""
+"""The batch record being processed in this context (thread, or asyncio task: a ContextVar, so the records an
+``AsyncBatchProcessor`` runs concurrently on one thread each keep their own), shared by the batch integration and
+instrumented layers."""
 
 from __future__ import annotations
 
-import threading
+import contextvars
 
 from emitter.powertools.types import RecordScope
 
@@ -10,28 +12,28 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from emitter.types import EventRecord
 
-_local = threading.local()
+_current: contextvars.ContextVar[RecordScope | None] = contextvars.ContextVar("idemwatch_record_scope", default=None)
 
 
 def current() -> RecordScope | None:
-    """The RecordScope of the record this thread is processing, or None."""
-    return getattr(_local, "scope", None)
+    """The RecordScope of the record this context is processing, or None."""
+    return _current.get()
 
 
 def enter(scope: RecordScope) -> RecordScope | None:
     """Make ``scope`` current; returns the previous one (restore it with :func:`leave`)."""
-    prev = getattr(_local, "scope", None)
-    _local.scope = scope
+    prev = _current.get()
+    _current.set(scope)
     return prev
 
 
 def leave(prev: RecordScope | None) -> None:
-    _local.scope = prev
+    _current.set(prev)
 
 
 class record_scope:  # lower case: used like a function, ``with record_scope(rec):``
-    """``with record_scope(rec): ...``: the outcomes instrumented persistence layers record on this thread inside the
-    block attach to ``rec`` (its event id, event source, attempt, correlation id). Use it around an
+    """``with record_scope(rec): ...``: the outcomes instrumented persistence layers record in this context (thread
+    or asyncio task) inside the block attach to ``rec`` (its event id, event source, attempt, correlation id). Use it around an
     ``@idempotent_function`` call in a single-event handler (API Gateway, EventBridge); the batch integration does
     it for every record. ``.terminal`` tells whether the layer recorded the call's final outcome."""
 

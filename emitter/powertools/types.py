@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 class RecordScope:
-    """What the integration knows about the batch record being processed on this thread.
+    """What the integration knows about the batch record being processed in this context (thread or asyncio task).
 
     Attributes:
         record: the EventRecord the idempotency outcomes attach to (None outside a batch record).

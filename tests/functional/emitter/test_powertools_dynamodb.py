@@ -443,3 +443,77 @@ def test_collect_local_tables_equal_the_emf_sums(ddb, table, tmp_path):
     assert from_emf["DuplicateCompleted"] == 3 and from_emf["PayloadConflict"] == 1
     assert from_emf["EventsSucceeded"] == 6 and from_emf["PoisonMessage"] == 1 and from_emf["BatchItemFailures"] == 1
     assert sys.executable  # the CLI ran in the project's own environment
+
+
+def test_async_batch_processor_outcomes_attach_to_their_records(ddb, table):
+    """Powertools' AsyncBatchProcessor runs the record coroutines concurrently on one thread: each record's
+    outcomes (the instrumented DynamoDB layer's claimed/succeeded, the batch's failure outcomes) carry its own event
+    id although the records finish in another order than they started (a per-thread scope would attach them to the
+    wrong record), and only the retryable record is in batchItemFailures."""
+    import asyncio
+
+    from aws_lambda_powertools.utilities.batch import AsyncBatchProcessor
+
+    from emitter.powertools import IntegrationError, async_process_partial_response
+
+    sink = MemorySink()
+    em = Emitter(service="orders", sink=sink)
+    layer = instrument(DynamoDBPersistenceLayer(table_name=table, boto3_client=ddb), em)
+    cfg = IdempotencyConfig(event_key_jmespath="order_id")
+    processor = AsyncBatchProcessor(event_type=EventType.SQS)
+    side_effects, quarantined, finished = [], [], []
+
+    @idempotent_function(data_keyword_argument="order", persistence_store=layer, config=cfg)
+    def charge(order):
+        if order["kind"] == "poison":
+            raise BadOrder("schema")
+        if order["kind"] == "flaky":
+            raise ConnectionError("inventory down")
+        side_effects.append(order["order_id"])
+        return {"charged": order["order_id"]}
+
+    async def record_handler(record):
+        order = json.loads(record.body)
+        await asyncio.sleep(order["delay"])  # every record has started (and entered its scope) by now
+        try:
+            return charge(order=order)
+        finally:
+            finished.append(order["order_id"])
+
+    @em.handler(operation="ChargeOrders")
+    def handler(event, context):
+        cfg.register_lambda_context(context)
+        return async_process_partial_response(event, record_handler, processor, context, emitter=em,
+                                              quarantine=lambda rec, exc: quarantined.append(rec.event_id))
+
+    event = sqs_event([{"order_id": "a", "kind": "ok", "delay": 0.05}, {"order_id": "b", "kind": "poison", "delay": 0.1},
+                       {"order_id": "c", "kind": "flaky", "delay": 0.0}])
+    resp = handler(event, Ctx())
+    assert finished == ["c", "a", "b"]  # concurrent, and not in the reverse order of their start either
+    assert resp == {"batchItemFailures": [{"itemIdentifier": "m-2-c"}]}
+    assert quarantined == ["m-1-b"] and side_effects == ["a"]
+    out = Out(sink.lines)
+    assert out.counts() == Counter({"received": 3, "claimed": 3, "succeeded": 1, "poison_message": 1,
+                                    "retryable_failure": 1, "batch_item_failure": 1})
+    by_event = sorted((o["outcome"], o.get("event_id")) for o in out.outcomes if o["outcome"] != "cold_start")
+    assert by_event == sorted([("received", "m-0-a"), ("received", "m-1-b"), ("received", "m-2-c"),
+                               ("claimed", "m-0-a"), ("claimed", "m-1-b"), ("claimed", "m-2-c"),
+                               ("succeeded", "m-0-a"), ("poison_message", "m-1-b"), ("retryable_failure", "m-2-c"),
+                               ("batch_item_failure", "m-2-c")])
+    sums = out.metric_sums()
+    sums.pop("RecordAge", None)
+    assert sums == {"EventsReceived": 3, "EventsSucceeded": 1, "PoisonMessage": 1, "RetryableFailure": 1,
+                    "BatchItemFailures": 1, "ColdStart": 1}
+
+    # a replay of the valid record is a duplicate_completed, still attached to its record
+    sink.lines.clear()
+    resp = handler(sqs_event([{"order_id": "a", "kind": "ok", "delay": 0.0}]), Ctx())
+    assert resp == {"batchItemFailures": []} and side_effects == ["a"]
+    out = Out(sink.lines)
+    assert [(o["outcome"], o["event_id"]) for o in out.outcomes] == [("received", "m-0-a"),
+                                                                     ("duplicate_completed", "m-0-a")]
+    # each function takes its own processor kind
+    with pytest.raises(IntegrationError, match="AsyncBatchProcessor"):
+        async_process_partial_response(event, record_handler, BatchProcessor(event_type=EventType.SQS), emitter=em)
+    with pytest.raises(IntegrationError, match="use async_process_partial_response"):
+        process_partial_response(event, record_handler, processor, emitter=em)
