@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Emitter benchmark: import time, per-invocation cost and bytes per outcome, side by side with Powertools Metrics,
 aws-embedded-metrics and a hand-written ``json.dumps`` EMF document.
 
