@@ -75,7 +75,10 @@ def _contract_document(header: str, timestamp_ms: int, root_body: str, group: di
             values[n] = v[0]
         elif len(v) > _MAX_VALUES:
             return None
-    members = _dumps(values)
+    try:
+        members = _dumps(values)
+    except (TypeError, ValueError):  # not plain finite numbers (never made by the emitter): the general serializer
+        return None
     line = (f'{{"_aws":{{"Timestamp":{int(timestamp_ms)},{header}{defs}]}}]}}'
             f'{"," + root_body if root_body else ""},{members[1:]}')
     return line if len(line) <= C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM else None

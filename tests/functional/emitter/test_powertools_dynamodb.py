@@ -261,9 +261,8 @@ class BadOrder(ValueError):
     pass
 
 
-def make_batch_handler(em, layer, side_effects, quarantined):
-    cfg = IdempotencyConfig(event_key_jmespath="order_id")
-    processor = BatchProcessor(event_type=EventType.SQS)
+def make_charge(layer, cfg, side_effects):
+    """The batch tests' idempotent side effect: poison orders fail validation, flaky ones a dependency."""
 
     @idempotent_function(data_keyword_argument="order", persistence_store=layer, config=cfg)
     def charge(order):
@@ -273,6 +272,14 @@ def make_batch_handler(em, layer, side_effects, quarantined):
             raise ConnectionError("inventory down")
         side_effects.append(order["order_id"])
         return {"charged": order["order_id"]}
+
+    return charge
+
+
+def make_batch_handler(em, layer, side_effects, quarantined):
+    cfg = IdempotencyConfig(event_key_jmespath="order_id")
+    processor = BatchProcessor(event_type=EventType.SQS)
+    charge = make_charge(layer, cfg, side_effects)
 
     def record_handler(record):
         return charge(order=json.loads(record.body))
@@ -462,15 +469,7 @@ def test_async_batch_processor_outcomes_attach_to_their_records(ddb, table):
     cfg = IdempotencyConfig(event_key_jmespath="order_id")
     processor = AsyncBatchProcessor(event_type=EventType.SQS)
     side_effects, quarantined, finished = [], [], []
-
-    @idempotent_function(data_keyword_argument="order", persistence_store=layer, config=cfg)
-    def charge(order):
-        if order["kind"] == "poison":
-            raise BadOrder("schema")
-        if order["kind"] == "flaky":
-            raise ConnectionError("inventory down")
-        side_effects.append(order["order_id"])
-        return {"charged": order["order_id"]}
+    charge = make_charge(layer, cfg, side_effects)
 
     async def record_handler(record):
         order = json.loads(record.body)

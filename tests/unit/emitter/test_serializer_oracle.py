@@ -122,6 +122,16 @@ def test_contract_group_document_value_counts(n):
             "7" if n == 1 else compact(list(range(7, 7 + n)))) + ',"Redelivery":1}')
 
 
+def test_contract_group_document_hands_back_values_json_cannot_write():
+    """Values the emitter never stores (NaN, non-numbers) make the C encoding fail: the group goes to the general
+    serializers instead of the flush raising (and losing the invocation's metrics)."""
+    from emitter.aggregate import _contract_document, _group_shape
+
+    header = emf.directive_header("Idempotency", [["Service"]])
+    for group in ({"EventsReceived": 1, "RecordAge": [float("nan"), 2]}, {"EventsReceived": object()}):
+        assert _contract_document(header, NOW, "", group, _group_shape(tuple(group))) is None
+
+
 def test_group_shape_refuses_custom_metrics_and_flush_writes_them_as_before():
     """A group holding a custom metric is not cached as a contract shape; the flush writes it through
     fast_document with its own unit and resolution, beside the contract metrics, in the order they were added."""
