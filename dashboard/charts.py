@@ -86,10 +86,20 @@ def _rows(df: pd.DataFrame, time_col: str, width: timedelta) -> pd.DataFrame:
     return df.drop(columns=[time_col]).assign(t=t, t_end=t + w_ms, t_mid=t + w_ms / 2, when=when.astype(str))
 
 
+def datetime_utc(t: datetime | pd.Timestamp) -> dict[str, Any]:
+    """A Vega-Lite DateTime object of a naive-UTC (or tz-aware) instant, marked UTC (a bare epoch-ms number as a
+    temporal scale's domain is not read as a date by Vega-Lite 6: the axis lost its ticks)."""
+    ts = pd.Timestamp(t)
+    if ts.tzinfo is not None:
+        ts = ts.tz_convert("UTC").tz_localize(None)
+    return {"year": ts.year, "month": ts.month, "date": ts.day, "hours": ts.hour, "minutes": ts.minute,
+            "seconds": ts.second, "milliseconds": ts.microsecond // 1000, "utc": True}
+
+
 def _x(window: Window, title: str = "time (UTC)") -> dict[str, Any]:
     return {"field": "t", "type": "temporal", "title": title,
-            "scale": {"type": "utc", "domain": [epoch_ms(window[0]), epoch_ms(window[1])]},
-            "axis": {"labelOverlap": True}}
+            "scale": {"type": "utc", "domain": [datetime_utc(window[0]), datetime_utc(window[1])]},
+            "axis": {"labelOverlap": True, "title": title}}  # the axis' own title: not merged with x2's
 
 
 def count_axis(max_total: float) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -110,7 +120,7 @@ def _y(kind: Kind, title: str, field: str = "value", max_total: float = 0.0) -> 
         axis, scale = {"format": ".1~%", "minExtent": _Y_EXTENT}, {"zero": True}
     else:
         axis, scale = {"format": ",.4~g", "minExtent": _Y_EXTENT}, {"zero": True}
-    return {"field": field, "type": "quantitative", "title": title, "axis": axis, "scale": scale}
+    return {"field": field, "type": "quantitative", "title": title, "axis": {**axis, "title": title}, "scale": scale}
 
 
 _VALUE_FORMAT = {"count": ",d", "percent": ".2%", "number": ",.4~g"}
@@ -171,8 +181,9 @@ def time_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
         rows["y0"] = rows["y1"] - rows["value"]
         total = float(rows["y1"].max()) if len(rows) else 0.0
         mark = {"type": "bar", "x2Offset": -1}
-        enc = {"x": _x(window), "x2": {"field": "t_end"}, "y": _y(kind, y_title, "y1", total),
-               "y2": {"field": "y0"}}
+        # titles: a bar's screen-reader label names every channel (Vega-Lite's aria description)
+        enc = {"x": _x(window), "x2": {"field": "t_end", "title": "bin end (UTC)"},
+               "y": _y(kind, y_title, "y1", total), "y2": {"field": "y0", "title": "stack base"}}
     else:
         mark = {"type": "line", "point": {"size": 36}, "strokeWidth": 2}
         enc = {"x": _x(window), "y": _y(kind, y_title)}

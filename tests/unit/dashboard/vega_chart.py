@@ -42,3 +42,15 @@ def utc_ms(text: str) -> float:
     from datetime import UTC, datetime
 
     return datetime.strptime(text, "%Y-%m-%d %H:%M").replace(tzinfo=UTC).timestamp() * 1000
+
+
+def domain_ms(scale: dict) -> list[float]:
+    """A temporal scale's domain (Vega-Lite DateTime objects marked UTC) as epoch ms."""
+    from datetime import UTC, datetime
+
+    out = []
+    for d in scale["domain"]:
+        assert d["utc"] is True, d
+        out.append(datetime(d["year"], d["month"], d["date"], d["hours"], d["minutes"], d["seconds"],
+                            d["milliseconds"] * 1000, tzinfo=UTC).timestamp() * 1000)
+    return out
