@@ -8,8 +8,8 @@ layers pick their rows with filter transforms). Time columns are epoch **millise
 on how the browser parses dates; the x axis is a UTC scale fixed to the selected window; every row also carries
 ``when``, its bin as UTC text, for the tooltip.
 
-Safety: series names, log groups and alarm states come from logs (untrusted). They travel only as data values:
-Vega draws them as SVG/canvas text (never markup), and Streamlit's tooltip handler (vega-tooltip) HTML-escapes
+Safety: series names, log groups and alarm states come from logs (untrusted). They travel only as data values (the
+rows, and the colour scale's domain: a literal list): Vega draws them as SVG/canvas text (never markup), and Streamlit's tooltip handler (vega-tooltip) HTML-escapes
 every key and value before it sets the tooltip's HTML. No data value goes into a title, a label expression or any
 other expression Vega evaluates; tooltip titles are fixed words of ours (never ``image`` or ``title``, the two keys
 vega-tooltip turns into an ``<img>`` / a heading). See https://github.com/vega/vega-tooltip (``sanitize``).
@@ -26,7 +26,8 @@ from typing import Any, Literal
 
 import pandas as pd
 
-__all__ = ["Chart", "alarm_timeline", "count_axis", "show", "stat_series", "time_series"]
+__all__ = ["BOTTOM_LEGEND", "LINE_STYLES", "TIME_LABELS", "Chart", "alarm_timeline", "count_axis", "datetime_utc", "epoch_ms", "points_layer", "show",
+           "stat_series", "time_series"]
 
 Window = tuple[datetime, datetime]
 """[start, end) of the selected window, naive UTC datetimes (the dashboard's time convention)."""
@@ -40,6 +41,13 @@ _Y_EXTENT = 56
 """Minimum pixels of every y axis (ticks, labels, title): charts stacked on a page and the two rows of the alarm
 timeline start their plots at the same x."""
 _TIME_FMT = "%Y-%m-%d %H:%M"
+TIME_LABELS = {"year": "%Y", "quarter": "%b", "month": "%b", "week": "%b %d", "date": "%b %d", "hours": "%H:%M",
+               "minutes": "%H:%M", "seconds": "%H:%M:%S", "milliseconds": "%H:%M:%S.%L"}
+"""Time axis labels (a Vega multi-format: each tick in the format of its boundary): 24-hour clock, a date at
+midnight (Vega's default says "10 PM")."""
+BOTTOM_LEGEND = {"orient": "bottom", "direction": "vertical", "labelLimit": 300}
+"""Legend settings of a half-width chart: below the plot, one name a row (log group names are long), so the plot
+keeps the width."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +107,7 @@ def datetime_utc(t: datetime | pd.Timestamp) -> dict[str, Any]:
 def _x(window: Window, title: str = "time (UTC)") -> dict[str, Any]:
     return {"field": "t", "type": "temporal", "title": title,
             "scale": {"type": "utc", "domain": [datetime_utc(window[0]), datetime_utc(window[1])]},
-            "axis": {"labelOverlap": True, "title": title}}  # the axis' own title: not merged with x2's
+            "axis": {"labelOverlap": True, "title": title, "format": TIME_LABELS}}  # own title: not merged with x2's
 
 
 def count_axis(max_total: float) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -127,7 +135,7 @@ _VALUE_FORMAT = {"count": ",d", "percent": ".2%", "number": ",.4~g"}
 
 
 def _colour(names: Sequence[str], colour: Mapping[str, str] | None, title: str, *,
-            legend: dict[str, Any] | None = None) -> dict[str, Any]:
+            legend: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Colour by ``series``: each name its ``colour`` entry (``compute.colour_map``), else the theme's palette."""
     enc: dict[str, Any] = {"field": "series", "type": "nominal", "title": title,
                            "legend": {"labelLimit": LEGEND_LABEL_LIMIT, **(legend or {})}}
@@ -161,13 +169,15 @@ def _spec(layers: list[dict[str, Any]], height: int, **top: Any) -> dict[str, An
 def time_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, *, value: str = "value",
                 y_title: str = "events", kind: Kind = "count", stacked: bool = True, height: int = 320,
                 colour: Mapping[str, str] | None = None, time_col: str = "time",
-                extra_layers: Sequence[dict[str, Any]] = (), keep: Sequence[str] = ()) -> Chart:
+                extra_layers: Sequence[dict[str, Any]] = (), keep: Sequence[str] = (),
+                legend: Mapping[str, Any] | None = None) -> Chart:
     """One series per ``by`` value over the window: stacked bars covering [bin start, bin end) (counts: integer
     ticks), or lines with a point per bin (rates, ages).
 
     ``df``: columns ``time_col`` (bin start, naive UTC), ``by``, ``value`` (and ``keep``, carried for
     ``extra_layers``). ``kind="percent"``: values are fractions (0.05 = 5 %). ``colour``: ``by`` value -> CSS
     colour (``compute.colour_map``: one colour per operation on every page). Series are ordered by name.
+    ``legend``: extra Vega-Lite legend properties (e.g. :data:`BOTTOM_LEGEND`).
     """
     rows = _rows(df[[time_col, by, value, *keep]].rename(columns={by: "series", value: "value"}), time_col,
                  bin_width)
@@ -187,7 +197,10 @@ def time_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
     else:
         mark = {"type": "line", "point": {"size": 36}, "strokeWidth": 2}
         enc = {"x": _x(window), "y": _y(kind, y_title)}
-    enc |= {"color": _colour(names, colour, by), "tooltip": _tooltip(by, y_title, kind)}
+    # a bar legend's swatch is a plain square (a points layer's outline would frame it)
+    swatch = {"symbolStrokeWidth": 0} if stacked else {}
+    enc |= {"color": _colour(names, colour, by, legend={**swatch, **(legend or {})}),
+            "tooltip": _tooltip(by, y_title, kind)}
     return Chart(_spec([{"mark": mark, "encoding": enc}, *extra_layers], height), rows)
 
 
@@ -216,7 +229,8 @@ LINE_STYLES: dict[str, dict[str, Any]] = {
 
 def stat_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
                 stats: Sequence[tuple[str, str, str]], *, y_title: str, per: float = 1.0, height: int = 260,
-                colour: Mapping[str, str] | None = None, time_col: str = "time") -> Chart:
+                colour: Mapping[str, str] | None = None, time_col: str = "time",
+                legend: Mapping[str, Any] | None = None) -> Chart:
     """Several statistics of each ``by`` value over the window, one style each (p95 solid and max dotted, say).
 
     ``stats``: (column of ``df``, label in the tooltip's ``statistic`` row, a :data:`LINE_STYLES` name). Values are
@@ -235,7 +249,7 @@ def stat_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
     for _, lab, style in stats:
         # the window's scale once, on the first layer (layers share it; a second copy makes Vega-Lite warn)
         x = _x(window) if not layers else {"field": "t", "type": "temporal"}
-        enc = {"x": x, "y": _y("number", y_title), "color": _colour(names, colour, by),
+        enc = {"x": x, "y": _y("number", y_title), "color": _colour(names, colour, by, legend=legend),
                "tooltip": _tooltip(by, y_title, "number",
                                    extra=[{"field": "statistic", "type": "nominal", "title": "statistic"}])}
         layers.append({"transform": [_is("statistic", lab)], "mark": dict(LINE_STYLES[style]), "encoding": enc})
@@ -262,12 +276,17 @@ def alarm_timeline(timeline: pd.DataFrame, period: timedelta, *, threshold: floa
     window = (pd.Timestamp(rows["t"].min(), unit="ms").to_pydatetime(),
               pd.Timestamp(rows["t_end"].max(), unit="ms").to_pydatetime())
     x = _x(window, "period start (UTC)")
-    x_top = {"field": "t", "type": "temporal", "title": None}  # the band below says what x is; one scale (shared)
+    # the band below says what x is; one scale (shared), its window given once (in the band)
+    x_top = {"field": "t", "type": "temporal", "title": None, "scale": {"type": "utc"},
+             "axis": {"labelOverlap": True, "title": None, "format": TIME_LABELS}}
     value_title = unit or "value"
     threshold_label = None if threshold is None else f"threshold {threshold:g} {unit}".rstrip()
     legend = ["value", *([threshold_label] if threshold_label else [])]
     line_colour = {"scale": {"domain": legend, "range": ["#4c78a8", state_colours["ALARM"]][:len(legend)]},
                    "legend": {"orient": "top", "title": None, "labelLimit": LEGEND_LABEL_LIMIT}}
+    # a Count metric (CloudWatch's unit name) ticks integers only
+    value_axis = {"format": ",d", "tickMinStep": 1} if unit == "Count" else {"format": ",.4~g"}
+    value_axis |= {"minExtent": _Y_EXTENT, "title": value_title}
     tip = [{"field": "when", "type": "nominal", "title": "period (UTC)"},
            {"field": "value", "type": "quantitative", "title": value_title, "format": ",.4~g"},
            {"field": "state", "type": "nominal", "title": "state"}]
@@ -277,7 +296,7 @@ def alarm_timeline(timeline: pd.DataFrame, period: timedelta, *, threshold: floa
          "encoding": {"x": x_top, "x2": {"field": "t_end"}}},
         {"mark": {"type": "line", "point": {"size": 30}, "strokeWidth": 2},
          "encoding": {"x": x_top, "y": {"field": "value", "type": "quantitative", "title": value_title,
-                                    "axis": {"format": ",.4~g", "minExtent": _Y_EXTENT}, "scale": {"zero": True}},
+                                    "axis": value_axis, "scale": {"zero": True}},
                       "color": {"datum": "value", **line_colour}, "tooltip": tip}},
     ]
     if threshold is not None:

@@ -69,22 +69,26 @@ def _charts(ds, f) -> None:
     with left:
         st.caption("Invocations per bin (bars) and cold starts (diamonds), per log group")
         charts.show(charts.time_series(s.rename(columns={"invocations": "value"}), "log_group", window, b,
-                                       y_title="invocations", colour=colour, height=260, keep=["cold_starts"],
-                                       extra_layers=[charts.points_layer("cold_starts", "cold starts")]),
+                                       y_title="invocations", colour=colour, height=380, keep=["cold_starts"],
+                                       extra_layers=[charts.points_layer("cold_starts", "cold starts")],
+                                       legend=charts.BOTTOM_LEGEND),
                     key="lambda_invocations")
     with right:
         unit, per = duration_unit(float(s["max_duration_ms"].max()))
         st.caption(f"Duration per bin ({unit}): p95 (solid) and max (dotted), per log group")
         charts.show(charts.stat_series(s, "log_group", window, b, (("p95_duration_ms", "p95", "solid"),
                                                                    ("max_duration_ms", "max", "dotted")),
-                                       y_title=f"duration ({unit})", per=per, colour=colour),
+                                       y_title=f"duration ({unit})", per=per, colour=colour, height=380,
+                                       legend=charts.BOTTOM_LEGEND),
                     key="lambda_duration")
     left, right = st.columns(2)
     with left:
         st.caption("Peak memory used (solid) vs memory size (dashed) per bin (MB), per log group")
         charts.show(charts.stat_series(s, "log_group", window, b, (("max_memory_used_mb", "used", "solid"),
                                                                    ("memory_size_mb", "size", "dashed")),
-                                       y_title="memory (MB)", colour=colour), key="lambda_memory")
+                                       y_title="memory (MB)", colour=colour, height=380,
+                                       legend=charts.BOTTOM_LEGEND),
+                    key="lambda_memory")
     with right:
         cold = s[s["cold_starts"] > 0]
         if cold.empty:
@@ -95,7 +99,8 @@ def _charts(ds, f) -> None:
             st.caption(f"Init duration of the cold starts per bin ({unit}): max (dots) and avg (rings), per log group")
             charts.show(charts.stat_series(cold, "log_group", window, b, (("max_init_duration_ms", "max", "dot"),
                                                                           ("avg_init_duration_ms", "avg", "ring")),
-                                           y_title=f"init duration ({unit})", per=per, colour=colour),
+                                           y_title=f"init duration ({unit})", per=per, colour=colour,
+                                           height=380, legend=charts.BOTTOM_LEGEND),
                         key="lambda_init")
     st.caption("Timeouts per bin, per log group")
     tmo = s[s["timeouts"] > 0]

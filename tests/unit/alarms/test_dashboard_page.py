@@ -18,12 +18,17 @@ DEMO = ROOT / "alarms" / "demo-stack.yaml"
 NOT_ALLOWED_START = "Not an allowed alarm stack config."
 
 
-def _sample():
-    spec = importlib.util.spec_from_file_location("alarms_page_sample_tables",
-                                                  ROOT / "tests" / "unit" / "dashboard" / "sample_tables.py")
+def _dashboard_test_module(name: str):
+    """A helper module of tests/unit/dashboard (sample_tables, vega_chart), loaded by path."""
+    spec = importlib.util.spec_from_file_location(f"alarms_page_{name}", ROOT / "tests" / "unit" / "dashboard" /
+                                                  f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
     return mod
+
+
+def _sample():
+    return _dashboard_test_module("sample_tables")
 
 
 @pytest.fixture(scope="module")
@@ -145,18 +150,10 @@ def test_tiers_and_custom_alarms_are_on_the_page(page, data_dir):
         cfg.unlink()
 
 
-def _vega():
-    spec = importlib.util.spec_from_file_location("alarms_page_vega_chart",
-                                                  ROOT / "tests" / "unit" / "dashboard" / "vega_chart.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
-
-
 def test_timeline_has_threshold_line_and_a_separate_state_band(page):
     import alarms
 
-    vega = _vega()
+    vega = _dashboard_test_module("vega_chart")
     thresholds = {d.name: d.threshold for d in alarms.build_catalogue(alarms.load_config(DEMO))}
     at = page(str(DEMO))
     spec, rows = vega.read(at, "alarm_timeline")
