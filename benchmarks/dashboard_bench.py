@@ -233,9 +233,13 @@ def demo_data(tmp: Path) -> tuple[Path, str]:
 _SETTLED = """() => {
   const stale = document.querySelectorAll('[data-stale="true"]').length;
   const running = document.querySelector('[data-testid="stStatusWidget"]');
-  // a chart's container arrives with the script's output; Plotly (a lazily loaded chunk) draws later
-  const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"], .st-key-series, .st-key-alarm_timeline')];
-  const drawn = charts.every(c => c.querySelector('.main-svg'));
+  // a chart's container arrives with the script's output; the chart draws later: Plotly (a lazily loaded chunk) its
+  // .main-svg, Vega (st.vega_lite_chart) its marks: an SVG with the scene group, or the canvas it paints (Streamlit
+  // switches a chart of more than 2,000 marks to canvas)
+  const vegaDrawn = c => !!c.querySelector('svg.marks > g, canvas.marks[width]:not([width="0"])');
+  const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"], '
+                                               + '.st-key-series, .st-key-alarm_timeline')];
+  const drawn = charts.every(c => c.querySelector('.main-svg') || vegaDrawn(c));
   const grids = [...document.querySelectorAll('[data-testid="stDataFrame"]')].every(g => g.querySelector('canvas'));
   // an element whose frontend component is still loading shows a skeleton; a tile's sparkline draws its SVG later
   const skeletons = document.querySelectorAll('[data-testid="stSkeleton"]').length;

@@ -109,7 +109,7 @@ EXTRAS: dict[str, str] = {
 
 _COLLECTOR = ("pandas", "duckdb", "pyarrow", "boto3", "rich")
 _ALARMS = ("pandas", "pyarrow", "boto3", "rich", "yaml")
-_DASHBOARD = tuple(dict.fromkeys((*_COLLECTOR, *_ALARMS, "streamlit", "plotly")))
+_DASHBOARD = tuple(dict.fromkeys((*_COLLECTOR, *_ALARMS, "streamlit")))
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "collector": _COLLECTOR,
     "alarms": _ALARMS,

@@ -1,29 +1,24 @@
-"""Streamlit layout helpers shared by the pages: context, filters, safe text, charts, tables.
+"""Streamlit layout helpers shared by the pages: context, filters, safe text, tables (charts: ``dashboard.charts``).
 
 Safety rule: everything that comes from logs (keys, ids, service/operation names, error
 codes, messages) is untrusted. It is shown only through ``st.dataframe`` (rendered as
-text by the grid), through :func:`md_escape` inside markdown, or through
-:func:`plot_text` inside Plotly figures (whose SVG text understands a subset of HTML).
+text by the grid), through :func:`md_escape` inside markdown, or as data values of the
+Vega-Lite charts (``dashboard.charts``: drawn as SVG/canvas text, HTML-escaped in tooltips).
 No call in the dashboard uses ``unsafe_allow_html``.
 """
 
 from __future__ import annotations
 
-import functools
-import html
-import math
 import os
 import re
 import string
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import cloudwatch_panel, urlstate
@@ -34,14 +29,12 @@ from dashboard.data import Dataset, DataStatus, fingerprint, load_dataset, manif
 __all__ = [
     "RENDERED_MARK",
     "Context",
-    "bar_series",
     "build_context",
     "context",
     "footer",
     "md_escape",
     "no_data",
     "page_header",
-    "plot_text",
     "table",
 ]
 
@@ -82,12 +75,6 @@ def md_escape(text: object) -> str:
     return _MD_SPECIALS.sub(r"\\\1", s.replace("\r", " ").replace("\n", " "))
 
 
-def plot_text(text: object) -> str:
-    """Untrusted text -> Plotly label text (Plotly SVG text interprets a subset of HTML tags;
-    entities are decoded for display, so escaped text shows literally)."""
-    return html.escape("" if text is None else str(text), quote=True)
-
-
 def data_dir() -> Path:
     """The data directory: ``$IDEMWATCH_DATA`` (set by ``idemwatch dashboard``), else ``--data`` after ``--``."""
     env = os.environ.get(ENV_DATA_DIR)
@@ -117,36 +104,12 @@ def build_context() -> Dataset:
     f = _sidebar(ds) if ds.ok else None
     if cw is not None:
         cloudwatch_panel.panel(cw, ds.data_dir, ds.manifest, slot)
-    _warm_plotly()
     every = refresh_interval_s()
     if every:
         with st.sidebar:
             _watch(d, fingerprint(d) if ds.data_dir.is_dir() else "", cw, every)
     st.session_state[_CTX] = _Run(ds, f, t0)
     return ds
-
-
-@functools.cache
-def _plotly_chunk() -> str | None:
-    """File name of the Streamlit frontend's Plotly chunk (``PlotlyChart.<hash>.js``), None if not found."""
-    found = sorted((Path(st.__file__).parent / "static" / "static" / "js").glob("PlotlyChart.*.js"))
-    ok = [p.name for p in found if re.fullmatch(r"PlotlyChart\.[\w-]+\.js", p.name)]  # goes into script text
-    return ok[0] if ok else None
-
-
-def _warm_plotly() -> None:
-    """Load the frontend's Plotly chunk (4.7 MB) when the browser is idle, so the first page with a chart does not
-    pay for parsing and evaluating it while the person waits. Fixed script text (no data); a no-op when the chunk
-    is already loaded (the browser's module map) or cannot be found."""
-    name = _plotly_chunk()
-    if name is None:
-        return
-    st.sidebar.html(f"""<script>
-(() => {{ const s = document.querySelector('script[type="module"][src*="/static/js/index."]');
-  if (!s) return;
-  const go = () => import(new URL("{name}", s.src).href).catch(() => {{}});
-  (window.requestIdleCallback || ((f) => setTimeout(f, 500)))(go, {{timeout: 4000}}); }})();
-</script>""", unsafe_allow_javascript=True, width="content")
 
 
 def _fragment_run() -> bool:
@@ -324,58 +287,3 @@ def table(df: pd.DataFrame, *, key: str | None = None, height: int | Literal["au
         return
     with st.container(key=f"table-{key}"):
         st.dataframe(df, hide_index=True, width="stretch", height=height, column_config=cfg)
-
-
-def _py(values: Iterable) -> list:
-    out = []
-    for v in values:
-        if isinstance(v, pd.Timestamp):
-            out.append(v.to_pydatetime().isoformat())
-        elif v is None or (isinstance(v, float) and math.isnan(v)):
-            out.append(None)
-        elif hasattr(v, "item"):
-            out.append(v.item())
-        else:
-            out.append(v)
-    return out
-
-
-def count_axis(max_total: float) -> dict[str, Any]:
-    """Y-axis settings of a count chart: integer ticks only (``dtick`` 1 for small counts, integer format always)."""
-    axis: dict[str, Any] = {"tickformat": ",d", "rangemode": "tozero"}
-    if max_total <= 10:
-        axis.update(dtick=1, tick0=0, range=[0, max(1, max_total) * 1.05])
-    return axis
-
-
-def bar_series(df: pd.DataFrame, by: str, window: tuple[datetime, datetime], bin_width: timedelta, *,
-               value: str = "value", y_title: str = "events", percent: bool = False, stacked: bool = True,
-               height: int = 320, colour: dict[str, str] | None = None) -> go.Figure:
-    """Time series (one trace per ``by`` value: stacked bars one bin wide, or lines), x axis fixed
-    to the selected window. Values go in as plain JSON lists (no typed arrays). ``colour``: ``by`` value ->
-    colour (``compute.colour_map``). Stacked bars are counts: integer ticks."""
-    fig = go.Figure()
-    width_ms = bin_width.total_seconds() * 1000 * 0.9
-    colour = colour or {}
-    for name, g in df.sort_values("time").groupby(by, sort=True, observed=True):
-        y = g[value] * 100 if percent else g[value]
-        label, c = plot_text(name), colour.get(str(name))
-        if stacked:
-            # bars are centred on x: shift by half a bin so a bar covers [bin start, bin end)
-            fig.add_trace(go.Bar(x=_py(g["time"] + bin_width / 2), y=_py(y), name=label, width=width_ms,
-                                 marker_color=c))
-        else:
-            fig.add_trace(go.Scatter(x=_py(g["time"]), y=_py(y), name=label, mode="lines+markers",
-                                     line_color=c))
-    fig.update_layout(barmode="stack", height=height, margin={"l": 10, "r": 10, "t": 10, "b": 10},
-                      yaxis_title=y_title + (" (%)" if percent else ""), xaxis_title="time (UTC)",
-                      legend_title_text=by, showlegend=True,
-                      xaxis_range=[window[0].isoformat(), window[1].isoformat()])
-    if stacked and not percent and len(df):
-        fig.update_yaxes(**count_axis(float(df.groupby("time", observed=True)[value].sum().max())))
-    return fig
-
-
-def chart(fig: go.Figure, key: str) -> None:
-    """A Plotly chart keyed ``key`` (container class ``st-key-<key>``)."""
-    st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False})

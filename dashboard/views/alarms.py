@@ -13,6 +13,7 @@ probe the file system; errors never show file contents.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboard import ui
+from dashboard import charts, ui
 from dashboard.constants import ENV_ALARMS_CONFIG
 
 TITLE = "Alarms"
@@ -29,7 +30,6 @@ NOT_ALLOWED = ("Not an allowed alarm stack config. Give a .yaml, .yml or .json f
                "the config folder the dashboard was started with ($IDEMWATCH_ALARMS_CONFIG).")
 STATE_COLORS = {"OK": "#2ca02c", "INSUFFICIENT_DATA": "#9e9e9e", "ALARM": "#d62728"}
 STATES = ("ALARM", "OK", "INSUFFICIENT_DATA")
-_STATE_Y = {"OK": 0, "INSUFFICIENT_DATA": 1, "ALARM": 2}
 _col = st.column_config
 # explicit widths: alarm, severity, state and when it fired fit a 1400 px window without horizontal scrolling
 SUMMARY_COLUMN_CONFIG = {
@@ -292,46 +292,19 @@ def _safe_error(exc: Exception) -> str:
     return f"{type(exc).__name__} (details in the server log)"
 
 
-def timeline_figure(result: Any) -> Any:
-    """The timeline of one backtest: value per period with the threshold line on top, and below it a state band
-    (one coloured cell per period, labelled axis) on its own row, so value and state never overlap."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-
-    tl = result.timeline
+def timeline_chart(result: Any) -> charts.Chart:
+    """The timeline of one backtest (``charts.alarm_timeline``): value per period with the threshold line and the
+    ALARM periods shaded, and below it the state band on its own row, so value and state never overlap."""
     d = result.definition
-    t = pd.to_datetime(tl["period_start"], utc=True).dt.tz_localize(None)
-    x = ui._py(t)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.72, 0.28], vertical_spacing=0.06)
-    fig.add_trace(go.Scatter(x=x, y=ui._py(tl["value"]), name="value", mode="lines+markers"), row=1, col=1)
-    threshold = getattr(d, "threshold", None)
-    if threshold is not None:
-        unit = getattr(d, "unit", "")
-        fig.add_trace(go.Scatter(x=[x[0], x[-1]], y=[threshold, threshold], name=f"threshold {threshold:g} {unit}",
-                                 mode="lines", line={"dash": "dash", "color": STATE_COLORS["ALARM"]}), row=1, col=1)
-    for a, b in result.alarm_intervals:
-        fig.add_vrect(x0=pd.Timestamp(a).tz_localize(None) if pd.Timestamp(a).tzinfo else pd.Timestamp(a),
-                      x1=pd.Timestamp(b).tz_localize(None) if pd.Timestamp(b).tzinfo else pd.Timestamp(b),
-                      fillcolor=STATE_COLORS["ALARM"], opacity=0.12, line_width=0, row=1, col=1)
-    states = [str(s) for s in tl["state"]]
-    fig.add_trace(go.Scatter(x=x, y=[_STATE_Y.get(s) for s in states], name="state", mode="lines+markers",
-                             line_shape="hv", line={"color": "#555"},
-                             marker={"color": [STATE_COLORS.get(s, "#000") for s in states], "size": 7,
-                                     "symbol": "square"},
-                             text=states, hovertemplate="%{x}<br>%{text}<extra></extra>"), row=2, col=1)
-    fig.update_yaxes(title_text=getattr(d, "unit", "") or "value", row=1, col=1, automargin=True)
-    fig.update_yaxes(tickvals=[0, 1, 2], ticktext=["OK", "NO DATA", "ALARM"], range=[-0.5, 2.5], fixedrange=True,
-                     automargin=True, title_text="state", row=2, col=1)
-    fig.update_xaxes(title_text="period start (UTC)", title_standoff=8, automargin=True, row=2, col=1)
-    fig.update_layout(height=440, margin={"l": 10, "r": 10, "t": 10, "b": 50}, showlegend=True,
-                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0})
-    return fig
+    return charts.alarm_timeline(result.timeline, timedelta(seconds=int(getattr(d, "period", 60) or 60)),
+                                 threshold=getattr(d, "threshold", None), unit=str(getattr(d, "unit", "") or ""),
+                                 state_colours=STATE_COLORS)
 
 
 def _timeline(result: Any, f) -> None:
     if result.timeline.empty:
         st.caption("Empty timeline (no periods in the collected data).")
         return
-    ui.chart(timeline_figure(result), key="alarm_timeline")
+    charts.show(timeline_chart(result), key="alarm_timeline")
     st.caption("Dashed line: the alarm's threshold. Shaded: intervals in ALARM. Lower band: the state after each "
                "period's evaluation (NO DATA = INSUFFICIENT_DATA).")

@@ -5,10 +5,9 @@ with its source."""
 from __future__ import annotations
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import lambda_health, sources, trail, ui
+from dashboard import charts, lambda_health, sources, trail, ui
 from dashboard.compute import colour_map, duration_unit, format_ms, in_unit, outcome_totals
 from dashboard.constants import FAILURE_OUTCOMES
 from emitter.contract import Outcome
@@ -65,36 +64,31 @@ def _tiles(t: dict) -> None:
 def _charts(ds, f) -> None:
     s, b = lambda_health.series(ds, f)
     colour = colour_map(ds, "log_group")
+    window = (f.start, f.end)
     left, right = st.columns(2)
     with left:
-        st.caption("Invocations per bin (bars) and cold starts (dots), per log group")
-        ui.chart(_count_chart(s, f, b, colour), key="lambda_invocations")
+        st.caption("Invocations per bin (bars) and cold starts (diamonds), per log group")
+        charts.show(charts.time_series(s.rename(columns={"invocations": "value"}), "log_group", window, b,
+                                       y_title="invocations", colour=colour, height=380, keep=["cold_starts"],
+                                       extra_layers=[charts.points_layer("cold_starts", "cold starts")],
+                                       legend=charts.BOTTOM_LEGEND),
+                    key="lambda_invocations")
     with right:
         unit, per = duration_unit(float(s["max_duration_ms"].max()))
         st.caption(f"Duration per bin ({unit}): p95 (solid) and max (dotted), per log group")
-        fig = go.Figure()
-        for name, g in s.groupby("log_group", sort=True):
-            c = colour.get(str(name))
-            fig.add_trace(go.Scatter(x=ui._py(g["time"]), y=ui._py(g["p95_duration_ms"] / per), mode="lines",
-                                     name=ui.plot_text(name), line_color=c, legendgroup=str(name)))
-            fig.add_trace(go.Scatter(x=ui._py(g["time"]), y=ui._py(g["max_duration_ms"] / per), mode="lines",
-                                     name=ui.plot_text(f"{name} max"), line={"color": c, "dash": "dot"},
-                                     legendgroup=str(name), showlegend=False))
-        _layout(fig, f, f"duration ({unit})")
-        ui.chart(fig, key="lambda_duration")
+        charts.show(charts.stat_series(s, "log_group", window, b, (("p95_duration_ms", "p95", "solid"),
+                                                                   ("max_duration_ms", "max", "dotted")),
+                                       y_title=f"duration ({unit})", per=per, colour=colour, height=380,
+                                       legend=charts.BOTTOM_LEGEND),
+                    key="lambda_duration")
     left, right = st.columns(2)
     with left:
         st.caption("Peak memory used (solid) vs memory size (dashed) per bin (MB), per log group")
-        fig = go.Figure()
-        for name, g in s.groupby("log_group", sort=True):
-            c = colour.get(str(name))
-            fig.add_trace(go.Scatter(x=ui._py(g["time"]), y=ui._py(g["max_memory_used_mb"]), mode="lines",
-                                     name=ui.plot_text(name), line_color=c, legendgroup=str(name)))
-            fig.add_trace(go.Scatter(x=ui._py(g["time"]), y=ui._py(g["memory_size_mb"]), mode="lines",
-                                     name=ui.plot_text(f"{name} size"), line={"color": c, "dash": "dash"},
-                                     legendgroup=str(name), showlegend=False))
-        _layout(fig, f, "memory (MB)")
-        ui.chart(fig, key="lambda_memory")
+        charts.show(charts.stat_series(s, "log_group", window, b, (("max_memory_used_mb", "used", "solid"),
+                                                                   ("memory_size_mb", "size", "dashed")),
+                                       y_title="memory (MB)", colour=colour, height=380,
+                                       legend=charts.BOTTOM_LEGEND),
+                    key="lambda_memory")
     with right:
         cold = s[s["cold_starts"] > 0]
         if cold.empty:
@@ -103,44 +97,18 @@ def _charts(ds, f) -> None:
         else:
             unit, per = duration_unit(float(cold["max_init_duration_ms"].max()))
             st.caption(f"Init duration of the cold starts per bin ({unit}): max (dots) and avg (rings), per log group")
-            fig = go.Figure()
-            for name, g in cold.groupby("log_group", sort=True):
-                c = colour.get(str(name))
-                fig.add_trace(go.Scatter(x=ui._py(g["time"]), y=ui._py(g["max_init_duration_ms"] / per),
-                                         mode="markers", name=ui.plot_text(name),
-                                         marker={"color": c, "size": 8}, legendgroup=str(name)))
-                fig.add_trace(go.Scatter(x=ui._py(g["time"]), y=ui._py(g["avg_init_duration_ms"] / per),
-                                         mode="markers", name=ui.plot_text(f"{name} avg"),
-                                         marker={"color": c, "symbol": "circle-open", "size": 12},
-                                         legendgroup=str(name), showlegend=False))
-            _layout(fig, f, f"init duration ({unit})")
-            ui.chart(fig, key="lambda_init")
+            charts.show(charts.stat_series(cold, "log_group", window, b, (("max_init_duration_ms", "max", "dot"),
+                                                                          ("avg_init_duration_ms", "avg", "ring")),
+                                           y_title=f"init duration ({unit})", per=per, colour=colour,
+                                           height=380, legend=charts.BOTTOM_LEGEND),
+                        key="lambda_init")
     st.caption("Timeouts per bin, per log group")
     tmo = s[s["timeouts"] > 0]
     if tmo.empty:
         st.success("No timeout in this window.")
     else:
-        ui.chart(ui.bar_series(tmo.rename(columns={"timeouts": "value"}), "log_group", (f.start, f.end), b,
-                               y_title="timeouts", colour=colour, height=220), key="lambda_timeouts")
-
-
-def _count_chart(s: pd.DataFrame, f, b, colour: dict) -> go.Figure:
-    fig = ui.bar_series(s.rename(columns={"invocations": "value"}), "log_group", (f.start, f.end), b,
-                        y_title="invocations", colour=colour, height=260)
-    cold = s[s["cold_starts"] > 0]
-    for name, g in cold.groupby("log_group", sort=True):
-        fig.add_trace(go.Scatter(x=ui._py(g["time"] + b / 2), y=ui._py(g["cold_starts"]), mode="markers",
-                                 name=ui.plot_text(f"{name} cold starts"), marker={"color": colour.get(str(name)),
-                                                                                    "symbol": "diamond", "size": 8,
-                                                                                    "line": {"width": 1}},
-                                 showlegend=False))
-    return fig
-
-
-def _layout(fig: go.Figure, f, y_title: str) -> None:
-    fig.update_layout(height=260, margin={"l": 10, "r": 10, "t": 10, "b": 10}, yaxis_title=y_title,
-                      xaxis_title="time (UTC)", xaxis_range=[f.start.isoformat(), f.end.isoformat()],
-                      yaxis_rangemode="tozero", legend_title_text="log_group")
+        charts.show(charts.time_series(tmo.rename(columns={"timeouts": "value"}), "log_group", window, b,
+                                       y_title="timeouts", colour=colour, height=220), key="lambda_timeouts")
 
 
 _SHORT = {"cold_starts": "cold", "avg_duration_ms": "avg", "p95_duration_ms": "p95", "max_duration_ms": "max",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import links, sources, trail, ui, urlstate
+from dashboard import charts, links, sources, trail, ui, urlstate
 from dashboard.compute import (
     attempt_distribution,
     breakdown,
@@ -49,9 +49,10 @@ def render(key: str) -> None:
         if df.empty or df["value"].fillna(0).sum() == 0:
             st.info(f"No {sig.outcome.value} records in this window.")  # type: ignore[union-attr]
         else:
-            ui.chart(ui.bar_series(df, "operation", (f.start, f.end), b, percent=sig.kind is SignalKind.RATE,
-                                   stacked=sig.kind is SignalKind.COUNT, colour=colour_map(ds, "operation"),
-                                   y_title="poison rate" if sig.kind is SignalKind.RATE else "events"), key="series")
+            rate = sig.kind is SignalKind.RATE
+            charts.show(charts.time_series(df, "operation", (f.start, f.end), b, kind="percent" if rate else "count",
+                                           stacked=not rate, colour=colour_map(ds, "operation"),
+                                           y_title="poison rate" if rate else "events"), key="series")
         st.caption(f"bin: {int(b.total_seconds() // 60)} min · source: idemwatch emitter (outcomes table)")
         _other_sources(ds, sig, f, b)
 
@@ -164,23 +165,24 @@ def _other_sources(ds, sig: Signal, f, b) -> None:
                + " (library_signals table: what Powertools / EMF libraries emit with no code change)")
     lib, _ = sources.library_series(ds, sig.outcome.value, f, b)
     if len(lib):
-        ui.chart(ui.bar_series(lib, "library", (f.start, f.end), b, y_title="events", height=220,
-                               colour=colour_map(ds, "library")), key="series_library")
+        charts.show(charts.time_series(lib, "library", (f.start, f.end), b, y_title="events", height=220,
+                                       colour=colour_map(ds, "library")), key="series_library")
+
+
+AGE_STATS = {"max_ms": "max", "p95_ms": "p95 (max of 1-min p95)", "p50_ms": "p50 (weighted)"}
+"""Record-age statistics of the iterator-age chart: column -> legend label."""
 
 
 def _age_series(ds, f) -> None:
-    import plotly.graph_objects as go
-
     df, b = record_age_series(ds, f)
     if df.empty:
         st.info("No record age in this window (only stream/queue records with a sent/arrival time carry one).")
         return
-    fig = go.Figure()
     unit, per = duration_unit(float(df["max_ms"].max()))  # the tile shows the max in this unit too
-    for col, name in (("max_ms", "max"), ("p95_ms", "p95 (max of 1-min p95)"), ("p50_ms", "p50 (weighted)")):
-        fig.add_trace(go.Scatter(x=ui._py(df["time"]), y=ui._py(df[col] / per), name=name, mode="lines+markers",
-                                 hovertemplate="%{y:.1f} " + unit))
-    fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 10, "b": 10}, yaxis_title=f"record age ({unit})",
-                      xaxis_title="time (UTC)", xaxis_range=[f.start.isoformat(), f.end.isoformat()])
-    ui.chart(fig, key="series")
+    # one series per statistic (coloured, the legend names it), so the statistic is the chart's "series"
+    long = df.melt(id_vars=["time"], value_vars=list(AGE_STATS), var_name="statistic")
+    long["statistic"] = long["statistic"].map(AGE_STATS)
+    long["value"] = long["value"] / per
+    charts.show(charts.time_series(long, "statistic", (f.start, f.end), b, kind="number", stacked=False,
+                                   y_title=f"record age ({unit})"), key="series")
     st.caption(f"bin: {int(b.total_seconds() // 60)} min · only max is exact after re-binning 1-minute percentiles")

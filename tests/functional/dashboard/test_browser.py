@@ -87,6 +87,29 @@ def tiles_rendered(page) -> None:
     page.wait_for_function(_SETTLED, timeout=TIMEOUT_MS)
 
 
+VEGA = '[data-testid="stVegaLiteChart"]'
+_VEGA_DRAWN = "svg.marks > g, canvas.marks"
+
+
+def vega_drawn(page, key: str) -> None:
+    """The Vega-Lite chart in the container keyed ``key`` has drawn its marks (not just mounted its element)."""
+    page.locator(f".st-key-{key} {VEGA}").first.wait_for(timeout=TIMEOUT_MS)
+    page.wait_for_function(f"""() => !!document.querySelector('.st-key-{key} {VEGA}')
+        .querySelector('{_VEGA_DRAWN}')""", timeout=TIMEOUT_MS)
+
+
+def bar_total(page, key: str) -> float:
+    """Sum of the stacked bars Vega drew in chart ``key``, read from each bar's screen-reader label (Vega-Lite
+    describes every mark with its channels: the bar's top, ``events``, and its ``stack base``)."""
+    labels = page.evaluate(f"""() => [...document.querySelectorAll('.st-key-{key} {VEGA} path[aria-roledescription="bar"]')]
+        .map(p => p.getAttribute('aria-label'))""")
+    total = 0.0
+    for label in labels:
+        fields = dict(part.split(": ", 1) for part in label.split("; "))
+        total += float(fields["events"].replace(",", "")) - float(fields["stack base"].replace(",", ""))
+    return total
+
+
 def open_overview(browser, srv, artifacts: Path, tag: str):
     """The Overview in a fresh 1440 px page. The returned list collects problems assert_clean reports: JS
     dialogs, and any request that leaves 127.0.0.1 (the dashboard promises loopback-only traffic)."""
@@ -132,18 +155,19 @@ def check_all_pages(browser, data_dir: Path, artifacts: Path, tag: str, Oracle) 
             if sig.kind is SignalKind.COUNT:
                 expected = oracle.count(sig.outcome.value)
                 if expected:
-                    page.locator(".st-key-series .js-plotly-plot").wait_for(timeout=TIMEOUT_MS)
-                    total = page.evaluate("""() => document.querySelector('.st-key-series .js-plotly-plot').data
-                        .reduce((a, d) => a + d.y.reduce((x, y) => x + (y || 0), 0), 0)""")
-                    assert total == expected, title
-                    assert page.locator(".st-key-series .main-svg").count() >= 1  # drawn, not just mounted
+                    vega_drawn(page, "series")
+                    assert bar_total(page, "series") == expected, title  # the bars drawn add up to the oracle
             elif sig.kind in (SignalKind.RATE, SignalKind.AGE) and oracle.value(sig) is not None:
-                page.locator(".st-key-series .js-plotly-plot").wait_for(timeout=TIMEOUT_MS)
+                vega_drawn(page, "series")
             page.screenshot(path=str(artifacts / f"{tag}-{sig.key}.png"), full_page=True)
         for title in ("Events explorer", "Lambda health", "Alarms", "Configuration"):
             page.locator(NAV, has_text=title).click()
             wait_rendered(page, title)
             assert_clean(page, dialogs)
+            if title == "Lambda health" and page.locator(".st-key-lambda_invocations").count():
+                vega_drawn(page, "lambda_invocations")
+            if title == "Alarms" and page.locator(".st-key-alarm_timeline").count():
+                vega_drawn(page, "alarm_timeline")
             page.screenshot(path=str(artifacts / f"{tag}-{title.split()[0].lower()}.png"), full_page=True)
         page.close()
     return shown
@@ -168,10 +192,8 @@ def test_untrusted_strings_stay_text(browser, sample_data, sample_mod, artifacts
         assert_clean(page, dialogs)
         page.goto(srv.url + "/poison")
         wait_rendered(page, "Poison rate")
-        page.locator(".st-key-series .legendtext").first.wait_for(timeout=TIMEOUT_MS)
-        legend = page.evaluate("""() => [...document.querySelectorAll('.st-key-series .legendtext')]
-            .map(e => e.textContent)""")
-        assert xss_op in legend  # shown literally, as text
+        vega_drawn(page, "series")
+        assert xss_op in legend_labels(page, "series")  # shown literally, as text
         assert_clean(page, dialogs)
         # a planted key as a selectbox option (top offenders of the duplicates page), picked
         page.goto(srv.url + "/duplicates")
@@ -237,18 +259,90 @@ def visible_columns(page, key: str) -> list[str]:
     return [t.strip() for t in grid.locator("th").all_inner_texts()]
 
 
-def test_plotly_is_loaded_while_the_overview_is_idle(browser, sample_data, artifacts):
-    """The Overview has no Plotly chart, yet the browser loads Streamlit's Plotly chunk once it is idle, so the first
-    chart page does not pay for it; then a chart page draws with it and nothing else breaks."""
+def legend_labels(page, key: str) -> list[str]:
+    return page.evaluate(f"""() => [...document.querySelectorAll('.st-key-{key} {VEGA} .role-legend-label text')]
+        .map(e => e.textContent)""")
+
+
+def tooltip_of(page, key: str, series: str) -> dict:
+    """Hover the marks of chart ``key`` until Vega's tooltip names ``series``; the tooltip's text and markup."""
+    # a bar or a line's point (a line's own path is hit only on its stroke)
+    marks = page.locator(f".st-key-{key} {VEGA} path[aria-roledescription='bar'], "
+                         f".st-key-{key} {VEGA} path[aria-roledescription='point']")
+    for i in range(marks.count()):
+        mark = marks.nth(i)
+        if series not in (mark.get_attribute("aria-label") or ""):
+            continue
+        mark.scroll_into_view_if_needed()
+        box = mark.bounding_box()
+        assert box is not None
+        page.mouse.move(box["x"] + box["width"] / 2 - 3, box["y"] + box["height"] / 2)
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.wait_for_function("""() => (document.getElementById('vg-tooltip-element') || {classList: {contains:
+            () => false}}).classList.contains('visible')""", timeout=TIMEOUT_MS)
+        return page.evaluate("""() => { const t = document.getElementById('vg-tooltip-element');
+            return {text: t.innerText, tags: [...t.querySelectorAll('*')].map(e => e.tagName.toLowerCase())}; }""")
+    raise AssertionError(f"no mark of {series!r} in {key}")
+
+
+HOSTILE_OPS = {"ProcessOrders": "<img src=x onerror=alert(1)>", "CapturePayment": "**bold** $x$ :red[y]"}
+"""Operation renames for the hostile-names data: an HTML payload and Streamlit markdown (bold, LaTeX, colour)."""
+
+
+@pytest.fixture(scope="module")
+def hostile_data(tmp_path_factory, sample_mod) -> Path:
+    """The sample tables with two operations renamed to hostile strings, in every table."""
+    rows = {name: [tuple(HOSTILE_OPS.get(v, v) if isinstance(v, str) else v for v in r) for r in table]
+            for name, table in sample_mod.TABLE_ROWS.items()}
+    return sample_mod.write_data_dir(tmp_path_factory.mktemp("browser-hostile"), rows)
+
+
+def test_hostile_series_names_are_literal_text_in_legends_and_tooltips(browser, hostile_data, sample_mod,
+                                                                        artifacts):
+    """Operation names with HTML and markdown: the legend and the hover tooltip of the real Vega charts show the
+    literal strings; no element is made of them and no script runs."""
+    img, md = HOSTILE_OPS["ProcessOrders"], HOSTILE_OPS["CapturePayment"]
+    with DashboardServer(hostile_data) as srv:
+        page, dialogs = open_overview(browser, srv, artifacts, "hostile")
+        for path, title in (("/poison", "Poison rate"), ("/duplicates", "Duplicates"), ("/conflicts",
+                                                                                       "Payload conflicts")):
+            page.goto(srv.url + path)
+            wait_rendered(page, title)
+            vega_drawn(page, "series")
+            shown = legend_labels(page, "series")
+            name = md if path == "/conflicts" else img
+            assert name in shown, (path, shown)
+            tip = tooltip_of(page, "series", name)
+            assert name in tip["text"], tip  # the literal string, not rendered markup
+            assert set(tip["tags"]) <= {"table", "tbody", "tr", "td"}, tip  # no <img>, no <b>, no KaTeX
+            assert_clean(page, dialogs)
+            page.screenshot(path=str(artifacts / f"hostile{path.replace('/', '-')}.png"))
+        # the poison chart also holds the script-tag operation of the sample: drawn as text
+        page.goto(srv.url + "/poison")
+        wait_rendered(page, "Poison rate")
+        vega_drawn(page, "series")
+        assert sample_mod.XSS_OP in legend_labels(page, "series")
+        assert "<script>" in tooltip_of(page, "series", sample_mod.XSS_OP)["text"]
+        assert page.locator("img[src='x']").count() == 0
+        assert_clean(page, dialogs)
+        page.close()
+
+
+def test_chart_pages_load_no_plotly(browser, sample_data, artifacts):
+    """Every chart is Streamlit's Vega-Lite (its runtime already serves the tile sparklines): from the Overview to a
+    chart page the browser never fetches Streamlit's 4.7 MB Plotly chunk, and the chart draws."""
     with DashboardServer(sample_data) as srv:
-        page, dialogs = open_overview(browser, srv, artifacts, "plotly-warm")
-        assert page.locator('[data-testid="stPlotlyChart"]').count() == 0
-        page.wait_for_function("""() => performance.getEntriesByType('resource')
-            .some(e => /\\/static\\/js\\/PlotlyChart\\.[\\w-]+\\.js$/.test(e.name))""", timeout=TIMEOUT_MS)
-        page.wait_for_function("() => !!document.getElementById('plotly.js-style-global')", timeout=TIMEOUT_MS)
+        page, dialogs = open_overview(browser, srv, artifacts, "no-plotly")
         page.locator(NAV, has_text=re.compile("^Duplicates$")).click()
         wait_rendered(page, "Duplicates")
-        page.locator(".st-key-series .main-svg").first.wait_for(timeout=TIMEOUT_MS)
+        vega_drawn(page, "series")
+        page.locator(NAV, has_text="Lambda health").click()
+        wait_rendered(page, "Lambda health")
+        vega_drawn(page, "lambda_invocations")
+        assert page.locator('[data-testid="stPlotlyChart"]').count() == 0
+        fetched = page.evaluate("""() => performance.getEntriesByType('resource').map(e => e.name)
+            .filter(n => /PlotlyChart/.test(n))""")
+        assert fetched == []
         assert_clean(page, dialogs)
         page.close()
 

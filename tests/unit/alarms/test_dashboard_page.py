@@ -18,12 +18,17 @@ DEMO = ROOT / "alarms" / "demo-stack.yaml"
 NOT_ALLOWED_START = "Not an allowed alarm stack config."
 
 
-def _sample():
-    spec = importlib.util.spec_from_file_location("alarms_page_sample_tables",
-                                                  ROOT / "tests" / "unit" / "dashboard" / "sample_tables.py")
+def _dashboard_test_module(name: str):
+    """A helper module of tests/unit/dashboard (sample_tables, vega_chart), loaded by path."""
+    spec = importlib.util.spec_from_file_location(f"alarms_page_{name}", ROOT / "tests" / "unit" / "dashboard" /
+                                                  f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
     return mod
+
+
+def _sample():
+    return _dashboard_test_module("sample_tables")
 
 
 @pytest.fixture(scope="module")
@@ -148,23 +153,26 @@ def test_tiers_and_custom_alarms_are_on_the_page(page, data_dir):
 def test_timeline_has_threshold_line_and_a_separate_state_band(page):
     import alarms
 
+    vega = _dashboard_test_module("vega_chart")
     thresholds = {d.name: d.threshold for d in alarms.build_catalogue(alarms.load_config(DEMO))}
     at = page(str(DEMO))
-    fig = json.loads(at.get_by_key("alarm_timeline").proto.spec)
+    spec, rows = vega.read(at, "alarm_timeline")
     names = list(at.get_by_key("table-alarm_summary").dataframe[0].value["alarm"])
     picked = names[at.selectbox(key="alarm_pick").value]
-    threshold = next(d for d in fig["data"] if d["name"].startswith("threshold "))
-    value = next(d for d in fig["data"] if d["name"] == "value")
-    state = next(d for d in fig["data"] if d["name"] == "state")
-    assert threshold["y"] == [thresholds[picked]] * 2
-    assert (threshold["x"][0], threshold["x"][-1]) == (value["x"][0], value["x"][-1])
-    layout = fig["layout"]
-    value_axis = layout["yaxis" + value.get("yaxis", "y")[1:]]
-    state_axis = layout["yaxis" + state.get("yaxis", "y")[1:]]
-    # the state band sits below the value plot and the two never overlap; labels are not clipped (automargin)
-    assert state_axis["domain"][1] <= value_axis["domain"][0]
-    assert state_axis["ticktext"] == ["OK", "NO DATA", "ALARM"] and state_axis["range"] == [-0.5, 2.5]
-    assert state_axis["automargin"] is True
+    # two stacked views sharing one x scale: the value plot (with the threshold rule) above the state band
+    top, band = spec["vconcat"]
+    assert spec["resolve"]["scale"]["x"] == "shared"
+    shade, value, rule = top["layer"]
+    assert rule["mark"]["type"] == "rule" and rule["encoding"]["y"]["datum"] == thresholds[picked]
+    assert rule["encoding"]["color"]["datum"].startswith(f"threshold {thresholds[picked]:g}")  # in the legend
+    assert shade["transform"] == [{"filter": 'datum["state"] === "ALARM"'}] and shade["mark"]["type"] == "rect"
+    assert value["encoding"]["y"]["field"] == "value"
+    # every state has its row (labelled, with room for its label), the top is ALARM
+    assert band["mark"]["type"] == "rect" and band["encoding"]["y"]["scale"]["domain"] == ["ALARM", "NO DATA", "OK"]
+    assert band["encoding"]["y"]["axis"]["minExtent"] == value["encoding"]["y"]["axis"]["minExtent"]
+    # x spans the whole history: first period start to last period end, one cell per period
+    assert vega.domain_ms(band["encoding"]["x"]["scale"]) == [rows["t"].min(), rows["t_end"].max()]
+    assert len(rows) == len(set(rows["t"]))
 
 
 def test_stuck_keys_link_to_the_keys_records_in_logs_insights(monkeypatch, data_dir, tmp_path):

@@ -29,6 +29,13 @@ def _load(name: str):
 
 
 oracle = _load("oracle")
+vega_chart = _load("vega_chart")
+
+
+@pytest.fixture(scope="session")
+def vega():
+    """tests/unit/dashboard/vega_chart.py: reads a drawn chart's spec and rows back from an AppTest run."""
+    return vega_chart
 
 
 @pytest.fixture(scope="session")

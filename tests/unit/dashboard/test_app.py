@@ -25,8 +25,6 @@ def metrics(at) -> dict[str, tuple[str, str | None]]:
     return {m.label: (m.value, m.delta or None) for m in at.main.metric}
 
 
-def figure(at, key: str) -> dict:
-    return json.loads(at.get_by_key(key).proto.spec)
 
 
 def frame(at, key: str):
@@ -149,16 +147,22 @@ def test_custom_range(app):
     ("app_pages/retries.py", "Retries", "3", {"ProcessOrders": [3]}),
     ("app_pages/timeout_aborts.py", "Timeout-budget aborts", "1", {"CapturePayment": [1]}),
 ])
-def test_count_signal_pages(app, page, title, total, series):
+def test_count_signal_pages(app, vega, page, title, total, series):
     app.switch_page(page).run()
     no_exception(app)
     assert metrics(app)[f"{title} in window"] == (total, None)
-    fig = figure(app, "series")
-    assert {d["name"]: d["y"] for d in fig["data"]} == series
+    spec, rows = vega.read(app, "series")
+    assert vega.series(rows) == series
+    # every bar covers its bin [start, end): 1-minute bins of the default window [10:25, 10:40)
+    assert ((rows["t_end"] - rows["t"]) == 60_000).all() and (rows["t"] % 60_000 == 0).all()
+    (bars,) = vega.layers(spec)
+    assert bars["mark"]["type"] == "bar" and bars["encoding"]["x2"]["field"] == "t_end"
+    assert vega.domain_ms(bars["encoding"]["x"]["scale"]) == [vega.utc_ms("2026-01-05 10:25"),
+                                                              vega.utc_ms("2026-01-05 10:40")]
     assert title in footer(app)
 
 
-def test_duplicates_breakdown_and_offenders(app, sample_mod):
+def test_duplicates_breakdown_and_offenders(app, vega, sample_mod):
     app.switch_page("app_pages/duplicates.py").run()
     assert frame(app, "bdt_service").to_dict("records") == [{"service": "orders", "events": 5}]
     by(app, "operation")
@@ -175,10 +179,13 @@ def test_duplicates_breakdown_and_offenders(app, sample_mod):
     rows = frame(app, "offender_trail")
     assert list(rows["outcome"]) == [Outcome.CLAIMED.value] + [Outcome.DUPLICATE_COMPLETED.value] * 2
     assert list(rows["function_request_id"]) == ["r-5", "r-60", "r-61"]
-    # the plotly legend name of an untrusted value is HTML-escaped
+    # an untrusted operation name is chart data only (Vega draws it as text): unchanged, never in a title
     app.switch_page("app_pages/poison.py").run()
-    names = [d["name"] for d in figure(app, "series")["data"]]
-    assert "&lt;script&gt;alert(&#x27;op&#x27;)&lt;/script&gt;" in names and sample_mod.XSS_OP not in names
+    spec, rows = vega.read(app, "series")
+    assert sample_mod.XSS_OP in set(rows["series"])
+    (line,) = vega.layers(spec)
+    assert line["encoding"]["color"]["title"] == "operation"
+    assert all(sample_mod.XSS_OP not in str(t.get("title")) for t in line["encoding"]["tooltip"])
 
 
 def test_retries_page_extras(app):
@@ -191,17 +198,22 @@ def test_retries_page_extras(app):
     assert list(zip(att["attempt"], att["events"])) == [(1, 76), (2, 5), (3, 2)]  # 63 + 13 first attempts
 
 
-def test_poison_page(app, sample_mod):
+def test_poison_page(app, vega, sample_mod):
     app.switch_page("app_pages/poison.py").run()
     no_exception(app)
     m = metrics(app)
     assert m["Poison rate in window"] == ("5.77%", None)
     assert m["Poison messages / received"] == ("3 / 52", None)
-    fig = figure(app, "series")
-    series = {d["name"]: (d["x"], d["y"]) for d in fig["data"]}
-    # per-bin poison rate in percent: ProcessOrders 10:30 2/30, 10:39 0/10; evil 10:35 1/4
-    assert series["ProcessOrders"][1] == pytest.approx([2 / 30 * 100, 0.0])
-    assert series["&lt;script&gt;alert(&#x27;op&#x27;)&lt;/script&gt;"][1] == pytest.approx([25.0])
+    spec, rows = vega.read(app, "series")
+    series = vega.series(rows)
+    # per-bin poison rate (a fraction, the axis shows %): ProcessOrders 10:30 2/30, 10:39 0/10; evil 10:35 1/4
+    assert series["ProcessOrders"] == pytest.approx([2 / 30, 0.0])
+    assert series[sample_mod.XSS_OP] == pytest.approx([0.25])
+    assert list(rows.loc[rows["series"] == sample_mod.XSS_OP, "t"]) == [vega.utc_ms("2026-01-05 10:35")]
+    (line,) = vega.layers(spec)
+    # a rate is a line with a point per bin and a percent axis
+    assert line["mark"]["type"] == "line" and line["mark"]["point"]
+    assert line["encoding"]["y"]["axis"]["format"].endswith("%")
     by(app, "operation")
     bd = frame(app, "bdt_operation")
     assert list(bd["operation"]) == [sample_mod.XSS_OP, "ProcessOrders", "CapturePayment"]
@@ -211,15 +223,16 @@ def test_poison_page(app, sample_mod):
     assert list(zip(codes["error_code"], codes["events"])) == [("SchemaError", 2), (sample_mod.XSS_IMG, 1)]
 
 
-def test_iterator_age_page(app):
+def test_iterator_age_page(app, vega):
     app.switch_page("app_pages/iterator_age.py").run()
     no_exception(app)
     assert metrics(app)["Max iterator age in window"] == ("1.1 min", None)
-    fig = figure(app, "series")
-    mx = next(d for d in fig["data"] if d["name"] == "max")
+    spec, rows = vega.read(app, "series")
     # the axis uses the unit of its largest value, the one the tile shows (65 s -> min)
-    assert mx["y"] == pytest.approx([65000.0 / 60000, 70.0 / 60000])
-    assert fig["layout"]["yaxis"]["title"]["text"] == "record age (min)"
+    assert vega.series(rows)["max"] == pytest.approx([65000.0 / 60000, 70.0 / 60000])
+    (line,) = vega.layers(spec)
+    assert line["encoding"]["y"]["title"] == "record age (min)"
+    assert set(rows["series"]) == {"max", "p95 (max of 1-min p95)", "p50 (weighted)"}
     ages = frame(app, "top_age")
     # received records of order-1 at 10:30, in the column's unit (min: its largest is 65 s), age column first
     assert list(ages["record_age_ms"]) == pytest.approx([65000.0 / 60000, 900.0 / 60000, 900.0 / 60000])

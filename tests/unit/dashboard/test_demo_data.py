@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from dashboard.compute import format_value
@@ -12,7 +10,7 @@ from dashboard.constants import SIGNALS, SignalKind
 pytestmark = pytest.mark.timeout(600)
 
 
-def test_demo_overview_and_signal_pages(app_factory, demo_dir, oracle_cls):
+def test_demo_overview_and_signal_pages(app_factory, demo_dir, oracle_cls, vega):
     at = app_factory(demo_dir)
     assert not at.exception
     at.sidebar.selectbox(key="f_range").select("All data").run()
@@ -32,8 +30,8 @@ def test_demo_overview_and_signal_pages(app_factory, demo_dir, oracle_cls):
         expected = o.count(sig.outcome.value)
         assert {m.label: m.value for m in at.main.metric}[f"{sig.title} in window"] == f"{expected:,}"
         if expected:
-            fig = json.loads(at.get_by_key("series").proto.spec)
-            assert sum(sum(y for y in d["y"] if y) for d in fig["data"]) == expected, sig.title
+            _, rows = vega.read(at, "series")
+            assert rows["value"].sum() == expected, sig.title
     at.switch_page("app_pages/stuck_keys.py").run()
     assert not at.exception
     n_in_progress = o.at_end("SELECT count(*) FROM '{T}/stuck_keys.parquet' WHERE claimed_at <= ?")

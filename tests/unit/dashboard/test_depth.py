@@ -25,10 +25,6 @@ def captions(at) -> list[str]:
     return [c.value for c in at.main.caption]
 
 
-def figure(at, key: str) -> dict:
-    return json.loads(at.get_by_key(key).proto.spec)
-
-
 def frame(at, key: str):
     return at.get_by_key(f"table-{key}").dataframe[0].value
 
@@ -69,13 +65,15 @@ def test_lambda_health_all_data_and_cold_start_sources(app):
     assert errors.loc["/aws/lambda/payments", "failures"] == 1
 
 
-def test_library_signal_beside_the_emitter_tile(app):
+def test_library_signal_beside_the_emitter_tile(app, vega):
     # Powertools DuplicateCompleted: 4 in [10:25, 10:40), 1 in the previous window [10:10, 10:25)
     assert metrics(app)["Duplicates"] == ("5", "+3")  # the emitter's value is unchanged (never summed)
     assert "Powertools metrics: 4 (Δ +3)" in captions(app)
     app.switch_page("app_pages/duplicates.py").run()
-    lib = figure(app, "series_library")
-    assert [(d["name"], d["y"]) for d in lib["data"]] == [("Powertools", [4.0])]
+    spec, rows = vega.read(app, "series_library")
+    assert vega.series(rows) == {"Powertools": [4.0]}
+    assert list(rows["t"]) == [vega.utc_ms("2026-01-05 10:30")]
+    assert vega.layers(spec)[0]["encoding"]["color"]["title"] == "library"  # the legend names the source
     assert any("Powertools metrics: 4" in c for c in captions(app))
 
 
@@ -190,15 +188,30 @@ def test_url_state_on_first_run(monkeypatch, data_dir, params, expected):
     assert (at.sidebar.selectbox(key="f_range").value, at.sidebar.multiselect(key="f_service").value) == expected
 
 
-def test_counts_have_integer_ticks_and_operations_one_colour(app):
+def test_counts_have_integer_ticks_and_operations_one_colour(app, vega):
+    def colours(page: str) -> dict[str, str]:
+        app.switch_page(page).run()
+        spec, _ = vega.read(app, "series")
+        scale = vega.layers(spec)[0]["encoding"]["color"]["scale"]
+        return dict(zip(scale["domain"], scale["range"]))
+
     app.switch_page("app_pages/duplicates.py").run()
-    fig = figure(app, "series")
-    assert fig["layout"]["yaxis"]["tickformat"] == ",d" and fig["layout"]["yaxis"]["dtick"] == 1
-    dup_colour = {d["name"]: d["marker"]["color"] for d in fig["data"]}
-    app.switch_page("app_pages/retries.py").run()
-    ret_colour = {d["name"]: d["marker"]["color"] for d in figure(app, "series")["data"]}
-    assert dup_colour["ProcessOrders"] == ret_colour["ProcessOrders"]
-    app.switch_page("app_pages/conflicts.py").run()
-    con_colour = {d["name"]: d["marker"]["color"] for d in figure(app, "series")["data"]}
-    assert con_colour["CapturePayment"] != dup_colour["ProcessOrders"]
+    spec, _ = vega.read(app, "series")
+    y = vega.layers(spec)[0]["encoding"]["y"]
+    # 5 duplicates in one bin: ticks 0..5 and nothing fractional; the axis starts at 0
+    assert y["axis"]["format"] == ",d" and y["axis"]["tickMinStep"] == 1
+    assert y["axis"]["values"] == [0, 1, 2, 3, 4, 5] and y["scale"]["domain"] == [0, 5]
+    assert vega.layers(spec)[0]["encoding"]["color"]["title"] == "operation"  # the legend's title
+    dup = colours("app_pages/duplicates.py")
+    ret = colours("app_pages/retries.py")
+    con = colours("app_pages/conflicts.py")
+    assert dup["ProcessOrders"] == ret["ProcessOrders"]
+    assert con["CapturePayment"] != dup["ProcessOrders"]
+    # the colours are the whole dataset's sorted operations' (CapturePayment, ProcessOrders, the script-tag one sorts
+    # first), whatever the page shows
+    from dashboard.compute import PALETTE
+
+    ops = sorted(["ProcessOrders", "CapturePayment", "<script>alert('op')</script>"])
+    assert (dup["ProcessOrders"], con["CapturePayment"]) == (PALETTE[ops.index("ProcessOrders")],
+                                                            PALETTE[ops.index("CapturePayment")])
 

@@ -37,8 +37,6 @@ def _metrics(at):
     return {m.label: (m.value, m.delta or None) for m in at.main.metric}
 
 
-def _figure(at, key):
-    return json.loads(at.get_by_key(key).proto.spec)
 
 
 def test_tiles_init_duration_and_memory(page):
@@ -73,21 +71,57 @@ def test_per_log_group_table_has_init_and_memory_size(page):
     assert cfg["memory_size_mb"]["label"] == "mem size (MB)"
 
 
-def test_memory_chart_shows_used_against_size(page):
-    fig = _figure(page, "lambda_memory")
-    lines = {(d["name"], d.get("line", {}).get("dash")): d["y"] for d in fig["data"]}
-    assert lines == {
-        (ORDERS, None): [64, 96], (f"{ORDERS} size", "dash"): [128, 128],
-        (PAYMENTS, None): [100, 128], (f"{PAYMENTS} size", "dash"): [256, 256],
-    }
+def test_memory_chart_shows_used_against_size(page, vega):
+    spec, rows = vega.read(page, "lambda_memory")
+    assert vega.series(rows, statistic="used") == {ORDERS: [64, 96], PAYMENTS: [100, 128]}
+    assert vega.series(rows, statistic="size") == {ORDERS: [128, 128], PAYMENTS: [256, 256]}
+    used, size = vega.layers(spec)
+    # used is a solid line, size a dashed one, each layer showing only its statistic
+    assert "strokeDash" not in used["mark"] and size["mark"]["strokeDash"]
+    assert "'used'" in used["transform"][0]["filter"].replace('"', "'")
+    assert used["encoding"]["y"]["title"] == "memory (MB)"
 
 
-def test_init_duration_chart_per_cold_bin(page):
-    fig = _figure(page, "lambda_init")
-    series = {d["name"]: d["y"] for d in fig["data"]}
+def test_init_duration_chart_per_cold_bin(page, vega):
+    spec, rows = vega.read(page, "lambda_init")
     # only bins with a cold start; unit ms (the largest is 500 ms)
-    assert series == {ORDERS: [300, 500], f"{ORDERS} avg": [225, 500], PAYMENTS: [250], f"{PAYMENTS} avg": [250]}
-    assert fig["layout"]["yaxis"]["title"]["text"] == "init duration (ms)"
+    assert vega.series(rows, statistic="max") == {ORDERS: [300, 500], PAYMENTS: [250]}
+    assert vega.series(rows, statistic="avg") == {ORDERS: [225, 500], PAYMENTS: [250]}
+    dots, rings = vega.layers(spec)
+    assert (dots["mark"]["filled"], rings["mark"]["filled"]) == (True, False)
+    assert dots["encoding"]["y"]["title"] == "init duration (ms)"
+
+
+def test_invocation_duration_and_timeout_charts(page, vega):
+    spec, rows = vega.read(page, "lambda_invocations")
+    assert vega.series(rows) == {ORDERS: [2, 2], PAYMENTS: [1, 1]}  # invocations per minute
+    assert vega.series(rows, "cold_starts") == {ORDERS: [2, 1], PAYMENTS: [1, 0]}
+    bars, cold = vega.layers(spec)
+    assert bars["mark"]["type"] == "bar" and cold["mark"]["type"] == "point"
+    assert cold["transform"] == [{"filter": 'datum["cold_starts"] > 0'}]  # a diamond only where there was one
+    # counts: integer ticks, every integer up to the largest stacked total (3 at both minutes)
+    assert bars["encoding"]["y"]["axis"]["values"] == [0, 1, 2, 3]
+    assert bars["encoding"]["y"]["axis"]["format"] == ",d"
+    # bins are [10:00, 10:01) and [10:01, 10:02) in epoch ms
+    assert sorted(set(rows["t"])) == [report_lines.T0_MS, report_lines.T0_MS + 60_000]
+    assert set(rows["t_end"] - rows["t"]) == {60_000}
+    spec, rows = vega.read(page, "lambda_duration")
+    # the axis unit is that of the largest max (3000 ms -> s)
+    got = vega.series(rows, statistic="max")
+    assert got[ORDERS] == pytest.approx([0.1, 3.0]) and got[PAYMENTS] == pytest.approx([0.04, 0.06])
+    assert vega.layers(spec)[0]["encoding"]["y"]["title"] == "duration (s)"
+    _, rows = vega.read(page, "lambda_timeouts")
+    assert vega.series(rows) == {ORDERS: [1]}
+    assert list(rows["t"]) == [report_lines.T0_MS + 60_000]
+
+
+def test_log_groups_have_one_colour_on_every_chart(page, vega):
+    colours = []
+    for key in ("lambda_invocations", "lambda_duration", "lambda_memory", "lambda_init"):
+        spec, _ = vega.read(page, key)
+        scale = vega.layers(spec)[0]["encoding"]["color"]["scale"]
+        colours.append(dict(zip(scale["domain"], scale["range"])))
+    assert all(c == colours[0] for c in colours) and colours[0][ORDERS] != colours[0][PAYMENTS]
 
 
 def test_a_narrower_window_reweights(page):

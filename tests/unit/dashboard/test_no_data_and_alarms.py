@@ -46,7 +46,7 @@ def _conflict_history(tmp_path, sample_mod):
     return sample_mod.write_data_dir(tmp_path, rows)
 
 
-def test_alarms_page_shows_backtest(app_factory, tmp_path, sample_mod):
+def test_alarms_page_shows_backtest(app_factory, tmp_path, sample_mod, vega):
     from pathlib import Path
 
     import alarms
@@ -69,11 +69,17 @@ def test_alarms_page_shows_backtest(app_factory, tmp_path, sample_mod):
     assert m["Alarms that fired"] == f"{int((s['ALARM intervals'] > 0).sum()):,}"
     # the timeline picked by default is the first alarm that fired
     assert at.selectbox(key="alarm_pick").value == list(s.index).index(s.index[s["ALARM intervals"] > 0][0])
-    import json
+    from dashboard.views.alarms import STATE_COLORS
 
-    fig = json.loads(at.get_by_key("alarm_timeline").proto.spec)
-    state = next(d for d in fig["data"] if d["name"] == "state")
-    assert sum(1 for y in state["y"] if y == 2) == 5  # five ALARM periods on the state line
+    spec, rows = vega.read(at, "alarm_timeline")
+    alarm = rows[rows["state"] == "ALARM"]
+    # five ALARM periods on the state band, 10:05 to 10:09, each one 60 s period wide
+    assert list(alarm["t"]) == [vega.utc_ms(f"2026-01-05 10:0{m}") for m in range(5, 10)]
+    assert set(alarm["t_end"] - alarm["t"]) == {60_000} and set(alarm["state_label"]) == {"ALARM"}
+    band = vega.layers(spec)[-1]
+    assert band["encoding"]["y"]["field"] == "state_label"
+    assert dict(zip(band["encoding"]["color"]["scale"]["domain"], band["encoding"]["color"]["scale"]["range"])) == {
+        s: STATE_COLORS[s] for s in ("ALARM", "INSUFFICIENT_DATA", "OK")}
     defs = at.get_by_key("table-alarm_defs").dataframe[0].value
     assert len(defs) == n_defs
     assert defs.set_index("alarm").loc["shop-orders-consumer-PayloadConflict", "condition"].startswith(
