@@ -11,7 +11,7 @@ Two data sets:
 
 "Fully rendered" = the page's last element (the footer caption) is on screen, no element is
 stale (Streamlit marks elements of the previous run ``data-stale``), the app is not running,
-every Plotly chart has drawn its SVG, every table grid its canvas and every tile sparkline its SVG, and no element
+every Plotly chart has drawn its SVG, every table grid its canvas and every tile sparkline its SVG (a decoded image), and no element
 still shows the skeleton Streamlit draws while its frontend component loads (before these two were checked, the
 Overview counted as rendered while its tiles were still skeletons). Times are wall-clock from the action in the browser.
 
@@ -240,7 +240,9 @@ _SETTLED = """() => {
   // an element whose frontend component is still loading shows a skeleton; a tile's sparkline draws its SVG later
   const skeletons = document.querySelectorAll('[data-testid="stSkeleton"]').length;
   const sparks = [...document.querySelectorAll('[data-testid="stMetricChart"]')].every(c => c.querySelector('svg'));
-  return stale === 0 && !running && drawn && grids && skeletons === 0 && sparks;
+  // the Overview's sparklines are SVG images (st.image): each decoded
+  const images = [...document.querySelectorAll('[data-testid="stImage"] img')].every(i => i.complete && i.naturalWidth > 0);
+  return stale === 0 && !running && drawn && grids && skeletons === 0 && sparks && images;
 }"""
 
 
