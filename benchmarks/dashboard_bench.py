@@ -11,7 +11,7 @@ Two data sets:
 
 "Fully rendered" = the page's last element (the footer caption) is on screen, no element is
 stale (Streamlit marks elements of the previous run ``data-stale``), the app is not running,
-every Plotly chart has drawn its SVG, every table grid its canvas and every tile sparkline its SVG, and no element
+every Plotly chart has drawn its SVG, every table grid its canvas and every tile sparkline its SVG (a decoded image), and no element
 still shows the skeleton Streamlit draws while its frontend component loads (before these two were checked, the
 Overview counted as rendered while its tiles were still skeletons). Times are wall-clock from the action in the browser.
 
@@ -27,10 +27,14 @@ With ``--before DIR`` (a checkout of another version, e.g. ``git archive fe735d5
 set is measured on both versions at once, each started by its own ``dashboard/serve.py``, rounds interleaved,
 and the after/before ratios are printed (median of the per-round ratios: both saw the same load).
 
+With ``--reruns N``, the Overview's server render time (its footer) is also read over N reruns per version (the
+versions taking turns), and its median / p90 / p99 / max printed: a full garbage collection landing inside a run
+shows in the tail, not the median.
+
 Targets (issue 14): Overview <= 1.5 s, page switch <= 0.3 s, explorer search <= 0.5 s on the 1M-event tables.
 
     .venv/bin/python benchmarks/dashboard_bench.py [--events 1000000] [--rounds 3] [--skip-demo] [--before DIR]
-                                                   [--screenshot dashboard/assets/overview.png]
+                                                   [--reruns 40] [--screenshot dashboard/assets/overview.png]
 """
 
 from __future__ import annotations
@@ -244,7 +248,9 @@ _SETTLED = """() => {
   // an element whose frontend component is still loading shows a skeleton; a tile's sparkline draws its SVG later
   const skeletons = document.querySelectorAll('[data-testid="stSkeleton"]').length;
   const sparks = [...document.querySelectorAll('[data-testid="stMetricChart"]')].every(c => c.querySelector('svg'));
-  return stale === 0 && !running && drawn && grids && skeletons === 0 && sparks;
+  // the Overview's sparklines are SVG images (st.image): each decoded
+  const images = [...document.querySelectorAll('[data-testid="stImage"] img')].every(i => i.complete && i.naturalWidth > 0);
+  return stale === 0 && !running && drawn && grids && skeletons === 0 && sparks && images;
 }"""
 
 
@@ -280,7 +286,7 @@ def search_in_browser(page, url: str, text: str) -> float:
 
 
 def search_on_server(data_dir: Path, text: str, rounds: int, tree: Path = ROOT) -> dict:
-    """The explorer's substring search without its result cache, and the floor: one DuckDB scan counting
+    """The explorer's substring search without its result caches (the id index built), and the floor: one DuckDB scan counting
     matches in the searched columns (median seconds). Another checkout's search runs in a child process with
     that checkout first on its import path (this script, ``--server-search``)."""
     if tree != ROOT:
@@ -292,13 +298,18 @@ def search_on_server(data_dir: Path, text: str, rounds: int, tree: Path = ROOT) 
 
     ds = load_dataset(data_dir)
     cols = trail.SEARCH_FIELDS["Any id"]
-    fn = trail._search.__wrapped__
+    # what the explorer page calls (its first page where it pages the result), every result cache emptied first
+    page = getattr(trail, "search_page", trail.search)
+    caches = [f for f in vars(trail).values() if hasattr(f, "cache_clear") and f is not trail._log_group_map]
+    trail._hot_db(ds.trail_path, ds.fingerprint)  # the id index, built when the page opens
     times, floor = [], []
     path = str(ds.trail_path).replace("'", "''")
     cond = " OR ".join(f"contains(lower({c}), ?)" for c in cols)
     for _ in range(rounds):
+        for c in caches:
+            c.cache_clear()
         t = time.perf_counter()
-        fn(ds.trail_path, ds.fingerprint, cols, text, True)
+        page(ds, "Any id", text, partial=True)
         times.append(time.perf_counter() - t)
         con = duckdb.connect()
         t = time.perf_counter()
@@ -352,6 +363,33 @@ def _round(page_factory, url: str, r: int, res: dict, screenshot: Path | None, s
         page.close()
 
 
+def rerun_renders(ctxs, urls: list[str], n: int) -> list[list[int]]:
+    """The Overview's server render ms (its footer) over ``n`` reruns per dashboard, each rerun a switch back from
+    the first other page, the dashboards taking turns: the spread shows a garbage collection landing in a run."""
+    pages = []
+    for ctx, url in zip(ctxs, urls):
+        page = ctx.new_page()
+        page.goto(url + "/")
+        wait_page(page, "Overview")
+        pages.append((page, nav_titles(page)[0]))
+    out: list[list[int]] = [[] for _ in urls]
+    for r in range(n):
+        for i in range(len(urls)) if r % 2 == 0 else reversed(range(len(urls))):
+            page, other = pages[i]
+            for title in (other, "Overview"):
+                page.locator(NAV, has_text=re.compile(f"^{re.escape(title)}$")).click()
+                ms = wait_page(page, title)
+            out[i].append(ms)
+    for page, _ in pages:
+        page.close()
+    return out
+
+
+def _pct(values: list[int], q: float) -> int:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
 def _server(tree: Path, data_dir: Path):
     """A dashboard server of the checkout ``tree`` started the way that checkout starts it: its own
     ``dashboard/serve.py`` (its streamlit options), its packages first on the child's import path."""
@@ -364,7 +402,7 @@ def _server(tree: Path, data_dir: Path):
 
 
 def measure(browser, data_dir: Path, rounds: int, screenshot: Path | None, search: bool = False,
-            trees: tuple[Path, ...] = (ROOT,)) -> list[dict]:
+            trees: tuple[Path, ...] = (ROOT,), reruns: int = 0) -> list[dict]:
     """Time the dashboard of every checkout in ``trees`` (this one, and a before tree with ``--before``) over
     ``data_dir``: one server and one browser context each, rounds interleaved (round r runs them in turn, the
     order reversed every other round), so a busy machine slows them alike. One result per tree."""
@@ -383,6 +421,9 @@ def measure(browser, data_dir: Path, rounds: int, screenshot: Path | None, searc
             order = range(len(trees)) if r % 2 == 0 else reversed(range(len(trees)))
             for i in order:
                 _round(ctxs[i].new_page, servers[i].url, r, results[i], screenshot if i == 0 else None, search)
+        if reruns:
+            for res, ms in zip(results, rerun_renders(ctxs, [s.url for s in servers], reruns)):
+                res["reruns"] = ms
         for c in ctxs:
             c.close()
     finally:
@@ -427,6 +468,10 @@ def report(label: str, source: str, res: dict) -> None:
               f"ratio {sb / TARGET_SEARCH_S:5.2f}x of target")
         print(f"   explorer substring search, server    {ss:7.2f} s   floor (one DuckDB scan of the searched columns) "
               f"{fl:.2f} s   ratio {ss / fl:5.2f}x of floor")
+    if res.get("reruns"):
+        v = res["reruns"]
+        print(f"   Overview server render, {len(v)} reruns  median {med(v):.0f} ms  p90 {_pct(v, 0.9)} ms  "
+              f"p99 {_pct(v, 0.99)} ms  max {max(v)} ms")
     print(f"   machine: {os.cpu_count()} CPUs, 1-min load average {res['load'][0]:.1f} before, "
           f"{res['load'][1]:.1f} after the run")
 
@@ -454,6 +499,10 @@ def compare(after: dict, before: dict) -> None:
     for t in after["switch"]:
         if t in before["switch"]:
             print(f"      {t:<24} {ratio(after['switch'][t], before['switch'][t])}")
+    if after.get("reruns") and before.get("reruns"):
+        a, b = after["reruns"], before["reruns"]
+        print(f"   Overview server render over reruns   median {med(a):.0f} / {med(b):.0f} ms, p90 {_pct(a, 0.9)} / "
+              f"{_pct(b, 0.9)} ms, p99 {_pct(a, 0.99)} / {_pct(b, 0.99)} ms, max {max(a)} / {max(b)} ms (after / before)")
     if "search_browser" in after and "search_browser" in before:
         print(f"   explorer substring search, browser   {ratio(after['search_browser'], before['search_browser'])}   "
               f"(medians {med(after['search_browser']):.2f} s / {med(before['search_browser']):.2f} s)")
@@ -470,6 +519,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--before", type=Path, default=None,
                     help="a checkout of the version to compare with (e.g. `git archive fe735d5 | tar -x -C DIR`): "
                          "the 1M-event set is measured on both, rounds interleaved, with after/before ratios")
+    ap.add_argument("--reruns", type=int, default=0,
+                    help="also time the Overview's server render over this many reruns per version (1M set)")
     ap.add_argument("--server-search", type=Path, default=None, help=argparse.SUPPRESS)  # the child of a --before run
     args = ap.parse_args(argv)
     if args.server_search is not None:
@@ -495,7 +546,8 @@ def main(argv: list[str] | None = None) -> int:
             browser = p.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
             for label, d, src, shot in sets:
                 trees = (ROOT, args.before.resolve()) if d is big and args.before else (ROOT,)
-                results = measure(browser, d, args.rounds, shot, search=d is big, trees=trees)
+                results = measure(browser, d, args.rounds, shot, search=d is big, trees=trees,
+                                  reruns=args.reruns if d is big else 0)
                 for res in results:
                     report(label if len(results) == 1 else f"{label}, {_tree_label(res['tree'])}", src, res)
                 if len(results) == 2:

@@ -17,6 +17,7 @@ while a click never re-reads anything.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import threading
@@ -165,12 +166,26 @@ def load_dataset(data_dir: Path | str) -> Dataset:
         if hit is not None:
             _cache.move_to_end(key)
             return hit
+    gc.unfreeze()  # the objects of a dataset loaded (and frozen) earlier become collectable again
     ds = _load(data_dir, fp)
     with _lock:
         _cache[key] = ds
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
+    _freeze_heap()
     return ds
+
+
+def _freeze_heap() -> None:
+    """Collect once, then move every object alive now (the loaded tables, the imported modules) to the
+    collector's permanent generation (``gc.freeze``), so a later collection does not walk them.
+
+    Why: the app runs with Streamlit's post-run ``gc.collect()`` off (``dashboard.serve``), and CPython's own
+    full collection, which walks every tracked object, then lands inside some page's run. Called once per data
+    version (a cache miss); :func:`load_dataset` unfreezes before the next load so an evicted dataset is freed.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def _load(data_dir: Path, fp: str) -> Dataset:

@@ -62,7 +62,7 @@ def streamlit_command(host: str, port: int, headless: bool = True) -> list[str]:
     100-250 ms on a busy 2-core machine with the 1M-event tables loaded (measured with
     ``benchmarks/dashboard_bench.py``), and meanwhile the server cannot send the page's last elements to the
     browser. Python's own generational collector still runs, and reference-counted garbage is freed at once
-    either way."""
+    either way; the loaded dataset is frozen out of its full collections (``dashboard.data._freeze_heap``)."""
     return [
         sys.executable, "-m", "streamlit", "run", str(APP_PATH),
         "--server.address", host,

@@ -8,11 +8,14 @@ User input only ever reaches DuckDB as a bound parameter.
 
 from __future__ import annotations
 
+import math
 import threading
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pandas as pd
 
 from collector.tables import TABLES
@@ -21,8 +24,8 @@ from dashboard.constants import TOP_N
 from dashboard.data import NOT_SET, Dataset
 from emitter.contract import Outcome
 
-__all__ = ["SEARCH_FIELDS", "failures_by_log_group", "log_groups", "search", "top_event_ids", "top_keys",
-           "top_record_ages", "warm"]
+__all__ = ["PAGE_ROWS", "SEARCH_FIELDS", "SearchPage", "failures_by_log_group", "log_groups", "search",
+           "search_page", "top_event_ids", "top_keys", "top_record_ages", "warm"]
 
 SEARCH_FIELDS: dict[str, tuple[str, ...]] = {
     "Any id": ("idempotency_key", "event_id", "correlation_id", "function_request_id"),
@@ -33,7 +36,9 @@ SEARCH_FIELDS: dict[str, tuple[str, ...]] = {
 }
 """Search field label -> trail columns searched."""
 MAX_TRAIL_ROWS = 5000
-"""Rows returned by a search at most (a key's trail is normally a handful of records)."""
+"""Rows :func:`search` returns at most (a key's trail is normally a handful of records)."""
+PAGE_ROWS = 500
+"""Rows of one explorer page (:func:`search_page`): what the browser receives and draws per search."""
 
 
 def _where(f: Filters) -> tuple[str, list]:
@@ -159,28 +164,62 @@ def _top_ages(path: Path, fp: str, f: Filters, n: int) -> pd.DataFrame:
     return _query(path, sql, params + [Outcome.RECEIVED.value])
 
 
-def search(ds: Dataset, field: str, value: str, *, partial: bool = False) -> tuple[pd.DataFrame, bool]:
-    """The whole trail of whatever matches ``value`` in ``field`` (a :data:`SEARCH_FIELDS` label).
+@dataclass(frozen=True)
+class SearchPage:
+    """One page of a trail search (:func:`search_page`).
 
-    Rows matching directly are marked ``matched``; then every record sharing an
-    idempotency key or event id with a matched row is added (so a search by request or
-    correlation id shows the full life of the keys/events that request touched), in time
-    order. ``partial`` matches substrings (case-insensitive, Unicode lower-casing; every
-    character is literal). Returns (rows, truncated) with at most :data:`MAX_TRAIL_ROWS`
-    rows. Not time-filtered: a trail is shown whole.
-
-    The match runs on the in-memory id index (:func:`warm`), then only the rows found are
-    read from the Parquet file.
-
-    Raises KeyError for an unknown field label.
+    ``rows``: this page's records (a ``matched`` column first, then the trail columns), in trail order;
+    ``total``: records in the whole result (exact); ``matched``: of them, records matching the search directly;
+    ``keys`` / ``events``: distinct idempotency keys / event ids in the whole result; ``page``: this page, 1-based
+    (clamped to ``1..pages``); ``pages``: pages in the whole result (0 when nothing matched); ``first``: 1-based
+    position in the result of this page's first row (0 when nothing matched).
     """
+
+    rows: pd.DataFrame
+    total: int
+    matched: int
+    keys: int
+    events: int
+    page: int
+    pages: int
+    first: int
+
+
+def search_page(ds: Dataset, field: str, value: str, *, partial: bool = False, page: int = 1,
+                page_size: int = PAGE_ROWS) -> SearchPage:
+    """Page ``page`` (1-based; clamped to the pages there are) of the whole trail of whatever matches ``value`` in
+    ``field`` (a :data:`SEARCH_FIELDS` label), ``page_size`` rows a page, with the exact size of the whole result.
+
+    Rows matching directly are marked ``matched``; then every record sharing an idempotency key or event id with a
+    matched row is added (so a search by request or correlation id shows the full life of the keys/events that
+    request touched), in trail order (timestamp, request id, outcome, then file order: the same on every page).
+    ``partial`` matches substrings (case-insensitive, Unicode lower-casing; every character is literal). Not
+    time-filtered: a trail is shown whole. Nothing is dropped: every record of the result is on some page.
+
+    The match runs on the in-memory id index (:func:`warm`), then only the page's rows are read from the Parquet
+    file. Raises KeyError for an unknown field label, ValueError for ``page_size < 1``.
+    """
+    if page_size < 1:
+        raise ValueError(f"page_size must be >= 1, got {page_size}")
     cols = SEARCH_FIELDS[field]
     value = value.strip()
     if ds.trail_path is None or not value:
-        return _empty(("matched",) + TABLES["trail"].column_names), False
-    df = _search(ds.trail_path, ds.fingerprint, cols, value, partial).copy()
-    truncated = len(df) > MAX_TRAIL_ROWS
-    return df.head(MAX_TRAIL_ROWS), truncated
+        return SearchPage(_empty(("matched",) + TABLES["trail"].column_names), 0, 0, 0, 0, 1, 0, 0)
+    m = _search(ds.trail_path, ds.fingerprint, cols, value, partial)
+    total = len(m.rn)
+    pages = math.ceil(total / page_size)
+    page = min(max(1, int(page)), max(1, pages))
+    start = (page - 1) * page_size
+    rows = _read_rows(ds.trail_path, ds.fingerprint, cols, value, partial, start, page_size).copy()
+    return SearchPage(rows, total, m.matched, m.keys, m.events, page, pages, start + 1 if total else 0)
+
+
+def search(ds: Dataset, field: str, value: str, *, partial: bool = False) -> tuple[pd.DataFrame, bool]:
+    """The first :data:`MAX_TRAIL_ROWS` records of :func:`search_page`'s result and whether there are more:
+    (rows, truncated). For a page that shows one key's trail; the explorer pages through the whole result.
+    Raises KeyError for an unknown field label."""
+    p = search_page(ds, field, value, partial=partial, page_size=MAX_TRAIL_ROWS)
+    return p.rows, p.total > MAX_TRAIL_ROWS
 
 
 # ----------------------------------------------------------------------------- id index
@@ -224,36 +263,68 @@ def _hot_db(path: Path, fp: str) -> duckdb.DuckDBPyConnection:
         return con
 
 
-@lru_cache(maxsize=128)
-def _search(path: Path, fp: str, cols: tuple[str, ...], value: str, partial: bool) -> pd.DataFrame:
+@dataclass(frozen=True)
+class _Match:
+    """A search's whole result: file row numbers in trail order (int64), which of them match directly (bool),
+    and the counts over the result."""
+
+    rn: np.ndarray
+    hit: np.ndarray
+    matched: int
+    keys: int
+    events: int
+
+
+@lru_cache(maxsize=32)  # a result is 9 bytes a record: 9 MB for a search matching all of a 1M-record trail
+def _search(path: Path, fp: str, cols: tuple[str, ...], value: str, partial: bool) -> _Match:
     if partial and cols == _ID_COLUMNS and _HAY_SEP not in value:
         cond, params = "contains(hay, lower(?))", [value]
     elif partial:
         cond, params = " OR ".join(f"contains(lower({c}), lower(?))" for c in cols), [value] * len(cols)
     else:
         cond, params = " OR ".join(f"{c} = ?" for c in cols), [value] * len(cols)
-    names = ", ".join(TABLES["trail"].column_names)
     cur = _hot_db(path, fp).cursor()  # a cursor per query: the index is shared by every session's thread
     try:
         # in memory: the hits, then every record sharing a hit's key or event id (semi joins on the distinct keys
-        # and event ids), the first MAX_TRAIL_ROWS + 1 in trail order; only those rows are then read from Parquet
-        picked = cur.execute(f"""
+        # and event ids); the whole result's row numbers in trail order, and its counts
+        got = cur.execute(f"""
             WITH hit AS MATERIALIZED (SELECT rn, idempotency_key, event_id FROM hot WHERE {cond}),
                  ks AS MATERIALIZED (SELECT DISTINCT idempotency_key FROM hit WHERE idempotency_key IS NOT NULL),
                  es AS MATERIALIZED (SELECT DISTINCT event_id FROM hit WHERE event_id IS NOT NULL),
                  rel AS (SELECT rn FROM hit
                          UNION SELECT h.rn FROM hot h SEMI JOIN ks USING (idempotency_key)
-                         UNION SELECT h.rn FROM hot h SEMI JOIN es USING (event_id))
-            SELECT h.rn, h.rn IN (SELECT rn FROM hit) AS matched FROM hot h SEMI JOIN rel USING (rn)
-            ORDER BY timestamp, function_request_id, outcome LIMIT {MAX_TRAIL_ROWS + 1}""", params).fetchall()
-        if not picked:
-            return _empty(("matched",) + TABLES["trail"].column_names)
-        df = cur.execute(f"""SELECT file_row_number AS rn, {names}
-            FROM read_parquet('{_lit(path)}', file_row_number = true)
-            WHERE file_row_number IN (SELECT unnest(?::BIGINT[]))
-            ORDER BY timestamp, function_request_id, outcome""", [[rn for rn, _ in picked]]).fetchdf()
-        hits = {rn for rn, m in picked if m}
-        df.insert(0, "matched", df.pop("rn").isin(hits))
-        return df
+                         UNION SELECT h.rn FROM hot h SEMI JOIN es USING (event_id)),
+                 res AS MATERIALIZED (SELECT h.rn, h.timestamp, h.function_request_id, h.outcome, h.idempotency_key,
+                                             h.event_id, h.rn IN (SELECT rn FROM hit) AS hit
+                                      FROM hot h SEMI JOIN rel USING (rn)),
+                 agg AS (SELECT count(DISTINCT idempotency_key) AS keys, count(DISTINCT event_id) AS events FROM res)
+            SELECT rn, hit, keys, events FROM res, agg
+            ORDER BY timestamp, function_request_id, outcome, rn""", params).fetchnumpy()
     finally:
         cur.close()
+    rn, hit = np.asarray(got["rn"], dtype=np.int64), np.asarray(got["hit"], dtype=bool)
+    if not len(rn):
+        return _Match(rn, hit, 0, 0, 0)
+    return _Match(rn, hit, int(hit.sum()), int(got["keys"][0]), int(got["events"][0]))
+
+
+@lru_cache(maxsize=128)
+def _read_rows(path: Path, fp: str, cols: tuple[str, ...], value: str, partial: bool, start: int,
+               n: int) -> pd.DataFrame:
+    """Records ``start .. start + n - 1`` of the search's result, read from the Parquet file (``matched`` first)."""
+    m = _search(path, fp, cols, value, partial)
+    rn, hit = m.rn[start:start + n], m.hit[start:start + n]
+    if not len(rn):
+        return _empty(("matched",) + TABLES["trail"].column_names)
+    names = ", ".join(TABLES["trail"].column_names)
+    cur = _hot_db(path, fp).cursor()
+    try:
+        df = cur.execute(f"""SELECT file_row_number AS rn, {names}
+            FROM read_parquet('{_lit(path)}', file_row_number = true)
+            WHERE file_row_number IN (SELECT unnest(?::BIGINT[]))""", [rn.tolist()]).fetchdf()
+    finally:
+        cur.close()
+    # the result's order (the index's sort), whatever order the file scan returned
+    df = df.set_index("rn").loc[rn].reset_index(drop=True)
+    df.insert(0, "matched", hit)
+    return df

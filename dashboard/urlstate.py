@@ -123,6 +123,16 @@ def flag() -> tuple[Callable[[Encoded], Any], Callable[[Any], Encoded]]:
     return (lambda raw: {"1": True, "0": False}.get(raw[0], INVALID)), (lambda v: ["1" if v else "0"])
 
 
+def integer(lo: int = 1, hi: int = 10**9) -> tuple[Callable[[Encoded], Any], Callable[[Any], Encoded]]:
+    """(decode, encode) of a whole number in ``[lo, hi]`` written in ASCII digits (``page=3``)."""
+
+    def decode(raw: Encoded) -> Any:
+        v = raw[0].strip()
+        return int(v) if v.isascii() and v.isdigit() and lo <= int(v) <= hi else INVALID
+
+    return decode, (lambda v: [str(int(v))])
+
+
 def among(options: list[Any]) -> Callable[[Any], Any]:
     """Validator of a multiselect value: keeps the selected values still offered (in selection order)."""
     allowed = set(options)

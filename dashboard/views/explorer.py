@@ -38,20 +38,40 @@ def render() -> None:
             stuck_keys(ds, ctx.filters)[["idempotency_key", "operation", "last_status"]].head(5))
         ui.table(shown, key="ex_examples", columns=cfg)
     if value:
-        rows, truncated = trail.search(ds, field, value, partial=partial)
-        if rows.empty:
-            st.info(f"No trail records where {field.lower()} {'contains' if partial else 'is'} "
-                    f"{ui.md_escape(value)}.")
-        else:
-            keys = rows["idempotency_key"].dropna().nunique()
-            events = rows["event_id"].dropna().nunique()
-            m1, m2, m3, m4 = st.columns(4)
-            m1.metric("Records", f"{len(rows):,}")
-            m2.metric("Matched directly", f"{int(rows['matched'].sum()):,}")
-            m3.metric("Keys", f"{keys:,}")
-            m4.metric("Events", f"{events:,}")
-            if truncated:
-                st.warning(f"Showing the first {trail.MAX_TRAIL_ROWS:,} records only; narrow the search.")
-            shown, cfg = links.explorer_links(rows, {"timestamp": ui.TRAIL_TIME})
-            ui.table(shown, key="trail_rows", columns=cfg)
+        _results(ds, field, value, partial)
     ui.footer(TITLE)
+
+
+_PAGE_OF = "_ex_page_of"
+"""Session key: the search (field, value, substring) the page number belongs to; a new search starts at page 1."""
+
+
+def _results(ds, field: str, value: str, partial: bool) -> None:
+    """The result of a search: its exact counts, one page of records (:data:`trail.PAGE_ROWS`) and, when there
+    are more, the page number (in the URL as ``page``: a link opens the page its sender saw)."""
+    ss = st.session_state
+    decode, encode = urlstate.integer()
+    page = urlstate.bind("ex_page", "page", default=1, decode=decode, encode=encode,
+                         valid=lambda v: v if isinstance(v, int) and v >= 1 else urlstate.INVALID)
+    search = (field, value.strip(), partial)
+    if ss.get(_PAGE_OF) != search and not urlstate.url_wins():
+        page = ss["ex_page"] = 1  # a new search (typed, not opened from a link) starts at its first page
+    ss[_PAGE_OF] = search
+    res = trail.search_page(ds, field, value, partial=partial, page=page)
+    if res.page != page:  # past the last page (an old link, a number typed): the last page, shown as such
+        ss["ex_page"] = res.page
+    if not res.total:
+        st.info(f"No trail records where {field.lower()} {'contains' if partial else 'is'} {ui.md_escape(value)}.")
+        return
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Records", f"{res.total:,}")
+    m2.metric("Matched directly", f"{res.matched:,}")
+    m3.metric("Keys", f"{res.keys:,}")
+    m4.metric("Events", f"{res.events:,}")
+    if res.pages > 1:
+        c1, c2 = st.columns([1, 5], vertical_alignment="bottom")
+        c1.number_input(f"Page (of {res.pages:,})", min_value=1, step=1, key="ex_page")
+        c2.caption(f"Showing records {res.first:,}–{res.first + len(res.rows) - 1:,} of {res.total:,} "
+                   f"({trail.PAGE_ROWS:,} a page, in time order).")
+    shown, cfg = links.explorer_links(res.rows, {"timestamp": ui.TRAIL_TIME})
+    ui.table(shown, key="trail_rows", columns=cfg)

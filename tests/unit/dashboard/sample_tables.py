@@ -8,7 +8,7 @@ are planted in keys, event ids, an operation name and an error code.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -147,6 +147,23 @@ TABLE_ROWS: dict[str, list[tuple]] = {
     ],
     "trail": _trail(),
 }
+
+BULK_CORRELATION = "corr-bulk"
+
+
+def bulk_trail(n: int) -> list[tuple]:
+    """``n`` trail records of one correlation id (:data:`BULK_CORRELATION`), each its own key ``bulk-<i>``, event
+    ``be-<i>`` and request ``rb-<i>``, 100 ms apart from 10:06 on: record i is the i-th of the trail order."""
+    return [(t(6) + timedelta(milliseconds=100 * i), "/aws/lambda/orders", ACCOUNT, "orders", "ProcessOrders", SQS,
+             O.RECEIVED.value, f"bulk-{i:05d}", None, f"be-{i}", BULK_CORRELATION, f"rb-{i:05d}", 1, None, 10.0, None,
+             "") for i in range(n)]
+
+
+def with_bulk_trail(n: int) -> dict[str, list[tuple]]:
+    """:data:`TABLE_ROWS` with :func:`bulk_trail` records added to the trail (an explorer search of more rows
+    than a page)."""
+    return {**TABLE_ROWS, "trail": TABLE_ROWS["trail"] + bulk_trail(n)}
+
 
 # Hand-derived from the rows above. Default window = "Last 15 minutes" = [10:25, 10:40) (the data spans
 # 10:05..10:39 -> [10:05, 10:40), 35 min; the largest preset <= half of it is 15 min); previous = [10:10, 10:25).

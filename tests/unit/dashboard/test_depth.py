@@ -77,19 +77,49 @@ def test_library_signal_beside_the_emitter_tile(app, vega):
     assert any("Powertools metrics: 4" in c for c in captions(app))
 
 
-def test_tile_trends_are_sparklines_per_bin(app):
-    dup = next(m for m in app.main.metric if m.label == "Duplicates")
-    # duplicates per 1-minute bin of [10:25, 10:40): 5 at 10:30, none elsewhere (15 bins)
-    assert list(dup.proto.chart_data) == [0.0] * 5 + [5.0] + [0.0] * 9
-    age = next(m for m in app.main.metric if m.label == "Max iterator age")
-    data = list(age.proto.chart_data)
-    assert len(data) == 2 and data == pytest.approx([65000 / 60000, 70 / 60000], abs=1e-4)  # min: the tile unit
-    # counts are filled areas (a bar sparkline costs one SVG element per bin in the browser), rates/ages lines
-    from streamlit.proto.Metric_pb2 import Metric
+def _find(node, key: str):
+    for c in getattr(node, "children", {}).values():
+        if getattr(c, "key", None) == key:
+            return c
+        found = _find(c, key)
+        if found is not None:
+            return found
+    return None
 
-    assert dup.proto.chart_type == Metric.ChartType.AREA and age.proto.chart_type == Metric.ChartType.LINE
-    poison = next(m for m in app.main.metric if m.label == "Poison rate")
-    assert poison.proto.chart_type == Metric.ChartType.LINE
+
+def tile_spark(at, signal_key: str) -> tuple[str, str, list[float]] | None:
+    """The tile's sparkline image: (alt text, "area" or "line", each point's height as a share of the top, 0-1)."""
+    import base64
+    import re
+
+    tile = _find(at.main, f"tile-{signal_key}")
+    imgs = [x for x in tile.children.values() if x.proto.DESCRIPTOR.name == "ImageList"]
+    if not imgs:
+        return None
+    (img,) = imgs
+    text = base64.b64decode(img.proto.imgs[0].url.split(",", 1)[1]).decode()
+    ys = [float(y) for y in re.findall(r",([\d.]+)", re.search(r'<polyline points="([^"]+)"', text).group(1))]
+    # the drawing spans y 1.5 (top: the largest value) to 38.5 (zero) of a 40-unit-high viewBox
+    return img.proto.imgs[0].alt, "area" if "<polygon" in text else "line", [round((38.5 - y) / 37, 3) for y in ys]
+
+
+def test_tile_trends_are_sparklines_per_bin(app):
+    alt, chart, heights = tile_spark(app, "duplicates")
+    # duplicates per 1-minute bin of [10:25, 10:40): 5 at 10:30, none elsewhere (15 bins); counts are areas
+    assert chart == "area" and heights == [0.0] * 5 + [1.0] + [0.0] * 9
+    assert alt == "trend: 15 points from 0 to 5"
+    alt, chart, heights = tile_spark(app, "iterator_age")
+    # max RecordAge per bin: 65000 ms at 10:30, 70 ms at 10:35, in minutes (the tile's unit); ages are lines
+    assert chart == "line" and heights == pytest.approx([1.0, 70 / 65000], abs=0.003)  # 0.1-unit coordinates
+    assert alt == f"trend: 2 points from {round(70 / 60000, 4):g} to {round(65000 / 60000, 4):g}"
+    assert tile_spark(app, "poison")[1] == "line"
+    assert tile_spark(app, "stuck") is None  # a state at the window end: no trend
+    # the metric draws no Vega sparkline of its own (the image is the trend), and the tile help says how bins merge
+    dup = next(m for m in app.main.metric if m.label == "Duplicates")
+    assert not list(dup.proto.chart_data)
+    assert "each point sums consecutive bins" in dup.help
+    age = next(m for m in app.main.metric if m.label == "Max iterator age")
+    assert "each point is the largest of consecutive bins" in age.help
 
 
 def test_powertools_only_fleet_has_no_zero_tiles(app_factory, tmp_path, sample_mod):
