@@ -626,7 +626,7 @@ class EventStore:
         zstd = tuple(int(p) for p in duckdb.__version__.split(".")[:2] if p.isdigit()) >= (1, 2)
         cols = [f"{_q(n)} {t}" + (" USING COMPRESSION zstd" if zstd and n == "@message" else "")
                 for n, t in EVENT_STORED_COLUMNS] + [f"{_q(h)} JSON" for h in self.hot_fields]
-        cols.append(f'"@json" JSON GENERATED ALWAYS AS ({JSON_VIRTUAL_SQL}) VIRTUAL')
+        cols.append(f'"@json" VARCHAR GENERATED ALWAYS AS ({JSON_VIRTUAL_SQL}) VIRTUAL')  # not JSON: see the constant
         _run(self.connection, f"CREATE TABLE {_q(name)} (" + ", ".join(cols) + ")")
 
     def _upgrade_layout(self, existing: list[str], hot_fields: tuple[str, ...]) -> None:
