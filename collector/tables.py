@@ -66,9 +66,12 @@ EVENT_STORED_COLUMNS: tuple[tuple[str, str], ...] = tuple(c for c in EVENT_COLUM
 """Columns the ingest stores. ``@json`` is not stored (it would be a second copy of every JSON message): it is the
 virtual column ``JSON_VIRTUAL_SQL`` over ``@message`` and the two columns above."""
 
-JSON_VIRTUAL_SQL = (f'CAST(CASE WHEN "{JSON_FIELDS_COLUMN}" IS NOT NULL THEN "{JSON_FIELDS_COLUMN}" '
-                    f'WHEN "{JSON_MESSAGE_COLUMN}" THEN "@message" END AS JSON)')
-"""The ``@json`` column of the ingest's events table: ``GENERATED ALWAYS AS (JSON_VIRTUAL_SQL) VIRTUAL``."""
+JSON_VIRTUAL_SQL = (f'CASE WHEN "{JSON_FIELDS_COLUMN}" IS NOT NULL THEN "{JSON_FIELDS_COLUMN}" '
+                    f'WHEN "{JSON_MESSAGE_COLUMN}" THEN "@message" END')
+"""The ``@json`` column of the ingest's events table: ``VARCHAR GENERATED ALWAYS AS (JSON_VIRTUAL_SQL) VIRTUAL``, JSON
+object text that the ingest parsed (DuckDB's JSON functions read VARCHAR as they read JSON). Not typed JSON: a cast to
+JSON parses the text again, on every row an INSERT writes (DuckDB evaluates generated columns to verify them) and on
+every read."""
 
 INTERNAL_EVENT_COLUMNS = frozenset({"@seq", "@json", JSON_MESSAGE_COLUMN, JSON_FIELDS_COLUMN})
 """Columns of the events table that are not Logs Insights fields (a query cannot name them)."""

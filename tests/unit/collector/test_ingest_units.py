@@ -137,6 +137,29 @@ def test_hot_columns_match_json_extract() -> None:
         assert diff == (0,), c
 
 
+def test_json_column_is_the_parsed_text_untyped() -> None:
+    """``@json`` is VARCHAR (a JSON cast would parse every message again on INSERT and on read) holding exactly the
+    object text: the message itself, its first 200 fields, or its embedded fragment; DuckDB's JSON functions read it
+    as they read the JSON type."""
+    wide = {f"k{i}": i for i in range(205)}
+    store = EventStore()
+    store.ingest_events([
+        {"timestamp": 1, "message": '{"outcome": "claimed", "attempt": "2"}'},
+        {"timestamp": 2, "message": json.dumps(wide)},
+        {"timestamp": 3, "message": 'text {"a": {"b": [1, 2]}} tail'},
+        {"timestamp": 4, "message": "plain"}], "/aws/lambda/x")
+    con = store.connection
+    types = dict(con.execute("SELECT column_name, data_type FROM information_schema.columns "
+                             "WHERE table_name = 'events'").fetchall())
+    assert types["@json"] == "VARCHAR"
+    rows = con.execute('SELECT "@json", json_extract("@json", \'$.attempt\'), '
+                       'json_extract(CAST("@json" AS JSON), \'$.attempt\') FROM events ORDER BY "@seq"').fetchall()
+    assert rows[0] == ('{"outcome": "claimed", "attempt": "2"}', '"2"', '"2"')
+    assert json.loads(rows[1][0]) == {f"k{i}": i for i in range(200)}
+    assert json.loads(rows[2][0]) == {"a": {"b": [1, 2]}}
+    assert rows[3] == (None, None, None)
+
+
 def test_without_hot_columns_the_engine_reads_json() -> None:
     from collector.insights import run_query
 
