@@ -19,8 +19,9 @@ tables and the manifest are then recomputed from the database on every run, so t
 tables of a clean run. Runs on one ``out`` are serialized by ``run_lock``.
 
 Memory: DuckDB is held to ``memory_limit`` (default ``DEFAULT_MEMORY_LIMIT``, knob ``memory_limit=`` /
-``--memory-limit`` / ``IDEMWATCH_MEMORY_LIMIT``) and spills to ``out/events.duckdb.tmp``; see
-docs/collector-guarantees.md for what else a run holds in memory.
+``--memory-limit`` / ``IDEMWATCH_MEMORY_LIMIT``) during the ingest and to ``TABLES_MEMORY_FRACTION`` of it while the
+tables are written, and spills to ``out/events.duckdb.tmp``; see docs/collector-guarantees.md for what else a run
+holds in memory.
 """
 
 from __future__ import annotations
@@ -54,8 +55,13 @@ EVENTS_DB = "events.duckdb"
 SOURCES_TABLE = "iw_sources"
 DEFAULT_MEMORY_LIMIT = "512MB"
 """DuckDB memory limit of ``collect local`` (``IDEMWATCH_MEMORY_LIMIT`` overrides it; DuckDB size syntax). The process
-peaks at about this plus 400 MB (interpreter and libraries, one Arrow batch, one text piece), whatever the input's
-size: see docs/collector-guarantees.md#memory."""
+peaks at about this plus 200 MB (interpreter and libraries, one text piece), whatever the input's size: see
+docs/collector-guarantees.md#memory."""
+TABLES_MEMORY_FRACTION = 0.5
+"""Share of the memory limit DuckDB keeps while the standard tables are written. Their Arrow batches, Parquet writers
+and DuckDB's batches handed to Arrow (about 250 MB together) live outside DuckDB's pool, the ingest holds nothing of
+the kind, so with half the pool both phases peak at about the same. The tables lose little: each sort is one time
+slice (``local_tables._SLICE_EVENTS``) and the cached table blocks DuckDB evicts are re-read from the file."""
 
 
 def _iso(dt: datetime) -> str:
@@ -225,6 +231,7 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
             state = _SourcesState(store, previous.get("sources", []))
             run = _ingest_sources(files, state, store, progress)
             run["skipped_entries"] = skipped_entries
+            _limit_tables_memory(store.connection)
             # lock the database down before any query runs: after the ingest (read_csv needs file access);
             # the tables are written through pyarrow, which needs none
             harden_connection(store.connection)
@@ -256,6 +263,24 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
     tmp.write_text(json.dumps(manifest, indent=2, sort_keys=False, default=str))
     tmp.replace(manifest_path)
     return manifest
+
+
+_UNITS = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40, "PiB": 1 << 50}
+"""The units DuckDB prints a memory setting in (``current_setting('memory_limit')``, e.g. ``488.2 MiB``)."""
+
+
+def _limit_tables_memory(con: Any) -> None:
+    """Lower DuckDB's memory limit to ``TABLES_MEMORY_FRACTION`` of the ingest's for the table phase (before the
+    connection is hardened, which locks the settings). DuckDB evicts cached blocks to get there.
+
+    Raises:
+        CollectError: DuckDB prints its memory limit in a form this does not read (a DuckDB upgrade).
+    """
+    shown = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    number, _, unit = str(shown).partition(" ")
+    if unit not in _UNITS:
+        raise CollectError(f"cannot read DuckDB's memory limit {shown!r}")
+    con.execute("SET memory_limit = $1", [f"{int(float(number) * _UNITS[unit] * TABLES_MEMORY_FRACTION)}B"])
 
 
 def _qualify_log(store: EventStore, account_id: str) -> None:

@@ -5,6 +5,7 @@ writer ``collect cloudwatch`` uses), with the post-processing of ``collector.pos
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -57,15 +58,9 @@ def write_standard_tables(store: Any, out: Path, queries: Mapping[str, str], sin
     Raises:
         CollectError: a query's columns are not its table's. collector.insights.QueryError: a query does not compile.
     """
-    where, params = [], []
-    if since is not None:
-        where.append('"@timestamp" >= $1')
-        params.append(math.ceil(since * 1000))
-    if until is not None:
-        where.append(f'"@timestamp" <= ${len(params) + 1}')
-        params.append(math.floor(until * 1000))
+    where, params = _window_sql(since, until)
     lo, hi = store.connection.execute(f'SELECT min("@timestamp"), max("@timestamp") FROM {quote_ident(store.table)}'
-                                      + (" WHERE " + " AND ".join(where) if where else ""), params).fetchall()[0]
+                                      f'{where}', params).fetchall()[0]
     data_start = None if lo is None else datetime.fromtimestamp(lo / 1000, tz=UTC)
     data_end = None if hi is None else datetime.fromtimestamp(hi / 1000, tz=UTC)
     window_end = _epoch_to_dt(until) if until is not None else data_end
@@ -187,37 +182,103 @@ def _write_typed(store: Any, table: Table, query: str, since: float | None, unti
     flag_sql = "".join(f", {sql} AS __iw_bad{i}" for i, (_, sql) in enumerate(flags))
     keep = len(table.columns)
 
-    def stream(src: str, order_aliases: tuple[str, ...]) -> tuple[int, list[int]]:
-        """Run the typed SELECT over ``src`` and hand it to ``write``; with ``order_aliases`` (key, seq), raise
+    def stream(sources: Iterator[tuple[str, list]], order_aliases: tuple[str, ...]) -> tuple[int, list[int]]:
+        """Run the typed SELECT over each ``(sql, params)`` of ``sources`` in turn (sorted by ``order_aliases``
+        (key, seq) when given) and hand their rows, concatenated, to ``write``; with ``order_aliases``, raise
         ``_NotInOrder`` as soon as a row arrives out of (key, seq) order."""
         extra = "".join(f", {a}" for a in order_aliases)
-        reader = con.sql(f"SELECT {', '.join(select)}{flag_sql}{extra} "
-                         f"FROM ({src}) AS q({', '.join(aliases + list(order_aliases))})",
-                         params=compiled.params).to_arrow_reader(_BATCH_ROWS)
-        out_schema = pa.schema(list(reader.schema)[:keep])
+        order = f" ORDER BY {order_aliases[0]} ASC NULLS LAST, {order_aliases[1]} ASC" if order_aliases else ""
+
+        def reader(src: str, src_params: list) -> pa.RecordBatchReader:
+            return con.sql(f"SELECT {', '.join(select)}{flag_sql}{extra} "
+                           f"FROM ({src}) AS q({', '.join(aliases + list(order_aliases))}){order}",
+                           params=src_params).to_arrow_reader(_BATCH_ROWS)
+
+        first = reader(*next(sources))
+        out_schema = pa.schema(list(first.schema)[:keep])
         bad = [0] * len(flags)
         check = _OrderCheck() if order_aliases else None
 
         def batches() -> Iterator[pa.RecordBatch]:
-            for batch in reader:
-                if check is not None:
-                    check.batch(batch.column(batch.num_columns - 2), batch.column(batch.num_columns - 1))
-                for i in range(len(flags)):
-                    bad[i] += pc.sum(batch.column(keep + i).cast(pa.int64())).as_py() or 0
-                yield pa.RecordBatch.from_arrays(batch.columns[:keep], schema=out_schema)
+            for rd in itertools.chain([first], (reader(*src) for src in sources)):
+                for batch in rd:
+                    if check is not None:
+                        check.batch(batch.column(batch.num_columns - 2), batch.column(batch.num_columns - 1))
+                    for i in range(len(flags)):
+                        bad[i] += pc.sum(batch.column(keep + i).cast(pa.int64())).as_py() or 0
+                    yield pa.RecordBatch.from_arrays(batch.columns[:keep], schema=out_schema)
 
         return write(pa.RecordBatchReader.from_batches(out_schema, _rebatch(out_schema, batches()))), bad
 
     result = None
     if compiled.unordered_sql is not None:
-        # events are mostly stored in time order already: stream them unsorted, checking the order as they come,
-        # and sort only when they are not (the rows and their order are the sorted query's either way)
-        try:
-            result = stream(compiled.unordered_sql, _ORDER_ALIASES)
-        except _NotInOrder:
-            result = None
-    rows, bad = result if result is not None else stream(compiled.sql, ())
+        slices = _time_slices(store, since, until)
+        if slices is not None:
+            # sorted one time slice at a time (memory: one slice's sort, whatever the table's size); the slices'
+            # concatenation is the sorted query's rows in its order when the sort key follows @timestamp, which
+            # the order check verifies row by row (else: the one sorted query)
+            def sources() -> Iterator[tuple[str, list]]:
+                for lo, hi in slices:
+                    _, piece = prepare_query(store, query, lo, hi, limit_cap=None)
+                    yield piece.unordered_sql, piece.params
+            try:
+                result = stream(sources(), _ORDER_ALIASES)
+            except _NotInOrder:
+                result = None
+    rows, bad = result if result is not None else stream(iter([(compiled.sql, compiled.params)]), ())
     return rows, {name: n for (name, _), n in zip(flags, bad) if n}
+
+
+_SLICE_EVENTS = 250_000
+"""Events per time slice of a sorted row-wise table (``_time_slices``): DuckDB sorts one slice at a time, so the
+sort holds at most about this many rows (about 120 MB for ``trail``) instead of the whole table."""
+
+
+def _time_slices(store: Any, since: float | None, until: float | None
+                 ) -> list[tuple[float | None, float | None]] | None:
+    """Consecutive ``@timestamp`` ranges ``(since, until)`` in epoch seconds (inclusive, None = unbounded; the
+    values ``prepare_query`` takes) that partition the window ``[since, until]`` into pieces of about
+    ``_SLICE_EVENTS`` events each (cut at quantiles of ``@timestamp``, so equal times share a slice). None when
+    one piece would do, or when an event in the window has no timestamp (a bounded slice would leave it out)."""
+    where, params = _window_sql(since, until)
+    n, untimed, first = store.connection.execute(
+        f'SELECT count(*), count(*) FILTER (WHERE "@timestamp" IS NULL), min("@timestamp") '
+        f'FROM {quote_ident(store.table)}{where}', params).fetchall()[0]
+    k = -(-n // _SLICE_EVENTS)
+    if k < 2 or untimed:
+        return None
+    cuts = store.connection.execute(
+        f'SELECT quantile_disc("@timestamp", [{", ".join(f"{i / k!r}" for i in range(1, k))}]) '
+        f'FROM {quote_ident(store.table)}{where}', params).fetchall()[0][0]
+    bounds = sorted({int(c) for c in cuts if c > first})  # a slice starts at each; none is empty
+    if not bounds:
+        return None
+    starts = [since, *(_ms_as_seconds(b, upper=False) for b in bounds)]
+    ends = [*(_ms_as_seconds(b - 1, upper=True) for b in bounds), until]
+    return list(zip(starts, ends))
+
+
+def _window_sql(since: float | None, until: float | None) -> tuple[str, list[int]]:
+    """`` WHERE ...`` on ``@timestamp`` (epoch ms) for the window in epoch seconds (inclusive; as
+    ``prepare_query`` rounds it: ``since`` up, ``until`` down to the millisecond), and its parameters."""
+    where, params = [], []
+    if since is not None:
+        where.append('"@timestamp" >= $1')
+        params.append(math.ceil(float(since) * 1000.0))
+    if until is not None:
+        where.append(f'"@timestamp" <= ${len(params) + 1}')
+        params.append(math.floor(float(until) * 1000.0))
+    return (" WHERE " + " AND ".join(where) if where else ""), params
+
+
+def _ms_as_seconds(ms: int, *, upper: bool) -> float:
+    """Epoch seconds that ``prepare_query`` rounds back to exactly ``ms`` (it takes ``ceil(s * 1000)`` as a lower
+    bound and ``floor(s * 1000)`` as an upper one): half a millisecond outside, far more than the float error."""
+    s = (ms + (0.5 if upper else -0.5)) / 1000.0
+    back = math.floor(s * 1000.0) if upper else math.ceil(s * 1000.0)
+    if back != ms:  # beyond float precision (|ms| > 10^15): not a timestamp the store holds
+        raise CollectError(f"timestamp {ms} ms does not round-trip through seconds")
+    return s
 
 
 def _rebatch(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
