@@ -11,12 +11,13 @@ Two data sets:
 
 "Fully rendered" = the page's last element (the footer caption) is on screen, no element is
 stale (Streamlit marks elements of the previous run ``data-stale``), the app is not running,
-every Plotly chart has drawn its SVG, every table grid its canvas and every tile sparkline its SVG (a decoded image), and no element
+every chart has drawn its marks (Vega-Lite's SVG or canvas; Plotly's SVG for an older checkout), every table grid its canvas and every tile sparkline its SVG (a decoded image), and no element
 still shows the skeleton Streamlit draws while its frontend component loads (before these two were checked, the
 Overview counted as rendered while its tiles were still skeletons). Times are wall-clock from the action in the browser.
 
 The first chart page of a tab is timed twice: right after the Overview has rendered (the page switch rounds) and
-after ``READ_S`` seconds on the Overview, the time the app uses to load Plotly's JS while the browser is idle.
+after ``READ_S`` seconds on the Overview (an older checkout loaded Plotly's JS while the browser was idle; the
+Vega-Lite charts load Streamlit's Vega chunk on the first chart page of a tab, as the Overview draws no Vega chart).
 
 Explorer substring search is timed twice: in the browser (type a substring, tick "Substring", until the
 trail table is drawn) and on the server alone (``dashboard.trail`` search without its cache, median of
@@ -452,14 +453,14 @@ def report(label: str, source: str, res: dict) -> None:
           f"ratio {med(allsw) / TARGET_SWITCH_S:5.2f}x of target   (server render {med(res['switch_server']):.0f} ms)")
     print(f"   page switch, slowest page (median)   {worst[1]:7.2f} s   ({worst[0]})  "
           f"ratio {worst[1] / TARGET_SWITCH_S:5.2f}x of target")
-    first = next(iter(res["switch"]))  # the first page with a Plotly chart in a tab loads Plotly's JS chunk
+    first = next(iter(res["switch"]))  # the first chart page of a tab loads the chart library's JS chunk
     rest = [x for t, v in res["switch"].items() if t != first for x in v]
     print(f"   page switch, median without {first:<11} {med(rest):7.2f} s   ratio {med(rest) / TARGET_SWITCH_S:5.2f}x "
-          f"of target   ({first} is the first chart of the tab: it pays for loading Plotly's JS once)")
+          f"of target   ({first} is the first chart of the tab: it pays for loading the chart library's JS once)")
     if "first_chart_after_read" in res:
         fc = med(res["first_chart_after_read"])
         print(f"   {first} after {READ_S:.0f} s on the Overview  {fc:7.2f} s   ratio {fc / TARGET_SWITCH_S:5.2f}x of target   "
-              f"(the browser loads Plotly's JS while the Overview is idle)")
+              f"(before: Plotly's JS was loaded while the Overview was idle)")
     for t, v in switches.items():
         print(f"      {t:<24} {v:6.2f} s")
     if "search_browser" in res:
