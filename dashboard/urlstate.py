@@ -128,7 +128,9 @@ def integer(lo: int = 1, hi: int = 10**9) -> tuple[Callable[[Encoded], Any], Cal
 
     def decode(raw: Encoded) -> Any:
         v = raw[0].strip()
-        return int(v) if v.isascii() and v.isdigit() and lo <= int(v) <= hi else INVALID
+        # the length check first: int() of a digit string over 4,300 digits raises (CPython's conversion limit)
+        ok = v.isascii() and v.isdigit() and len(v) <= len(str(hi))
+        return int(v) if ok and lo <= int(v) <= hi else INVALID
 
     return decode, (lambda v: [str(int(v))])
 
