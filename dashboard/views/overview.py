@@ -122,8 +122,13 @@ def _tile(ds, f, t, emitter: bool) -> None:
     if spark is not None:
         k = kind or "count"
         points = sparkline.bucket(spark, SPARK_AGG[k])  # type: ignore[arg-type]
-        st.image(sparkline.svg(points, SPARK_CHART[k]), width="stretch",  # type: ignore[arg-type]
-                 alt=f"trend: {len(points)} points from {min(points):g} to {max(points):g}")
+        try:
+            image = sparkline.svg(points, SPARK_CHART[k])  # type: ignore[arg-type]
+        except ValueError as exc:  # a negative or non-finite value, kept as logged (odd or hostile lines)
+            st.caption(f"no trend drawn: {exc}")
+        else:
+            st.image(image, width="stretch", alt=f"trend: {len(points)} points from {min(points):g} to "
+                                                  f"{max(points):g}")
     elif sig.kind is not SignalKind.STUCK:
         st.caption("no trend: nothing in this window")
     for r in others:

@@ -245,3 +245,17 @@ def test_counts_have_integer_ticks_and_operations_one_colour(app, vega):
     assert (dup["ProcessOrders"], con["CapturePayment"]) == (PALETTE[ops.index("ProcessOrders")],
                                                             PALETTE[ops.index("CapturePayment")])
 
+
+
+def test_a_trend_that_cannot_be_drawn_says_so(app_factory, tmp_path, sample_mod):
+    """Negative ages come only from odd or hostile log lines (the emitter never writes one), but the collector keeps
+    them as logged: the Overview must still render, and say why the tile has no sparkline instead of raising."""
+    rows = dict(sample_mod.TABLE_ROWS)
+    rows["record_age"] = [(sample_mod.t(30), "orders", "ProcessOrders", "sqs", 3, -9.0, -6.0, -5.0)]
+    sample_mod.write_data_dir(tmp_path, rows)
+    at = app_factory(tmp_path)
+    assert not at.exception
+    assert tile_spark(at, "iterator_age") is None
+    assert [c for c in captions(at) if c.startswith("no trend drawn")] == [
+        "no trend drawn: sparkline values must be finite and >= 0"]  # one tile: Max iterator age, just asserted
+    assert tile_spark(at, "duplicates")[1] == "area"  # the other tiles keep theirs
