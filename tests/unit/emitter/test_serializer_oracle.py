@@ -81,10 +81,10 @@ def test_fast_document_equals_json_dumps(names, raw, dims):
                                    max_size=len(Metric)),
        body=st.sampled_from(["", '"Service":"orders"', '"Service":"o\\u00fc","function_request_id":"r"']))
 def test_contract_group_document_equals_fast_document(names, raw, body):
-    """The flush's path for a group of contract metrics (plain ints and lists, encoded in C at once) writes what
+    """emf.group_document, the flush's path for a group of contract metrics (plain ints and lists, encoded in C at once) writes what
     fast_document writes for the same metrics as MetricSeries, and refuses (None) exactly when it refuses: a metric
     over 100 values, or over the size limit."""
-    from emitter.aggregate import _as_series, _contract_document, _group_shape
+    from emitter.aggregate import _PLAIN_UNITS, _group_shape
 
     group: dict[str, object] = {}
     for m, values in zip(names, raw):
@@ -97,8 +97,8 @@ def test_contract_group_document_equals_fast_document(names, raw, body):
     shape = _group_shape(tuple(group))
     assert shape is not None
     before = {k: (list(v) if isinstance(v, list) else v) for k, v in group.items()}
-    got = _contract_document(header, NOW, body, group, shape)
-    assert got == emf.fast_document(header, NOW, body, _as_series(group))
+    got = emf.group_document(header, NOW, body, group, shape)
+    assert got == emf.fast_document(header, NOW, body, emf.group_series(group, _PLAIN_UNITS))
     assert group == before  # not modified (single values are unwrapped in a copy)
     if got is not None:
         json.loads(got, parse_constant=_no_constants)
@@ -108,12 +108,12 @@ def test_contract_group_document_equals_fast_document(names, raw, body):
 def test_contract_group_document_value_counts(n):
     """A Milliseconds metric with one value is written as a number, with 2..100 values as a list; 101 values need
     the splitting serializer (None), as fast_document decides."""
-    from emitter.aggregate import _as_series, _contract_document, _group_shape
+    from emitter.aggregate import _PLAIN_UNITS, _group_shape
 
     group = {"EventsReceived": 3, "RecordAge": list(range(7, 7 + n)), "Redelivery": 1}
     header = emf.directive_header("Idempotency", [["Service"]])
-    got = _contract_document(header, NOW, '"Service":"s"', group, _group_shape(tuple(group)))
-    assert got == emf.fast_document(header, NOW, '"Service":"s"', _as_series(group))
+    got = emf.group_document(header, NOW, '"Service":"s"', group, _group_shape(tuple(group)))
+    assert got == emf.fast_document(header, NOW, '"Service":"s"', emf.group_series(group, _PLAIN_UNITS))
     if n == 101:
         assert got is None
     else:
@@ -125,11 +125,11 @@ def test_contract_group_document_value_counts(n):
 def test_contract_group_document_hands_back_values_json_cannot_write():
     """Values the emitter never stores (NaN, non-numbers) make the C encoding fail: the group goes to the general
     serializers instead of the flush raising (and losing the invocation's metrics)."""
-    from emitter.aggregate import _contract_document, _group_shape
+    from emitter.aggregate import _group_shape
 
     header = emf.directive_header("Idempotency", [["Service"]])
     for group in ({"EventsReceived": 1, "RecordAge": [float("nan"), 2]}, {"EventsReceived": object()}):
-        assert _contract_document(header, NOW, "", group, _group_shape(tuple(group))) is None
+        assert emf.group_document(header, NOW, "", group, _group_shape(tuple(group))) is None
 
 
 def test_group_shape_refuses_custom_metrics_and_flush_writes_them_as_before():
