@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import _thread
 import sys as _sys
-import time
 
 from emitter import constants as C
 from emitter import contract as _contract  # ErrorClass and ERROR_CLASS_OUTCOME: made on first use
@@ -32,6 +31,7 @@ from emitter import emf
 from emitter import outcomes as _o
 from emitter.adapters import _arn_name, adapt_event, adapt_single
 from emitter.constants import DEFAULT_OPERATION
+from emitter.context import _default_clock, _time_ns
 from emitter.contract import (
     DEFAULT_REDACTED_EXACT_KEYS,
     DEFAULT_REDACTED_KEYS,
@@ -183,13 +183,6 @@ def _mark_recorded(exc: BaseException, outcome: str) -> None:
 
 class _SlowPath(Exception):
     """Internal: the call needs the general record builder."""
-
-
-_time_ns = time.time_ns
-
-
-def _default_clock() -> int:
-    return _time_ns() // 1_000_000
 
 
 class Emitter(InvocationLifecycle):
