@@ -14,13 +14,17 @@ usual flush) is written by :func:`emf.group_document` from its cached shape; any
 
 from __future__ import annotations
 
+import sys as _sys
+
 from emitter import constants as C
 from emitter import emf
 from emitter import outcomes as _o
+from emitter.context import _default_clock, _time_ns
 from emitter.contract import DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET, REDACTED, SCHEMA_VERSION
 from emitter.jsonfast import dumps as _dumps
 from emitter.jsonfast import esc as _esc
 from emitter.output import Problems, SinkOutput
+from emitter.sinks import StdoutSink
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,12 +50,12 @@ _NOT_CACHED = object()
 _PLAIN_UNITS = {n: _U_MS if n in _MS_METRICS else _U_COUNT for n in _CONTRACT_METRICS}
 """The metrics a group holds as plain values (emf's group form): the contract's, with its units. Custom metrics cannot
 take their names (:meth:`MetricAggregator.add_metric`), so they stay MetricSeries."""
-_GROUP_SHAPES: dict[tuple[str, ...], tuple[str, tuple[str, ...]] | None] = {}
+_GROUP_SHAPES: dict[tuple[str, ...], tuple[Any, ...] | None] = {}
 """A group's metric names, in order -> :func:`emf.group_shape` (None when not contract metrics only). Cached
 (bounded): a function's flushes have few shapes."""
 
 
-def _group_shape(names: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
+def _group_shape(names: tuple[str, ...]) -> tuple[Any, ...] | None:
     """The ``_GROUP_SHAPES`` entry of ``names``, made and cached."""
     shape = emf.group_shape(names, _PLAIN_UNITS)
     if len(_GROUP_SHAPES) < 256:
@@ -212,7 +216,9 @@ class MetricAggregator(SinkOutput):
                 self._dimensions = dict(self._default_dims)
             if not groups or self.metrics_disabled:
                 return []
-            ts = ts if ts is not None else int(self.clock())
+            if ts is None:
+                clock = self.clock
+                ts = _time_ns() // 1_000_000 if clock is _default_clock else int(clock())  # _default_clock inlined
             inv = self._inv
             if inv is not None:
                 props_body = inv.emf_props_json
@@ -222,8 +228,11 @@ class MetricAggregator(SinkOutput):
                 props_body = self._idle_emf_props
             lines: list[str] = []
             shapes = _GROUP_SHAPES
+            dims_cache = self._group_cache
+            custom = tuple(dims_now.items()) if dims_now else ()
             for (op, es), group in groups.items():
-                dims, sets, header, dims_body = self._group_dimensions(op, es, dims_now)
+                dims, sets, header, dims_body = dims_cache.get((op, es, custom)) or \
+                    self._group_dimensions(op, es, dims_now)
                 body = f"{dims_body},{props_body}" if dims_body else props_body
                 names = tuple(group)
                 shape = shapes.get(names, _NOT_CACHED)
@@ -241,7 +250,13 @@ class MetricAggregator(SinkOutput):
                     props = json.loads("{" + props_body + "}")
                     lines.extend(emf.build_documents(self.namespace, dims, sets, series, ts, props))
             try:  # self._write inlined (the lock is held)
-                self.sink.write_lines(lines)
+                sink = self.sink
+                if sink.__class__ is StdoutSink and len(lines) == 1:  # its write_lines, inlined (Lambda's sink)
+                    out = _sys.stdout
+                    out.write(lines[0] + "\n")
+                    out.flush()
+                else:
+                    sink.write_lines(lines)
             except KeyboardInterrupt:
                 raise
             except BaseException as exc:  # noqa: BLE001 - as in _write
@@ -270,7 +285,7 @@ class MetricAggregator(SinkOutput):
                           ) -> tuple[dict[str, str], list[list[str]], str, str]:
         """Root dimension members, dimension sets, directive header and dimension members as JSON text of a group
         (cached; the custom dimensions are part of the key)."""
-        key = (op, es, tuple(custom.items()))
+        key = (op, es, tuple(custom.items()) if custom else ())  # the key flush looks up
         hit = self._group_cache.get(key)
         if hit is not None:
             return hit

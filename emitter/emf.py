@@ -314,40 +314,66 @@ def _document(header: str, timestamp_ms: int, root_body: str, defs: str, members
 # in one C encoding; :func:`group_series` turns any group into the MetricSeries the general writers take.
 
 
-def group_shape(names: tuple[str, ...], units: Mapping[str, str]) -> tuple[str, tuple[str, ...]] | None:
+def group_shape(names: tuple[str, ...], units: Mapping[str, str]
+                ) -> tuple[str, tuple[str, ...], tuple[str, ...], str] | None:
     """The shape :func:`group_document` writes a group with metric ``names`` (in order) by: (their definitions as
-    JSON text, joined; the names held as value lists), or None when a name is not in ``units`` (name -> unit of the
-    plain metrics) or ``names`` is empty. Callers cache it per names tuple (a function's flushes have few shapes)."""
+    JSON text, joined; the names held as value lists; the names held as a Count sum; the members as a ``%``
+    template, ``"Name":%s`` each), or None when a name is not in ``units`` (name -> unit of the plain metrics) or
+    ``names`` is empty. Callers cache it per names tuple (a function's flushes have few shapes)."""
     if not names or not all(n in units for n in names):
         return None
     return (",".join(_dumps({"Name": n, "Unit": units[n]}) for n in names),  # what MetricSeries.definition() encodes
-            tuple(n for n in names if units[n] != "Count"))
+            tuple(n for n in names if units[n] != "Count"),
+            tuple(n for n in names if units[n] == "Count"),
+            ",".join(_esc(n).replace("%", "%%") + ":%s" for n in names))
+
+
+_LIST_FORMATS: dict[int, str] = {}
+"""Number of values -> the ``%`` format of their JSON text: ``%s`` for one (written as a number, as fast_document
+does), ``[%s,%s,..]`` for 2..100."""
+
+
+def _finite_sum(values: Iterable[Any]) -> bool:
+    """Whether the sum of ``values`` is a finite number: False when one is not a number (TypeError), NaN or
+    infinite (the sum is then NaN or infinite; the sum of <= 100 values of magnitude <= 2^360 cannot overflow)."""
+    try:
+        total = sum(values)
+    except TypeError:
+        return False
+    return total - total == 0  # NaN - NaN and inf - inf are NaN: math.isfinite without importing math
 
 
 def group_document(header: str, timestamp_ms: int, root_body: str, group: Mapping[str, Any],
-                   shape: tuple[str, tuple[str, ...]],
+                   shape: tuple[str, tuple[str, ...], tuple[str, ...], str],
                    max_bytes: int = C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM) -> str | None:
-    """:func:`fast_document` of a group of plain values (same bytes, tested), its members encoded in C at once.
+    """:func:`fast_document` of a group of plain values (same bytes, tested), its members written by one ``%``
+    format of the shape's template: C formatting of every value (``%s`` of an int or float is its repr, the JSON
+    text of a finite number).
 
-    ``shape``: :func:`group_shape` of the group's names. ``group`` is not modified. None when the group needs
-    splitting (a metric with more than 100 values, or over ``max_bytes``: then :func:`build_documents` of
-    :func:`group_series`), or when a value is not one JSON can write (never made by the emitter: the general writers
-    then decide)."""
-    defs, list_names = shape
-    values = group
-    for n in list_names:  # a single value is written as a number, as fast_document does
-        v = group[n]
-        if len(v) == 1:
-            if values is group:
-                values = dict(group)
-            values[n] = v[0]  # type: ignore[index]
-        elif len(v) > _MAX_VALUES:
-            return None
-    try:
-        members = _dumps(values)
-    except (TypeError, ValueError):
+    ``shape``: :func:`group_shape` of the group's names. ``group`` is not modified. Values must be plain ints and
+    floats (what the emitter stores: its own Count sums, and values ``coerce_metric_value`` passed). None when the
+    group needs splitting (a metric with more than 100 values, or over ``max_bytes``: then :func:`build_documents`
+    of :func:`group_series`), or when a value is NaN, infinite or not a number (never stored by the emitter: the
+    general writers then decide)."""
+    defs, list_names, count_names, template = shape
+    if count_names and not _finite_sum(map(group.__getitem__, count_names)):
         return None
-    return _document(header, timestamp_ms, root_body, defs, members[1:-1], max_bytes)
+    values = group
+    if list_names:
+        values = dict(group)
+        formats = _LIST_FORMATS
+        for n in list_names:
+            v = group[n]
+            fmt = formats.get(len(v))
+            if fmt is None:
+                k = len(v)
+                if not 0 < k <= _MAX_VALUES:
+                    return None
+                fmt = formats[k] = "%s" if k == 1 else "[" + ",".join(["%s"] * k) + "]"
+            if not _finite_sum(v):
+                return None
+            values[n] = fmt % tuple(v)
+    return _document(header, timestamp_ms, root_body, defs, template % tuple(values.values()), max_bytes)
 
 
 def group_series(group: Mapping[str, Any], units: Mapping[str, str]) -> list[MetricSeries]:
