@@ -185,6 +185,10 @@ class _SlowPath(Exception):
     """Internal: the call needs the general record builder."""
 
 
+_NOT_READ: Any = object()
+_SLOW: Any = object()  # a value only the general builder writes (not None, not a str)
+
+
 class Emitter(InvocationLifecycle):
     """Idempotency and handler metrics as CloudWatch EMF, plus one structured JSON log record per outcome.
 
@@ -361,12 +365,16 @@ class Emitter(InvocationLifecycle):
         sink write. ``now``: the adapter's clock reading (record ages); ``ms``: the lines' timestamp (epoch ms).
 
         Plain means: standard queue (no MessageGroupId), the three attributes as strings ``int()`` reads, no message
-        attributes, a str messageId and queue name of at most MAX_LOG_FIELD_CHARS, no correlation id provider. Any
-        other message returns None before anything is written; the caller then runs the general path on the whole
+        attributes, a str messageId and queue name of at most MAX_LOG_FIELD_CHARS, and a correlation id provider's
+        value (read once for the batch: its records are received at the same instant) None or a str of at most
+        MAX_LOG_FIELD_CHARS. Any other message returns None before anything is written; the caller then runs the general path on the whole
         batch. Same EventRecords and bytes as ``adapt_event`` + :meth:`_received_all` (hypothesis-tested)."""
-        if self.correlation_id_provider is not None:
-            return None
         try:
+            # the provider's correlation id, read once: the batch's records are received at the same instant
+            corr = None if self.correlation_id_provider is None else self._provided_correlation_id()
+            corr_part = "" if corr is None else _P_CORRELATION_ID + _esc(corr)
+            p_attempt_1 = f"{_P_ATTEMPT}1{corr_part}{_P_RECORD_AGE}" if corr_part else _P_ATTEMPT_1
+            p_record_age = corr_part + _P_RECORD_AGE
             heads = self._detail_keys
             q_head = heads.get("queue") or self._detail_head("queue")
             f_head = heads.get("first_receive_at_ms") or self._detail_head("first_receive_at_ms")
@@ -432,14 +440,14 @@ class Emitter(InvocationLifecycle):
                     age = 0
                 if c == "1":  # the first delivery (int("1")): its members as one constant
                     attempt = 1
-                    line = f"{_esc(mid)}{_P_ATTEMPT_1}{age}{tail}"
+                    line = f"{_esc(mid)}{p_attempt_1}{age}{tail}"
                 else:
                     attempt = int(c)
                     if attempt > 1:
                         redelivered += 1
                     else:
                         attempt = 1
-                    line = f"{_esc(mid)}{_P_ATTEMPT}{attempt}{_P_RECORD_AGE}{age}{tail}"
+                    line = f"{_esc(mid)}{_P_ATTEMPT}{attempt}{p_record_age}{age}{tail}"
                 if len(line) > limit:
                     return None
                 rec = _new(EventRecord)  # EventRecord(...) without the class call (~0.6 us on CPython 3.11)
@@ -454,8 +462,8 @@ class Emitter(InvocationLifecycle):
                 add_rec(rec)
                 add_line(line)
                 add_age(age)
-        except Exception:  # noqa: BLE001 - an odd value (int() refusing it, an unhashable ARN): the general path
-            return None
+        except Exception:  # noqa: BLE001 - an odd value (int() refusing it, an unhashable ARN, a correlation id the
+            return None  # general builder converts): the general path
         self._received_commit(lines, op, _ES_VALUE[_SQS] if self.event_source_dimension else None, len(lines),
                               redelivered, ages, recs[0].attempt == 1, prefix)
         return recs
@@ -491,7 +499,8 @@ class Emitter(InvocationLifecycle):
                 static, op = self._idle_static, self._default_operation
             prefix = f'{_LINE_HEAD[_RECEIVED]}{self._iso(self.clock() if ms is None else ms)}",{static},{_RECEIVED_HEAD},'
             hasher = self._hasher
-            no_corr = self.correlation_id_provider is None
+            provider = self.correlation_id_provider
+            provided: Any = _NOT_READ  # the provider's correlation id, read once (the records' common instant)
             limit = C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM
             es_dimension = self.event_source_dimension
             es_part = _ES_PART
@@ -505,12 +514,19 @@ class Emitter(InvocationLifecycle):
                 line = None
                 eid, key, corr, attempt, age = rec.event_id, rec.idempotency_key, rec.correlation_id, rec.attempt, \
                     rec.record_age_ms
+                if corr is None and provider is not None:
+                    if provided is _NOT_READ:
+                        try:
+                            provided = self._provided_correlation_id()
+                        except _SlowPath:  # a value the general builder converts
+                            provided = _SLOW
+                    corr = provided
                 es = es_part.get(rec.event_source)
                 if (
                     es is not None and attempt.__class__ is int
                     and (eid is None or (eid.__class__ is str and len(eid) <= _MAX_FIELD))
                     and (key is None or (key.__class__ is str and len(key) <= _MAX_FIELD))
-                    and (corr.__class__ is str and len(corr) <= _MAX_FIELD if corr is not None else no_corr)
+                    and (corr is None or (corr.__class__ is str and len(corr) <= _MAX_FIELD))
                     and (age is None or (age.__class__ is int and age >= 0))
                 ):
                     details = ""  # the source details as members (inlined: this runs per record)
@@ -788,6 +804,18 @@ class Emitter(InvocationLifecycle):
         return c
 
     # ------------------------------------------------------------------ the generic outcome writer
+    def _provided_correlation_id(self) -> str | None:
+        """The correlation id provider's value for a line of the fast paths: None (no id, or the provider failed: as
+        the general builder) or a str of at most MAX_LOG_FIELD_CHARS; any other value raises _SlowPath carrying it,
+        for the general builder to convert."""
+        try:
+            corr = self.correlation_id_provider()  # type: ignore[misc]
+        except Exception:  # noqa: BLE001 - a failing provider gives no correlation id (the general builder's rule)
+            return None
+        if corr is None or (corr.__class__ is str and len(corr) <= _MAX_FIELD):
+            return corr
+        raise _SlowPath(corr)
+
     def _outcome(self, outcome: Outcome, record: Any, key: Any, field: str | None, value: Any,
                  props: dict[str, Any]) -> None:
         """Outcome methods land here. The common call (an EventRecord or None, a plain key, at most one known
@@ -811,14 +839,9 @@ class Emitter(InvocationLifecycle):
                 if attempt.__class__ is not int or (eid is not None and (
                         eid.__class__ is not str or len(eid) > _MAX_FIELD)):
                     raise _SlowPath
-                if corr is None:
-                    if self.correlation_id_provider is not None:
-                        raise _SlowPath
-                elif corr.__class__ is not str or len(corr) > _MAX_FIELD:
+                if corr is not None and (corr.__class__ is not str or len(corr) > _MAX_FIELD):
                     raise _SlowPath
             else:
-                if self.correlation_id_provider is not None:
-                    raise _SlowPath
                 es = inv.event_source if inv is not None else None
                 eid = corr = attempt = None
             parts = _OUTCOME_LINE_PARTS.get((outcome, es))
@@ -828,8 +851,7 @@ class Emitter(InvocationLifecycle):
             if key is not None:
                 if key.__class__ is not str or len(key) > _MAX_FIELD:
                     raise _SlowPath
-                if self._hasher is not None:
-                    key = self._hasher(key)
+                key_json = _esc(key if self._hasher is None else self._hasher(key))  # key stays the caller's
             # the value keyword's member(s), before the tail; those record_outcome would check go to it
             if value is None:
                 value_part = code_default
@@ -845,6 +867,8 @@ class Emitter(InvocationLifecycle):
                 if value.__class__ is not str or len(value) > _MAX_FIELD:
                     raise _SlowPath
                 value_part = code_default
+            if corr is None and self.correlation_id_provider is not None:  # after every check: read once
+                corr = self._provided_correlation_id()
             if inv is not None:
                 static, op = inv.static_json, inv.operation
             else:
@@ -856,11 +880,11 @@ class Emitter(InvocationLifecycle):
             # one f-string in the key order record_outcome uses (same bytes, tested), newline included; the usual
             # call (a record with its id, a key, no correlation id or side-effect ref) without conditionals
             if eid is not None and key is not None and corr is None and field is not _K_SIDE_EFFECT_REF:
-                line = (f'{head}{iso}",{static},{oes}{_P_EVENT_ID}{_esc(eid)}{_P_KEY}{_esc(key)}{status_part}'
+                line = (f'{head}{iso}",{static},{oes}{_P_EVENT_ID}{_esc(eid)}{_P_KEY}{key_json}{status_part}'
                         f'{value_part}{tail_const}{_P_ATTEMPT}{attempt}}}\n')
             else:
                 line = (f'{head}{iso}",{static},{oes}{"" if eid is None else _P_EVENT_ID + _esc(eid)}'
-                        f'{"" if key is None else _P_KEY + _esc(key) + status_part}'
+                        f'{"" if key is None else _P_KEY + key_json + status_part}'
                         f'{value_part}{tail_const}{"" if attempt is None else _P_ATTEMPT + int.__repr__(attempt)}'
                         f'{"" if corr is None else _P_CORRELATION_ID + _esc(corr)}'
                         f'{_P_SIDE_EFFECT_REF + _esc(value) if field is _K_SIDE_EFFECT_REF and value is not None else ""}'
@@ -887,9 +911,11 @@ class Emitter(InvocationLifecycle):
                     self._sink_failed(exc, 1)
             finally:
                 self._lock.release()
-        except _SlowPath:
+        except _SlowPath as slow:
             if value is not None:
                 props[field] = value  # type: ignore[index]
+            if slow.args:  # the provider's correlation id, already read (record_outcome would read it again)
+                props[_K_CORRELATION_ID] = slow.args[0]
             self.record_outcome(outcome, record, key, **props)
         except EmfValidationError:
             raise

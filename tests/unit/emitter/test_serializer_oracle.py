@@ -214,15 +214,26 @@ def _invoke(em: Emitter, c: dict, general: bool) -> None:
         getattr(em, c["method"])(_record(c["record"]), c["key"], **props)
 
 
+def _logger_gone() -> str:
+    raise RuntimeError("logger gone")
+
+
+# a Powertools Logger's get_correlation_id (or use_logger's), returning what a user's Logger may hold
+providers = st.sampled_from([None, lambda: "corr-from-logger", lambda: None, lambda: 'c-"é\u2028', lambda: 7,
+                             lambda: "c" * (MAX + 1), _logger_gone])
+
+
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(calls=st.lists(call, min_size=1, max_size=6), hashing=st.booleans(),
        service=st.text(chars, min_size=1, max_size=12), rid=st.text(chars, min_size=1, max_size=40),
-       fname=st.text(chars, min_size=1, max_size=20))
+       fname=st.text(chars, min_size=1, max_size=20), provider=providers)
 def test_outcome_lines_are_json_dumps_of_themselves_and_equal_the_general_builder(calls, hashing, service, rid,
-                                                                                  fname):
+                                                                                  fname, provider):
     sinks = []
     for general in (False, True):
         em = Emitter(service=service, sink=MemorySink(), clock=lambda: NOW, hash_idempotency_keys=hashing)
+        em.correlation_id_provider = provider
+        em._logger_explicit = True  # as use_logger sets it: no detection at the invocation's start
         em.sink.lines.clear()  # a warning about the service name itself (written before the invocation)
         with em.invocation(Ctx(rid, fname), operation="Op", cold_start=False):
             for c in calls:
@@ -251,6 +262,12 @@ def test_outcome_lines_are_json_dumps_of_themselves_and_equal_the_general_builde
             v = c["value"]
             if field == "error_code" and isinstance(v, str):
                 assert rec["error_code"] == v[:MAX]
+            if provider is not None and (r is None or r["corr"] is None):  # a record's own id wins
+                want = None if provider is _logger_gone else provider()
+                if want is None:
+                    assert "correlation_id" not in rec
+                else:
+                    assert rec["correlation_id"] == str(want)[:MAX]
             if field == "expires_at_ms" and isinstance(v, int):
                 if abs(v) <= 2**360:
                     assert rec["in_progress_expires_at_ms"] == v
@@ -281,3 +298,29 @@ def test_expiry_ints_beyond_a_metric_value_are_dropped_with_a_warning_on_both_pa
         else:
             assert "in_progress_expires_at_ms" not in rec and em.warnings == {"invalid_property": 1}
     assert out[0] == out[1]
+
+
+@pytest.mark.parametrize(("method", "kwargs"), [("claimed", {"expires_at_ms": 1.5e12}),
+                                                ("retryable_failure", {"error_code": "E" * (MAX + 1)}),
+                                                ("ambiguous_commit", {"side_effect_ref": "r" * (MAX + 1)})])
+def test_a_call_the_fast_path_hands_on_hashes_its_key_once(method, kwargs):
+    """A keyword value the fast path does not write itself sends the call to the general builder with the caller's
+    key (not the hash the fast path already made): the record carries the key hashed once, as record_outcome
+    writes it, with a Powertools Logger's correlation id read once."""
+    lines = []
+    for general in (False, True):
+        em = Emitter(service="orders", sink=MemorySink(), clock=lambda: NOW, hash_idempotency_keys=True)
+        reads = []
+        em.correlation_id_provider = lambda: reads.append(1) or "corr-1"
+        rec = EventRecord(event_id="m-1", event_source=EventSource.SQS)
+        with em.invocation(None, operation="Op", cold_start=False):
+            if general:
+                em.record_outcome(METHODS[method][0], rec, "acme:k-1", **kwargs)
+            else:
+                getattr(em, method)(rec, "acme:k-1", **kwargs)
+        assert len(reads) == 1
+        lines.append(em.sink.lines)
+    assert lines[0] == lines[1]
+    (r,) = [r for r in map(json.loads, lines[0]) if "outcome" in r]
+    assert r["idempotency_key"] == "acme:sha256:" + __import__("hashlib").sha256(b"k-1").hexdigest()[:32]
+    assert r["correlation_id"] == "corr-1"

@@ -82,8 +82,21 @@ configs = st.fixed_dictionaries({
     "hash_idempotency_keys": st.booleans(),
     "event_source_dimension": st.booleans(),
     "redact_extra_keys": st.sampled_from([(), ("queue",), ("first_receive_at_ms",), ("queue", "attempt")]),
-    "provider": st.booleans(),
+    "provider": st.sampled_from(["off", "str", "none", "int", "raises", "long", "unicode"]),
 })
+
+PROVIDED = {"str": "corr-from-logger", "none": None, "int": 12345, "long": "c" * 1025, "unicode": 'c-"é\u2028'}
+"""What each provider config's correlation id provider returns (``raises``: RuntimeError)."""
+FUSED_REFUSES = {"int", "long"}
+"""Provider values only the general builder writes (converted, or cut with a warning): the fused path hands back."""
+
+
+def _provider(kind: str):
+    if kind == "raises":
+        def provider():
+            raise RuntimeError("logger gone")
+        return provider
+    return lambda: PROVIDED[kind]
 
 
 def _pair(cfg: dict, clock):
@@ -93,8 +106,8 @@ def _pair(cfg: dict, clock):
         em = Emitter(service="orders", sink=sink, clock=clock(), hash_idempotency_keys=cfg["hash_idempotency_keys"],
                      event_source_dimension=cfg["event_source_dimension"],
                      redact_extra_keys=cfg["redact_extra_keys"])
-        if cfg["provider"]:
-            em.correlation_id_provider = lambda: "corr-from-logger"
+        if cfg["provider"] != "off":
+            em.correlation_id_provider = _provider(cfg["provider"])
         out.append((em, sink))
     return out
 
@@ -172,7 +185,8 @@ def test_fused_records_equal_the_record_by_record_builder(cfg, batch):
 def test_plain_batches_take_the_fused_path_and_equal_the_general_one(cfg, batch):
     (em, _), = _pair(cfg, _fixed)[:1]
     fused = em._sqs_records(batch, NOW, NOW)
-    assert (fused is None) == cfg["provider"]  # plain messages bail out only for a correlation id provider
+    # plain messages bail out only for a correlation id the general builder must convert or cut
+    assert (fused is None) == (cfg["provider"] in FUSED_REFUSES)
     _run(cfg, batch, _ticking, "adapt+received")
     _run(cfg, batch, _fixed, "record_outcome")
 
@@ -209,8 +223,8 @@ def test_a_message_the_fused_path_does_not_take_sends_the_batch_the_general_way(
         odd_msg["attributes"]["MessageGroupId"] = "g"
     elif odd == "attributes":
         odd_msg["messageAttributes"] = {"idempotency-key": {"stringValue": "k"}}
-    elif odd == "provider":
-        em.correlation_id_provider = lambda: None
+    elif odd == "provider":  # a correlation id the general builder converts to a str
+        em.correlation_id_provider = lambda: 12345
     else:
         odd_msg["attributes"]["SentTimestamp"] = NOW
     assert em._sqs_records([msg, odd_msg], NOW, NOW) is None
