@@ -311,7 +311,7 @@ def test_a_call_the_fast_path_hands_on_hashes_its_key_once(method, kwargs):
     for general in (False, True):
         em = Emitter(service="orders", sink=MemorySink(), clock=lambda: NOW, hash_idempotency_keys=True)
         reads = []
-        em.correlation_id_provider = lambda: reads.append(1) or "corr-1"
+        em.correlation_id_provider = lambda reads=reads: reads.append(1) or "corr-1"
         rec = EventRecord(event_id="m-1", event_source=EventSource.SQS)
         with em.invocation(None, operation="Op", cold_start=False):
             if general:
