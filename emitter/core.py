@@ -400,6 +400,10 @@ class Emitter(InvocationLifecycle):
             last_arn: Any = None
             qp: Any = None
             tail: Any = None  # the line's members after record_age_ms's value, for this queue and first-receive time
+            # a line's length is bounded by its parts' (ids and queue name escaped, at most 6 chars a char; ints of at
+            # most int()'s digit limit): checked only when the prefix leaves less room than that
+            digits = _sys.get_int_max_str_digits()
+            check_len = not digits or limit < 3 * (6 * _MAX_FIELD + 40) + 3 * (digits + 2)
             for r in raw:
                 # required members by subscript (a KeyError hands the batch back, below); all values checked
                 if r.__class__ is not dict or r["eventSource"] != "aws:sqs" or r.get("messageAttributes"):
@@ -412,10 +416,6 @@ class Emitter(InvocationLifecycle):
                 if s.__class__ is not str or f.__class__ is not str or c.__class__ is not str:
                     return None
                 sent = int(s)  # what the adapter does with str attributes
-                if f != last_f:
-                    first = int(f)
-                    last_f = f
-                    tail = None
                 mid = r["messageId"]
                 if mid.__class__ is not str or len(mid) > _MAX_FIELD:
                     return None
@@ -432,8 +432,10 @@ class Emitter(InvocationLifecycle):
                         if len(queues) < 256:
                             queues[arn] = qp
                     last_arn = arn
-                    tail = None
-                if tail is None:
+                    last_f = None  # the tail is made again, below
+                if f != last_f:
+                    first = int(f)
+                    last_f = f
                     tail = qp[1] if f_redacted else f"{qp[1]}{first}}}"
                 age = now - sent
                 if age < 0:  # noqa: PLR1730 - never negative under clock skew
@@ -448,7 +450,7 @@ class Emitter(InvocationLifecycle):
                     else:
                         attempt = 1
                     line = f"{_esc(mid)}{_P_ATTEMPT}{attempt}{p_record_age}{age}{tail}"
-                if len(line) > limit:
+                if check_len and len(line) > limit:
                     return None
                 rec = _new(EventRecord)  # EventRecord(...) without the class call (~0.6 us on CPython 3.11)
                 rec.event_id = mid
@@ -878,10 +880,14 @@ class Emitter(InvocationLifecycle):
             tc = self._ms_ts  # read once: another thread may replace it
             iso = tc[1] if tc[0] == ms else self._iso(ms)
             # one f-string in the key order record_outcome uses (same bytes, tested), newline included; the usual
-            # call (a record with its id, a key, no correlation id or side-effect ref) without conditionals
-            if eid is not None and key is not None and corr is None and field is not _K_SIDE_EFFECT_REF:
-                line = (f'{head}{iso}",{static},{oes}{_P_EVENT_ID}{_esc(eid)}{_P_KEY}{key_json}{status_part}'
-                        f'{value_part}{tail_const}{_P_ATTEMPT}{attempt}}}\n')
+            # call (a record with its id, no correlation id or side-effect ref) without conditionals
+            if eid is not None and corr is None and field is not _K_SIDE_EFFECT_REF:
+                if key is not None:
+                    line = (f'{head}{iso}",{static},{oes}{_P_EVENT_ID}{_esc(eid)}{_P_KEY}{key_json}{status_part}'
+                            f'{value_part}{tail_const}{_P_ATTEMPT}{attempt}}}\n')
+                else:  # e.g. batch_item_failures of adapted records
+                    line = (f'{head}{iso}",{static},{oes}{_P_EVENT_ID}{_esc(eid)}{value_part}{tail_const}'
+                            f'{_P_ATTEMPT}{attempt}}}\n')
             else:
                 line = (f'{head}{iso}",{static},{oes}{"" if eid is None else _P_EVENT_ID + _esc(eid)}'
                         f'{"" if key is None else _P_KEY + key_json + status_part}'

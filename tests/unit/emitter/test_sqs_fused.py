@@ -271,3 +271,27 @@ def test_fused_lines_to_a_failing_stdout_are_counted_lost():
         assert len(recs) == 3
         assert em.warnings == {"sink_error": 3}
         assert em.pending()[("Op", None)]["EventsReceived"] == [3]
+
+
+@pytest.mark.parametrize("room", [40, 400])
+def test_a_prefix_leaving_little_room_hands_long_lines_to_the_general_path(room):
+    """The fused path skips its per-line size check only when the prefix leaves room for the longest line its parts
+    can make. A request id that leaves ``room`` characters: a plain message's line (about 130 characters after the
+    prefix) does not fit in 40, so the batch goes the general way; in 400 it fits and the fused path writes it."""
+    from emitter import constants as C
+
+    msg = {"messageId": "m-1", "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": str(NOW - 5),
+                                              "ApproximateFirstReceiveTimestamp": str(NOW - 4)},
+           "messageAttributes": {}, "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:1:orders"}
+    em = Emitter(service="orders", sink=MemorySink(), clock=lambda: NOW)
+    with em.invocation({"aws_request_id": "r"}, operation="Op", cold_start=False):
+        em.records({"Records": [msg]})
+        (line,) = em.sink.lines
+    head = line[: line.index('"event_id":') + len('"event_id":')]
+    tail_len = len(line) - len(head)
+    rid = "r" * (C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM - len(head) - room + 1)
+    em = Emitter(service="orders", sink=MemorySink(), clock=lambda: NOW)
+    with em.invocation({"aws_request_id": rid}, operation="Op", cold_start=False):
+        fused = em._sqs_records([msg], NOW, NOW)
+    assert (fused is None) == (tail_len > room)
+    assert 40 < tail_len < 400
