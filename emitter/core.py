@@ -270,7 +270,7 @@ class Emitter(InvocationLifecycle):
         self._timestamp_ms: int | None = None
         self._ts_cache: tuple[int, str] = (-1, "")
         self._ms_ts: tuple[Any, str] = (None, "")
-        self._static_cache: dict[Any, str] = {}  # invocation-constant log members as text (_static_json)
+        self._static_cache: dict[Any, tuple[str, str]] = {}  # invocation-constant log members (_static_json)
         self.warnings: dict[str, int] = {}
         """Dropped/fixed elements so far, by WarningCode (also written as warning records)."""
 
