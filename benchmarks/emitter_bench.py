@@ -146,20 +146,31 @@ def emitter_full_with_logger():
 
     logger = Logger(service="orders-logged")
     logger.set_correlation_id("c0ffee00-7b61-11e6-9a41-93e812345678")
-    em = Emitter(service="orders-logged", namespace="Idempotency", sink=StdoutSink())
+    handler = full_path_handler(Emitter(service="orders-logged", namespace="Idempotency", sink=StdoutSink()))
+    handler._logger = logger  # keep the Logger alive with the handler
+    return handler
+
+
+def full_path_handler(em):
+    """The full path a batch handler runs, on the Emitter ``em`` (this checkout's or a baseline's): ``records()``,
+    5 outcome calls, ``batch_item_failures``; the wrapper flushes."""
 
     @em.handler(operation="ProcessOrders")
     def handler(ev, context):
         recs = em.records(ev)
-        em.succeeded(recs[0], key="acme:order-0")
-        em.duplicate_completed(recs[1], key="acme:order-1")
-        em.payload_conflict(recs[2], key="acme:order-2")
-        em.retryable_failure(recs[3], key="acme:order-3", error_code="Throttled")
-        em.poison_message(recs[4], key="acme:order-4", error_code="SchemaMismatch")
+        five_outcomes(em, recs)
         return em.batch_item_failures([recs[3]])
 
-    handler._logger = logger  # keep the Logger alive with the handler
     return handler
+
+
+def five_outcomes(em, recs) -> None:
+    """The workload's 5 outcome calls (5 Count metrics) on the first 5 records."""
+    em.succeeded(recs[0], key="acme:order-0")
+    em.duplicate_completed(recs[1], key="acme:order-1")
+    em.payload_conflict(recs[2], key="acme:order-2")
+    em.retryable_failure(recs[3], key="acme:order-3", error_code="Throttled")
+    em.poison_message(recs[4], key="acme:order-4", error_code="SchemaMismatch")
 
 
 def build_candidates(with_logger: bool = True):
@@ -179,26 +190,7 @@ def build_candidates(with_logger: bool = True):
 
         @em.handler(operation="ProcessOrders")
         def handler(ev, context):
-            em.succeeded(recs[0], key="acme:order-0")
-            em.duplicate_completed(recs[1], key="acme:order-1")
-            em.payload_conflict(recs[2], key="acme:order-2")
-            em.retryable_failure(recs[3], key="acme:order-3", error_code="Throttled")
-            em.poison_message(recs[4], key="acme:order-4", error_code="SchemaMismatch")
-
-        return handler, em
-
-    def emitter_full(sink):
-        em = Emitter(service="orders", namespace="Idempotency", sink=sink)
-
-        @em.handler(operation="ProcessOrders")
-        def handler(ev, context):
-            recs = em.records(ev)
-            em.succeeded(recs[0], key="acme:order-0")
-            em.duplicate_completed(recs[1], key="acme:order-1")
-            em.payload_conflict(recs[2], key="acme:order-2")
-            em.retryable_failure(recs[3], key="acme:order-3", error_code="Throttled")
-            em.poison_message(recs[4], key="acme:order-4", error_code="SchemaMismatch")
-            return em.batch_item_failures([recs[3]])
+            five_outcomes(em, recs)
 
         return handler, em
 
@@ -242,7 +234,7 @@ def build_candidates(with_logger: bool = True):
 
     emitter_stdout, _ = emitter_handler(StdoutSink())
     emitter_discard, _ = emitter_handler(DiscardSink())
-    emitter_full_stdout, _ = emitter_full(StdoutSink())
+    emitter_full_stdout = full_path_handler(Emitter(service="orders", namespace="Idempotency", sink=StdoutSink()))
     candidates = {
         "emitter (StdoutSink)": emitter_stdout,
         "emitter (DiscardSink)": emitter_discard,
@@ -367,11 +359,7 @@ def measure_bytes() -> dict[str, float]:
         with em.invocation(Ctx(), operation="ProcessOrders", cold_start=False):
             if full:
                 recs = em.records(event)
-            em.succeeded(recs[0], key="acme:order-0")
-            em.duplicate_completed(recs[1], key="acme:order-1")
-            em.payload_conflict(recs[2], key="acme:order-2")
-            em.retryable_failure(recs[3], key="acme:order-3", error_code="Throttled")
-            em.poison_message(recs[4], key="acme:order-4", error_code="SchemaMismatch")
+            five_outcomes(em, recs)
             if full:
                 em.batch_item_failures([recs[3]])
         logs = [line for line in sink.lines if '"_aws"' not in line]
