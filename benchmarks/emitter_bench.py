@@ -23,7 +23,8 @@ Method
   Output capture: every candidate writes to ``sys.stdout``, which is replaced during timing by the same no-op text
   sink (``write``/``flush`` do nothing), so no one pays for a terminal or a pipe. The emitter is also shown with
   its DiscardSink, and a "full path" row adds ``em.records(event)`` (10 ``received`` records, RecordAge, Redelivery)
-  and ``batch_item_failures`` (which the other libraries have no equivalent for).
+  and ``batch_item_failures`` (which the other libraries have no equivalent for). A second full-path row runs it
+  for a service with an active Powertools Logger holding a correlation id (every record then carries it).
   A second Powertools row emits the SAME metrics as the full path (EventsReceived and RecordAge per record,
   Redelivery, the 5 outcomes, BatchItemFailures): the like-for-like comparison for it.
   Timing: the best of 400 batches of 40 invocations per candidate, candidates interleaved batch by batch
@@ -132,7 +133,47 @@ def measure_imports(processes: int, baseline: Path | None = None) -> dict[str, t
 
 
 # --------------------------------------------------------------------------- per invocation
-def build_candidates():
+LOGGER_FULL = "emitter full path, Powertools Logger active"
+
+
+def emitter_full_with_logger():
+    """The full-path handler of an Emitter whose service has an active Powertools Logger holding a correlation id
+    (the emitter finds it by itself; every record carries it). Its own service name, so the other candidates see no
+    Logger."""
+    from aws_lambda_powertools import Logger
+
+    from emitter import Emitter, StdoutSink
+
+    logger = Logger(service="orders-logged")
+    logger.set_correlation_id("c0ffee00-7b61-11e6-9a41-93e812345678")
+    handler = full_path_handler(Emitter(service="orders-logged", namespace="Idempotency", sink=StdoutSink()))
+    handler._logger = logger  # keep the Logger alive with the handler
+    return handler
+
+
+def full_path_handler(em):
+    """The full path a batch handler runs, on the Emitter ``em`` (this checkout's or a baseline's): ``records()``,
+    5 outcome calls, ``batch_item_failures``; the wrapper flushes."""
+
+    @em.handler(operation="ProcessOrders")
+    def handler(ev, context):
+        recs = em.records(ev)
+        five_outcomes(em, recs)
+        return em.batch_item_failures([recs[3]])
+
+    return handler
+
+
+def five_outcomes(em, recs) -> None:
+    """The workload's 5 outcome calls (5 Count metrics) on the first 5 records."""
+    em.succeeded(recs[0], key="acme:order-0")
+    em.duplicate_completed(recs[1], key="acme:order-1")
+    em.payload_conflict(recs[2], key="acme:order-2")
+    em.retryable_failure(recs[3], key="acme:order-3", error_code="Throttled")
+    em.poison_message(recs[4], key="acme:order-4", error_code="SchemaMismatch")
+
+
+def build_candidates(with_logger: bool = True):
     from aws_embedded_metrics import metric_scope
     from aws_lambda_powertools import Metrics
     from aws_lambda_powertools.metrics import MetricUnit
@@ -149,26 +190,7 @@ def build_candidates():
 
         @em.handler(operation="ProcessOrders")
         def handler(ev, context):
-            em.succeeded(recs[0], key="acme:order-0")
-            em.duplicate_completed(recs[1], key="acme:order-1")
-            em.payload_conflict(recs[2], key="acme:order-2")
-            em.retryable_failure(recs[3], key="acme:order-3", error_code="Throttled")
-            em.poison_message(recs[4], key="acme:order-4", error_code="SchemaMismatch")
-
-        return handler, em
-
-    def emitter_full(sink):
-        em = Emitter(service="orders", namespace="Idempotency", sink=sink)
-
-        @em.handler(operation="ProcessOrders")
-        def handler(ev, context):
-            recs = em.records(ev)
-            em.succeeded(recs[0], key="acme:order-0")
-            em.duplicate_completed(recs[1], key="acme:order-1")
-            em.payload_conflict(recs[2], key="acme:order-2")
-            em.retryable_failure(recs[3], key="acme:order-3", error_code="Throttled")
-            em.poison_message(recs[4], key="acme:order-4", error_code="SchemaMismatch")
-            return em.batch_item_failures([recs[3]])
+            five_outcomes(em, recs)
 
         return handler, em
 
@@ -212,11 +234,16 @@ def build_candidates():
 
     emitter_stdout, _ = emitter_handler(StdoutSink())
     emitter_discard, _ = emitter_handler(DiscardSink())
-    emitter_full_stdout, _ = emitter_full(StdoutSink())
-    return event, {
+    emitter_full_stdout = full_path_handler(Emitter(service="orders", namespace="Idempotency", sink=StdoutSink()))
+    candidates = {
         "emitter (StdoutSink)": emitter_stdout,
         "emitter (DiscardSink)": emitter_discard,
         "emitter full path (+records, +batchItemFailures)": emitter_full_stdout,
+    }
+    if with_logger:
+        candidates[LOGGER_FULL] = emitter_full_with_logger()
+    return event, {
+        **candidates,
         "Powertools log_metrics": powertools_handler,
         "Powertools log_metrics, same metrics as the full path": powertools_same_metrics,
         "aws-embedded-metrics metric_scope": aem_handler,
@@ -233,7 +260,7 @@ def baseline_full_path(baseline: Path) -> object:
         del sys.modules[k]
     sys.path.insert(0, str(baseline))
     try:
-        _, candidates = build_candidates()
+        _, candidates = build_candidates(with_logger=False)
         return candidates["emitter full path (+records, +batchItemFailures)"]
     finally:
         sys.path.remove(str(baseline))
@@ -332,11 +359,7 @@ def measure_bytes() -> dict[str, float]:
         with em.invocation(Ctx(), operation="ProcessOrders", cold_start=False):
             if full:
                 recs = em.records(event)
-            em.succeeded(recs[0], key="acme:order-0")
-            em.duplicate_completed(recs[1], key="acme:order-1")
-            em.payload_conflict(recs[2], key="acme:order-2")
-            em.retryable_failure(recs[3], key="acme:order-3", error_code="Throttled")
-            em.poison_message(recs[4], key="acme:order-4", error_code="SchemaMismatch")
+            five_outcomes(em, recs)
             if full:
                 em.batch_item_failures([recs[3]])
         logs = [line for line in sink.lines if '"_aws"' not in line]
@@ -417,7 +440,10 @@ def main() -> None:
     same = inv["Powertools log_metrics, same metrics as the full path"]
     print(f"  full path: {full / pt:.2f}x Powertools' 5-metric handler, {full / same:.2f}x Powertools emitting the "
           f"same metrics, {full / floor:.2f}x the hand-written floor (target <= 1x Powertools: "
-          f"{'MET' if full <= pt else 'MISSED'})\n")
+          f"{'MET' if full <= pt else 'MISSED'})")
+    logged = inv[LOGGER_FULL]
+    print(f"  full path with an active Powertools Logger (correlation id on every record): {logged:.2f} us, "
+          f"{logged / pt:.2f}x Powertools' 5-metric handler, {logged / full:.2f}x the full path without one\n")
 
     idem = measure_idempotency(n, max(20, repeats // 4))
     print(f"Idempotency integration, in-memory persistence (best of {max(20, repeats // 4)} batches of {n} calls)")

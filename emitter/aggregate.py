@@ -7,20 +7,24 @@ Count metrics are summed (one value per document), Milliseconds metrics keep eve
 
 A group maps metric name -> its values, as the C JSON encoder writes them: the contract's Count metrics as their sum
 (an int), the contract's Milliseconds metrics as the list of their values, custom metrics (:meth:`add_metric`, any
-unit and resolution) as an :class:`emf.MetricSeries`. A group of contract metrics only (the usual flush) is written
-from its cached definitions and one C encoding of the group (:func:`_contract_document`); any other group goes through
-:func:`emf.fast_document` / :func:`emf.build_documents` as MetricSeries (:func:`_as_series`). Same bytes (tested).
+unit and resolution) as an :class:`emf.MetricSeries` (emf's plain group form). A group of contract metrics only (the
+usual flush) is written by :func:`emf.group_document` from its cached shape; any other group goes through
+:func:`emf.fast_document` / :func:`emf.build_documents` as MetricSeries (:func:`emf.group_series`). Same bytes (tested).
 """
 
 from __future__ import annotations
 
+import sys as _sys
+
 from emitter import constants as C
 from emitter import emf
 from emitter import outcomes as _o
+from emitter.context import _default_clock, _time_ns
 from emitter.contract import DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET, REDACTED, SCHEMA_VERSION
 from emitter.jsonfast import dumps as _dumps
 from emitter.jsonfast import esc as _esc
 from emitter.output import Problems, SinkOutput
+from emitter.sinks import StdoutSink
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,60 +45,22 @@ _SERVICE = _o.SERVICE
 _SCHEMA_MEMBER = f'"{_K_SCHEMA_VERSION}":{_esc(SCHEMA_VERSION)}'
 _MS_METRICS = _o.MS_METRICS
 _U_COUNT, _U_MS = _o.U_COUNT, _o.U_MS
-_MAX_VALUES = C.MAX_VALUES_PER_METRIC
 _MetricSeries = emf.MetricSeries
 _NOT_CACHED = object()
-_GROUP_SHAPES: dict[tuple[str, ...], tuple[str, tuple[str, ...]] | None] = {}
-"""A group's metric names, in order -> (their definitions as JSON text, joined; the Milliseconds names among them),
-or None when the group is not contract metrics only. Cached (bounded): a function's flushes have few shapes."""
+_PLAIN_UNITS = {n: _U_MS if n in _MS_METRICS else _U_COUNT for n in _CONTRACT_METRICS}
+"""The metrics a group holds as plain values (emf's group form): the contract's, with its units. Custom metrics cannot
+take their names (:meth:`MetricAggregator.add_metric`), so they stay MetricSeries."""
+_GROUP_SHAPES: dict[tuple[str, ...], tuple[Any, ...] | None] = {}
+"""A group's metric names, in order -> :func:`emf.group_shape` (None when not contract metrics only). Cached
+(bounded): a function's flushes have few shapes."""
 
 
-def _group_shape(names: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
-    """The ``_GROUP_SHAPES`` entry of ``names``, made and cached. Contract metrics have the contract's unit and the
-    standard resolution (custom metrics cannot take their names: :meth:`MetricAggregator.add_metric`)."""
-    shape = None
-    if names and all(n in _CONTRACT_METRICS for n in names):  # what emf.MetricSeries.definition() encodes
-        shape = (",".join(_dumps({"Name": n, "Unit": _U_MS if n in _MS_METRICS else _U_COUNT}) for n in names),
-                 tuple(n for n in names if n in _MS_METRICS))
+def _group_shape(names: tuple[str, ...]) -> tuple[Any, ...] | None:
+    """The ``_GROUP_SHAPES`` entry of ``names``, made and cached."""
+    shape = emf.group_shape(names, _PLAIN_UNITS)
     if len(_GROUP_SHAPES) < 256:
         _GROUP_SHAPES[names] = shape
     return shape
-
-
-def _contract_document(header: str, timestamp_ms: int, root_body: str, group: dict[str, Any],
-                       shape: tuple[str, tuple[str, ...]]) -> str | None:
-    """:func:`emf.fast_document` of a group of contract metrics (same bytes, tested), its members encoded in C at
-    once; None when the group needs splitting (a metric with more than 100 values, or over the size limit)."""
-    defs, ms_names = shape
-    values = group
-    for n in ms_names:  # a single value is written as a number, as fast_document does
-        v = group[n]
-        if len(v) == 1:
-            if values is group:
-                values = dict(group)
-            values[n] = v[0]
-        elif len(v) > _MAX_VALUES:
-            return None
-    try:
-        members = _dumps(values)
-    except (TypeError, ValueError):  # not plain finite numbers (never made by the emitter): the general serializer
-        return None
-    line = (f'{{"_aws":{{"Timestamp":{int(timestamp_ms)},{header}{defs}]}}]}}'
-            f'{"," + root_body if root_body else ""},{members[1:]}')
-    return line if len(line) <= C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM else None
-
-
-def _as_series(group: dict[str, Any]) -> list[emf.MetricSeries]:
-    """A group's metrics as MetricSeries, in order (the general serializers' input)."""
-    out = []
-    for name, v in group.items():
-        if v.__class__ is _MetricSeries:
-            out.append(v)
-        elif v.__class__ is list:
-            out.append(emf.new_series(name, _U_MS, 60, v))
-        else:
-            out.append(emf.new_series(name, _U_COUNT, 60, [v]))
-    return out
 
 
 def _values(v: Any) -> list[float | int]:
@@ -250,7 +216,9 @@ class MetricAggregator(SinkOutput):
                 self._dimensions = dict(self._default_dims)
             if not groups or self.metrics_disabled:
                 return []
-            ts = ts if ts is not None else int(self.clock())
+            if ts is None:
+                clock = self.clock
+                ts = _time_ns() // 1_000_000 if clock is _default_clock else int(clock())  # _default_clock inlined
             inv = self._inv
             if inv is not None:
                 props_body = inv.emf_props_json
@@ -260,16 +228,19 @@ class MetricAggregator(SinkOutput):
                 props_body = self._idle_emf_props
             lines: list[str] = []
             shapes = _GROUP_SHAPES
+            dims_cache = self._group_cache
+            custom = tuple(dims_now.items()) if dims_now else ()
             for (op, es), group in groups.items():
-                dims, sets, header, dims_body = self._group_dimensions(op, es, dims_now)
+                dims, sets, header, dims_body = dims_cache.get((op, es, custom)) or \
+                    self._group_dimensions(op, es, dims_now)
                 body = f"{dims_body},{props_body}" if dims_body else props_body
                 names = tuple(group)
                 shape = shapes.get(names, _NOT_CACHED)
                 if shape is _NOT_CACHED:
                     shape = _group_shape(names)
-                line = _contract_document(header, ts, body, group, shape) if shape is not None else None  # type: ignore[arg-type]
+                line = emf.group_document(header, ts, body, group, shape) if shape is not None else None  # type: ignore[arg-type]
                 if line is None:
-                    series = _as_series(group)
+                    series = emf.group_series(group, _PLAIN_UNITS)
                     line = emf.fast_document(header, ts, body, series)
                 if line is not None:
                     lines.append(line)
@@ -279,7 +250,13 @@ class MetricAggregator(SinkOutput):
                     props = json.loads("{" + props_body + "}")
                     lines.extend(emf.build_documents(self.namespace, dims, sets, series, ts, props))
             try:  # self._write inlined (the lock is held)
-                self.sink.write_lines(lines)
+                sink = self.sink
+                if sink.__class__ is StdoutSink and len(lines) == 1:  # its write_lines, inlined (Lambda's sink)
+                    out = _sys.stdout
+                    out.write(lines[0] + "\n")
+                    out.flush()
+                else:
+                    sink.write_lines(lines)
             except KeyboardInterrupt:
                 raise
             except BaseException as exc:  # noqa: BLE001 - as in _write
@@ -308,7 +285,7 @@ class MetricAggregator(SinkOutput):
                           ) -> tuple[dict[str, str], list[list[str]], str, str]:
         """Root dimension members, dimension sets, directive header and dimension members as JSON text of a group
         (cached; the custom dimensions are part of the key)."""
-        key = (op, es, tuple(custom.items()))
+        key = (op, es, tuple(custom.items()) if custom else ())  # the key flush looks up
         hit = self._group_cache.get(key)
         if hit is not None:
             return hit

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,6 +41,8 @@ class InvocationInfo:
     """Context values captured at invocation start. ``remaining_ms()`` gives milliseconds left (None if unknown)."""
 
     __slots__ = (
+        "_clock",
+        "_context",
         "_remaining",
         "cold_start",
         "emf_props_json",
@@ -54,7 +57,8 @@ class InvocationInfo:
         "xray_trace_id",
     )
 
-    def __init__(self, context: Any, clock: Callable[[], int], start_ms: int) -> None:
+    def __init__(self, context: Any, clock: Callable[[], int], start_ms: int, operation: str | None = None,
+                 event_source: Any = None) -> None:
         self.start_ms = start_ms
         rid = fname = arn = mem = None
         if context is not None:
@@ -74,28 +78,45 @@ class InvocationInfo:
                 except Exception:  # noqa: BLE001 - a failing attribute is a missing one
                     mem = None
         self.function_arn = arn if arn.__class__ is str and arn and len(arn) <= 2048 else None
-        self.function_memory_size = _memory(mem)
+        self.function_memory_size = mem if mem.__class__ is int and 0 < mem < 1 << 31 else _memory(mem)
         self.request_id = rid if rid.__class__ is str and rid else _str(rid)
         self.function_name = (fname if fname.__class__ is str and fname else _str(fname)) or \
             os.environ.get("AWS_LAMBDA_FUNCTION_NAME") or None
-        self._remaining = _remaining_fn(context, clock, start_ms)
+        # the remaining-time source is looked up when first asked for (most invocations never ask)
+        self._context = context
+        self._clock = clock
+        self._remaining = _UNRESOLVED
         self.cold_start = False
-        self.operation: str | None = None
-        self.event_source: Any = None
-        self.xray_trace_id = _xray_root(_environ_get(ENV_TRACE_ID))
+        self.operation = operation
+        self.event_source = event_source
+        if _ENV_DATA is not None and os.environ is _ENVIRON:  # what os.environ.get reads, without its KeyError
+            trace = _ENV_DATA.get(_ENV_TRACE_KEY)
+            self.xray_trace_id = None if trace is None else _xray_root(_ENV_DECODE(trace))
+        else:
+            self.xray_trace_id = _xray_root(os.environ.get(ENV_TRACE_ID))
         self.static_json = ""
         self.emf_props_json: str | None = None
 
     def remaining_ms(self) -> float | None:
-        if self._remaining is None:
+        fn = self._remaining
+        if fn is _UNRESOLVED:
+            try:
+                fn = _remaining_fn(self._context, self._clock, self.start_ms)
+            except Exception:  # noqa: BLE001 - a failing attribute is a missing one
+                fn = None
+            self._remaining = fn
+        if fn is None:
             return None
         try:
-            v = self._remaining()
+            v = fn()
         except Exception:
             return None
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
             return None
         return max(0, v)
+
+
+_UNRESOLVED: Any = object()
 
 
 def _memory(v: Any) -> int | None:
@@ -107,33 +128,35 @@ def _memory(v: Any) -> int | None:
     return None
 
 
-def capture(context: Any, clock: Callable[[], int], start_ms: int) -> InvocationInfo:
-    """``InvocationInfo(context, clock, start_ms)`` without the class call: CPython 3.11 does not specialize calls of
-    a class with a Python ``__init__`` (about 0.6 us each); a method call is specialized."""
+def capture(context: Any, clock: Callable[[], int], start_ms: int, operation: str | None = None,
+            event_source: Any = None) -> InvocationInfo:
+    """``InvocationInfo(context, clock, start_ms, operation, event_source)`` without the class call: CPython 3.11
+    does not specialize calls of a class with a Python ``__init__`` (about 0.6 us each); a method call is
+    specialized."""
     info = _new(InvocationInfo)
-    info.__init__(context, clock, start_ms)  # type: ignore[misc]
+    info.__init__(context, clock, start_ms, operation, event_source)  # type: ignore[misc]
     return info
 
 
 _new = object.__new__
+_time_ns = time.time_ns
+
+
+def _default_clock() -> int:
+    """The emitter's default clock: epoch milliseconds (int). Hot paths compare a clock with it and read
+    ``_time_ns() // 1_000_000`` in place of the call."""
+    return _time_ns() // 1_000_000
+
+
 ENV_TRACE_ID = "_X_AMZN_TRACE_ID"
 """The X-Ray trace header Lambda sets for each invocation (``Root=1-...;Parent=...;Sampled=0|1``)."""
 _ENVIRON = os.environ
 try:  # os.environ's own store: a missing key costs a KeyError raised and caught inside os.environ.get (~1 us)
     _ENV_DATA: Any = _ENVIRON._data  # type: ignore[attr-defined]
     _ENV_DECODE: Any = _ENVIRON.decodevalue  # type: ignore[attr-defined]
-    _ENV_KEYS = {ENV_TRACE_ID: _ENVIRON.encodekey(ENV_TRACE_ID)}  # type: ignore[attr-defined]
+    _ENV_TRACE_KEY = _ENVIRON.encodekey(ENV_TRACE_ID)  # type: ignore[attr-defined]
 except AttributeError:  # pragma: no cover - an os.environ without them
     _ENV_DATA = None
-
-
-def _environ_get(name: str) -> str | None:
-    """``os.environ.get(name)`` for the names in ``_ENV_KEYS``, read from os.environ's store (what os.environ.get
-    reads); falls back to os.environ.get when os.environ was replaced."""
-    if _ENV_DATA is not None and os.environ is _ENVIRON:
-        v = _ENV_DATA.get(_ENV_KEYS[name])
-        return None if v is None else _ENV_DECODE(v)
-    return os.environ.get(name)
 
 
 def _remaining_fn(context: Any, clock: Callable[[], int], start_ms: int) -> Callable[[], Any] | None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import _thread
 import sys as _sys
-import time
 
 from emitter import constants as C
 from emitter import contract as _contract  # ErrorClass and ERROR_CLASS_OUTCOME: made on first use
@@ -32,6 +31,7 @@ from emitter import emf
 from emitter import outcomes as _o
 from emitter.adapters import _arn_name, adapt_event, adapt_single
 from emitter.constants import DEFAULT_OPERATION
+from emitter.context import _default_clock, _time_ns
 from emitter.contract import (
     DEFAULT_REDACTED_EXACT_KEYS,
     DEFAULT_REDACTED_KEYS,
@@ -185,11 +185,8 @@ class _SlowPath(Exception):
     """Internal: the call needs the general record builder."""
 
 
-_time_ns = time.time_ns
-
-
-def _default_clock() -> int:
-    return _time_ns() // 1_000_000
+_NOT_READ: Any = object()
+_SLOW: Any = object()  # a value only the general builder writes (not None, not a str)
 
 
 class Emitter(InvocationLifecycle):
@@ -273,7 +270,7 @@ class Emitter(InvocationLifecycle):
         self._timestamp_ms: int | None = None
         self._ts_cache: tuple[int, str] = (-1, "")
         self._ms_ts: tuple[Any, str] = (None, "")
-        self._static_cache: dict[Any, str] = {}  # invocation-constant log members as text (_static_json)
+        self._static_cache: dict[Any, tuple[str, str]] = {}  # invocation-constant log members (_static_json)
         self.warnings: dict[str, int] = {}
         """Dropped/fixed elements so far, by WarningCode (also written as warning records)."""
 
@@ -368,12 +365,16 @@ class Emitter(InvocationLifecycle):
         sink write. ``now``: the adapter's clock reading (record ages); ``ms``: the lines' timestamp (epoch ms).
 
         Plain means: standard queue (no MessageGroupId), the three attributes as strings ``int()`` reads, no message
-        attributes, a str messageId and queue name of at most MAX_LOG_FIELD_CHARS, no correlation id provider. Any
-        other message returns None before anything is written; the caller then runs the general path on the whole
+        attributes, a str messageId and queue name of at most MAX_LOG_FIELD_CHARS, and a correlation id provider's
+        value (read once for the batch: its records are received at the same instant) None or a str of at most
+        MAX_LOG_FIELD_CHARS. Any other message returns None before anything is written; the caller then runs the general path on the whole
         batch. Same EventRecords and bytes as ``adapt_event`` + :meth:`_received_all` (hypothesis-tested)."""
-        if self.correlation_id_provider is not None:
-            return None
         try:
+            # the provider's correlation id, read once: the batch's records are received at the same instant
+            corr = None if self.correlation_id_provider is None else self._provided_correlation_id()
+            corr_part = "" if corr is None else _P_CORRELATION_ID + _esc(corr)
+            p_attempt_1 = f"{_P_ATTEMPT}1{corr_part}{_P_RECORD_AGE}" if corr_part else _P_ATTEMPT_1
+            p_record_age = corr_part + _P_RECORD_AGE
             heads = self._detail_keys
             q_head = heads.get("queue") or self._detail_head("queue")
             f_head = heads.get("first_receive_at_ms") or self._detail_head("first_receive_at_ms")
@@ -399,6 +400,10 @@ class Emitter(InvocationLifecycle):
             last_arn: Any = None
             qp: Any = None
             tail: Any = None  # the line's members after record_age_ms's value, for this queue and first-receive time
+            # a line's length is bounded by its parts' (ids and queue name escaped, at most 6 chars a char; ints of at
+            # most int()'s digit limit): checked only when the prefix leaves less room than that
+            digits = _sys.get_int_max_str_digits()
+            check_len = not digits or limit < 3 * (6 * _MAX_FIELD + 40) + 3 * (digits + 2)
             for r in raw:
                 # required members by subscript (a KeyError hands the batch back, below); all values checked
                 if r.__class__ is not dict or r["eventSource"] != "aws:sqs" or r.get("messageAttributes"):
@@ -411,10 +416,6 @@ class Emitter(InvocationLifecycle):
                 if s.__class__ is not str or f.__class__ is not str or c.__class__ is not str:
                     return None
                 sent = int(s)  # what the adapter does with str attributes
-                if f != last_f:
-                    first = int(f)
-                    last_f = f
-                    tail = None
                 mid = r["messageId"]
                 if mid.__class__ is not str or len(mid) > _MAX_FIELD:
                     return None
@@ -431,23 +432,25 @@ class Emitter(InvocationLifecycle):
                         if len(queues) < 256:
                             queues[arn] = qp
                     last_arn = arn
-                    tail = None
-                if tail is None:
+                    last_f = None  # the tail is made again, below
+                if f != last_f:
+                    first = int(f)
+                    last_f = f
                     tail = qp[1] if f_redacted else f"{qp[1]}{first}}}"
                 age = now - sent
                 if age < 0:  # noqa: PLR1730 - never negative under clock skew
                     age = 0
                 if c == "1":  # the first delivery (int("1")): its members as one constant
                     attempt = 1
-                    line = f"{_esc(mid)}{_P_ATTEMPT_1}{age}{tail}"
+                    line = f"{_esc(mid)}{p_attempt_1}{age}{tail}"
                 else:
                     attempt = int(c)
                     if attempt > 1:
                         redelivered += 1
                     else:
                         attempt = 1
-                    line = f"{_esc(mid)}{_P_ATTEMPT}{attempt}{_P_RECORD_AGE}{age}{tail}"
-                if len(line) > limit:
+                    line = f"{_esc(mid)}{_P_ATTEMPT}{attempt}{p_record_age}{age}{tail}"
+                if check_len and len(line) > limit:
                     return None
                 rec = _new(EventRecord)  # EventRecord(...) without the class call (~0.6 us on CPython 3.11)
                 rec.event_id = mid
@@ -461,8 +464,8 @@ class Emitter(InvocationLifecycle):
                 add_rec(rec)
                 add_line(line)
                 add_age(age)
-        except Exception:  # noqa: BLE001 - an odd value (int() refusing it, an unhashable ARN): the general path
-            return None
+        except Exception:  # noqa: BLE001 - an odd value (int() refusing it, an unhashable ARN, a correlation id the
+            return None  # general builder converts): the general path
         self._received_commit(lines, op, _ES_VALUE[_SQS] if self.event_source_dimension else None, len(lines),
                               redelivered, ages, recs[0].attempt == 1, prefix)
         return recs
@@ -498,7 +501,8 @@ class Emitter(InvocationLifecycle):
                 static, op = self._idle_static, self._default_operation
             prefix = f'{_LINE_HEAD[_RECEIVED]}{self._iso(self.clock() if ms is None else ms)}",{static},{_RECEIVED_HEAD},'
             hasher = self._hasher
-            no_corr = self.correlation_id_provider is None
+            provider = self.correlation_id_provider
+            provided: Any = _NOT_READ  # the provider's correlation id, read once (the records' common instant)
             limit = C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM
             es_dimension = self.event_source_dimension
             es_part = _ES_PART
@@ -512,12 +516,19 @@ class Emitter(InvocationLifecycle):
                 line = None
                 eid, key, corr, attempt, age = rec.event_id, rec.idempotency_key, rec.correlation_id, rec.attempt, \
                     rec.record_age_ms
+                if corr is None and provider is not None:
+                    if provided is _NOT_READ:
+                        try:
+                            provided = self._provided_correlation_id()
+                        except _SlowPath:  # a value the general builder converts
+                            provided = _SLOW
+                    corr = provided
                 es = es_part.get(rec.event_source)
                 if (
                     es is not None and attempt.__class__ is int
                     and (eid is None or (eid.__class__ is str and len(eid) <= _MAX_FIELD))
                     and (key is None or (key.__class__ is str and len(key) <= _MAX_FIELD))
-                    and (corr.__class__ is str and len(corr) <= _MAX_FIELD if corr is not None else no_corr)
+                    and (corr is None or (corr.__class__ is str and len(corr) <= _MAX_FIELD))
                     and (age is None or (age.__class__ is int and age >= 0))
                 ):
                     details = ""  # the source details as members (inlined: this runs per record)
@@ -795,62 +806,71 @@ class Emitter(InvocationLifecycle):
         return c
 
     # ------------------------------------------------------------------ the generic outcome writer
+    def _provided_correlation_id(self) -> str | None:
+        """The correlation id provider's value for a line of the fast paths: None (no id, or the provider failed: as
+        the general builder) or a str of at most MAX_LOG_FIELD_CHARS; any other value raises _SlowPath carrying it,
+        for the general builder to convert."""
+        try:
+            corr = self.correlation_id_provider()  # type: ignore[misc]
+        except Exception:  # noqa: BLE001 - a failing provider gives no correlation id (the general builder's rule)
+            return None
+        if corr is None or (corr.__class__ is str and len(corr) <= _MAX_FIELD):
+            return corr
+        raise _SlowPath(corr)
+
     def _outcome(self, outcome: Outcome, record: Any, key: Any, field: str | None, value: Any,
                  props: dict[str, Any]) -> None:
         """Outcome methods land here. The common call (an EventRecord or None, a plain key, at most one known
         keyword, no extra properties) takes a fast path that writes exactly what :meth:`record_outcome` writes for
         the same call (a test compares them); anything else goes through record_outcome."""
         try:
-            if (
-                props
-                or (record is not None and record.__class__ is not EventRecord)
-                or (value is not None and (value.__class__ is not (int if field is _F_EXPIRES else str)
-                                           or (len(value) > _MAX_FIELD if field is not _F_EXPIRES  # type: ignore[arg-type]
-                                               else not -_MAX_ABS <= value <= _MAX_ABS)))  # what coerce_metric_value takes
-            ):
+            if props:
                 raise _SlowPath
             # JSON assembled from C-escaped pieces in the key order record_outcome uses (same bytes, tested).
             inv = self._inv
             es: Any
             if record is not None:
+                if record.__class__ is not EventRecord:
+                    raise _SlowPath
                 es = record.event_source
                 eid = record.event_id
                 if key is None:
                     key = record.idempotency_key
                 attempt = record.attempt
                 corr = record.correlation_id
-                if attempt.__class__ is not int or (corr is not None and (
-                        corr.__class__ is not str or len(corr) > _MAX_FIELD)):
+                if attempt.__class__ is not int or (eid is not None and (
+                        eid.__class__ is not str or len(eid) > _MAX_FIELD)):
+                    raise _SlowPath
+                if corr is not None and (corr.__class__ is not str or len(corr) > _MAX_FIELD):
                     raise _SlowPath
             else:
                 es = inv.event_source if inv is not None else None
                 eid = corr = attempt = None
-            if corr is None and self.correlation_id_provider is not None:
-                raise _SlowPath
             parts = _OUTCOME_LINE_PARTS.get((outcome, es))
             if parts is None:
                 parts = _outcome_line_parts(outcome, es)
             head, oes, status_part, code_default, tail_const, metric, es_value = parts
-            if eid is not None and (eid.__class__ is not str or len(eid) > _MAX_FIELD):
-                raise _SlowPath
             if key is not None:
                 if key.__class__ is not str or len(key) > _MAX_FIELD:
                     raise _SlowPath
-                key_part = f'{_P_KEY}{_esc(key if self._hasher is None else self._hasher(key))}{status_part}'
-            else:
-                key_part = ""
+                key_json = _esc(key if self._hasher is None else self._hasher(key))  # key stays the caller's
+            # the value keyword's member(s), before the tail; those record_outcome would check go to it
             if value is None:
                 value_part = code_default
-                ref_part = ""
             elif field is _K_ERROR_CODE:
+                if value.__class__ is not str or len(value) > _MAX_FIELD:
+                    raise _SlowPath
                 value_part = _P_ERROR_CODE + _esc(value)
-                ref_part = ""
             elif field is _F_EXPIRES:
+                if value.__class__ is not int or not -_MAX_ABS <= value <= _MAX_ABS:  # what coerce_metric_value takes
+                    raise _SlowPath
                 value_part = f"{_P_EXPIRES}{int.__repr__(value)}{code_default}"
-                ref_part = ""
-            else:  # side_effect_ref
+            else:  # side_effect_ref: after correlation_id
+                if value.__class__ is not str or len(value) > _MAX_FIELD:
+                    raise _SlowPath
                 value_part = code_default
-                ref_part = _P_SIDE_EFFECT_REF + _esc(value)
+            if corr is None and self.correlation_id_provider is not None:  # after every check: read once
+                corr = self._provided_correlation_id()
             if inv is not None:
                 static, op = inv.static_json, inv.operation
             else:
@@ -859,10 +879,22 @@ class Emitter(InvocationLifecycle):
             ms = _time_ns() // 1_000_000 if clock is _default_clock else clock()  # _default_clock inlined
             tc = self._ms_ts  # read once: another thread may replace it
             iso = tc[1] if tc[0] == ms else self._iso(ms)
-            # one f-string in the key order record_outcome uses (same bytes, tested)
-            line = (f'{head}{iso}",{static},{oes}{"" if eid is None else _P_EVENT_ID + _esc(eid)}{key_part}'
-                    f'{value_part}{tail_const}{"" if attempt is None else _P_ATTEMPT + int.__repr__(attempt)}'
-                    f'{"" if corr is None else _P_CORRELATION_ID + _esc(corr)}{ref_part}}}')
+            # one f-string in the key order record_outcome uses (same bytes, tested), newline included; the usual
+            # call (a record with its id, no correlation id or side-effect ref) without conditionals
+            if eid is not None and corr is None and field is not _K_SIDE_EFFECT_REF:
+                if key is not None:
+                    line = (f'{head}{iso}",{static},{oes}{_P_EVENT_ID}{_esc(eid)}{_P_KEY}{key_json}{status_part}'
+                            f'{value_part}{tail_const}{_P_ATTEMPT}{attempt}}}\n')
+                else:  # e.g. batch_item_failures of adapted records
+                    line = (f'{head}{iso}",{static},{oes}{_P_EVENT_ID}{_esc(eid)}{value_part}{tail_const}'
+                            f'{_P_ATTEMPT}{attempt}}}\n')
+            else:
+                line = (f'{head}{iso}",{static},{oes}{"" if eid is None else _P_EVENT_ID + _esc(eid)}'
+                        f'{"" if key is None else _P_KEY + key_json + status_part}'
+                        f'{value_part}{tail_const}{"" if attempt is None else _P_ATTEMPT + int.__repr__(attempt)}'
+                        f'{"" if corr is None else _P_CORRELATION_ID + _esc(corr)}'
+                        f'{_P_SIDE_EFFECT_REF + _esc(value) if field is _K_SIDE_EFFECT_REF and value is not None else ""}'
+                        '}\n')
             es = es_value if self.event_source_dimension else None
             self._lock.acquire()  # not `with`: a with-block on a C lock costs ~0.4 us more on CPython 3.11
             try:
@@ -875,19 +907,21 @@ class Emitter(InvocationLifecycle):
                     sink = self.sink
                     if sink.__class__ is StdoutSink:  # its write_lines for one line, inlined (Lambda's sink)
                         out = _sys.stdout
-                        out.write(line + "\n")
+                        out.write(line)
                         out.flush()
                     else:
-                        sink.write_lines([line])
+                        sink.write_lines([line[:-1]])
                 except KeyboardInterrupt:
                     raise
                 except BaseException as exc:  # noqa: BLE001 - as in _write
                     self._sink_failed(exc, 1)
             finally:
                 self._lock.release()
-        except _SlowPath:
+        except _SlowPath as slow:
             if value is not None:
                 props[field] = value  # type: ignore[index]
+            if slow.args:  # the provider's correlation id, already read (record_outcome would read it again)
+                props[_K_CORRELATION_ID] = slow.args[0]
             self.record_outcome(outcome, record, key, **props)
         except EmfValidationError:
             raise

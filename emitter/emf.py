@@ -8,6 +8,10 @@ one or more compact JSON lines, each a valid EMF document:
 - each document at most 256 KB (MAX_EVENT_BYTES minus headroom), split further when needed;
 - StorageResolution written only for high resolution (1); 60 is the EMF default and is left out.
 
+EMF is written here only: :func:`fast_document` (a group as MetricSeries) and :func:`group_document` (the aggregator's
+plain group of contract metrics, encoded in C at once) share one document template; :func:`build_documents` splits
+what does not fit one document. Tests hold each to ``json.dumps`` of the same document.
+
 ``validate_document`` is an independent reading of the specification used by tests and by anyone who wants to
 check a line (it does not share code with the builder's checks beyond the limit constants).
 Spec: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html
@@ -292,9 +296,96 @@ def fast_document(header: str, timestamp_ms: int, root_body: str, series: list[M
             return None
         else:  # plain finite ints/floats (validated on the way in): their list repr without spaces is the JSON text
             members.append(hit[3] + list.__repr__(v).replace(" ", ""))
-    line = (f'{{"_aws":{{"Timestamp":{int(timestamp_ms)},{header}{",".join(defs)}]}}]}}'
-            f'{"," + root_body if root_body else ""},{",".join(members)}}}')
+    return _document(header, timestamp_ms, root_body, ",".join(defs), ",".join(members), max_bytes)
+
+
+def _document(header: str, timestamp_ms: int, root_body: str, defs: str, members: str, max_bytes: int) -> str | None:
+    """The one document template: ``defs`` the MetricDefinitions and ``members`` the metric root members, each as
+    JSON text without brackets or braces. None when the line is over ``max_bytes``."""
+    line = (f'{{"_aws":{{"Timestamp":{int(timestamp_ms)},{header}{defs}]}}]}}'
+            f'{"," + root_body if root_body else ""},{members}}}')
     return line if len(line) <= max_bytes else None
+
+
+# --------------------------------------------------------------------------- groups in plain form
+# The aggregator's form of one group: metric name -> a plain value for a metric whose unit a ``units`` mapping gives
+# (the contract's; standard resolution): a Count metric as its int sum, any other unit as the list of its values; or
+# a MetricSeries (custom metrics: any unit and resolution). :func:`group_document` writes a group of plain values only
+# in one C encoding; :func:`group_series` turns any group into the MetricSeries the general writers take.
+
+
+def group_shape(names: tuple[str, ...], units: Mapping[str, str]
+                ) -> tuple[str, tuple[str, ...], tuple[str, ...], str] | None:
+    """The shape :func:`group_document` writes a group with metric ``names`` (in order) by: (their definitions as
+    JSON text, joined; the names held as value lists; the names held as a Count sum; the members as a ``%``
+    template, ``"Name":%s`` each), or None when a name is not in ``units`` (name -> unit of the plain metrics) or
+    ``names`` is empty. Callers cache it per names tuple (a function's flushes have few shapes)."""
+    if not names or not all(n in units for n in names):
+        return None
+    return (",".join(_dumps({"Name": n, "Unit": units[n]}) for n in names),  # what MetricSeries.definition() encodes
+            tuple(n for n in names if units[n] != "Count"),
+            tuple(n for n in names if units[n] == "Count"),
+            ",".join(_esc(n).replace("%", "%%") + ":%s" for n in names))
+
+
+_LIST_FORMATS: dict[int, str] = {}
+"""Number of values -> the ``%`` format of their JSON text: ``%s`` for one (written as a number, as fast_document
+does), ``[%s,%s,..]`` for 2..100."""
+
+
+def _finite_sum(values: Iterable[Any]) -> bool:
+    """Whether the sum of ``values`` is a finite number: False when one is not a number (TypeError), NaN or
+    infinite (the sum is then NaN or infinite; the sum of <= 100 values of magnitude <= 2^360 cannot overflow)."""
+    try:
+        total = sum(values)
+    except TypeError:
+        return False
+    return total - total == 0  # NaN - NaN and inf - inf are NaN: math.isfinite without importing math
+
+
+def group_document(header: str, timestamp_ms: int, root_body: str, group: Mapping[str, Any],
+                   shape: tuple[str, tuple[str, ...], tuple[str, ...], str],
+                   max_bytes: int = C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM) -> str | None:
+    """:func:`fast_document` of a group of plain values (same bytes, tested), its members written by one ``%``
+    format of the shape's template: C formatting of every value (``%s`` of an int or float is its repr, the JSON
+    text of a finite number).
+
+    ``shape``: :func:`group_shape` of the group's names. ``group`` is not modified. Values must be plain ints and
+    floats (what the emitter stores: its own Count sums, and values ``coerce_metric_value`` passed). None when the
+    group needs splitting (a metric with more than 100 values, or over ``max_bytes``: then :func:`build_documents`
+    of :func:`group_series`), or when a value is NaN, infinite or not a number (never stored by the emitter: the
+    general writers then decide)."""
+    defs, list_names, count_names, template = shape
+    if count_names and not _finite_sum(map(group.__getitem__, count_names)):
+        return None
+    values = group
+    if list_names:
+        values = dict(group)
+        formats = _LIST_FORMATS
+        for n in list_names:
+            v = group[n]
+            fmt = formats.get(len(v))
+            if fmt is None:
+                k = len(v)
+                if not 0 < k <= _MAX_VALUES:
+                    return None
+                fmt = formats[k] = "%s" if k == 1 else "[" + ",".join(["%s"] * k) + "]"
+            if not _finite_sum(v):
+                return None
+            values[n] = fmt % tuple(v)
+    return _document(header, timestamp_ms, root_body, defs, template % tuple(values.values()), max_bytes)
+
+
+def group_series(group: Mapping[str, Any], units: Mapping[str, str]) -> list[MetricSeries]:
+    """A group's metrics as MetricSeries, in order (the general writers' input); plain values get their unit from
+    ``units`` (name -> unit) and the standard resolution."""
+    out = []
+    for name, v in group.items():
+        if v.__class__ is MetricSeries:
+            out.append(v)
+        else:
+            out.append(new_series(name, units[name], 60, v if v.__class__ is list else [v]))
+    return out
 
 
 def _serialize(base: dict[str, Any], entries: list[tuple[MetricSeries, Any]], max_bytes: int) -> list[str]:

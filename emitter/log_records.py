@@ -123,7 +123,7 @@ class LogRecordBuilder:
     _redact_cache: dict[str, bool]
     _ts_cache: tuple[int, str]
     _ms_ts: tuple[Any, str]
-    _static_cache: dict[Any, str]
+    _static_cache: dict[Any, tuple[str, str]]
     _inv: InvocationInfo | None
     _idle_static: str
     _default_operation: str
@@ -370,9 +370,9 @@ class LogRecordBuilder:
             tail = f',"{_K_OPERATION}":{_esc(operation)}' if operation is not None else ""
             return f'"{_K_SERVICE}":{_esc(self.service)}{tail},"{_K_SCHEMA_VERSION}":"{SCHEMA_VERSION}"'
         cache = self._static_cache
-        hkey = (inv.cold_start, inv.function_name, inv.function_arn, inv.function_memory_size)
-        head = cache.get(hkey)
-        if head is None:
+        hkey = (inv.cold_start, inv.function_name, inv.function_arn, inv.function_memory_size, operation)
+        hit = cache.get(hkey)  # (the members before the request id, those after the trace id)
+        if hit is None:
             head = f'"{_K_SERVICE}":{_esc(self.service)},"{_K_COLD_START}":{"true" if inv.cold_start else "false"}'
             if inv.function_name:
                 head += f',"{_K_FUNCTION_NAME}":{_esc(inv.function_name)}'
@@ -380,14 +380,13 @@ class LogRecordBuilder:
                 head += f',"{_K_FUNCTION_ARN}":{_esc(inv.function_arn)}'
             if inv.function_memory_size is not None:
                 head += f',"{_K_FUNCTION_MEMORY_SIZE}":{int.__repr__(inv.function_memory_size)}'
-            if len(cache) < 64:
-                cache[hkey] = head
-        tail = cache.get(operation)
-        if tail is None:
             tail = (f',"{_K_OPERATION}":{_esc(operation)}' if operation is not None else "") + \
                 f',"{_K_SCHEMA_VERSION}":"{SCHEMA_VERSION}"'
+            hit = (head, tail)
             if len(cache) < 64:
-                cache[operation] = tail
+                cache[hkey] = hit
         rid, xray = inv.request_id, inv.xray_trace_id
-        return (f'{head}{f",{_Q_REQUEST_ID}{_esc(rid)}" if rid else ""}'
-                f'{f",{_Q_XRAY_TRACE_ID}{_esc(xray)}" if xray else ""}{tail}')
+        if xray:
+            return (f'{hit[0]}{f",{_Q_REQUEST_ID}{_esc(rid)}" if rid else ""},{_Q_XRAY_TRACE_ID}{_esc(xray)}'
+                    f'{hit[1]}')
+        return f"{hit[0]},{_Q_REQUEST_ID}{_esc(rid)}{hit[1]}" if rid else hit[0] + hit[1]

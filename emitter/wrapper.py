@@ -18,7 +18,7 @@ from emitter import outcomes as _o
 from emitter.adapters import detect_source
 from emitter.aggregate import MetricAggregator
 from emitter.constants import DEFAULT_OPERATION
-from emitter.context import InvocationInfo, capture, powertools_logger_correlation
+from emitter.context import InvocationInfo, _default_clock, _time_ns, capture, powertools_logger_correlation
 from emitter.contract import Outcome
 from emitter.output import Problems
 
@@ -146,8 +146,8 @@ class InvocationLifecycle(MetricAggregator):
     def _begin(self, context: Any, operation: str | None, event: Any, cold_start: bool | None) -> InvocationInfo | None:
         problems = None
         try:
-            now = self.clock()
-            info = capture(context, self.clock, now)
+            clock = self.clock
+            now = _time_ns() // 1_000_000 if clock is _default_clock else clock()  # _default_clock inlined
             op: str | None = operation if operation is not None else self._default_operation
             if op not in self._valid_ops:
                 if reason := emf.check_dimension_value(op):
@@ -156,8 +156,7 @@ class InvocationLifecycle(MetricAggregator):
                     op = None
                 elif len(self._valid_ops) < 256:
                     self._valid_ops.add(op)  # type: ignore[arg-type]  # checked: a valid str
-            info.operation = op
-            info.event_source = detect_source(event) if event is not None else None
+            info = capture(context, clock, now, op, detect_source(event) if event is not None else None)
             self._lock.acquire()  # not `with`: a with-block on a C lock costs ~0.4 us more on CPython 3.11
             try:
                 if cold_start is None:

@@ -81,10 +81,10 @@ def test_fast_document_equals_json_dumps(names, raw, dims):
                                    max_size=len(Metric)),
        body=st.sampled_from(["", '"Service":"orders"', '"Service":"o\\u00fc","function_request_id":"r"']))
 def test_contract_group_document_equals_fast_document(names, raw, body):
-    """The flush's path for a group of contract metrics (plain ints and lists, encoded in C at once) writes what
+    """emf.group_document, the flush's path for a group of contract metrics (plain ints and lists, encoded in C at once) writes what
     fast_document writes for the same metrics as MetricSeries, and refuses (None) exactly when it refuses: a metric
     over 100 values, or over the size limit."""
-    from emitter.aggregate import _as_series, _contract_document, _group_shape
+    from emitter.aggregate import _PLAIN_UNITS, _group_shape
 
     group: dict[str, object] = {}
     for m, values in zip(names, raw):
@@ -97,8 +97,8 @@ def test_contract_group_document_equals_fast_document(names, raw, body):
     shape = _group_shape(tuple(group))
     assert shape is not None
     before = {k: (list(v) if isinstance(v, list) else v) for k, v in group.items()}
-    got = _contract_document(header, NOW, body, group, shape)
-    assert got == emf.fast_document(header, NOW, body, _as_series(group))
+    got = emf.group_document(header, NOW, body, group, shape)
+    assert got == emf.fast_document(header, NOW, body, emf.group_series(group, _PLAIN_UNITS))
     assert group == before  # not modified (single values are unwrapped in a copy)
     if got is not None:
         json.loads(got, parse_constant=_no_constants)
@@ -108,12 +108,12 @@ def test_contract_group_document_equals_fast_document(names, raw, body):
 def test_contract_group_document_value_counts(n):
     """A Milliseconds metric with one value is written as a number, with 2..100 values as a list; 101 values need
     the splitting serializer (None), as fast_document decides."""
-    from emitter.aggregate import _as_series, _contract_document, _group_shape
+    from emitter.aggregate import _PLAIN_UNITS, _group_shape
 
     group = {"EventsReceived": 3, "RecordAge": list(range(7, 7 + n)), "Redelivery": 1}
     header = emf.directive_header("Idempotency", [["Service"]])
-    got = _contract_document(header, NOW, '"Service":"s"', group, _group_shape(tuple(group)))
-    assert got == emf.fast_document(header, NOW, '"Service":"s"', _as_series(group))
+    got = emf.group_document(header, NOW, '"Service":"s"', group, _group_shape(tuple(group)))
+    assert got == emf.fast_document(header, NOW, '"Service":"s"', emf.group_series(group, _PLAIN_UNITS))
     if n == 101:
         assert got is None
     else:
@@ -125,11 +125,11 @@ def test_contract_group_document_value_counts(n):
 def test_contract_group_document_hands_back_values_json_cannot_write():
     """Values the emitter never stores (NaN, non-numbers) make the C encoding fail: the group goes to the general
     serializers instead of the flush raising (and losing the invocation's metrics)."""
-    from emitter.aggregate import _contract_document, _group_shape
+    from emitter.aggregate import _group_shape
 
     header = emf.directive_header("Idempotency", [["Service"]])
     for group in ({"EventsReceived": 1, "RecordAge": [float("nan"), 2]}, {"EventsReceived": object()}):
-        assert _contract_document(header, NOW, "", group, _group_shape(tuple(group))) is None
+        assert emf.group_document(header, NOW, "", group, _group_shape(tuple(group))) is None
 
 
 def test_group_shape_refuses_custom_metrics_and_flush_writes_them_as_before():
@@ -214,15 +214,26 @@ def _invoke(em: Emitter, c: dict, general: bool) -> None:
         getattr(em, c["method"])(_record(c["record"]), c["key"], **props)
 
 
+def _logger_gone() -> str:
+    raise RuntimeError("logger gone")
+
+
+# a Powertools Logger's get_correlation_id (or use_logger's), returning what a user's Logger may hold
+providers = st.sampled_from([None, lambda: "corr-from-logger", lambda: None, lambda: 'c-"é\u2028', lambda: 7,
+                             lambda: "c" * (MAX + 1), _logger_gone])
+
+
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(calls=st.lists(call, min_size=1, max_size=6), hashing=st.booleans(),
        service=st.text(chars, min_size=1, max_size=12), rid=st.text(chars, min_size=1, max_size=40),
-       fname=st.text(chars, min_size=1, max_size=20))
+       fname=st.text(chars, min_size=1, max_size=20), provider=providers)
 def test_outcome_lines_are_json_dumps_of_themselves_and_equal_the_general_builder(calls, hashing, service, rid,
-                                                                                  fname):
+                                                                                  fname, provider):
     sinks = []
     for general in (False, True):
         em = Emitter(service=service, sink=MemorySink(), clock=lambda: NOW, hash_idempotency_keys=hashing)
+        em.correlation_id_provider = provider
+        em._logger_explicit = True  # as use_logger sets it: no detection at the invocation's start
         em.sink.lines.clear()  # a warning about the service name itself (written before the invocation)
         with em.invocation(Ctx(rid, fname), operation="Op", cold_start=False):
             for c in calls:
@@ -251,6 +262,12 @@ def test_outcome_lines_are_json_dumps_of_themselves_and_equal_the_general_builde
             v = c["value"]
             if field == "error_code" and isinstance(v, str):
                 assert rec["error_code"] == v[:MAX]
+            if provider is not None and (r is None or r["corr"] is None):  # a record's own id wins
+                want = None if provider is _logger_gone else provider()
+                if want is None:
+                    assert "correlation_id" not in rec
+                else:
+                    assert rec["correlation_id"] == str(want)[:MAX]
             if field == "expires_at_ms" and isinstance(v, int):
                 if abs(v) <= 2**360:
                     assert rec["in_progress_expires_at_ms"] == v
@@ -281,3 +298,29 @@ def test_expiry_ints_beyond_a_metric_value_are_dropped_with_a_warning_on_both_pa
         else:
             assert "in_progress_expires_at_ms" not in rec and em.warnings == {"invalid_property": 1}
     assert out[0] == out[1]
+
+
+@pytest.mark.parametrize(("method", "kwargs"), [("claimed", {"expires_at_ms": 1.5e12}),
+                                                ("retryable_failure", {"error_code": "E" * (MAX + 1)}),
+                                                ("ambiguous_commit", {"side_effect_ref": "r" * (MAX + 1)})])
+def test_a_call_the_fast_path_hands_on_hashes_its_key_once(method, kwargs):
+    """A keyword value the fast path does not write itself sends the call to the general builder with the caller's
+    key (not the hash the fast path already made): the record carries the key hashed once, as record_outcome
+    writes it, with a Powertools Logger's correlation id read once."""
+    lines = []
+    for general in (False, True):
+        em = Emitter(service="orders", sink=MemorySink(), clock=lambda: NOW, hash_idempotency_keys=True)
+        reads = []
+        em.correlation_id_provider = lambda reads=reads: reads.append(1) or "corr-1"
+        rec = EventRecord(event_id="m-1", event_source=EventSource.SQS)
+        with em.invocation(None, operation="Op", cold_start=False):
+            if general:
+                em.record_outcome(METHODS[method][0], rec, "acme:k-1", **kwargs)
+            else:
+                getattr(em, method)(rec, "acme:k-1", **kwargs)
+        assert len(reads) == 1
+        lines.append(em.sink.lines)
+    assert lines[0] == lines[1]
+    (r,) = [r for r in map(json.loads, lines[0]) if "outcome" in r]
+    assert r["idempotency_key"] == "acme:sha256:" + __import__("hashlib").sha256(b"k-1").hexdigest()[:32]
+    assert r["correlation_id"] == "corr-1"

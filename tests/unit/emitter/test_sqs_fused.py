@@ -82,8 +82,21 @@ configs = st.fixed_dictionaries({
     "hash_idempotency_keys": st.booleans(),
     "event_source_dimension": st.booleans(),
     "redact_extra_keys": st.sampled_from([(), ("queue",), ("first_receive_at_ms",), ("queue", "attempt")]),
-    "provider": st.booleans(),
+    "provider": st.sampled_from(["off", "str", "none", "int", "raises", "long", "unicode"]),
 })
+
+PROVIDED = {"str": "corr-from-logger", "none": None, "int": 12345, "long": "c" * 1025, "unicode": 'c-"é\u2028'}
+"""What each provider config's correlation id provider returns (``raises``: RuntimeError)."""
+FUSED_REFUSES = {"int", "long"}
+"""Provider values only the general builder writes (converted, or cut with a warning): the fused path hands back."""
+
+
+def _provider(kind: str):
+    if kind == "raises":
+        def provider():
+            raise RuntimeError("logger gone")
+        return provider
+    return lambda: PROVIDED[kind]
 
 
 def _pair(cfg: dict, clock):
@@ -93,8 +106,8 @@ def _pair(cfg: dict, clock):
         em = Emitter(service="orders", sink=sink, clock=clock(), hash_idempotency_keys=cfg["hash_idempotency_keys"],
                      event_source_dimension=cfg["event_source_dimension"],
                      redact_extra_keys=cfg["redact_extra_keys"])
-        if cfg["provider"]:
-            em.correlation_id_provider = lambda: "corr-from-logger"
+        if cfg["provider"] != "off":
+            em.correlation_id_provider = _provider(cfg["provider"])
         out.append((em, sink))
     return out
 
@@ -172,7 +185,8 @@ def test_fused_records_equal_the_record_by_record_builder(cfg, batch):
 def test_plain_batches_take_the_fused_path_and_equal_the_general_one(cfg, batch):
     (em, _), = _pair(cfg, _fixed)[:1]
     fused = em._sqs_records(batch, NOW, NOW)
-    assert (fused is None) == cfg["provider"]  # plain messages bail out only for a correlation id provider
+    # plain messages bail out only for a correlation id the general builder must convert or cut
+    assert (fused is None) == (cfg["provider"] in FUSED_REFUSES)
     _run(cfg, batch, _ticking, "adapt+received")
     _run(cfg, batch, _fixed, "record_outcome")
 
@@ -209,8 +223,8 @@ def test_a_message_the_fused_path_does_not_take_sends_the_batch_the_general_way(
         odd_msg["attributes"]["MessageGroupId"] = "g"
     elif odd == "attributes":
         odd_msg["messageAttributes"] = {"idempotency-key": {"stringValue": "k"}}
-    elif odd == "provider":
-        em.correlation_id_provider = lambda: None
+    elif odd == "provider":  # a correlation id the general builder converts to a str
+        em.correlation_id_provider = lambda: 12345
     else:
         odd_msg["attributes"]["SentTimestamp"] = NOW
     assert em._sqs_records([msg, odd_msg], NOW, NOW) is None
@@ -257,3 +271,27 @@ def test_fused_lines_to_a_failing_stdout_are_counted_lost():
         assert len(recs) == 3
         assert em.warnings == {"sink_error": 3}
         assert em.pending()[("Op", None)]["EventsReceived"] == [3]
+
+
+@pytest.mark.parametrize("room", [40, 400])
+def test_a_prefix_leaving_little_room_hands_long_lines_to_the_general_path(room):
+    """The fused path skips its per-line size check only when the prefix leaves room for the longest line its parts
+    can make. A request id that leaves ``room`` characters: a plain message's line (about 130 characters after the
+    prefix) does not fit in 40, so the batch goes the general way; in 400 it fits and the fused path writes it."""
+    from emitter import constants as C
+
+    msg = {"messageId": "m-1", "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": str(NOW - 5),
+                                              "ApproximateFirstReceiveTimestamp": str(NOW - 4)},
+           "messageAttributes": {}, "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:1:orders"}
+    em = Emitter(service="orders", sink=MemorySink(), clock=lambda: NOW)
+    with em.invocation({"aws_request_id": "r"}, operation="Op", cold_start=False):
+        em.records({"Records": [msg]})
+        (line,) = em.sink.lines
+    head = line[: line.index('"event_id":') + len('"event_id":')]
+    tail_len = len(line) - len(head)
+    rid = "r" * (C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM - len(head) - room + 1)
+    em = Emitter(service="orders", sink=MemorySink(), clock=lambda: NOW)
+    with em.invocation({"aws_request_id": rid}, operation="Op", cold_start=False):
+        fused = em._sqs_records([msg], NOW, NOW)
+    assert (fused is None) == (tail_len > room)
+    assert 40 < tail_len < 400
