@@ -2,7 +2,7 @@
 file) is longer than ``MAX_EVENT_BYTES`` is cut to it and counted ``event_truncated_over_1mb``; one at the limit is
 stored whole, uncounted. Checked at limit-1, limit, limit+1, limit+2, with and without a final newline, on both paths a
 plain line file can take: DuckDB's line reader (a file of at least ``FAST_PATH_MIN_BYTES``) and the Arrow line table
-(a smaller file, or a gzip one)."""
+(a smaller file, or a gzip one); and for the Lambda text format, framed in Python."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 import collector.ingest.store as store_mod
 from collector.ingest import MAX_EVENT_BYTES, EventStore, Reason
 from collector.ingest.store import FAST_PATH_MIN_BYTES
+from collector.ingest.types import LogFormat
 
 _HEAD = json.dumps({"timestamp": "2026-01-05T10:00:00.000Z", "outcome": "received", "pad": "p" * 200}) + "\n"
 
@@ -71,3 +72,17 @@ def test_a_trailing_cr_that_is_content_counts_as_a_byte(tmp_path, monkeypatch) -
     rep, length, _ = _ingest(p, monkeypatch)
     assert length == MAX_EVENT_BYTES and rep.by_reason.get(Reason.TRUNCATED_OVER_1MB, 0) == 1
     assert Reason.CRLF not in rep.by_reason
+
+
+@pytest.mark.parametrize("final_newline", [True, False], ids=["newline", "no-newline"])
+@pytest.mark.parametrize("over", [-1, 0, 1, 2], ids=["limit-1", "limit", "limit+1", "limit+2"])
+def test_a_lambda_text_event_at_the_event_size(tmp_path, monkeypatch, over: int, final_newline: bool) -> None:
+    """The Lambda text format frames events in Python and clips each message with the same limit."""
+    start = "START RequestId: 8a3e Version: $LATEST "
+    p = tmp_path / "fn.log"
+    p.write_bytes(("END RequestId: 7b\n" + start + "z" * (MAX_EVENT_BYTES + over - len(start))
+                   + ("\n" if final_newline else "")).encode())
+    rep, length, _ = _ingest(p, monkeypatch)
+    assert [f.format for f in rep.per_file.values()] == [LogFormat.LAMBDA_TEXT.value]
+    assert length == min(MAX_EVENT_BYTES + over, MAX_EVENT_BYTES) and rep.events == 2
+    assert rep.by_reason.get(Reason.TRUNCATED_OVER_1MB, 0) == (1 if over > 0 else 0)
