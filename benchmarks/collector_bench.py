@@ -17,7 +17,8 @@ For each size it runs, each in a fresh process (so peak RSS is that run's own hi
 ``before`` with ``--bomb-before``: it needs about 6x M of memory), reporting peak RSS.
 
 Targets ([collector-core]): after within 4x (goal 3x) of the floor at 1M; peak at 3M <= peak at 1M + 25% and < 1 GB;
-3M/1M time within 3.3x. Run: ``.venv/bin/python benchmarks/collector_bench.py [--sizes 100000,1000000,3000000]``.
+3M/1M time within 3.3x. Run: ``.venv/bin/python benchmarks/collector_bench.py [--sizes 100000,1000000,3000000] [--repeat 3]
+[--data-dir /tmp/bench-data]`` (``--repeat``: medians of interleaved rounds; ``--data-dir``: keep and reuse the inputs).
 """
 
 from __future__ import annotations
@@ -215,6 +216,16 @@ def write_bomb(path: Path, mib: int) -> None:
             fh.write(block)
 
 
+def _median_run(runs: list[dict]) -> dict:
+    """One variant's runs as one: the median of each figure (an error when any run failed)."""
+    import statistics
+
+    failed = [r for r in runs if "error" in r]
+    if failed:
+        return failed[0]
+    return {**runs[0], **{k: statistics.median(r[k] for r in runs) for k in ("seconds", "cpu_s", "peak_mb")}}
+
+
 def _fmt(r: dict) -> str:
     if "error" in r:
         return f"error: {r['error']}"
@@ -229,6 +240,10 @@ def main() -> None:
     ap.add_argument("--no-before", action="store_true")
     ap.add_argument("--bomb-mib", type=int, default=0, help="also ingest a gzip bomb of this many MiB (e.g. 1024)")
     ap.add_argument("--bomb-before", action="store_true", help="the bomb through the before tree too (~6x memory)")
+    ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds of every variant per size; the table "
+                    "shows each variant's median (seconds, CPU and peak taken separately)")
+    ap.add_argument("--data-dir", help="keep the generated files here and reuse them on later runs (same generator and "
+                    "seed: delete them after changing generate())")
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",") if x]
     tmp = Path(tempfile.mkdtemp(prefix="idemwatch-collector-bench-"))
@@ -237,19 +252,29 @@ def main() -> None:
         trees["before"] = before_tree(args.before_commit, tmp / "before-tree")
     results: dict[int, dict[str, dict]] = {}
     for n in sizes:
-        path = tmp / f"orders-bench-{n}.jsonl"
-        t = time.perf_counter()
-        written = generate(path, n, "jsonl")
-        print(f"generated {written:,} events, {path.stat().st_size / 1e6:.0f} MB in {time.perf_counter() - t:.0f} s",
-              flush=True)
-        row: dict[str, dict] = {}
-        for label in ("count", "floor", *trees):  # interleaved: every variant on the same file, one after another
-            kind = "collect" if label in trees else label
-            row[label] = run_child(trees.get(label, ROOT), kind, path, tmp / f"out-{label}-{n}")
-            print(f"  {n:>9,} {label:7s} {_fmt(row[label])}", flush=True)
-        results[n] = row
-        path.unlink()
-    print("\nside by side (seconds, peak RSS; ratios to the floor of the same size)")
+        path = (Path(args.data_dir) if args.data_dir else tmp) / f"orders-bench-{n}.jsonl"
+        if args.data_dir and path.is_file():
+            print(f"reusing {path} ({path.stat().st_size / 1e6:.0f} MB)", flush=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            t = time.perf_counter()
+            written = generate(path, n, "jsonl")
+            print(f"generated {written:,} events, {path.stat().st_size / 1e6:.0f} MB in {time.perf_counter() - t:.0f} s",
+                  flush=True)
+        runs: dict[str, list[dict]] = {}
+        for _ in range(max(args.repeat, 1)):
+            for label in ("count", "floor", *trees):  # interleaved: every variant on the same file, one after another
+                kind = "collect" if label in trees else label
+                r = run_child(trees.get(label, ROOT), kind, path, tmp / f"out-{label}-{n}")
+                shutil.rmtree(tmp / f"out-{label}-{n}", ignore_errors=True)
+                Path(f"{tmp / f'out-{label}-{n}'}.duckdb").unlink(missing_ok=True)
+                runs.setdefault(label, []).append(r)
+                print(f"  {n:>9,} {label:7s} {_fmt(r)}", flush=True)
+        results[n] = {label: _median_run(rs) for label, rs in runs.items()}
+        if not args.data_dir:
+            path.unlink()
+    print("\nside by side (seconds, peak RSS; ratios to the floor of the same size"
+          + (f"; medians of {args.repeat} interleaved rounds)" if args.repeat > 1 else ")"))
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}; cpu = user + system seconds of the process")
     print(f"{'events':>10} {'count scan':>30} {'floor':>30} " + " ".join(f"{k:>40}" for k in trees))
     for n, row in results.items():

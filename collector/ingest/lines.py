@@ -13,8 +13,8 @@ every repaired line counted.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -52,6 +52,15 @@ def newline_positions(data: bytes) -> np.ndarray:
     return np.concatenate(parts).astype(np.int64, copy=False) if parts else np.empty(0, np.int64)
 
 
+def over_event_size(body_bytes: Any) -> Any:
+    """True where a message of ``body_bytes`` UTF-8 bytes is longer than a CloudWatch event (``MAX_EVENT_BYTES``): such
+    a line is cut to that size at a character boundary and counted ``event_truncated_over_1mb``. ``body_bytes`` (an int
+    or a numpy array) counts the line without its terminator (``\\n``, or ``\\r\\n`` in a CRLF file; an unterminated
+    last line has none). The one statement of the rule: ``line_table``, its repair and the plain-file pre-scan
+    (``store._plain_lines_ok``) apply it."""
+    return body_bytes > MAX_EVENT_BYTES
+
+
 def line_table(data: bytes, report: FileReport, *, stream_truncated: bool = False) -> tuple[pa.Table, bool]:
     """Arrow table ``(i BIGINT, line LARGE_STRING)``: one row per line, in file order.
 
@@ -61,8 +70,8 @@ def line_table(data: bytes, report: FileReport, *, stream_truncated: bool = Fals
     ``\\r`` before ``\\n`` is message content (the Lambda runtime ends some messages with it) and is kept.
     Counted here: ``invalid_utf8_replaced``
     (lines with bytes that are not UTF-8, decoded with U+FFFD), ``event_truncated_over_1mb`` (lines
-    longer than the CloudWatch event size, cut at a character boundary), and when ``stream_truncated``
-    ``gzip_partial_last_line`` (the unterminated last line of a cut gzip stream, kept as it is).
+    longer than the CloudWatch event size, ``over_event_size``, cut at a character boundary), and when
+    ``stream_truncated`` ``gzip_partial_last_line`` (the unterminated last line of a cut gzip stream, kept as it is).
     """
     n_bytes = len(data)
     nl = newline_positions(data)
@@ -78,42 +87,51 @@ def line_table(data: bytes, report: FileReport, *, stream_truncated: bool = Fals
     n = len(offsets) - 1
     if n <= 0:
         return pa.table({"i": pa.array([], pa.int64()), "line": pa.array([], pa.large_string())}), False
-    lengths = np.diff(offsets)
-    n_crlf = int(np.count_nonzero(np.frombuffer(data, np.uint8)[nl[nl > 0] - 1] == 13)) if len(nl) else 0
+    # cr_before_nl[k]: the k-th "\n" follows a "\r" (line k ends "\r\n"; lines 0..len(nl)-1 are the terminated ones)
+    cr_before_nl = np.zeros(len(nl), dtype=bool)
+    if len(nl):
+        inner = nl > 0
+        cr_before_nl[inner] = np.frombuffer(data, np.uint8)[nl[inner] - 1] == 13
+    n_crlf = int(np.count_nonzero(cr_before_nl))
     crlf = n_crlf * 2 >= n and n_crlf > 0
     if crlf:
         report.count(Reason.CRLF, n_crlf)
+    body = np.diff(offsets)  # each line's bytes without its terminator
+    body[:len(nl)] -= 1 + (cr_before_nl if crlf else 0)
     arr = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
-    clean = not bool((lengths > MAX_EVENT_BYTES + 2).any())
+    over = over_event_size(body)
+    clean = not bool(over.any())
     if clean:
         try:
             arr.validate(full=True)  # UTF-8 check of every element
         except pa.ArrowInvalid:
             clean = False
     if not clean:
-        arr = _repaired(data, offsets, report)
+        arr = _repaired(data, offsets, body, report)
     return pa.table({"i": pa.array(np.arange(n, dtype=np.int64)), "line": arr}), crlf
 
 
-def _repaired(data: bytes, offsets: np.ndarray, report: FileReport) -> pa.Array:
+def _repaired(data: bytes, offsets: np.ndarray, body: np.ndarray, report: FileReport) -> pa.Array:
+    """The lines of ``data`` (``offsets``: n + 1 line bounds; ``body``: each line's bytes without its terminator)
+    decoded with U+FFFD for invalid bytes and cut to the event size (the terminator kept after the cut), counted."""
     out: list[str] = []
     bad = cut = 0
     mv = memoryview(data)
-    bounds = offsets.tolist()
-    for a, b in itertools.pairwise(bounds):
-        raw = mv[a:b]
+    for a, b, m in zip(offsets[:-1].tolist(), offsets[1:].tolist(), body.tolist(), strict=True):
+        raw = mv[a:a + m]
+        replaced = False
         try:
             text = str(raw, "utf-8")
         except UnicodeDecodeError:
             text = str(raw, "utf-8", "replace")
+            replaced = True
             bad += 1
-        if b - a > MAX_EVENT_BYTES + 2:
-            body = text.rstrip("\r\n")
-            enc = body.encode("utf-8")
-            if len(enc) > MAX_EVENT_BYTES:
-                text = enc[:MAX_EVENT_BYTES].decode("utf-8", "ignore") + text[len(body):]
+        if over_event_size(m) or replaced:  # U+FFFD is 3 bytes: a repaired message may have grown past the limit
+            enc = text.encode("utf-8")
+            if over_event_size(len(enc)):
+                text = enc[:MAX_EVENT_BYTES].decode("utf-8", "ignore")
                 cut += 1
-        out.append(text)
+        out.append(text + str(mv[a + m:b], "ascii"))  # the terminator: "\n" or "\r\n"
     report.count(Reason.INVALID_UTF8, bad)
     report.count(Reason.TRUNCATED_OVER_1MB, cut)
     return pa.array(out, pa.large_string())

@@ -46,7 +46,14 @@ from collector.ingest.constants import (
 from collector.ingest.derive import MACROS, insert_sql
 from collector.ingest.exceptions import IngestError, UnknownFormatError
 from collector.ingest.fields import count_fields, keep_first_fields
-from collector.ingest.lines import TEXT_PIECE_BYTES, byte_pieces, clip_message, decode_text, line_table
+from collector.ingest.lines import (
+    TEXT_PIECE_BYTES,
+    byte_pieces,
+    clip_message,
+    decode_text,
+    line_table,
+    over_event_size,
+)
 from collector.ingest.sniff import sniff
 from collector.ingest.source import GZIP_MAGIC, entry_kind, list_log_files, read_source
 from collector.ingest.types import FileReport, IngestReport, LogFormat
@@ -66,6 +73,11 @@ _KNOWN_SUFFIXES = (".log", ".jsonl", ".ndjson", ".json", ".txt", ".csv", ".out")
 _LINES_VIEW = "_iw_lines"
 FAST_PATH_MIN_BYTES = 4 * 1024 * 1024
 """Plain line files at least this big are split by DuckDB's CSV reader (see ``_ingest_plain_lines``)."""
+LINE_READER = f"""read_csv($path, columns = {{'line': 'VARCHAR'}}, delim = chr(1), quote = '', escape = '',
+                      comment = '', header = false, auto_detect = false, new_line = '\\n',
+                      strict_mode = false, max_line_size = {2 * MAX_EVENT_BYTES})"""
+"""DuckDB's parallel reader of the lines of the file ``$path``, one row ``(line VARCHAR)`` each, for a file
+``_plain_line_count`` admits (it gives exactly that many rows)."""
 _STAGE_VIEW = "_iw_stage"
 _NUMBERED_CTE = "_iw_numbered"
 
@@ -320,7 +332,7 @@ class EventStore:
         """Fast path for a large plain (not gzip) JSON-lines / export-to-S3 file: DuckDB's parallel CSV
         reader splits the lines, no byte of the file passes through Python.
 
-        Only when ``_plain_lines_ok`` (valid UTF-8, no ``\\r``, no ``\\x01``, no line longer than the CloudWatch
+        Only when ``_plain_line_count`` (valid UTF-8, no ``\\r``, no ``\\x01``, no line longer than the CloudWatch
         event size), checked before DuckDB reads a byte, so the reader never fails half-way (inside a
         ``transaction()`` a failed statement would abort it); otherwise returns None and the general path
         (which repairs, truncates and counts) reads the file.
@@ -333,18 +345,14 @@ class EventStore:
             fmt = sniff(head, path.name)
             if fmt not in (LogFormat.JSON_LINES, LogFormat.LAMBDA_JSON, LogFormat.EXPORT_S3):
                 return None
-            if not _plain_lines_ok(fh):
+            n_lines = _plain_line_count(fh)
+            if n_lines is None:
                 return None
-        # streamed: the lines are never a table (memory: DuckDB's read buffers, whatever the file's size); the
-        # reader is cheap enough to run once to count the lines and once for the INSERT
-        reader = f"""read_csv($path, columns = {{'line': 'VARCHAR'}}, delim = chr(1), quote = '', escape = '',
-                          comment = '', header = false, auto_detect = false, new_line = '\\n',
-                          strict_mode = false, max_line_size = {2 * MAX_EVENT_BYTES})"""
+        # streamed: the lines are never a table (memory: DuckDB's read buffers, whatever the file's size)
         params = {"path": str(path)}
-        n_lines = _run(self.connection, f"SELECT count(*) FROM {reader}", params)[0][0]
         rep = FileReport(source=str(path), format=fmt.value)
         group = log_group or default_log_group(path)
-        lines = f"(SELECT CAST(row_number() OVER () - 1 AS BIGINT) AS i, line FROM {reader})"
+        lines = f"(SELECT CAST(row_number() OVER () - 1 AS BIGINT) AS i, line FROM {LINE_READER})"
         self._insert_lines(int(n_lines), fmt, group, log_stream or path.name, rep, mtime_ms, crlf=False,
                            lines=lines, params=params, materialize=True)
         return rep
@@ -663,48 +671,55 @@ quoted ``@jsonMessage`` column."""
 _FRAGMENT_TRIES = 8  # "{" positions tried per message for an embedded JSON object (bounds hostile input)
 
 
-def _plain_lines_ok(fh: Any) -> bool:
-    """True when DuckDB's line reader gives exactly our lines: valid UTF-8, no ``\\r`` (it breaks lines there too),
-    no ``\\x01`` (its column delimiter here) and every line at most ``MAX_EVENT_BYTES`` (+ its ``\\n``). One pass over
-    the binary file ``fh`` from its start, read into one reused 32 MiB buffer (memory: that buffer; read, not mapped,
-    so the file's pages do not count in the process's resident memory).
+def _plain_line_count(fh: Any) -> int | None:
+    """The number of lines DuckDB's line reader gives for the binary file ``fh`` (read from its start) when they are
+    exactly our lines, else None: valid UTF-8, no ``\\r`` (it breaks lines there too), no ``\\x01`` (its column
+    delimiter here) and no line over the CloudWatch event size (``lines.over_event_size``: a ``\\n``-terminated line
+    of at most ``MAX_EVENT_BYTES`` bytes before its ``\\n``, an unterminated last line of at most that many). The count
+    is the ``\\n`` bytes, plus one for an unterminated last line. One pass, read into one reused 32 MiB buffer
+    (memory: that buffer; read, not mapped, so the file's pages do not count in the process's resident memory).
 
-    Per block, only C-speed scans: ``in`` for the two bytes; a line-length walk that jumps from newline to newline
-    at most ``MAX_EVENT_BYTES + 1`` bytes ahead with ``rfind`` (a few steps per MiB, exact: a gap longer than that
-    between two newlines, or from the file's start or to its end, has no newline in the window); UTF-8 by an
-    incremental decoder, skipped for an all-ASCII block when no multi-byte sequence is pending (ASCII is valid
-    UTF-8 and cannot complete one)."""
+    Per block, only C-speed scans: ``in`` for the two bytes, ``count`` for the newlines; a line-length walk that
+    jumps from newline to newline at most ``MAX_EVENT_BYTES + 1`` bytes ahead with ``rfind`` (a few steps per MiB,
+    exact: a gap longer than that between two newlines, or from the file's start, has no newline in the window; the
+    tail after the last newline is checked at the end); UTF-8 by an incremental decoder, skipped for an all-ASCII
+    block when no multi-byte sequence is pending (ASCII is valid UTF-8 and cannot complete one)."""
     import codecs
 
     fh.seek(0)
-    limit = MAX_EVENT_BYTES + 1  # the largest distance between two consecutive line boundaries
+    limit = MAX_EVENT_BYTES + 1  # the largest distance between two consecutive newlines (a line and its "\n")
     decoder = codecs.getincrementaldecoder("utf-8")()
     buf = bytearray(_SCAN_BYTES)
     base = 0  # file offset of the block
     last_nl = -1  # file offset of the last newline seen (-1: before the file's start)
+    newlines = 0
     while n := fh.readinto(buf):
         block = buf if n == len(buf) else buf[:n]  # a copy only for a short (the last) block
         if b"\r" in block or b"\x01" in block:
-            return False
+            return None
         while base + n - 1 - last_nl > limit:  # the block's end is too far from the last newline: one must be nearer
             at = block.rfind(b"\n", max(last_nl + 1 - base, 0), last_nl + limit + 1 - base)
             if at < 0:
-                return False
+                return None
             last_nl = base + at
         at = block.rfind(b"\n", max(last_nl + 1 - base, 0))  # safe: nothing after last_nl is too far from it
         if at >= 0:
             last_nl = base + at
+        newlines += block.count(b"\n")
         if decoder.getstate()[0] or not block.isascii():
             try:
                 decoder.decode(block)
             except UnicodeDecodeError:
-                return False
+                return None
         base += n
+    tail = base - 1 - last_nl  # bytes of an unterminated last line (0: the file ends with "\n")
+    if over_event_size(tail):
+        return None
     try:
         decoder.decode(b"", final=True)  # a multi-byte sequence cut by the end of the file
     except UnicodeDecodeError:
-        return False
-    return True
+        return None
+    return newlines + (tail > 0)
 
 
 def _require_text(head: bytes, path: Path) -> None:
