@@ -110,3 +110,19 @@ def _text(v):
         except ValueError:
             pass
     return str(v)
+
+
+def test_a_new_hot_column_is_read_by_name_whatever_its_duckdb_type():
+    """A column the ingest adds (a dotted JSON name, or a typed column) is the field of that name: no @json parse."""
+    docs = [{"_aws": {"Timestamp": T0}, "code": 5}, {"code": 7}, {"_aws": {"Timestamp": T0 + 1}}]
+    con = events_connection([{"timestamp": T0 + i, "message": json.dumps(d)} for i, d in enumerate(docs)],
+                            hot=("_aws.Timestamp",))
+    con.execute('ALTER TABLE events ADD COLUMN "code" BIGINT')
+    # filled as the ingest fills them: the nested _aws.Timestamp as JSON, code as a number
+    con.execute('UPDATE events SET "code" = CAST(json_extract("@json", \'$.code\') AS BIGINT), '
+                '"_aws.Timestamp" = json_extract("@json", \'$._aws.Timestamp\')')
+    query = "filter ispresent(_aws.Timestamp) or ispresent(code) | stats count(*) as n, sum(code) as s"
+    _, compiled = prepare_query(con, query, limit_cap=None)
+    assert '"_aws.Timestamp"' in compiled.sql and '"code"' in compiled.sql and '"@json"' not in compiled.sql
+    assert run_query(con, query).rows == [(3, 12)]
+    assert run_query(con, "filter ispresent(_aws.Timestamp) and not ispresent(code) | stats count(*) as n").rows == [(1,)]
