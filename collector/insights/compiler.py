@@ -66,7 +66,20 @@ from collector.insights.expressions import (
 from collector.insights.functions import AGGREGATE_FUNCTIONS, SCALAR_FUNCTIONS, period_interval
 from collector.insights.parser import parse_query
 from collector.insights.regex import convert_named_groups
-from collector.insights.sql import Params, Typed, as_bool, as_json, as_num, as_text, quote_ident, sort_terms
+from collector.insights.sql import (
+    Params,
+    Typed,
+    as_bool,
+    as_json,
+    as_num,
+    as_text,
+    json_present_sql,
+    quote_ident,
+    sort_is_scalar,
+    sort_term_pairs,
+    sort_terms,
+    sort_tie_sql,
+)
 from collector.insights.types import ValueType as V
 from collector.tables import EVENT_COLUMNS, INTERNAL_EVENT_COLUMNS
 
@@ -90,12 +103,14 @@ class Column:
     type: V
     ms_timestamp: bool = False  # stored as BIGINT epoch ms, seen as TIMESTAMP
     nested: bool = False  # a value the query made (jsonParse, unnest): ``name.path`` reads inside it
+    json: bool = False  # a table column of DuckDB type JSON (valid JSON text): ``json_present_sql`` applies
 
     def typed(self) -> Typed:
         if self.ms_timestamp:
             return Typed(V.TIMESTAMP, f"epoch_ms({self.ident})", num_sql=self.ident)
         if self.type is V.DYNAMIC:
-            return Typed(V.DYNAMIC, self.ident, text_sql=f"({self.ident} ->> '$')")
+            return Typed(V.DYNAMIC, self.ident, text_sql=f"({self.ident} ->> '$')",
+                         present_sql=json_present_sql(self.ident) if self.json else None)
         return Typed(self.type, self.ident)
 
 
@@ -639,7 +654,7 @@ class _QueryCompiler:
             if name in _TIMESTAMP_MS_COLUMNS:
                 columns[name] = Column(name, ident, V.TIMESTAMP, ms_timestamp=True)
             else:
-                columns[name] = Column(name, ident, _duck_type(duck))
+                columns[name] = Column(name, ident, _duck_type(duck), json=duck.upper() == "JSON")
         if TIMESTAMP_FIELD not in columns:
             raise QueryError(f"events table has no {TIMESTAMP_FIELD} column")
         return _Scope(columns, json_ident, seq_ident)
@@ -728,22 +743,43 @@ class _QueryCompiler:
         """(stage, scope, ORDER BY terms, (key ident, seq ident) when the order is one ascending timestamp
         then ingest order)."""
         ec = ExprCompiler(self, scope)
-        new, terms = [], []
+        new: list[Column] = []
+        pairs: list[tuple[str, str]] = []  # ORDER BY (expression, direction) after the first key's terms
+        first: list[str] = []
+        first_sql = ""
         cols = dict(scope.columns)
         parts = []
-        for expr, desc in cmd.keys:
+        for i, (expr, desc) in enumerate(cmd.keys):
             t = ec.compile(expr)
             ident = self.new_ident("s")
             parts.append(f"{t.sql} AS {ident}")
             col = Column(f"__sort{ident}", ident, t.type)
-            terms.extend(_order_terms(col, desc))
+            if i == 0:
+                first, first_sql = _order_terms(col, desc), t.sql
+            else:
+                pairs.extend(sort_term_pairs(col.typed(), desc))
             new.append(col)
+        tie_broken = new[1:]
         if scope.seq_ident:
-            terms.append(f"{scope.seq_ident} {'DESC' if cmd.keys[0][1] else 'ASC'}")
+            pairs.append((scope.seq_ident, "DESC" if cmd.keys[0][1] else "ASC"))
         elif scope.is_stats:
             for k in scope.group_keys:
-                terms.extend(_order_terms(k, False))
+                pairs.extend(sort_term_pairs(k.typed(), False))
+            tie_broken += scope.group_keys
         stage = self.add_stage(f"SELECT *, {', '.join(parts)} FROM {prev}")
+        group_idents = {k.ident for k in scope.group_keys}
+        if (scope.is_stats and new[0].type is V.TIMESTAMP and first_sql not in group_idents
+                and any(not sort_is_scalar(c.typed()) for c in tie_broken)):
+            # the terms after the first key's only order rows that tie on it: computed for those rows alone (a text
+            # key's terms take regexes and lists). Only when the first key is a timestamp a stats function made
+            # (max(@timestamp), fromMillis(...)): those rarely tie, while counts and bin() keys mostly do, and then
+            # the neighbour test would cost more than it saves
+            tie = self.new_ident("t")
+            # (a neighbour test, not count(*) OVER (PARTITION BY ...), which DuckDB plans as a self-join that
+            # computes the whole query twice)
+            stage = self.add_stage(f"SELECT *, {sort_tie_sql(new[0].typed())} AS {tie} FROM {stage}")
+            pairs = [(f"(CASE WHEN {tie} THEN {e} END)", d) for e, d in pairs]
+        terms = first + [f"{e} {d}" for e, d in pairs]
         simple = (len(new) == 1 and not cmd.keys[0][1] and scope.seq_ident is not None and not scope.is_stats
                   and new[0].type is V.TIMESTAMP)
         plain = (new[0].ident, scope.seq_ident) if simple else None

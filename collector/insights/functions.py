@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from collector.insights.expressions import Call, Duration, Literal, Star
 from collector.insights.periods import FIXED_UNIT_MS
-from collector.insights.sql import Typed, as_json, as_num, as_text, sort_key_struct, sql_number
+from collector.insights.sql import Typed, as_json, as_num, as_text, is_present, sort_key_struct, sql_number
 from collector.insights.types import ValueType as V
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -120,7 +120,7 @@ def _bool(sql: str) -> Typed:
 
 def _ispresent(ctx, call):
     (a,) = _args(ctx, call)
-    return _bool(f"({as_text(a)} IS NOT NULL)")
+    return _bool(is_present(a))
 
 
 def _isempty(ctx, call):
