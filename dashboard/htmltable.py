@@ -26,7 +26,7 @@ from typing import Any, Literal
 import pandas as pd
 import streamlit as st
 
-__all__ = ["MISSING", "Column", "html_table", "is_missing", "safe_href", "show"]
+__all__ = ["MISSING", "Column", "frame_columns", "html_table", "is_missing", "safe_href", "show"]
 
 MISSING = "–"
 """What an empty cell shows (no value, NaN): a cell is never blank, so a row reads as complete."""
@@ -47,6 +47,9 @@ STYLE = f"""<style>
 .{CLASS} .nw {{ white-space: nowrap; }}
 .{CLASS} .wrap {{ min-width: 11rem; }}
 .{CLASS} a {{ color: #3d8bd9; }}
+.{CLASS} .bar {{ display: inline-block; width: 4rem; height: 0.55rem; margin-right: 0.4rem;
+  background: rgba(128, 128, 128, 0.15); border-radius: 0.2rem; overflow: hidden; }}
+.{CLASS} .bar > span {{ display: block; height: 100%; background: #3d8bd9; }}
 .{CLASS} .b {{ border-radius: 0.25rem; padding: 0 0.3rem; font-size: 0.8rem; font-weight: 600; }}
 .{CLASS} .b-red {{ color: #e0454a; background: rgba(255, 75, 75, 0.14); }}
 .{CLASS} .b-orange {{ color: #d2751a; background: rgba(255, 164, 33, 0.16); }}
@@ -77,7 +80,8 @@ class Column:
     :data:`MISSING` without calling it); ``align``: ``left``, ``right`` (numbers: tabular figures, no wrap) or
     ``center``; ``wrap``: long text that may wrap (a minimum width instead of one line); ``link``: row (the frame's
     columns by name) -> a relative URL (:func:`safe_href`) or None; ``badge``: shown text -> one of
-    :data:`BADGE_COLOURS`, the text drawn as a coloured badge.
+    :data:`BADGE_COLOURS`, the text drawn as a coloured badge; ``bar``: the largest value of a numeric column, each
+    cell then drawn with a bar of ``value / bar`` of its width before the number (0 to 1, clipped).
     """
 
     name: str
@@ -88,6 +92,7 @@ class Column:
     badge: Mapping[str, str] | None = None
     help: str | None = None
     wrap: bool = False
+    bar: float | None = None
 
 
 def is_missing(v: Any) -> bool:
@@ -109,6 +114,9 @@ def _cell(col: Column, row: Mapping[str, Any]) -> str:
         if colour not in BADGE_COLOURS:
             raise ValueError(f"badge colour {colour!r} is not one of {BADGE_COLOURS}")
         shown = f'<span class="b b-{colour}">{shown}</span>'
+    if col.bar is not None and text != MISSING:
+        share = min(1.0, max(0.0, float(v) / col.bar)) if col.bar > 0 else 0.0
+        shown = f'<span class="bar"><span style="width:{share * 100:.1f}%"></span></span>{shown}'
     url = col.link(row) if col.link is not None and text != MISSING else None
     if url:
         shown = f'<a href="{html.escape(safe_href(url))}" target="_blank" rel="noopener noreferrer">{shown}</a>'
@@ -127,12 +135,53 @@ def html_table(df: pd.DataFrame, columns: Sequence[Column], *, caption: str | No
     if missing:
         raise KeyError(f"columns not in the frame: {missing}")
     head = "".join(
-        f'<th class="{_classes(c)}"' + (f' title="{html.escape(c.help)}"' if c.help else "") +
+        f'<th class="{_classes(c)}" data-col="{html.escape(c.name)}"' +
+        (f' title="{html.escape(c.help)}"' if c.help else "") +
         f">{html.escape(c.header)}</th>" for c in columns)
     body = "".join("<tr>" + "".join(_cell(c, row) for c in columns) + "</tr>" for row in df.to_dict("records"))
     label = f' aria-label="{html.escape(caption)}"' if caption else ""
     return (f'{STYLE}<div class="{CLASS}"><table{label}><thead><tr>{head}</tr></thead>'
             f"<tbody>{body}</tbody></table></div>")
+
+
+def _fmt_int(v: Any) -> str:
+    return f"{int(v):,}"
+
+
+def _fmt_float(v: Any) -> str:
+    return f"{float(v):,.2f}"
+
+
+def _fmt_time(v: Any) -> str:
+    return pd.Timestamp(v).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def frame_columns(df: pd.DataFrame, overrides: Mapping[str, Column] | None = None) -> list[Column]:
+    """A :class:`Column` for every column of ``df`` (in order), ``overrides`` (column name -> Column) first: an id
+    column (``dashboard.links.ID_FIELDS``) shows the id as a link into the Events explorer, integers with thousands
+    separators, other numbers with two decimals (right-aligned), datetimes (naive UTC) to the second, anything
+    else as text; the header is the column's name."""
+    from dashboard import links
+
+    out = []
+    for name in df.columns:
+        if overrides and name in overrides:
+            out.append(overrides[name])
+        elif name in links.ID_FIELDS:
+            field = links.ID_FIELDS[name]
+            out.append(Column(name, name, link=lambda row, n=name, f=field: links.explorer_url(f, row[n]),
+                              help=f"Opens the Events explorer on this {field.lower()}."))
+        elif pd.api.types.is_bool_dtype(df[name]):
+            out.append(Column(name, name))
+        elif pd.api.types.is_integer_dtype(df[name]):
+            out.append(Column(name, name, _fmt_int, "right"))
+        elif pd.api.types.is_numeric_dtype(df[name]):
+            out.append(Column(name, name, _fmt_float, "right"))
+        elif pd.api.types.is_datetime64_any_dtype(df[name]):
+            out.append(Column(name, name, _fmt_time))
+        else:
+            out.append(Column(name, name))
+    return out
 
 
 def show(df: pd.DataFrame, columns: Sequence[Column], *, key: str, caption: str | None = None) -> None:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dashboard.htmltable import MISSING, Column, html_table, safe_href
+from dashboard.htmltable import MISSING, Column, frame_columns, html_table, safe_href
 
 _spec = importlib.util.spec_from_file_location("html_rows_t", Path(__file__).with_name("html_rows.py"))
 html_rows = importlib.util.module_from_spec(_spec)
@@ -23,7 +23,7 @@ HOSTILE = ["<img src=x onerror=alert(1)>", "<script>alert(1)</script>", "**bold*
            "' onmouseover='alert(1)", "a | b", "&amp; &lt;", "[x](javascript:alert(1))", "</td></tr></table>",
            "<style>*{display:none}</style>", "line\nbreak", ":material/home:"]
 TAGS = {"style", "div", "table", "thead", "tbody", "tr", "th", "td", "span", "a"}
-ATTRS = {"class", "title", "href", "target", "rel", "aria-label"}
+ATTRS = {"class", "title", "href", "target", "rel", "aria-label", "data-col", "style"}
 
 
 def link(row) -> str:
@@ -100,3 +100,19 @@ def test_bad_column_or_badge_colour():
         html_table(frame, [Column("nope", "nope")])
     with pytest.raises(ValueError):
         html_table(frame, [Column("key", "key", badge={"k": "purple;x"})])
+
+
+def test_frame_columns_by_dtype_and_bars():
+    """Ids link into the explorer, integers get thousands separators, datetimes show to the second, a bar column
+    draws value / largest of the width."""
+    from datetime import datetime
+
+    frame = pd.DataFrame({"events": [1234, 3], "idempotency_key": ["k<1>", "k2"], "share": [0.5, 0.25],
+                          "last_seen": [datetime(2026, 1, 5, 10, 30, 1, 500_000), datetime(2026, 1, 5, 10, 31)]})
+    bar = Column("events", "events", lambda v: f"{int(v):,}", "right", bar=1234.0)
+    p = html_rows.parse(html_table(frame, frame_columns(frame, {"events": bar})))
+    assert p.rows == [["1,234", "k<1>", "0.50", "2026-01-05 10:30:01"], ["3", "k2", "0.25", "2026-01-05 10:31:00"]]
+    assert parse_qs(urlsplit(p.hrefs[0][1]).query) == {"field": ["Idempotency key"], "q": ["k<1>"]}
+    widths = [a["style"] for t, a in p.tags if t == "span" and "style" in a]
+    assert widths == ["width:100.0%", f"width:{3 / 1234 * 100:.1f}%"]
+    assert p.cols == ["events", "idempotency_key", "share", "last_seen"]
