@@ -6,6 +6,7 @@ Expected values are derived by hand from sample_tables.py (comments there and be
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -16,6 +17,10 @@ APP = Path(__file__).resolve().parents[3] / "dashboard" / "app.py"
 pytestmark = pytest.mark.timeout(300)
 
 
+_spec = importlib.util.spec_from_file_location("html_rows_depth", Path(__file__).with_name("html_rows.py"))
+html_rows = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(html_rows)  # type: ignore[union-attr]
+
 def metrics(at) -> dict[str, tuple[str, str | None]]:
     return {m.label: (m.value, m.delta or None) for m in at.main.metric}
 
@@ -25,6 +30,9 @@ def captions(at) -> list[str]:
 
 
 def frame(at, key: str):
+    """The table keyed ``table-<key>``: a data grid's frame, or an HTML table read back (html_rows.py)."""
+    if html_rows.is_html(at, key):
+        return html_rows.values(at, key)
     return at.get_by_key(f"table-{key}").dataframe[0].value
 
 
