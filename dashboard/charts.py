@@ -121,14 +121,45 @@ def count_axis(max_total: float) -> tuple[dict[str, Any], dict[str, Any]]:
     return axis, scale
 
 
-def _y(kind: Kind, title: str, field: str = "value", max_total: float = 0.0) -> dict:
+def _extent(values: pd.Series | Sequence[float]) -> tuple[float, float]:
+    """(min(0, smallest), largest) of the finite values ((0.0, 0.0) for none): a y domain given in the spec that
+    still holds a negative value (an alarm's metric may go below zero)."""
+    v = pd.to_numeric(pd.Series(list(values), dtype="float64"), errors="coerce")
+    v = v[v.map(math.isfinite)]
+    return (min(0.0, float(v.min())), float(v.max())) if len(v) else (0.0, 0.0)
+
+
+def _domain(extent: tuple[float, float]) -> list[float]:
+    """y domain of ``extent`` (Vega still rounds the ends out to nice values); [0, 1] when nothing is above 0.
+
+    Why given at all: Streamlit embeds a chart's view before it inserts the rows, and a scale whose domain comes
+    from the (still empty) data logs Vega's "Infinite extent for field ..." warning on every chart page."""
+    lo, hi = extent
+    return [lo, hi] if hi > lo else [lo, lo + 1.0]
+
+
+def _y(kind: Kind, title: str, field: str = "value", max_total: float = 0.0,
+       extent: tuple[float, float] | None = None) -> dict:
+    """y encoding of ``field``; ``max_total`` (counts: the largest stack) or ``extent`` (:func:`_extent` of the
+    values drawn) sets the domain (:func:`_domain`)."""
     if kind == "count":
         axis, scale = count_axis(max_total)
     elif kind == "percent":
         axis, scale = {"format": ".1~%", "minExtent": _Y_EXTENT}, {"zero": True}
     else:
         axis, scale = {"format": ",.4~g", "minExtent": _Y_EXTENT}, {"zero": True}
+    scale.setdefault("domain", _domain(extent if extent is not None else (0.0, max_total)))
     return {"field": field, "type": "quantitative", "title": title, "axis": {**axis, "title": title}, "scale": scale}
+
+
+def _x2(field: str = "t_end", title: str | None = None) -> dict[str, Any]:
+    """The end of an interval on the x (time) scale. Typed ``temporal``: an untyped x2 beside an x with an explicit
+    domain made Vega-Lite 6 warn of "conflicting" domains (the same window, parsed and not) and compute a data
+    extent from the still-empty rows ("Infinite extent for field data")."""
+    enc: dict[str, Any] = {"field": field, "type": "temporal"}
+    if title is not None:
+        enc["title"] = title
+    return enc
 
 
 _VALUE_FORMAT = {"count": ",d", "percent": ".2%", "number": ",.4~g"}
@@ -192,11 +223,11 @@ def time_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
         total = float(rows["y1"].max()) if len(rows) else 0.0
         mark = {"type": "bar", "x2Offset": -1}
         # titles: a bar's screen-reader label names every channel (Vega-Lite's aria description)
-        enc = {"x": _x(window), "x2": {"field": "t_end", "title": "bin end (UTC)"},
+        enc = {"x": _x(window), "x2": _x2("t_end", "bin end (UTC)"),
                "y": _y(kind, y_title, "y1", total), "y2": {"field": "y0", "title": "stack base"}}
     else:
         mark = {"type": "line", "point": {"size": 36}, "strokeWidth": 2}
-        enc = {"x": _x(window), "y": _y(kind, y_title)}
+        enc = {"x": _x(window), "y": _y(kind, y_title, extent=_extent(rows["value"]))}
     # a bar legend's swatch is a plain square (a points layer's outline would frame it)
     swatch = {"symbolStrokeWidth": 0} if stacked else {}
     enc |= {"color": _colour(names, colour, by, legend={**swatch, **(legend or {})}),
@@ -245,11 +276,12 @@ def stat_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
     rows["series"] = rows["series"].astype(str)
     rows = rows.sort_values(["statistic", "series", "t"], ignore_index=True)
     names = rows["series"].unique().tolist()
+    extent = _extent(rows["value"])
     layers = []
     for _, lab, style in stats:
         # the window's scale once, on the first layer (layers share it; a second copy makes Vega-Lite warn)
         x = _x(window) if not layers else {"field": "t", "type": "temporal"}
-        enc = {"x": x, "y": _y("number", y_title), "color": _colour(names, colour, by, legend=legend),
+        enc = {"x": x, "y": _y("number", y_title, extent=extent), "color": _colour(names, colour, by, legend=legend),
                "tooltip": _tooltip(by, y_title, "number",
                                    extra=[{"field": "statistic", "type": "nominal", "title": "statistic"}])}
         layers.append({"transform": [_is("statistic", lab)], "mark": dict(LINE_STYLES[style]), "encoding": enc})
@@ -293,10 +325,12 @@ def alarm_timeline(timeline: pd.DataFrame, period: timedelta, *, threshold: floa
     value_layers: list[dict[str, Any]] = [
         {"transform": [_is("state", "ALARM")], "mark": {"type": "rect", "color": state_colours["ALARM"],
                                                         "opacity": 0.12},
-         "encoding": {"x": x_top, "x2": {"field": "t_end"}}},
+         "encoding": {"x": x_top, "x2": _x2()}},
         {"mark": {"type": "line", "point": {"size": 30}, "strokeWidth": 2},
          "encoding": {"x": x_top, "y": {"field": "value", "type": "quantitative", "title": value_title,
-                                    "axis": value_axis, "scale": {"zero": True}},
+                                    "axis": value_axis,
+                                    "scale": {"zero": True, "domain": _domain(_extent(
+                                        [*rows["value"].tolist(), *([threshold] if threshold is not None else [])]))}},
                       "color": {"datum": "value", **line_colour}, "tooltip": tip}},
     ]
     if threshold is not None:
@@ -305,7 +339,7 @@ def alarm_timeline(timeline: pd.DataFrame, period: timedelta, *, threshold: floa
                                           "color": {"datum": threshold_label, **line_colour}}})
     order = list(STATE_LABELS.values())
     band = {"height": band_height, "mark": {"type": "rect", "x2Offset": -0.5},
-            "encoding": {"x": x, "x2": {"field": "t_end"},
+            "encoding": {"x": x, "x2": _x2(),
                          "y": {"field": "state_label", "type": "nominal", "title": "state",
                                "scale": {"domain": order}, "axis": {"minExtent": _Y_EXTENT, "labelLimit": 100}},
                          "color": {"field": "state", "type": "nominal", "legend": None,

@@ -2,8 +2,9 @@
 
 Safety rule: everything that comes from logs (keys, ids, service/operation names, error
 codes, messages) is untrusted. It is shown only through ``st.dataframe`` (rendered as
-text by the grid), through :func:`md_escape` inside markdown, or as data values of the
-Vega-Lite charts (``dashboard.charts``: drawn as SVG/canvas text, HTML-escaped in tooltips).
+text by the grid), through :func:`md_escape` inside markdown, as data values of the
+Vega-Lite charts (``dashboard.charts``: drawn as SVG/canvas text, HTML-escaped in tooltips), or
+``html.escape``-d in the Overview's health table (``dashboard.htmltable``, the one ``st.html`` call).
 No call in the dashboard uses ``unsafe_allow_html``.
 """
 

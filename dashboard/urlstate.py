@@ -24,10 +24,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlencode
 
 import streamlit as st
 
-__all__ = ["INVALID", "begin", "bind", "publish"]
+__all__ = ["INVALID", "begin", "bind", "link", "publish"]
 
 INVALID = object()
 """What a decoder or validator returns for a value the widget cannot take (the default is used)."""
@@ -85,9 +86,8 @@ def bind(key: str, name: str, *, default: Any, decode: Callable[[Encoded], Any],
     return checked
 
 
-def publish() -> None:
-    """Write every widget bound this run into the query string (parameters at their default are left out,
-    so a plain page link stays plain). Called by the page footer, after every widget."""
+def _bound_params() -> dict[str, Encoded]:
+    """Parameter name -> encoded values of every widget bound so far this run that is not at its default."""
     ss = st.session_state
     params: dict[str, Encoded] = {}
     for name, (key, encode, default) in ss.get(_BOUND, {}).items():
@@ -95,6 +95,24 @@ def publish() -> None:
             enc = encode(ss[key])
             if enc:
                 params[name] = enc
+    return params
+
+
+def link(path: str, **overrides: Encoded) -> str:
+    """Relative URL (``path?query``) of the page served at ``path`` showing what this run shows: the values of
+    the widgets bound so far (the sidebar's time range and filters, when called from a page), as :func:`publish`
+    writes them, with ``overrides`` (parameter -> values; an empty list drops the parameter) on top. The values
+    are percent-encoded (``urlencode``), so an untrusted value cannot change the link's target."""
+    params = _bound_params() | overrides
+    query = urlencode([(k, v) for k, vs in params.items() for v in vs])
+    return f"{path}?{query}" if query else path
+
+
+def publish() -> None:
+    """Write every widget bound this run into the query string (parameters at their default are left out,
+    so a plain page link stays plain). Called by the page footer, after every widget."""
+    ss = st.session_state
+    params = _bound_params()
     if params != _current():
         st.query_params.from_dict(params)
     ss[_LAST] = params

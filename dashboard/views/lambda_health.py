@@ -7,13 +7,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, lambda_health, sources, trail, ui
+from dashboard import charts, htmltable, lambda_health, sources, trail, ui
 from dashboard.compute import colour_map, duration_unit, format_ms, in_unit, outcome_totals
 from dashboard.constants import FAILURE_OUTCOMES
 from emitter.contract import Outcome
 
 TITLE = "Lambda health"
-_col = st.column_config
 def render() -> None:
     ctx = ui.context()
     ds, f = ctx.ds, ctx.filters
@@ -126,27 +125,42 @@ def _table(ds, f) -> None:
     def full(c: str) -> str:
         return c.removesuffix("_ms").removesuffix("_mb").replace("_", " ")
 
-    cfg: dict = {"log_group": _col.TextColumn("log group", pinned=True)}
+    C = htmltable.Column
+    cfg: dict[str, htmltable.Column] = {"log_group": C("log_group", "log group")}
     for c in lambda_health.COUNT_COLUMNS:
-        cfg[c] = _col.NumberColumn(name(c), format="%d", help=full(c))
-    cfg["cold_start_rate"] = _col.NumberColumn("cold %", format="percent", help="cold starts / invocations")
+        cfg[c] = C(c, name(c), _int, "right", help=full(c))
+    cfg["cold_start_rate"] = C("cold_start_rate", "cold %", _pct, "right", help="cold starts / invocations")
     # one unit per column (its largest value's, said in the header): a 2-minute timeout must not turn every
     # average into "0.00 min"
     for c in (c for c in g.columns if c.endswith("_ms")):
         g[c], unit = in_unit(g[c])
-        cfg[c] = _col.NumberColumn(f"{name(c)} ({unit})", format="%.0f" if unit == "ms" else "%.2f",
-                                   help=f"{full(c)} ({unit})")
+        cfg[c] = C(c, f"{name(c)} ({unit})", ("{:,.0f}" if unit == "ms" else "{:,.2f}").format, "right",
+                   help=f"{full(c)} ({unit})")
     for c in (c for c in g.columns if c.endswith("_mb")):
-        cfg[c] = _col.NumberColumn(f"{name(c)} (MB)", format="%.0f", help=f"{full(c)} (MB = 10^6 bytes)")
-    cfg["peak_memory_pct"] = _col.NumberColumn("mem %", format="percent",
-                                               help="Largest 1-minute max memory used / memory size.")
+        cfg[c] = C(c, f"{name(c)} (MB)", "{:,.0f}".format, "right", help=f"{full(c)} (MB = 10^6 bytes)")
+    cfg["peak_memory_pct"] = C("peak_memory_pct", "mem %", _pct, "right",
+                               help="Largest 1-minute max memory used / memory size.")
     # two tables so each fits a 1440 px screen: invocations and durations, then cold starts' init and memory
     second = [c for c in g.columns if "init" in c or c.endswith(("_mb", "_pct"))]
     first = [c for c in g.columns if c not in second]
-    ui.table(g[first], key="lambda_groups", **{c: v for c, v in cfg.items() if c in first})
+    _small_table(g[first], "lambda_groups", cfg)
     st.caption("Init duration of the cold starts and memory used against the memory size, per log group")
-    ui.table(g[["log_group", *second]], key="lambda_memory_groups",
-             **{c: v for c, v in cfg.items() if c == "log_group" or c in second})
+    _small_table(g[["log_group", *second]], "lambda_memory_groups", cfg)
+
+
+def _int(v) -> str:
+    return f"{float(v):,.0f}"
+
+
+def _pct(v) -> str:
+    return f"{float(v) * 100:.1f}%"
+
+
+def _small_table(df: pd.DataFrame, key: str, columns: dict[str, htmltable.Column] | None = None) -> None:
+    """A table of one row per log group or source: escaped HTML (``dashboard.htmltable``), not a canvas grid (five
+    grids made this the slowest page to open, ``benchmarks/dashboard_bench.py``)."""
+    cols = {c: v for c, v in (columns or {}).items() if c in df.columns}
+    htmltable.show(df, htmltable.frame_columns(df, cols), key=key)
 
 
 def _cold_starts(ds, f, t: dict) -> None:
@@ -162,8 +176,8 @@ def _cold_starts(ds, f, t: dict) -> None:
     if not rows:
         st.caption("No source in this data records cold starts.")
         return
-    ui.table(pd.DataFrame(rows, columns=["source", "table", "cold starts"])[["cold starts", "source", "table"]],
-             key="lambda_cold", **{"cold starts": _col.NumberColumn("cold starts", format="%d")})
+    _small_table(pd.DataFrame(rows, columns=["source", "table", "cold starts"])[["cold starts", "source", "table"]],
+                 "lambda_cold", {"cold starts": htmltable.Column("cold starts", "cold starts", _int, "right")})
 
 
 def _errors(ds, f) -> None:
@@ -184,8 +198,8 @@ def _errors(ds, f) -> None:
             piv.insert(0, "failures", piv.sum(axis=1))
             piv = piv.sort_values("failures", ascending=False).reset_index()
             piv.columns = [str(c) for c in piv.columns]
-            ui.table(piv[["failures", "log_group", *[c for c in piv.columns if c not in ("failures", "log_group")]]],
-                     key="lambda_errors", log_group=_col.TextColumn("log group"))
+            shown = piv[["failures", "log_group", *[c for c in piv.columns if c not in ("failures", "log_group")]]]
+            _small_table(shown, "lambda_errors", {"log_group": htmltable.Column("log_group", "log group")})
     with right:
         st.caption("Powertools / EMF libraries")
         lib = sources.by_log_group(ds, "library_signals", f)
@@ -197,5 +211,5 @@ def _errors(ds, f) -> None:
         else:
             g = lib.groupby(["library", "log_group", "signal"], as_index=False, observed=True)["events"].sum()
             g["library"] = g["library"].astype(str).map(sources.label)
-            ui.table(g.sort_values("events", ascending=False)[["events", "library", "log_group", "signal"]],
-                     key="lambda_lib_errors", events=_col.NumberColumn("events", format="%d"))
+            _small_table(g.sort_values("events", ascending=False)[["events", "library", "log_group", "signal"]],
+                         "lambda_lib_errors", {"events": htmltable.Column("events", "events", _int, "right")})

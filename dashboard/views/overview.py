@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import sources, sparkline, ui
+from dashboard import htmltable, sources, sparkline, ui, urlstate
 from dashboard.compute import (
     duration_unit,
     format_delta,
@@ -15,33 +15,70 @@ from dashboard.compute import (
     tile_trend,
     tiles,
 )
-from dashboard.constants import SIGNALS, SignalKind
+from dashboard.constants import POISON_RATE_CRITICAL, RETRY_RATE_WARNING, SIGNALS, Health, SignalKind
 from dashboard.views.stuck import STUCK_MEANING
 
 TITLE = "Overview"
-_count = st.column_config.NumberColumn
-HEALTH_COLUMN_CONFIG = {
-    # short labels and explicit widths: service, operation, health, reasons and the verdict's inputs fit a
-    # 1400 px window without horizontal scrolling (the remaining counts follow on the right)
-    "service": st.column_config.TextColumn("service", width=80),
-    "operation": st.column_config.TextColumn("operation", width=140),
-    "health": st.column_config.TextColumn("health", width=80, help="CRITICAL: stuck keys, ambiguous commits or "
-                                          "poison rate >= 1%. WARNING: conflicts, timeout-budget aborts, store "
-                                          "errors or retry rate >= 5%."),
-    "reasons": st.column_config.TextColumn("reasons", width=280),
-    "stuck_keys": _count("stuck", width=55, help="Keys stuck (expired IN_PROGRESS) at the window end."),
-    "ambiguous_commits": _count("ambiguous", width=80, help="Ambiguous commits."),
-    "poison_rate": _count("poison", format="percent", width=65, help="Poison messages / received."),
-    "retry_rate": _count("retry", format="percent", width=60, help="Retryable failures / received."),
-    "conflicts": _count("conflicts", width=70, help="Payload conflicts."),
-    "timeout_budget_aborts": _count("t/o aborts", width=75, help="Timeout-budget aborts."),
-    "store_errors": _count("store err", width=70, help="Idempotency store errors."),
-    "received": _count("received", width=75),
-    "in_progress_collisions": _count("in-progress", width=85, help="In-progress collisions."),
-    "retryable_failures": _count("retryable", width=75),
-    "permanent_failures": _count("permanent", width=80),
-    "poison_messages": _count("poison msgs", width=85),
-}
+
+
+def _int(v) -> str:
+    return f"{int(v):,}"
+
+
+def _pct(v) -> str:
+    return f"{float(v) * 100:.2f}%"
+
+
+def _to(page: str, count: str | None = None):
+    """Link of a health-table cell: the signal page served at ``page``, filtered to the row's service and
+    operation, same time range; none for a zero count (nothing to see there) or a row without both names."""
+
+    def link(row) -> str | None:
+        if count is not None and not row[count]:
+            return None
+        if htmltable.is_missing(row["service"]) or htmltable.is_missing(row["operation"]):
+            return None
+        return urlstate.link(page, service=[str(row["service"])], operation=[str(row["operation"])])
+
+    return link
+
+
+_C = htmltable.Column
+HEALTH_BADGE = {Health.CRITICAL.value: "red", Health.WARNING.value: "orange", Health.OK.value: "green"}
+HEALTH_TABLE = [
+    # the row's identity and verdict, every input of the verdict, the reasons, then the other counts: what
+    # decides the verdict fits a 1440 px window (the rest scrolls sideways). A count links to its signal's page,
+    # filtered to the operation.
+    _C("service", "service"),
+    _C("operation", "operation"),
+    _C("health", "health", badge=HEALTH_BADGE,
+       help=f"CRITICAL: stuck keys, ambiguous commits or poison rate >= {POISON_RATE_CRITICAL:.0%}. WARNING: "
+            f"conflicts, timeout-budget aborts, store errors or retry rate >= {RETRY_RATE_WARNING:.0%}."),
+    _C("stuck_keys", "stuck", _int, "right", _to("stuck", "stuck_keys"),
+       help="Keys stuck (expired IN_PROGRESS) at the window end."),
+    _C("ambiguous_commits", "ambiguous", _int, "right", help="Ambiguous commits."),
+    _C("poison_rate", "poison", _pct, "right", _to("poison", "poison_messages"), help="Poison messages / received."),
+    _C("retry_rate", "retry", _pct, "right", _to("retries", "retryable_failures"),
+       help="Retryable failures / received."),
+    _C("conflicts", "conflicts", _int, "right", _to("conflicts", "conflicts"), help="Payload conflicts."),
+    _C("timeout_budget_aborts", "t/o aborts", _int, "right", _to("timeout_aborts", "timeout_budget_aborts"),
+       help="Timeout-budget aborts."),
+    _C("store_errors", "store err", _int, "right", help="Idempotency store errors."),
+    _C("reasons", "reasons", wrap=True, help="What made the verdict."),
+    _C("received", "received", _int, "right"),
+    _C("succeeded", "succeeded", _int, "right"),
+    _C("duplicates", "duplicates", _int, "right", _to("duplicates", "duplicates"), help="Duplicates completed."),
+    _C("in_progress_collisions", "in-progress", _int, "right", _to("in_progress", "in_progress_collisions"),
+       help="In-progress collisions."),
+    _C("retryable_failures", "retryable", _int, "right"),
+    _C("permanent_failures", "permanent", _int, "right"),
+    _C("poison_messages", "poison msgs", _int, "right"),
+    # max_record_age_ms: added per render, in the unit of the largest age
+    _C("event_source", "event source"),
+]
+"""The health table's columns (every one of ``compute.HEALTH_COLUMNS``), in order."""
+HEALTH_HELP = ("One row per operation, worst verdict first; hover a column header for its meaning. A linked count "
+               "opens its signal's page filtered to that operation (same time range) in a new tab.")
 
 
 _SPARK_KIND = {SignalKind.COUNT: "count", SignalKind.RATE: "rate", SignalKind.AGE: "duration"}
@@ -75,15 +112,17 @@ def render() -> None:
         for col, t in zip(cols, row):
             with col, st.container(border=True, key=f"tile-{t.signal.key}"):
                 _tile(ds, f, t, emitter)
-    st.subheader("Health per operation")
+    st.subheader("Health per operation", help=HEALTH_HELP)
     h = health_table(ds, f)
     if h.empty:
         st.info("No emitter records in this window and filter selection.")
     else:
         age, unit = in_unit(h["max_record_age_ms"])
-        h = h.assign(max_record_age_ms=age)
-        ui.table(h, key="health", **HEALTH_COLUMN_CONFIG,
-                 max_record_age_ms=_count(f"max record age ({unit})", format="%.1f" if unit != "ms" else "%.0f"))
+        fmt = "{:,.0f}" if unit == "ms" else "{:,.1f}"
+        cols = list(HEALTH_TABLE)
+        cols.insert(-1, htmltable.Column("max_record_age_ms", f"max record age ({unit})", fmt.format, "right",
+                                         _to("iterator_age"), help="The largest record age (iterator age)."))
+        htmltable.show(h.assign(max_record_age_ms=age), cols, key="health", caption="Health per operation")
     ui.footer(TITLE)
 
 

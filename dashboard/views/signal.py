@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, links, sources, trail, ui, urlstate
+from dashboard import charts, htmltable, links, sources, trail, ui, urlstate
 from dashboard.compute import (
     attempt_distribution,
     breakdown,
     colour_map,
     duration_unit,
     error_codes,
+    format_ms,
     format_value,
     in_unit,
     record_age_series,
@@ -71,38 +72,37 @@ def render(key: str) -> None:
         if ec.empty:
             st.caption(f"No error codes recorded for {sig.outcome.value} in this window.")  # type: ignore[union-attr]
         else:
-            ui.table(ec[["events", "error_code", "error_class"]], key="codes")
+            _small_table(ec[["events", "error_code", "error_class"]], "codes")
     else:
         bd = breakdown(ds, sig, f, by)
         value = "max_ms" if sig.kind is SignalKind.AGE else "rate" if sig.kind is SignalKind.RATE else "events"
         if bd.empty:
             st.caption("nothing in this window")
         else:
-            label, fmt = value, "percent" if value == "rate" else "%d"
+            label, fmt = value, (_pct if value == "rate" else _int)
             if value == "max_ms":
                 converted, unit = in_unit(bd["max_ms"])
                 bd = bd.assign(max_ms=converted)
-                label, fmt = f"max record age ({unit})", "%.0f" if unit == "ms" else "%.1f"
+                label, fmt = f"max record age ({unit})", ("{:,.0f}" if unit == "ms" else "{:,.1f}").format
             top = float(bd[value].max())
-            ui.table(bd, key=f"bdt_{by}", **{value: st.column_config.ProgressColumn(
-                label, min_value=0.0, max_value=top if top > 0 else 1.0, format=fmt)})
+            _small_table(bd, f"bdt_{by}", **{value: htmltable.Column(value, label, fmt, "right",
+                                                                     bar=top if top > 0 else 1.0)})
 
     st.subheader("Top offenders")
     if sig.kind is SignalKind.AGE:
         st.caption("Received records with the largest record age (IteratorAge per record).")
         ages = trail.top_record_ages(ds, f)
-        converted, unit = in_unit(ages["record_age_ms"])
-        ages = ages.assign(record_age_ms=converted)
         ages = ages[["record_age_ms", *[c for c in ages.columns if c != "record_age_ms"]]]
-        _linked_table(ages, "top_age", record_age_ms=st.column_config.NumberColumn(
-            f"record age ({unit})", format="%.0f" if unit == "ms" else "%.1f", pinned=True))
+        # each age in its own unit ("1.1 min", "900 ms"): one unit for the column showed small ages as 0.0 min
+        _small_table(ages, "top_age", record_age_ms=htmltable.Column("record_age_ms", "record age", format_ms,
+                                                                     "right", help="Record age (IteratorAge)."))
     else:
         _offenders(ds, sig, f)
     if sig.key == "retries":
         st.subheader("Delivery attempts")
         st.caption("Received records per delivery attempt number, whole collection window (the attempts table has "
                    "no time column).")
-        ui.table(attempt_distribution(ds, f), key="attempts")
+        _small_table(attempt_distribution(ds, f), "attempts")
     ui.footer(sig.title)
 
 
@@ -114,11 +114,11 @@ def _offenders(ds, sig: Signal, f) -> None:
     k, e = st.columns(2)
     with k:
         st.caption("Idempotency keys (a key opens its trail in the Events explorer)")
-        _linked_table(_counts_first(keys, "events"), "top_keys", events=_PINNED_COUNT)
+        _small_table(_counts_first(keys, "events"), "top_keys")
     with e:
         st.caption("Event ids")
         ev = trail.top_event_ids(ds, sig.outcome.value, f)  # type: ignore[union-attr]
-        _linked_table(_counts_first(ev, "events", "max_attempt"), "top_events", events=_PINNED_COUNT)
+        _small_table(_counts_first(ev, "events", "max_attempt"), "top_events")
     if len(keys):
         options = [None, *keys["idempotency_key"].tolist()]
         urlstate.bind("offender_pick", "key", default=None, decode=urlstate.choice(options)[0],
@@ -135,16 +135,27 @@ def _offenders(ds, sig: Signal, f) -> None:
         ck = filter_frame(ds, "conflicting_keys", f, time_col="last_seen")
         st.caption(f"Conflicting keys (conflicting_keys table, last seen in window): top {TOP_N} of {len(ck):,}")
         top = ck.sort_values(["conflicts", "idempotency_key"], ascending=[False, True]).head(TOP_N)
-        _linked_table(_counts_first(top, "conflicts"), "conflicting", conflicts=st.column_config.NumberColumn(
-            "conflicts", format="%d", pinned=True))
-
-
-_PINNED_COUNT = st.column_config.NumberColumn("events", format="%d", pinned=True)
+        _small_table(_counts_first(top, "conflicts"), "conflicting")
 
 
 def _counts_first(df, *counts: str):
     """Count columns first: a narrow window shows what ranks the row before the (long) id."""
     return df[[*counts, *[c for c in df.columns if c not in counts]]]
+
+
+def _int(v) -> str:
+    return f"{int(v):,}"
+
+
+def _pct(v) -> str:
+    return f"{float(v) * 100:.2f}%"
+
+
+def _small_table(df, key: str, **overrides: htmltable.Column) -> None:
+    """A table of at most a few dozen rows (breakdowns, top offenders): escaped HTML (``dashboard.htmltable``), ids
+    linked into the Events explorer. The data grid would make the browser build a canvas grid per table: on a
+    signal page with three of them, about a third of a page switch (``benchmarks/dashboard_bench.py``)."""
+    htmltable.show(df, htmltable.frame_columns(df, overrides), key=key)
 
 
 def _linked_table(df, key: str, **column_config) -> None:

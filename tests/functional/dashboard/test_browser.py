@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -119,7 +119,7 @@ def open_overview(browser, srv, artifacts: Path, tag: str):
     page.on("request", lambda r: None if _loopback(r.url) else dialogs.append(f"request left 127.0.0.1: {r.url}"))
     page.goto(srv.url + "/")
     wait_rendered(page, "Overview")
-    page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=TIMEOUT_MS)
+    page.locator(".st-key-table-health table").first.wait_for(timeout=TIMEOUT_MS)
     return page, dialogs
 
 
@@ -332,6 +332,46 @@ def test_hostile_series_names_are_literal_text_in_legends_and_tooltips(browser, 
         page.close()
 
 
+def health_rows(page) -> list[dict]:
+    """Each row of the Overview's health table as the browser drew it: cell texts by header, each cell's child
+    element tags, and its link target."""
+    return page.evaluate("""() => { const t = document.querySelector('.st-key-table-health table');
+        const heads = [...t.querySelectorAll('th')].map(th => th.innerText.trim());
+        return [...t.querySelectorAll('tbody tr')].map(tr => Object.fromEntries([...tr.children].map((td, i) =>
+            [heads[i], {text: td.innerText, tags: [...td.querySelectorAll('*')].map(e => e.tagName.toLowerCase()),
+                        href: (td.querySelector('a') || {}).href || null}]))); }""")
+
+
+def test_hostile_names_are_literal_text_in_the_health_table(browser, hostile_data, sample_mod, artifacts):
+    """Operation names with HTML, a script tag and markdown/LaTeX: the health table (escaped HTML) shows each
+    literally, makes no element of it, and its links open the signal page filtered to exactly that operation."""
+    img, md = HOSTILE_OPS["ProcessOrders"], HOSTILE_OPS["CapturePayment"]
+    with DashboardServer(hostile_data) as srv:
+        page, dialogs = open_overview(browser, srv, artifacts, "hostile-health")
+        rows = {r["operation"]["text"]: r for r in health_rows(page)}
+        assert set(rows) == {img, md, sample_mod.XSS_OP}, list(rows)
+        for row in rows.values():
+            assert row["operation"]["tags"] == [], row  # text only: no <img>, no <b>, no KaTeX
+            assert row["health"]["text"] == "CRITICAL"
+        # the poison count of the <img> operation: a link on this server to the poison page of that operation
+        href = rows[img]["poison"]["href"]
+        u = urlsplit(href)
+        assert _loopback(href) and u.path == "/poison" and parse_qs(u.query)["operation"] == [img], href
+        assert page.locator("img[src='x']").count() == 0
+        assert_clean(page, dialogs)
+        page.locator(".st-key-table-health").screenshot(path=str(artifacts / "hostile-health.png"))
+        with page.context.expect_page() as opened:  # the link opens a new tab (target=_blank)
+            links = page.locator(".st-key-table-health td a")
+            links.nth(links.evaluate_all("(as, h) => as.findIndex(a => a.href === h)", href)).click()
+        tab = opened.value
+        wait_rendered(tab, "Poison rate")
+        tab.wait_for_function("""name => (document.querySelector('.st-key-f_operation') || {innerText: ''})
+            .innerText.includes(name)""", arg=img, timeout=TIMEOUT_MS)
+        assert_clean(tab, [])
+        tab.close()
+        page.close()
+
+
 def test_chart_pages_load_no_plotly(browser, sample_data, artifacts):
     """Every chart is Streamlit's Vega-Lite (its runtime already serves the tile sparklines): from the Overview to a
     chart page the browser never fetches Streamlit's 4.7 MB Plotly chunk, and the chart draws."""
@@ -355,10 +395,13 @@ def test_key_columns_visible_at_1440px(browser, sample_data, artifacts):
     """The health table and the alarms table show their key columns without horizontal scrolling."""
     with DashboardServer(sample_data) as srv:
         page, dialogs = open_overview(browser, srv, artifacts, "columns")
-        shown = visible_columns(page, "health")
+        # the health table (HTML): the headers drawn inside the viewport's width without scrolling sideways
+        shown = page.evaluate("""() => [...document.querySelectorAll('.st-key-table-health th')].filter(th =>
+            th.getBoundingClientRect().right <= th.closest('.idw-table').getBoundingClientRect().right + 1)
+            .map(th => th.innerText.trim())""")
         # the row's identity, its verdict and every input of the verdict
         for col in ("service", "operation", "health", "reasons", "stuck", "ambiguous", "poison", "retry",
-                    "conflicts"):
+                    "conflicts", "t/o aborts", "store err"):
             assert col in shown, (col, shown)
         page.goto(srv.url + "/alarms")
         wait_rendered(page, "Alarms")

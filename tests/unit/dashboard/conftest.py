@@ -30,12 +30,19 @@ def _load(name: str):
 
 oracle = _load("oracle")
 vega_chart = _load("vega_chart")
+html_rows = _load("html_rows")
 
 
 @pytest.fixture(scope="session")
 def vega():
     """tests/unit/dashboard/vega_chart.py: reads a drawn chart's spec and rows back from an AppTest run."""
     return vega_chart
+
+
+@pytest.fixture(scope="session")
+def html_table():
+    """tests/unit/dashboard/html_rows.py: reads an ``st.html`` table back from an AppTest run."""
+    return html_rows
 
 
 @pytest.fixture(scope="session")

@@ -6,13 +6,19 @@ comments there), not by calling the dashboard's own computations.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from datetime import datetime
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from emitter.contract import Outcome
+
+_spec = importlib.util.spec_from_file_location("html_rows_app", Path(__file__).with_name("html_rows.py"))
+html_rows = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(html_rows)  # type: ignore[union-attr]
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -28,8 +34,9 @@ def metrics(at) -> dict[str, tuple[str, str | None]]:
 
 
 def frame(at, key: str):
-    """The table keyed ``table-<key>``; explorer links (id columns) read back as the id they search."""
-    df = at.get_by_key(f"table-{key}").dataframe[0].value
+    """The table keyed ``table-<key>`` (a data grid, or an HTML table read back by html_rows.py); explorer links
+    (id columns) read back as the id they search."""
+    df = html_rows.values(at, key) if html_rows.is_html(at, key) else at.get_by_key(f"table-{key}").dataframe[0].value
     for col in df.columns:
         values = df[col].astype(object)
         if values.map(lambda v: isinstance(v, str) and v.startswith("explorer?")).any():
@@ -48,6 +55,8 @@ def link_id(url):
 
 def column_labels(at, key: str) -> dict[str, str]:
     """Column name -> header label of the table keyed ``table-<key>`` (its column config)."""
+    if html_rows.is_html(at, key):
+        return html_rows.labels(at, key)
     cfg = json.loads(at.get_by_key(f"table-{key}").dataframe[0].proto.columns)
     return {name: c.get("label", name) for name, c in cfg.items()}
 
@@ -80,24 +89,58 @@ def test_overview_window_is_default_preset(app):
     assert any("2026-01-05 10:25 – 2026-01-05 10:40 UTC · bin 1 min" in c.value for c in app.sidebar.caption)
 
 
-def test_health_table(app, sample_mod):
-    h = frame(app, "health").set_index("operation")
+def test_health_table(app, sample_mod, html_table):
+    cells, hrefs = html_table.read(app, "health")
+    h = cells.set_index("operation")
     assert list(h.index) == [sample_mod.XSS_OP, "ProcessOrders", "CapturePayment"]  # CRITICAL first, then by service
     orders = h.loc["ProcessOrders"]
     # [10:25, 10:40): received 30 + 10, duplicates 5, in-progress 2, retryable 3, poison 2 of 40
-    assert (orders.received, orders.succeeded, orders.duplicates, orders.in_progress_collisions) == (40, 30, 5, 2)
-    assert (orders.retryable_failures, orders.poison_messages, orders.stuck_keys) == (3, 2, 1)  # XSS_KEY
-    assert orders.poison_rate == pytest.approx(2 / 40) and orders.retry_rate == pytest.approx(3 / 40)
-    assert orders.max_record_age_ms == pytest.approx(65000 / 60000)  # shown in min: 65 s = 1.08 min
-    assert column_labels(app, "health")["max_record_age_ms"] == "max record age (min)"
+    assert (orders.received, orders.succeeded, orders.duplicates, orders["in-progress"]) == ("40", "30", "5", "2")
+    assert (orders.retryable, orders["poison msgs"], orders.stuck) == ("3", "2", "1")  # XSS_KEY
+    assert (orders.poison, orders.retry) == ("5.00%", "7.50%")  # 2/40, 3/40
+    assert orders["max record age (min)"] == "1.1"  # shown in min: 65 s = 1.08 min
     assert orders.health == "CRITICAL" and orders.reasons == "1 stuck key, poison 5.00%, retry 7.5%"
+    assert orders["event source"] == "sqs"
     pay = h.loc["CapturePayment"]
     # XSS_LINK (claimed 10:12, expired 10:17) is still stuck at 10:40: CRITICAL although claimed before the window
-    assert (pay.received, pay.conflicts, pay.timeout_budget_aborts, pay.stuck_keys) == (8, 2, 1, 1)
+    assert (pay.received, pay.conflicts, pay["t/o aborts"], pay.stuck) == ("8", "2", "1", "1")
     assert pay.health == "CRITICAL" and pay.reasons == "1 stuck key, 2 conflicts, 1 timeout abort"
+    assert pay["max record age (min)"] == "–"  # no record age measured for it
     evil = h.loc[sample_mod.XSS_OP]
-    assert (evil.received, evil.poison_messages, evil.health) == (4, 1, "CRITICAL")
-    assert evil.poison_rate == pytest.approx(0.25)
+    assert (evil.received, evil["poison msgs"], evil.health, evil.poison) == ("4", "1", "CRITICAL", "25.00%")
+    # every column of the health table is shown, the verdict's inputs before the reasons
+    assert list(cells.columns) == ["service", "operation", "health", "stuck", "ambiguous", "poison", "retry",
+                                   "conflicts", "t/o aborts", "store err", "reasons", "received", "succeeded",
+                                   "duplicates", "in-progress", "retryable", "permanent", "poison msgs",
+                                   "max record age (min)", "event source"]
+    # a non-zero count links to its signal page filtered to the row's operation; a zero count has no link
+    links = hrefs.set_index(cells["operation"])
+    assert_link(links.loc["ProcessOrders", "stuck"], "stuck", service=["orders"], operation=["ProcessOrders"])
+    assert_link(links.loc["ProcessOrders", "poison"], "poison", service=["orders"], operation=["ProcessOrders"])
+    assert_link(links.loc[sample_mod.XSS_OP, "poison"], "poison", service=["evil"], operation=[sample_mod.XSS_OP])
+    assert_link(links.loc["CapturePayment", "t/o aborts"], "timeout_aborts", service=["payments"],
+                operation=["CapturePayment"])
+    assert links.loc["ProcessOrders", "conflicts"] is None and orders.conflicts == "0"
+    assert links.loc["ProcessOrders", "received"] is None  # no signal page of its own
+
+
+def assert_link(url: str | None, path: str, **params: list[str]) -> None:
+    """``url`` is the relative link to page ``path`` with exactly the query ``params`` (parsed by urllib)."""
+    assert url is not None
+    u = urlsplit(url)
+    assert (u.scheme, u.netloc, u.path) == ("", "", path), url
+    assert parse_qs(u.query) == params, url
+
+
+def test_health_links_keep_the_time_range(app, html_table):
+    """A health-table link carries the sidebar's time range and filters (what the Overview shows), the row's
+    service and operation replacing the filter's."""
+    app.sidebar.selectbox(key="f_range").select("All data").run()
+    app.sidebar.multiselect(key="f_source").select("sqs").run()
+    cells, hrefs = html_table.read(app, "health")
+    links = hrefs.set_index(cells["operation"])
+    assert_link(links.loc["ProcessOrders", "duplicates"], "duplicates", range=["all"], source=["sqs"],
+                service=["orders"], operation=["ProcessOrders"])
 
 
 def test_all_data_range_has_no_delta(app, sample_mod):
@@ -108,7 +151,7 @@ def test_all_data_range_has_no_delta(app, sample_mod):
         assert got[title] == (value, None), title
 
 
-def test_service_filter(app):
+def test_service_filter(app, html_table):
     app.sidebar.multiselect(key="f_service").select("payments").run()
     got = metrics(app)
     assert got["Duplicates"] == ("0", "+0")
@@ -116,7 +159,7 @@ def test_service_filter(app):
     assert got["Poison rate"] == ("0.00%", "+0.00 pp")
     assert got["Stuck keys"] == ("1", None)  # XSS_LINK (payments, claimed 10:12) is still stuck at 10:40
     assert got["Max iterator age"] == ("–", None)
-    assert list(frame(app, "health")["operation"]) == ["CapturePayment"]
+    assert list(html_table.read(app, "health")[0]["operation"]) == ["CapturePayment"]
     # operations offered follow the service selection
     assert app.sidebar.multiselect(key="f_operation").options == ["CapturePayment"]
 
@@ -234,10 +277,10 @@ def test_iterator_age_page(app, vega):
     assert line["encoding"]["y"]["title"] == "record age (min)"
     assert set(rows["series"]) == {"max", "p95 (max of 1-min p95)", "p50 (weighted)"}
     ages = frame(app, "top_age")
-    # received records of order-1 at 10:30, in the column's unit (min: its largest is 65 s), age column first
-    assert list(ages["record_age_ms"]) == pytest.approx([65000.0 / 60000, 900.0 / 60000, 900.0 / 60000])
+    # received records of order-1 at 10:30, each in its own unit (65 s, 900 ms), age column first
+    assert list(ages["record_age_ms"]) == ["1.1 min", "900 ms", "900 ms"]
     assert ages.columns[0] == "record_age_ms"
-    assert column_labels(app, "top_age")["record_age_ms"] == "record age (min)"
+    assert column_labels(app, "top_age")["record_age_ms"] == "record age"
 
 
 def test_conflicts_page_lists_conflicting_keys(app):

@@ -86,3 +86,31 @@ def test_alarm_timeline_rows_and_views():
     assert [d["minutes"] for d in band["encoding"]["x"]["scale"]["domain"]] == [0, 10]
     assert top["layer"][2]["encoding"]["color"]["datum"] == "threshold 0.5 Count"
     assert c.spec["resolve"]["scale"]["color"] == "independent"
+
+
+def test_every_scale_domain_is_in_the_spec(vega):
+    """Streamlit embeds a view before inserting its rows: a y domain taken from the data, or an untyped x2, made Vega
+    warn "Infinite extent" / "conflicting domain" on every chart page. Every quantitative y holds a domain covering
+    the values drawn (a negative alarm value and the threshold included), every x2 is temporal."""
+    df = pd.DataFrame({"time": [T0, T0, T0 + MIN], "operation": ["B", "A", "B"], "value": [3, 20, 7]})
+    stacked = charts.time_series(df, "operation", (T0, T0 + 5 * MIN), MIN)
+    lines = charts.time_series(df.assign(value=[0.5, 0.25, 0.75]), "operation", (T0, T0 + 5 * MIN), MIN,
+                               kind="percent", stacked=False)
+    stats = charts.stat_series(df.rename(columns={"value": "mx"}).assign(p95=[1.0, 2.0, 9.0]), "operation",
+                               (T0, T0 + 5 * MIN), MIN, (("mx", "max", "solid"), ("p95", "p95", "dotted")),
+                               y_title="ms")
+    tl = pd.DataFrame({"period_start": [T0, T0 + MIN], "value": [-4.0, 2.0], "state": ["OK", "ALARM"]})
+    alarm = charts.alarm_timeline(tl, MIN, threshold=6.0, unit="Count",
+                                  state_colours={"ALARM": "#f00", "OK": "#0f0", "INSUFFICIENT_DATA": "#999"})
+    expected = {id(stacked): [0.0, 23.0], id(lines): [0.0, 0.75], id(stats): [0.0, 20.0], id(alarm): [-4.0, 6.0]}
+    checked = set()
+    for chart in (stacked, lines, stats, alarm):
+        for view in vega.layers(chart.spec):
+            enc = view["encoding"]
+            if "x2" in enc:
+                assert enc["x2"]["type"] == "temporal", enc["x2"]
+            y = enc.get("y", {})
+            if y.get("type") == "quantitative" and "field" in y:
+                assert y["scale"]["domain"] == expected[id(chart)], (view["mark"], y)
+                checked.add(id(chart))
+    assert checked == set(expected)

@@ -143,7 +143,8 @@ def test_md_escape_round_trips_through_commonmark(raw):
 
 
 def test_no_page_renders_raw_html():
-    """Guard: no dashboard module may render HTML (untrusted log text must never reach an HTML sink)."""
+    """Guard: no dashboard module may render HTML (untrusted log text must never reach an HTML sink), except
+    ``dashboard/htmltable.py``, whose one ``st.html`` call draws the table it escapes itself."""
     from pathlib import Path
 
     import dashboard
@@ -154,7 +155,12 @@ def test_no_page_renders_raw_html():
         if "demo" in py.relative_to(root).parts:
             continue
         text = py.read_text()
-        for pattern in (r"unsafe_allow_html\s*=", r"\bst\.html\(", r"components\.html\(", r"st\.components"):
+        if py.relative_to(root).as_posix() == "htmltable.py":
+            # the only sink: exactly one st.html call, fed by html_table (every value escaped there)
+            assert re.findall(r"\bst\.html\((.*)\)", text) == ["html_table(df, columns, caption=caption)"]
+            text = text.replace("st.html(html_table(df, columns, caption=caption))", "")
+        for pattern in (r"unsafe_allow_html\s*=", r"\bst\.html\(", r"components\.html\(", r"st\.components",
+                        r"\bhtml\s*\("):
             if re.search(pattern, text):
                 offenders.append((py.name, pattern))
     assert offenders == []

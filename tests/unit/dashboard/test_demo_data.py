@@ -10,7 +10,7 @@ from dashboard.constants import SIGNALS, SignalKind
 pytestmark = pytest.mark.timeout(600)
 
 
-def test_demo_overview_and_signal_pages(app_factory, demo_dir, oracle_cls, vega):
+def test_demo_overview_and_signal_pages(app_factory, demo_dir, oracle_cls, vega, html_table):
     at = app_factory(demo_dir)
     assert not at.exception
     at.sidebar.selectbox(key="f_range").select("All data").run()
@@ -20,8 +20,8 @@ def test_demo_overview_and_signal_pages(app_factory, demo_dir, oracle_cls, vega)
         assert shown[sig.title] == format_value(sig, o.value(sig)), sig.title
     # the demo injects every fault kind: the counts the tiles show are not all zero
     assert sum(o.count(s.outcome.value) for s in SIGNALS if s.kind is SignalKind.COUNT) > 0
-    health = at.get_by_key("table-health").dataframe[0].value
-    assert int(health["received"].sum()) == o.count("received")
+    health, _ = html_table.read(at, "health")
+    assert sum(int(v.replace(",", "")) for v in health["received"]) == o.count("received")
     for sig in SIGNALS:
         if sig.kind is not SignalKind.COUNT:
             continue

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -50,25 +49,25 @@ def test_tiles_init_duration_and_memory(page):
     assert m["Peak memory used"] == ("128 MB", "75% of memory size")  # payments' 128 MB; orders' 96 / 128
 
 
-def test_per_log_group_table_has_init_and_memory_size(page):
-    g = page.get_by_key("table-lambda_groups").dataframe[0].value.set_index("log_group").join(
-        page.get_by_key("table-lambda_memory_groups").dataframe[0].value.set_index("log_group"))
-    # each duration column in the unit of its largest value: avg 837.5 ms -> ms, max 3000 ms -> s, init -> ms
-    assert g.loc[ORDERS, "avg_duration_ms"] == pytest.approx(837.5)  # 3350 / 4
+def test_per_log_group_table_has_init_and_memory_size(page, html_table):
+    g = html_table.values(page, "lambda_groups").set_index("log_group").join(
+        html_table.values(page, "lambda_memory_groups").set_index("log_group"))
+    # each duration column in the unit of its largest value: avg 837.5 ms -> ms, max 3000 ms -> s, init -> ms;
+    # shown rounded: whole ms, two decimals of a larger unit
+    assert g.loc[ORDERS, "avg_duration_ms"] == 838  # 3350 / 4 = 837.5
     assert g.loc[ORDERS, "max_duration_ms"] == pytest.approx(3.0)
-    assert g.loc[ORDERS, "avg_init_duration_ms"] == pytest.approx(950 / 3)  # (300 + 150 + 500) / 3, not 362.5
-    assert g.loc[ORDERS, "max_init_duration_ms"] == pytest.approx(500)
+    assert g.loc[ORDERS, "avg_init_duration_ms"] == 317  # (300 + 150 + 500) / 3 = 316.7, not 362.5
+    assert g.loc[ORDERS, "max_init_duration_ms"] == 500
     assert (g.loc[ORDERS, "max_memory_used_mb"], g.loc[ORDERS, "memory_size_mb"]) == (96, 128)
     assert g.loc[ORDERS, "peak_memory_pct"] == pytest.approx(0.75)
-    assert g.loc[PAYMENTS, "avg_init_duration_ms"] == pytest.approx(250)  # its one cold start
+    assert g.loc[PAYMENTS, "avg_init_duration_ms"] == 250  # its one cold start
     assert (g.loc[PAYMENTS, "max_memory_used_mb"], g.loc[PAYMENTS, "memory_size_mb"]) == (128, 256)
     assert g.loc[PAYMENTS, "peak_memory_pct"] == pytest.approx(0.5)  # 128 / 256 at 10:01
     assert list(g.index) == [ORDERS, PAYMENTS]  # most invocations first
-    cfg = json.loads(page.get_by_key("table-lambda_groups").dataframe[0].proto.columns)
-    assert cfg["max_duration_ms"]["label"] == "max (s)"
-    cfg = json.loads(page.get_by_key("table-lambda_memory_groups").dataframe[0].proto.columns)
-    assert cfg["avg_init_duration_ms"]["label"] == "init avg (ms)"
-    assert cfg["memory_size_mb"]["label"] == "mem size (MB)"
+    assert html_table.labels(page, "lambda_groups")["max_duration_ms"] == "max (s)"
+    labels = html_table.labels(page, "lambda_memory_groups")
+    assert labels["avg_init_duration_ms"] == "init avg (ms)"
+    assert labels["memory_size_mb"] == "mem size (MB)"
 
 
 def test_memory_chart_shows_used_against_size(page, vega):
