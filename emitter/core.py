@@ -400,10 +400,11 @@ class Emitter(InvocationLifecycle):
             last_arn: Any = None
             qp: Any = None
             tail: Any = None  # the line's members after record_age_ms's value, for this queue and first-receive time
-            # a line's length is bounded by its parts' (ids and queue name escaped, at most 6 chars a char; ints of at
-            # most int()'s digit limit): checked only when the prefix leaves less room than that
+            # a line's length is bounded by its parts' (ids and queue name escaped: at most 12 chars a char, a
+            # character outside the BMP being a surrogate pair of \uXXXX; ints of at most int()'s digit limit):
+            # checked only when the prefix leaves less room than that
             digits = _sys.get_int_max_str_digits()
-            check_len = not digits or limit < 3 * (6 * _MAX_FIELD + 40) + 3 * (digits + 2)
+            check_len = not digits or limit < 3 * (12 * _MAX_FIELD + 40) + 3 * (digits + 2)
             for r in raw:
                 # required members by subscript (a KeyError hands the batch back, below); all values checked
                 if r.__class__ is not dict or r["eventSource"] != "aws:sqs" or r.get("messageAttributes"):
