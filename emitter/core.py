@@ -439,8 +439,10 @@ class Emitter(InvocationLifecycle):
                     last_f = f
                     tail = qp[1] if f_redacted else f"{qp[1]}{first}}}"
                 age = now - sent
-                if age < 0:  # noqa: PLR1730 - never negative under clock skew
+                if age < 0:  # never negative under clock skew
                     age = 0
+                elif age > _MAX_ABS:  # not a metric value (coerce_metric_value): the general builder drops it
+                    return None
                 if c == "1":  # the first delivery (int("1")): its members as one constant
                     attempt = 1
                     line = f"{_esc(mid)}{p_attempt_1}{age}{tail}"
@@ -530,7 +532,7 @@ class Emitter(InvocationLifecycle):
                     and (eid is None or (eid.__class__ is str and len(eid) <= _MAX_FIELD))
                     and (key is None or (key.__class__ is str and len(key) <= _MAX_FIELD))
                     and (corr is None or (corr.__class__ is str and len(corr) <= _MAX_FIELD))
-                    and (age is None or (age.__class__ is int and age >= 0))
+                    and (age is None or (age.__class__ is int and 0 <= age <= _MAX_ABS))  # a metric value
                 ):
                     details = ""  # the source details as members (inlined: this runs per record)
                     for dk, dv in rec.details.items():
