@@ -400,10 +400,11 @@ class Emitter(InvocationLifecycle):
             last_arn: Any = None
             qp: Any = None
             tail: Any = None  # the line's members after record_age_ms's value, for this queue and first-receive time
-            # a line's length is bounded by its parts' (ids and queue name escaped, at most 6 chars a char; ints of at
-            # most int()'s digit limit): checked only when the prefix leaves less room than that
+            # a line's length is bounded by its parts' (ids and queue name escaped: at most 12 chars a char, a
+            # character outside the BMP being a surrogate pair of \uXXXX; ints of at most int()'s digit limit):
+            # checked only when the prefix leaves less room than that
             digits = _sys.get_int_max_str_digits()
-            check_len = not digits or limit < 3 * (6 * _MAX_FIELD + 40) + 3 * (digits + 2)
+            check_len = not digits or limit < 3 * (12 * _MAX_FIELD + 40) + 3 * (digits + 2)
             for r in raw:
                 # required members by subscript (a KeyError hands the batch back, below); all values checked
                 if r.__class__ is not dict or r["eventSource"] != "aws:sqs" or r.get("messageAttributes"):
@@ -438,8 +439,10 @@ class Emitter(InvocationLifecycle):
                     last_f = f
                     tail = qp[1] if f_redacted else f"{qp[1]}{first}}}"
                 age = now - sent
-                if age < 0:  # noqa: PLR1730 - never negative under clock skew
+                if age < 0:  # never negative under clock skew
                     age = 0
+                elif age > _MAX_ABS:  # not a metric value (coerce_metric_value): the general builder drops it
+                    return None
                 if c == "1":  # the first delivery (int("1")): its members as one constant
                     attempt = 1
                     line = f"{_esc(mid)}{p_attempt_1}{age}{tail}"
@@ -529,7 +532,7 @@ class Emitter(InvocationLifecycle):
                     and (eid is None or (eid.__class__ is str and len(eid) <= _MAX_FIELD))
                     and (key is None or (key.__class__ is str and len(key) <= _MAX_FIELD))
                     and (corr is None or (corr.__class__ is str and len(corr) <= _MAX_FIELD))
-                    and (age is None or (age.__class__ is int and age >= 0))
+                    and (age is None or (age.__class__ is int and 0 <= age <= _MAX_ABS))  # a metric value
                 ):
                     details = ""  # the source details as members (inlined: this runs per record)
                     for dk, dv in rec.details.items():

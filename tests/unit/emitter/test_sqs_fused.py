@@ -295,3 +295,61 @@ def test_a_prefix_leaving_little_room_hands_long_lines_to_the_general_path(room)
         fused = em._sqs_records([msg], NOW, NOW)
     assert (fused is None) == (tail_len > room)
     assert 40 < tail_len < 400
+
+
+def test_non_bmp_ids_count_twelve_escaped_characters_each_in_the_size_bound():
+    """ASCII JSON writes a character outside the BMP as a surrogate pair (``\\ud83d\\ude00``, 12 characters), so
+    the fused path's bound on its line (message id, queue name and correlation id) must count 12 per character, not
+    6. A request id that leaves about 34 000 characters after the prefix: the line of a message whose id, queue and
+    correlation id are 1 000-odd emoji each is longer than that, and must go to the general builder (which shrinks
+    it under the limit) rather than be written over the 256 KB event limit."""
+    from emitter import constants as C
+
+    emoji = "\U0001F600"
+    limit = C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM
+    msg = {"messageId": emoji * 1024, "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": str(NOW - 5),
+                                                     "ApproximateFirstReceiveTimestamp": str(NOW - 4)},
+           "messageAttributes": {}, "eventSource": "aws:sqs",
+           "eventSourceARN": "arn:aws:sqs:us-east-1:1:" + emoji * 1000}
+    rid = "r" * 228_000
+    lines = []
+    for fused in (True, False):
+        em = Emitter(service="orders", sink=MemorySink(), clock=lambda: NOW)
+        em.correlation_id_provider = lambda: emoji * 1024
+        with em.invocation({"aws_request_id": rid}, operation="Op", cold_start=False):
+            if fused:
+                em.records({"Records": [msg]})
+            else:  # the general path: adapt, then the received builder
+                recs, _ = adapt_event({"Records": [msg]}, NOW)
+                em.record_outcome(Outcome.RECEIVED, recs[0])
+        lines.append(em.sink.lines)
+    assert all(len(line) <= limit for line in lines[0])
+    assert lines[0] == lines[1]
+
+
+@pytest.mark.parametrize("path", ["fused", "received"])
+def test_a_record_age_beyond_the_metric_value_range_is_dropped_as_the_general_builder_drops_it(path):
+    """A SentTimestamp of ``-9...9`` (120 digits) makes a record age above 2^360, which is no metric value
+    (``coerce_metric_value``; CloudWatch refuses it): the general ``received`` builder leaves ``record_age_ms`` out,
+    writes an ``invalid_metric_value`` warning and adds no RecordAge value. The fast paths (the fused SQS path, and
+    ``received()`` of an adapted record) must write the same lines, not the age in the log record and the EMF
+    document."""
+    msg = {"messageId": "m1", "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": "-" + "9" * 120,
+                                             "ApproximateFirstReceiveTimestamp": str(NOW)},
+           "messageAttributes": {}, "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:1:q1"}
+    out = []
+    for general in (False, True):
+        em = Emitter(service="orders", sink=MemorySink(), clock=lambda: NOW)
+        with em.invocation({"aws_request_id": "r"}, operation="Op", cold_start=False):
+            if path == "fused" and not general:
+                em.records({"Records": [msg]})
+            else:
+                recs, _ = adapt_event({"Records": [msg]}, NOW)
+                (em.record_outcome(Outcome.RECEIVED, recs[0]) if general else em.received(recs[0]))
+        out.append(em.sink.lines)
+    fast, general_lines = out
+    assert fast == general_lines
+    received = json.loads(fast[1])
+    assert received["outcome"] == "received" and "record_age_ms" not in received
+    assert json.loads(fast[0])["idemwatch_warning"] == "invalid_metric_value"
+    assert "RecordAge" not in json.loads(fast[2]) and json.loads(fast[2])["EventsReceived"] == 1
