@@ -26,7 +26,8 @@ from typing import Any, Literal
 import pandas as pd
 import streamlit as st
 
-__all__ = ["MISSING", "Column", "frame_columns", "html_table", "is_missing", "safe_href", "show"]
+__all__ = ["MISSING", "Column", "fmt_int", "fmt_percent", "frame_columns", "html_table", "is_missing", "safe_href",
+           "show", "show_frame"]
 
 MISSING = "–"
 """What an empty cell shows (no value, NaN): a cell is never blank, so a row reads as complete."""
@@ -144,8 +145,14 @@ def html_table(df: pd.DataFrame, columns: Sequence[Column], *, caption: str | No
             f"<tbody>{body}</tbody></table></div>")
 
 
-def _fmt_int(v: Any) -> str:
+def fmt_int(v: Any) -> str:
+    """A whole number with thousands separators (``1,234``); a float count is truncated by ``int``."""
     return f"{int(v):,}"
+
+
+def fmt_percent(decimals: int = 2) -> Callable[[Any], str]:
+    """Formatter of a ratio (0..1) as a percentage with ``decimals`` decimals (``0.0034`` -> ``0.34%``)."""
+    return lambda v: f"{float(v) * 100:.{decimals}f}%"
 
 
 def _fmt_float(v: Any) -> str:
@@ -174,7 +181,7 @@ def frame_columns(df: pd.DataFrame, overrides: Mapping[str, Column] | None = Non
         elif pd.api.types.is_bool_dtype(df[name]):
             out.append(Column(name, name))
         elif pd.api.types.is_integer_dtype(df[name]):
-            out.append(Column(name, name, _fmt_int, "right"))
+            out.append(Column(name, name, fmt_int, "right"))
         elif pd.api.types.is_numeric_dtype(df[name]):
             out.append(Column(name, name, _fmt_float, "right"))
         elif pd.api.types.is_datetime64_any_dtype(df[name]):
@@ -189,3 +196,9 @@ def show(df: pd.DataFrame, columns: Sequence[Column], *, key: str, caption: str 
     as ``ui.table`` keys a grid). The dashboard's one ``st.html`` call: its body is always :func:`html_table`."""
     with st.container(key=f"table-{key}"):
         st.html(html_table(df, columns, caption=caption))
+
+
+def show_frame(df: pd.DataFrame, key: str, overrides: Mapping[str, Column] | None = None) -> None:
+    """:func:`show` of every column of ``df`` (:func:`frame_columns`, ``overrides`` by column name; an override of
+    a column ``df`` has not is ignored): the small tables of the pages (breakdowns, top offenders, per log group)."""
+    show(df, frame_columns(df, overrides), key=key)

@@ -148,19 +148,15 @@ def _table(ds, f) -> None:
     _small_table(g[["log_group", *second]], "lambda_memory_groups", cfg)
 
 
-def _int(v) -> str:
+def _int(v) -> str:  # rounds, not htmltable.fmt_int: the per-log-group sums here may be floats
     return f"{float(v):,.0f}"
 
 
-def _pct(v) -> str:
-    return f"{float(v) * 100:.1f}%"
+_pct = htmltable.fmt_percent(1)
 
-
-def _small_table(df: pd.DataFrame, key: str, columns: dict[str, htmltable.Column] | None = None) -> None:
-    """A table of one row per log group or source: escaped HTML (``dashboard.htmltable``), not a canvas grid (five
-    grids made this the slowest page to open, ``benchmarks/dashboard_bench.py``)."""
-    cols = {c: v for c, v in (columns or {}).items() if c in df.columns}
-    htmltable.show(df, htmltable.frame_columns(df, cols), key=key)
+# A table of one row per log group or source: escaped HTML, not a canvas grid (five grids made this the slowest
+# page to open, benchmarks/dashboard_bench.py).
+_small_table = htmltable.show_frame
 
 
 def _cold_starts(ds, f, t: dict) -> None:

@@ -21,12 +21,8 @@ from dashboard.views.stuck import STUCK_MEANING
 TITLE = "Overview"
 
 
-def _int(v) -> str:
-    return f"{int(v):,}"
-
-
-def _pct(v) -> str:
-    return f"{float(v) * 100:.2f}%"
+_int = htmltable.fmt_int
+_pct = htmltable.fmt_percent(2)
 
 
 def _to(page: str, count: str | None = None):

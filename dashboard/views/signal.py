@@ -79,7 +79,7 @@ def render(key: str) -> None:
         if bd.empty:
             st.caption("nothing in this window")
         else:
-            label, fmt = value, (_pct if value == "rate" else _int)
+            label, fmt = value, (htmltable.fmt_percent(2) if value == "rate" else htmltable.fmt_int)
             if value == "max_ms":
                 converted, unit = in_unit(bd["max_ms"])
                 bd = bd.assign(max_ms=converted)
@@ -143,19 +143,11 @@ def _counts_first(df, *counts: str):
     return df[[*counts, *[c for c in df.columns if c not in counts]]]
 
 
-def _int(v) -> str:
-    return f"{int(v):,}"
-
-
-def _pct(v) -> str:
-    return f"{float(v) * 100:.2f}%"
-
-
 def _small_table(df, key: str, **overrides: htmltable.Column) -> None:
     """A table of at most a few dozen rows (breakdowns, top offenders): escaped HTML (``dashboard.htmltable``), ids
     linked into the Events explorer. The data grid would make the browser build a canvas grid per table: on a
     signal page with three of them, about a third of a page switch (``benchmarks/dashboard_bench.py``)."""
-    htmltable.show(df, htmltable.frame_columns(df, overrides), key=key)
+    htmltable.show_frame(df, key, overrides)
 
 
 def _linked_table(df, key: str, **column_config) -> None:
