@@ -6,7 +6,6 @@ writer ``collect cloudwatch`` uses), with the post-processing of ``collector.pos
 from __future__ import annotations
 
 import itertools
-import math
 import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
@@ -17,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from collector.exceptions import CollectError
-from collector.insights.engine import prepare_query
+from collector.insights.engine import prepare_query, seconds_to_ms
 from collector.insights.sql import Typed, as_num, as_text, quote_ident
 from collector.insights.types import ValueType
 from collector.parquet import arrow_schema, write_parquet
@@ -259,15 +258,16 @@ def _time_slices(store: Any, since: float | None, until: float | None
 
 
 def _window_sql(since: float | None, until: float | None) -> tuple[str, list[int]]:
-    """`` WHERE ...`` on ``@timestamp`` (epoch ms) for the window in epoch seconds (inclusive; as
-    ``prepare_query`` rounds it: ``since`` up, ``until`` down to the millisecond), and its parameters."""
+    """`` WHERE ...`` on ``@timestamp`` (epoch ms) for the window in epoch seconds (inclusive; rounded
+    by ``engine.seconds_to_ms``, as ``prepare_query`` rounds it: ``since`` up, ``until`` down to the millisecond), and
+    its parameters."""
     where, params = [], []
     if since is not None:
         where.append('"@timestamp" >= $1')
-        params.append(math.ceil(float(since) * 1000.0))
+        params.append(seconds_to_ms(since, upper=False))
     if until is not None:
         where.append(f'"@timestamp" <= ${len(params) + 1}')
-        params.append(math.floor(float(until) * 1000.0))
+        params.append(seconds_to_ms(until, upper=True))
     return (" WHERE " + " AND ".join(where) if where else ""), params
 
 
@@ -275,8 +275,7 @@ def _ms_as_seconds(ms: int, *, upper: bool) -> float:
     """Epoch seconds that ``prepare_query`` rounds back to exactly ``ms`` (it takes ``ceil(s * 1000)`` as a lower
     bound and ``floor(s * 1000)`` as an upper one): half a millisecond outside, far more than the float error."""
     s = (ms + (0.5 if upper else -0.5)) / 1000.0
-    back = math.floor(s * 1000.0) if upper else math.ceil(s * 1000.0)
-    if back != ms:  # beyond float precision (|ms| > 10^15): not a timestamp the store holds
+    if seconds_to_ms(s, upper=upper) != ms:  # beyond float precision (|ms| > 10^15): not a timestamp the store holds
         raise CollectError(f"timestamp {ms} ms does not round-trip through seconds")
     return s
 

@@ -30,7 +30,10 @@ def table_columns(con: Any, table: str) -> list[tuple[str, str]]:
     return [(r[0], r[1]) for r in rows]
 
 
-def _seconds_to_ms(value: float | None, *, upper: bool) -> int | None:
+def seconds_to_ms(value: float | None, *, upper: bool) -> int | None:
+    """A window bound in epoch seconds (None = unbounded) as the epoch-ms bound the queries compare ``@timestamp``
+    with, inclusive: a lower bound rounded up, an upper one (``upper``) down, so a bound between two milliseconds
+    admits only the milliseconds inside it. The one rounding rule of a time window (queries and table slices)."""
     if value is None:
         return None
     ms = float(value) * 1000.0
@@ -53,7 +56,7 @@ def prepare_query(store: Any, query: str, start: float | None = None, end: float
         harden_connection(con)
         _HARDENED.add(con)
     compiled = compile_query(query, table_columns(con, table), table,
-                             _seconds_to_ms(start, upper=False), _seconds_to_ms(end, upper=True), limit_cap)
+                             seconds_to_ms(start, upper=False), seconds_to_ms(end, upper=True), limit_cap)
     if compiled.udfs:
         register_functions(con, compiled.udfs)
     if check_regexes:

@@ -18,7 +18,7 @@ from collector import local_tables
 from collector.collect import collect_local
 from collector.ingest import EventStore
 from collector.insights.compiler import ORDER_KEY_COLUMN, ORDER_SEQ_COLUMN, compile_query
-from collector.insights.engine import _seconds_to_ms
+from collector.insights.engine import seconds_to_ms
 from collector.standard_queries import load_standard_queries
 from collector.tables import EVENT_COLUMNS
 
@@ -124,7 +124,7 @@ def test_no_slices_for_few_events_or_an_untimed_one(monkeypatch: pytest.MonkeyPa
     assert local_tables._time_slices(store, None, None) is None
     monkeypatch.setattr(local_tables, "_SLICE_EVENTS", 6)
     slices = local_tables._time_slices(store, None, None)
-    assert [(None if a is None else _seconds_to_ms(a, upper=False), None if b is None else _seconds_to_ms(b, upper=True))
+    assert [(None if a is None else seconds_to_ms(a, upper=False), None if b is None else seconds_to_ms(b, upper=True))
             for a, b in slices] == [(None, 3999), (4000, 8999), (9000, 13999), (14000, None)]  # quantile_disc: index floor((n - 1) q)
     assert local_tables._time_slices(store, 16.0005, 19.0) is None  # 3 events in that window: one piece
     con.execute(f'INSERT INTO {store.table} ("@timestamp", "@message", "@seq") VALUES (NULL, \'y\', 99)')
@@ -135,7 +135,7 @@ def test_no_slices_for_few_events_or_an_untimed_one(monkeypatch: pytest.MonkeyPa
 @settings(max_examples=300, deadline=None)
 @given(st.integers(min_value=-10**15, max_value=10**15), st.booleans())
 def test_ms_bounds_round_trip_through_the_engines_seconds(ms: int, upper: bool):
-    assert _seconds_to_ms(local_tables._ms_as_seconds(ms, upper=upper), upper=upper) == ms
+    assert seconds_to_ms(local_tables._ms_as_seconds(ms, upper=upper), upper=upper) == ms
 
 
 def _check(*batches: tuple[list, list]) -> bool:
