@@ -61,6 +61,18 @@ class ConversionReport:
         return {"rows": self.rows, "bad_values": dict(self.bad_values), "extra_fields": dict(self.extra_fields)}
 
 
+_NO_DICTIONARY_TYPES = frozenset({"TIMESTAMP", "DOUBLE"})
+"""Column types written without dictionary encoding: times and measured values (ms, rates) rarely repeat, so a
+dictionary costs its hashing and makes the file larger (``trail`` at 1M events: the write takes 0.89x the CPU and the
+file is 9 % smaller without it)."""
+
+
+def dictionary_columns(table: Table) -> list[str]:
+    """The columns of ``table`` written with Parquet dictionary encoding (``use_dictionary`` of pyarrow's writer):
+    every column but those of ``_NO_DICTIONARY_TYPES``. Encoding only: the values read back are the same."""
+    return [name for name, t in table.columns if t not in _NO_DICTIONARY_TYPES]
+
+
 def arrow_schema(table: Table) -> pa.Schema:
     """The Arrow schema of a standard table (column order and types from collector/tables.py)."""
     return pa.schema([(name, ARROW_TYPES[t]) for name, t in table.columns])
@@ -153,7 +165,7 @@ def write_parquet(df: pd.DataFrame | pa.Table | pa.RecordBatchReader, table: Tab
     tmp = path.with_suffix(path.suffix + ".tmp")
     if isinstance(df, pa.RecordBatchReader):
         n = 0
-        with pq.ParquetWriter(tmp, schema) as writer:
+        with pq.ParquetWriter(tmp, schema, use_dictionary=dictionary_columns(table)) as writer:
             for batch in df:
                 piece = pa.Table.from_batches([batch]).cast(schema)
                 writer.write_table(piece)
@@ -163,6 +175,6 @@ def write_parquet(df: pd.DataFrame | pa.Table | pa.RecordBatchReader, table: Tab
     t = df if isinstance(df, pa.Table) else pa.Table.from_pandas(df, schema=schema, preserve_index=False)
     # no pandas metadata: readers get the same dtypes as from the offline collector's files
     t = t.cast(schema).replace_schema_metadata(None)
-    pq.write_table(t, tmp)
+    pq.write_table(t, tmp, use_dictionary=dictionary_columns(table))
     tmp.replace(path)
     return t.num_rows
