@@ -403,7 +403,8 @@ class Emitter(InvocationLifecycle):
                 static, op = self._idle_static, self._default_operation
             tc = self._ms_ts  # self._iso's cache, read once (another thread may replace it)
             prefix = f'{_RECEIVED_LINE_HEAD}{tc[1] if tc[0] == ms else self._iso(ms)}",{static},{_P_SQS_RECEIVED}'
-            limit = C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM - len(prefix)  # of the line after the prefix
+            # of the line after the prefix, its newline included (the lines end with one: see _received_commit)
+            limit = C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM - len(prefix) + 1
             recs: list[EventRecord] = []
             lines: list[str] = []
             ages: list[int] = []
@@ -419,7 +420,7 @@ class Emitter(InvocationLifecycle):
             # character outside the BMP being a surrogate pair of \uXXXX; ints of at most int()'s digit limit):
             # checked only when the prefix leaves less room than that
             digits = _sys.get_int_max_str_digits()
-            check_len = not digits or limit < 3 * (12 * _MAX_FIELD + 40) + 3 * (digits + 2)
+            check_len = not digits or limit < 3 * (12 * _MAX_FIELD + 40) + 3 * (digits + 2) + 1
             for r in raw:
                 # members by subscript, messageAttributes and eventSourceARN too (Lambda always sends them; a
                 # KeyError hands the batch back to the general path, below, which writes the same); all values checked
@@ -453,7 +454,7 @@ class Emitter(InvocationLifecycle):
                 if f != last_f:
                     first = int(f)
                     last_f = f
-                    tail = qp[1] if f_redacted else f"{qp[1]}{first}}}"
+                    tail = qp[1] + "\n" if f_redacted else f"{qp[1]}{first}}}\n"
                 age = now - sent
                 if age < 0:  # never negative under clock skew
                     age = 0
@@ -622,8 +623,9 @@ class Emitter(InvocationLifecycle):
 
     def _received_commit(self, lines: list[str], op: str | None, es: str | None, n: int, redelivered: int,
                          ages: list[int], age_first: bool, prefix: str = "") -> None:
-        """Count and write the ``received`` lines of one batch (``prefix``: the text every line starts with, when
-        ``lines`` are given without it: it is joined in once)."""
+        """Count and write the ``received`` lines of one batch. ``prefix``: the text every line starts with, when
+        ``lines`` are given without it and each with its newline: it is joined in once (one copy of the batch's
+        text, ``prefix.join(["", *lines])``)."""
         es = es if self.event_source_dimension else None
         self._lock.acquire()  # not `with`: a with-block on a C lock costs ~0.4 us more on CPython 3.11
         try:
@@ -647,10 +649,10 @@ class Emitter(InvocationLifecycle):
                     sink.write_lines(lines)
                 elif sink.__class__ is StdoutSink:  # its write_lines, inlined (Lambda's sink)
                     out = _sys.stdout
-                    out.write(prefix + ("\n" + prefix).join(lines) + "\n")
+                    out.write(prefix.join(["", *lines]))
                     out.flush()
                 else:
-                    sink.write_lines([prefix + line for line in lines])
+                    sink.write_lines([prefix + line[:-1] for line in lines])
             except KeyboardInterrupt:
                 raise
             except BaseException as exc:  # noqa: BLE001 - as in _write
