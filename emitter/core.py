@@ -416,6 +416,7 @@ class Emitter(InvocationLifecycle):
             last_arn: Any = None
             qp: Any = None
             tail: Any = None  # the line's members after record_age_ms's value, for this queue and first-receive time
+            details: Any = None  # the records' details for this queue and first-receive time
             # a line's length is bounded by its parts' (ids and queue name escaped: at most 12 chars a char, a
             # character outside the BMP being a surrogate pair of \uXXXX; ints of at most int()'s digit limit):
             # checked only when the prefix leaves less room than that
@@ -455,6 +456,7 @@ class Emitter(InvocationLifecycle):
                     first = int(f)
                     last_f = f
                     tail = qp[1] + "\n" if f_redacted else f"{qp[1]}{first}}}\n"
+                    details = {"queue": qp[0], "first_receive_at_ms": first}  # each record gets a copy (C, cheaper)
                 age = now - sent
                 if age < 0:  # never negative under clock skew
                     age = 0
@@ -479,7 +481,7 @@ class Emitter(InvocationLifecycle):
                 rec.record_age_ms = age
                 rec.sent_at_ms = sent
                 rec.idempotency_key = rec.correlation_id = None
-                rec.details = {"queue": qp[0], "first_receive_at_ms": first}
+                rec.details = details.copy()
                 rec.raw = r
                 recs.append(rec)  # not a bound method: CPython 3.11 specializes list.append calls
                 lines.append(line)
