@@ -122,6 +122,7 @@ _P_ATTEMPT = f',"{_K_ATTEMPT}":'
 _P_CORRELATION_ID = f',"{_K_CORRELATION_ID}":'
 _P_RECORD_AGE = f',"{_K_RECORD_AGE_MS}":'
 _P_ATTEMPT_1 = f'{_P_ATTEMPT}1{_P_RECORD_AGE}'
+_P_ATTEMPT_1_END = f'{_P_ATTEMPT}1}}\n'  # an outcome line's end for a first delivery
 _P_ERROR_CODE = f',"{_K_ERROR_CODE}":'
 _P_EXPIRES = f',"{_K_IN_PROGRESS_EXPIRES_AT_MS}":'
 _P_SIDE_EFFECT_REF = f',"{_K_SIDE_EFFECT_REF}":'
@@ -905,12 +906,13 @@ class Emitter(InvocationLifecycle):
             # one f-string in the key order record_outcome uses (same bytes, tested), newline included; the usual
             # call (a record with its id, no correlation id or side-effect ref) without conditionals
             if eid is not None and corr is None and field is not _K_SIDE_EFFECT_REF:
+                # the line's end: a first delivery's as one constant (formatting the int costs more than the test)
+                end = _P_ATTEMPT_1_END if attempt == 1 else f"{_P_ATTEMPT}{attempt}}}\n"
                 if key is not None:
                     line = (f'{head}{iso}",{static},{oes}{_P_EVENT_ID}{_esc(eid)}{_P_KEY}{key_json}{status_part}'
-                            f'{value_part}{tail_const}{_P_ATTEMPT}{attempt}}}\n')
+                            f'{value_part}{tail_const}{end}')
                 else:  # e.g. batch_item_failures of adapted records
-                    line = (f'{head}{iso}",{static},{oes}{_P_EVENT_ID}{_esc(eid)}{value_part}{tail_const}'
-                            f'{_P_ATTEMPT}{attempt}}}\n')
+                    line = f'{head}{iso}",{static},{oes}{_P_EVENT_ID}{_esc(eid)}{value_part}{tail_const}{end}'
             else:
                 line = (f'{head}{iso}",{static},{oes}{"" if eid is None else _P_EVENT_ID + _esc(eid)}'
                         f'{"" if key is None else _P_KEY + key_json + status_part}'
