@@ -278,8 +278,8 @@ class MetricAggregator(SinkOutput):
                 head += f'"{_EMF_PROPS[0]}":{_esc(fname)},'
             if len(self._emf_props_head) < 64:
                 self._emf_props_head[fname] = head
-        rid = inv.request_id if inv is not None else None
-        return f'{head}"{_EMF_PROPS[1]}":{_esc(rid)},{_SCHEMA_MEMBER}' if rid else head + _SCHEMA_MEMBER
+        rid = inv.request_id_json if inv is not None else None  # the request id as JSON text (None: absent)
+        return f'{head}"{_EMF_PROPS[1]}":{rid},{_SCHEMA_MEMBER}' if rid else head + _SCHEMA_MEMBER
 
     def _group_dimensions(self, op: str | None, es: str | None, custom: dict[str, str]
                           ) -> tuple[dict[str, str], list[list[str]], str, str]:

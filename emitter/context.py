@@ -16,6 +16,8 @@ import os
 import sys
 import time
 
+from emitter.jsonfast import esc as _esc
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -52,6 +54,7 @@ class InvocationInfo:
         "function_name",
         "operation",
         "request_id",
+        "request_id_json",
         "start_ms",
         "static_json",
         "xray_trace_id",
@@ -78,6 +81,8 @@ class InvocationInfo:
         self.function_arn = arn if arn.__class__ is str and arn and len(arn) <= 2048 else None
         self.function_memory_size = mem if mem.__class__ is int and 0 < mem < 1 << 31 else _memory(mem)
         self.request_id = rid if rid.__class__ is str and rid else _str(rid)
+        # its JSON text, escaped once for the log records' and the EMF documents' invocation members
+        self.request_id_json = None if self.request_id is None else _esc(self.request_id)
         self.function_name = (fname if fname.__class__ is str and fname else _str(fname)) or \
             os.environ.get("AWS_LAMBDA_FUNCTION_NAME") or None
         # the remaining-time source is looked up when first asked for (most invocations never ask)
