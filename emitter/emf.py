@@ -303,7 +303,7 @@ def _document(header: str, timestamp_ms: int, root_body: str, defs: str, members
     """The one document template: ``defs`` the MetricDefinitions and ``members`` the metric root members, each as
     JSON text without brackets or braces. None when the line is over ``max_bytes``."""
     line = (f'{{"_aws":{{"Timestamp":{int(timestamp_ms)},{header}{defs}]}}]}}'
-            f'{"," + root_body if root_body else ""},{members}}}')
+            f'{"," if root_body else ""}{root_body},{members}}}')
     return line if len(line) <= max_bytes else None
 
 
