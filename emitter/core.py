@@ -925,10 +925,10 @@ class Emitter(InvocationLifecycle):
             self._lock.acquire()  # not `with`: a with-block on a C lock costs ~0.4 us more on CPython 3.11
             try:
                 if metric is not None:
-                    key = op if es is None else (op, es)  # aggregate.group_key
-                    group = self._groups.get(key)
+                    gkey = op if es is None else (op, es)  # aggregate.group_key (not ``key``: the caller's key)
+                    group = self._groups.get(gkey)
                     if group is None:
-                        group = self._groups[key] = {}
+                        group = self._groups[gkey] = {}
                     group[metric] = group.get(metric, 0) + 1  # a Count sum (emitter.aggregate)
                 try:  # self._write inlined (the lock is held)
                     sink = self.sink
