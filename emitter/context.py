@@ -16,6 +16,8 @@ import os
 import sys
 import time
 
+from emitter.jsonfast import esc as _esc
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -52,6 +54,7 @@ class InvocationInfo:
         "function_name",
         "operation",
         "request_id",
+        "request_id_json",
         "start_ms",
         "static_json",
         "xray_trace_id",
@@ -68,18 +71,18 @@ class InvocationInfo:
             except Exception:
                 rid = _get(context, "aws_request_id", "request_id")
                 fname = _get(context, "function_name")
-            if not isinstance(context, dict):  # what _get does for one name, without its loop (per invocation)
-                try:
-                    arn = getattr(context, "invoked_function_arn", None)
-                except Exception:  # noqa: BLE001 - a failing attribute is a missing one
-                    arn = None
-                try:
-                    mem = getattr(context, "memory_limit_in_mb", None)
-                except Exception:  # noqa: BLE001 - a failing attribute is a missing one
-                    mem = None
+            if not isinstance(context, dict):
+                try:  # a LambdaContext has both: two plain reads (getattr with a default is a call each)
+                    arn = context.invoked_function_arn
+                    mem = context.memory_limit_in_mb
+                except Exception:  # noqa: BLE001 - one missing or failing: what _get reads, one name at a time
+                    arn = _get(context, "invoked_function_arn")
+                    mem = _get(context, "memory_limit_in_mb")
         self.function_arn = arn if arn.__class__ is str and arn and len(arn) <= 2048 else None
         self.function_memory_size = mem if mem.__class__ is int and 0 < mem < 1 << 31 else _memory(mem)
         self.request_id = rid if rid.__class__ is str and rid else _str(rid)
+        # its JSON text, escaped once for the log records' and the EMF documents' invocation members
+        self.request_id_json = None if self.request_id is None else _esc(self.request_id)
         self.function_name = (fname if fname.__class__ is str and fname else _str(fname)) or \
             os.environ.get("AWS_LAMBDA_FUNCTION_NAME") or None
         # the remaining-time source is looked up when first asked for (most invocations never ask)

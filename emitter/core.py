@@ -81,6 +81,7 @@ _K_SIDE_EFFECT_REF = _o.K_SIDE_EFFECT_REF
 _LINE_HEAD = _o.LINE_HEAD
 _MAX_FIELD = _o.MAX_FIELD
 _MAX_ABS = C.MAX_ABS_VALUE
+_MAX_ABS_INT = int(_MAX_ABS)  # the same bound (2^360 is an integer): an int compares faster with an int than a float
 _M_EVENTS_RECEIVED = _o.M_EVENTS_RECEIVED
 _M_RECORD_AGE = _o.M_RECORD_AGE
 _M_REDELIVERY = _o.M_REDELIVERY
@@ -114,11 +115,14 @@ _new = object.__new__
 # Pieces of the received line: the event_source member per source, then the other members with their comma.
 _ES_PART = {e: f'"{_K_EVENT_SOURCE}":"{v}"' for e, v in _ES_VALUE.items()}
 _P_EVENT_ID = f',"{_K_EVENT_ID}":'
+_RECEIVED_LINE_HEAD = _LINE_HEAD[_RECEIVED]
+_P_SQS_RECEIVED = f'{_RECEIVED_HEAD},{_ES_PART[_SQS]}{_P_EVENT_ID}'  # an SQS received line's members after the static ones
 _P_KEY = f',"{_K_IDEMPOTENCY_KEY}":'
 _P_ATTEMPT = f',"{_K_ATTEMPT}":'
 _P_CORRELATION_ID = f',"{_K_CORRELATION_ID}":'
 _P_RECORD_AGE = f',"{_K_RECORD_AGE_MS}":'
 _P_ATTEMPT_1 = f'{_P_ATTEMPT}1{_P_RECORD_AGE}'
+_P_ATTEMPT_1_END = f'{_P_ATTEMPT}1}}\n'  # an outcome line's end for a first delivery
 _P_ERROR_CODE = f',"{_K_ERROR_CODE}":'
 _P_EXPIRES = f',"{_K_IN_PROGRESS_EXPIRES_AT_MS}":'
 _P_SIDE_EFFECT_REF = f',"{_K_SIDE_EFFECT_REF}":'
@@ -127,10 +131,11 @@ _P_SIDE_EFFECT_REF = f',"{_K_SIDE_EFFECT_REF}":'
 _FAST_PARTS_C = {o: (head, status and "," + status, code and "," + code, tail and "," + tail)
                  for o, (head, status, code, tail) in _FAST_PARTS.items()}
 _OUTCOME_PART = {o: f'"{_K_OUTCOME}":"{v}"' for o, v in _OUTCOME_VALUE.items()}
-# (outcome, event source or None) -> the outcome fast path's constants: (line head, outcome [+ event_source] members,
-# status member, default error code member, tail members, metric name, event source value). Filled as met (not at
-# import: Lambda cold starts import this).
-_OUTCOME_LINE_PARTS: dict[tuple[Any, Any], tuple[Any, ...]] = {}
+# outcome -> {event source or None -> the outcome fast path's constants: (line head, outcome [+ event_source] members,
+# status member, default error code member, tail members, metric name, event source value)}. The inner entries are
+# filled as met (not at import: Lambda cold starts import this). Two lookups, not one keyed by the pair: a tuple key
+# is built and hashed on every call (about twice the time of the two lookups on CPython 3.11).
+_OUTCOME_LINE_PARTS: dict[Outcome, dict[Any, tuple[Any, ...]]] = {o: {} for o in _FAST_PARTS_C}
 
 
 def _outcome_line_parts(outcome: Outcome, es: Any) -> tuple[Any, ...]:
@@ -145,8 +150,9 @@ def _outcome_line_parts(outcome: Outcome, es: Any) -> tuple[Any, ...]:
             raise _SlowPath
         oes = f'{_OUTCOME_PART[outcome]},"{_K_EVENT_SOURCE}":{_esc(es_value)}'
     parts = (head, oes, status_part, code_default, tail_const, _OUTCOME_METRIC_NAME[outcome], es_value)
-    if len(_OUTCOME_LINE_PARTS) < 1024:
-        _OUTCOME_LINE_PARTS[(outcome, es)] = parts
+    by_source = _OUTCOME_LINE_PARTS[outcome]
+    if len(by_source) < 64:
+        by_source[es] = parts
     return parts
 
 
@@ -217,6 +223,17 @@ class Emitter(InvocationLifecycle):
     Raises: never, except EmfValidationError in strict mode and TimeoutBudgetExceeded from check_time_budget.
     """
 
+    # The state every layer reads, as slots: an instance dict of more than 30 names is no longer the compact
+    # per-class layout CPython 3.11 reads fastest (every ``self.x`` of the hot paths would pay for it). The layers
+    # above have no __slots__, so an instance still has a __dict__ (subclasses and users may add attributes).
+    __slots__ = (
+        "_classifier", "_cold", "_default_dims", "_default_operation", "_detail_keys", "_dimensions", "_emf_level",
+        "_emf_props_head", "_filter_warned", "_group_cache", "_groups", "_hasher", "_idle_emf_props", "_idle_static",
+        "_inv", "_lock", "_logger_explicit", "_ms_ts", "_redact_cache", "_redacted", "_service_dim", "_sqs_queues",
+        "_static_cache", "_timestamp_ms", "_ts_cache", "_valid_ops", "clock", "correlation_id_provider",
+        "event_source_dimension", "metrics_disabled", "namespace", "service", "sink", "strict", "warnings",
+    )
+
     def __init__(
         self,
         service: str | None = None,
@@ -252,7 +269,7 @@ class Emitter(InvocationLifecycle):
         self._group_cache: dict[tuple[Any, ...], tuple[dict[str, str], list[list[str]], str, str]] = {}
         self._hasher = KeyHasher(key_tenant_separator, key_hash_salt) if hash_idempotency_keys else None
         self._lock = _thread.RLock()
-        self._groups: dict[tuple[str | None, str | None], dict[str, Any]] = {}  # emitter.aggregate
+        self._groups: dict[Any, dict[str, Any]] = {}  # emitter.aggregate (keys: aggregate.group_key)
         self._dimensions: dict[str, str] = {}
         self._default_dims: dict[str, str] = {}
         self.metrics_disabled: bool = _metrics_disabled() if metrics_disabled is None else bool(metrics_disabled)
@@ -385,13 +402,13 @@ class Emitter(InvocationLifecycle):
                 static, op = inv.static_json, inv.operation
             else:
                 static, op = self._idle_static, self._default_operation
-            prefix = (f'{_LINE_HEAD[_RECEIVED]}{self._iso(ms)}",{static},{_RECEIVED_HEAD},'
-                      f'{_ES_PART[_SQS]}{_P_EVENT_ID}')
-            limit = C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM - len(prefix)  # of the line after the prefix
+            tc = self._ms_ts  # self._iso's cache, read once (another thread may replace it)
+            prefix = f'{_RECEIVED_LINE_HEAD}{tc[1] if tc[0] == ms else self._iso(ms)}",{static},{_P_SQS_RECEIVED}'
+            # of the line after the prefix, its newline included (the lines end with one: see _received_commit)
+            limit = C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM - len(prefix) + 1
             recs: list[EventRecord] = []
             lines: list[str] = []
             ages: list[int] = []
-            add_rec, add_line, add_age = recs.append, lines.append, ages.append
             redelivered = 0
             # The previous message's first-receive text and value, and queue: the messages of one poll mostly share
             # them (an equal str gives the same int; a str compare costs a fraction of int() and of a dict lookup)
@@ -400,14 +417,16 @@ class Emitter(InvocationLifecycle):
             last_arn: Any = None
             qp: Any = None
             tail: Any = None  # the line's members after record_age_ms's value, for this queue and first-receive time
+            details: Any = None  # the records' details for this queue and first-receive time
             # a line's length is bounded by its parts' (ids and queue name escaped: at most 12 chars a char, a
             # character outside the BMP being a surrogate pair of \uXXXX; ints of at most int()'s digit limit):
             # checked only when the prefix leaves less room than that
             digits = _sys.get_int_max_str_digits()
-            check_len = not digits or limit < 3 * (12 * _MAX_FIELD + 40) + 3 * (digits + 2)
+            check_len = not digits or limit < 3 * (12 * _MAX_FIELD + 40) + 3 * (digits + 2) + 1
             for r in raw:
-                # required members by subscript (a KeyError hands the batch back, below); all values checked
-                if r.__class__ is not dict or r["eventSource"] != "aws:sqs" or r.get("messageAttributes"):
+                # members by subscript, messageAttributes and eventSourceARN too (Lambda always sends them; a
+                # KeyError hands the batch back to the general path, below, which writes the same); all values checked
+                if r.__class__ is not dict or r["eventSource"] != "aws:sqs" or r["messageAttributes"]:
                     return None
                 attrs = r["attributes"]
                 if attrs.__class__ is not dict or "MessageGroupId" in attrs:
@@ -420,7 +439,7 @@ class Emitter(InvocationLifecycle):
                 mid = r["messageId"]
                 if mid.__class__ is not str or len(mid) > _MAX_FIELD:
                     return None
-                arn = r.get("eventSourceARN")
+                arn = r["eventSourceARN"]
                 if arn != last_arn or arn.__class__ is not str:
                     qp = queues.get(arn) if arn.__class__ is str else None
                     if qp is None:
@@ -437,11 +456,12 @@ class Emitter(InvocationLifecycle):
                 if f != last_f:
                     first = int(f)
                     last_f = f
-                    tail = qp[1] if f_redacted else f"{qp[1]}{first}}}"
+                    tail = qp[1] + "\n" if f_redacted else f"{qp[1]}{first}}}\n"
+                    details = {"queue": qp[0], "first_receive_at_ms": first}  # each record gets a copy (C, cheaper)
                 age = now - sent
                 if age < 0:  # never negative under clock skew
                     age = 0
-                elif age > _MAX_ABS:  # not a metric value (coerce_metric_value): the general builder drops it
+                elif age > _MAX_ABS_INT:  # not a metric value (coerce_metric_value): the general builder drops it
                     return None
                 if c == "1":  # the first delivery (int("1")): its members as one constant
                     attempt = 1
@@ -462,11 +482,11 @@ class Emitter(InvocationLifecycle):
                 rec.record_age_ms = age
                 rec.sent_at_ms = sent
                 rec.idempotency_key = rec.correlation_id = None
-                rec.details = {"queue": qp[0], "first_receive_at_ms": first}
+                rec.details = details.copy()
                 rec.raw = r
-                add_rec(rec)
-                add_line(line)
-                add_age(age)
+                recs.append(rec)  # not a bound method: CPython 3.11 specializes list.append calls
+                lines.append(line)
+                ages.append(age)
         except Exception:  # noqa: BLE001 - an odd value (int() refusing it, an unhashable ARN, a correlation id the
             return None  # general builder converts): the general path
         self._received_commit(lines, op, _ES_VALUE[_SQS] if self.event_source_dimension else None, len(lines),
@@ -606,14 +626,16 @@ class Emitter(InvocationLifecycle):
 
     def _received_commit(self, lines: list[str], op: str | None, es: str | None, n: int, redelivered: int,
                          ages: list[int], age_first: bool, prefix: str = "") -> None:
-        """Count and write the ``received`` lines of one batch (``prefix``: the text every line starts with, when
-        ``lines`` are given without it: it is joined in once)."""
+        """Count and write the ``received`` lines of one batch. ``prefix``: the text every line starts with, when
+        ``lines`` are given without it and each with its newline: it is joined in once (one copy of the batch's
+        text, ``prefix.join(["", *lines])``)."""
         es = es if self.event_source_dimension else None
         self._lock.acquire()  # not `with`: a with-block on a C lock costs ~0.4 us more on CPython 3.11
         try:
-            group = self._groups.get((op, es))  # self._add, inlined
+            key = op if es is None else (op, es)  # self._add, inlined (aggregate.group_key)
+            group = self._groups.get(key)
             if group is None:
-                group = self._groups[(op, es)] = {}
+                group = self._groups[key] = {}
             group[_M_EVENTS_RECEIVED] = group.get(_M_EVENTS_RECEIVED, 0) + n  # a Count sum (emitter.aggregate)
             if redelivered and not age_first:
                 group[_M_REDELIVERY] = group.get(_M_REDELIVERY, 0) + redelivered
@@ -631,10 +653,10 @@ class Emitter(InvocationLifecycle):
                     sink.write_lines(lines)
                 elif sink.__class__ is StdoutSink:  # its write_lines, inlined (Lambda's sink)
                     out = _sys.stdout
-                    out.write(prefix + ("\n" + prefix).join(lines) + "\n")
+                    out.write(prefix.join(["", *lines]))
                     out.flush()
                 else:
-                    sink.write_lines([prefix + line for line in lines])
+                    sink.write_lines([prefix + line[:-1] for line in lines])
             except KeyboardInterrupt:
                 raise
             except BaseException as exc:  # noqa: BLE001 - as in _write
@@ -849,7 +871,7 @@ class Emitter(InvocationLifecycle):
             else:
                 es = inv.event_source if inv is not None else None
                 eid = corr = attempt = None
-            parts = _OUTCOME_LINE_PARTS.get((outcome, es))
+            parts = _OUTCOME_LINE_PARTS[outcome].get(es)
             if parts is None:
                 parts = _outcome_line_parts(outcome, es)
             head, oes, status_part, code_default, tail_const, metric, es_value = parts
@@ -885,12 +907,13 @@ class Emitter(InvocationLifecycle):
             # one f-string in the key order record_outcome uses (same bytes, tested), newline included; the usual
             # call (a record with its id, no correlation id or side-effect ref) without conditionals
             if eid is not None and corr is None and field is not _K_SIDE_EFFECT_REF:
+                # the line's end: a first delivery's as one constant (formatting the int costs more than the test)
+                end = _P_ATTEMPT_1_END if attempt == 1 else f"{_P_ATTEMPT}{attempt}}}\n"
                 if key is not None:
                     line = (f'{head}{iso}",{static},{oes}{_P_EVENT_ID}{_esc(eid)}{_P_KEY}{key_json}{status_part}'
-                            f'{value_part}{tail_const}{_P_ATTEMPT}{attempt}}}\n')
+                            f'{value_part}{tail_const}{end}')
                 else:  # e.g. batch_item_failures of adapted records
-                    line = (f'{head}{iso}",{static},{oes}{_P_EVENT_ID}{_esc(eid)}{value_part}{tail_const}'
-                            f'{_P_ATTEMPT}{attempt}}}\n')
+                    line = f'{head}{iso}",{static},{oes}{_P_EVENT_ID}{_esc(eid)}{value_part}{tail_const}{end}'
             else:
                 line = (f'{head}{iso}",{static},{oes}{"" if eid is None else _P_EVENT_ID + _esc(eid)}'
                         f'{"" if key is None else _P_KEY + key_json + status_part}'
@@ -902,9 +925,10 @@ class Emitter(InvocationLifecycle):
             self._lock.acquire()  # not `with`: a with-block on a C lock costs ~0.4 us more on CPython 3.11
             try:
                 if metric is not None:
-                    group = self._groups.get((op, es))
+                    gkey = op if es is None else (op, es)  # aggregate.group_key (not ``key``: the caller's key)
+                    group = self._groups.get(gkey)
                     if group is None:
-                        group = self._groups[(op, es)] = {}
+                        group = self._groups[gkey] = {}
                     group[metric] = group.get(metric, 0) + 1  # a Count sum (emitter.aggregate)
                 try:  # self._write inlined (the lock is held)
                     sink = self.sink

@@ -303,7 +303,7 @@ def _document(header: str, timestamp_ms: int, root_body: str, defs: str, members
     """The one document template: ``defs`` the MetricDefinitions and ``members`` the metric root members, each as
     JSON text without brackets or braces. None when the line is over ``max_bytes``."""
     line = (f'{{"_aws":{{"Timestamp":{int(timestamp_ms)},{header}{defs}]}}]}}'
-            f'{"," + root_body if root_body else ""},{members}}}')
+            f'{"," if root_body else ""}{root_body},{members}}}')
     return line if len(line) <= max_bytes else None
 
 
@@ -315,65 +315,78 @@ def _document(header: str, timestamp_ms: int, root_body: str, defs: str, members
 
 
 def group_shape(names: tuple[str, ...], units: Mapping[str, str]
-                ) -> tuple[str, tuple[str, ...], tuple[str, ...], str] | None:
+                ) -> tuple[str, tuple[int, ...], tuple[str, ...], dict[Any, str]] | None:
     """The shape :func:`group_document` writes a group with metric ``names`` (in order) by: (their definitions as
-    JSON text, joined; the names held as value lists; the names held as a Count sum; the members as a ``%``
-    template, ``"Name":%s`` each), or None when a name is not in ``units`` (name -> unit of the plain metrics) or
-    ``names`` is empty. Callers cache it per names tuple (a function's flushes have few shapes)."""
+    JSON text, joined; the positions of the names held as value lists; each name's member head, ``"Name":``, ``%``
+    escaped; the member templates made so far, by the lengths of the value lists), or None when a name is not in
+    ``units`` (name -> unit of the plain metrics) or ``names`` is empty. Callers cache it per names tuple (a
+    function's flushes have few shapes)."""
     if not names or not all(n in units for n in names):
         return None
     return (",".join(_dumps({"Name": n, "Unit": units[n]}) for n in names),  # what MetricSeries.definition() encodes
-            tuple(n for n in names if units[n] != "Count"),
-            tuple(n for n in names if units[n] == "Count"),
-            ",".join(_esc(n).replace("%", "%%") + ":%s" for n in names))
+            tuple(i for i, n in enumerate(names) if units[n] != "Count"),
+            tuple(_esc(n).replace("%", "%%") + ":" for n in names),
+            {})
 
 
-_LIST_FORMATS: dict[int, str] = {}
-"""Number of values -> the ``%`` format of their JSON text: ``%s`` for one (written as a number, as fast_document
-does), ``[%s,%s,..]`` for 2..100."""
-
-
-def _finite_sum(values: Iterable[Any]) -> bool:
-    """Whether the sum of ``values`` is a finite number: False when one is not a number (TypeError), NaN or
-    infinite (the sum is then NaN or infinite; the sum of <= 100 values of magnitude <= 2^360 cannot overflow)."""
-    try:
-        total = sum(values)
-    except TypeError:
-        return False
-    return total - total == 0  # NaN - NaN and inf - inf are NaN: math.isfinite without importing math
+def _members_template(shape: tuple[str, tuple[int, ...], tuple[str, ...], dict[Any, str]], lengths: Any) -> str:
+    """The ``%`` template of a group's members for the value-list ``lengths`` (an int for the one list, a tuple
+    for several, in position order; () for none), made and cached in the shape: ``"Name":%s`` for a Count sum and
+    for a list of one value (written as a number, as fast_document does), ``"Name":[%s,%s,..]`` for 2..100."""
+    _, list_at, heads, templates = shape
+    counts = dict(zip(list_at, (lengths,) if lengths.__class__ is int else lengths))
+    template = ",".join(head + ("[" + ",".join(["%s"] * counts[i]) + "]" if counts.get(i, 1) > 1 else "%s")
+                        for i, head in enumerate(heads))
+    if len(templates) < 64:
+        templates[lengths] = template
+    return template
 
 
 def group_document(header: str, timestamp_ms: int, root_body: str, group: Mapping[str, Any],
-                   shape: tuple[str, tuple[str, ...], tuple[str, ...], str],
+                   shape: tuple[str, tuple[int, ...], tuple[str, ...], dict[Any, str]],
                    max_bytes: int = C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM) -> str | None:
     """:func:`fast_document` of a group of plain values (same bytes, tested), its members written by one ``%``
-    format of the shape's template: C formatting of every value (``%s`` of an int or float is its repr, the JSON
-    text of a finite number).
+    format of a template of the shape: every value, list items included, formatted in C in one call (``%s`` of an
+    int or float is its repr, the JSON text of a finite number).
 
     ``shape``: :func:`group_shape` of the group's names. ``group`` is not modified. Values must be plain ints and
     floats (what the emitter stores: its own Count sums, and values ``coerce_metric_value`` passed). None when the
     group needs splitting (a metric with more than 100 values, or over ``max_bytes``: then :func:`build_documents`
     of :func:`group_series`), or when a value is NaN, infinite or not a number (never stored by the emitter: the
     general writers then decide)."""
-    defs, list_names, count_names, template = shape
-    if count_names and not _finite_sum(map(group.__getitem__, count_names)):
-        return None
-    values = group
-    if list_names:
-        values = dict(group)
-        formats = _LIST_FORMATS
-        for n in list_names:
-            v = group[n]
-            fmt = formats.get(len(v))
-            if fmt is None:
+    defs, list_at, _, templates = shape
+    values = list(group.values())  # the value lists spliced in below: one flat list of numbers, in member order
+    lengths: Any = ()
+    if list_at:
+        if len(list_at) == 1:  # the usual group: one Milliseconds metric (RecordAge)
+            i = list_at[0]
+            v = values[i]
+            lengths = len(v)
+            if not 0 < lengths <= _MAX_VALUES:
+                return None
+            values[i:i + 1] = v
+        else:
+            lens = []
+            for i in reversed(list_at):  # from the end: the positions before stay valid
+                v = values[i]
                 k = len(v)
                 if not 0 < k <= _MAX_VALUES:
                     return None
-                fmt = formats[k] = "%s" if k == 1 else "[" + ",".join(["%s"] * k) + "]"
-            if not _finite_sum(v):
-                return None
-            values[n] = fmt % tuple(v)
-    return _document(header, timestamp_ms, root_body, defs, template % tuple(values.values()), max_bytes)
+                values[i:i + 1] = v
+                lens.append(k)
+            lengths = tuple(reversed(lens))
+    # every value a finite number: their sum is one (NaN or an infinity makes it NaN or infinite; the sum of the
+    # values a group holds, each of magnitude <= 2^360, cannot overflow); TypeError: one is not a number
+    try:
+        total = sum(values)
+    except (TypeError, OverflowError):
+        return None
+    if total - total != 0:  # NaN - NaN and inf - inf are NaN: math.isfinite without importing math
+        return None
+    template = templates.get(lengths)
+    if template is None:
+        template = _members_template(shape, lengths)
+    return _document(header, timestamp_ms, root_body, defs, template % tuple(values), max_bytes)
 
 
 def group_series(group: Mapping[str, Any], units: Mapping[str, str]) -> list[MetricSeries]:

@@ -385,8 +385,8 @@ class LogRecordBuilder:
             hit = (head, tail)
             if len(cache) < 64:
                 cache[hkey] = hit
-        rid, xray = inv.request_id, inv.xray_trace_id
+        rid, xray = inv.request_id_json, inv.xray_trace_id  # the request id as JSON text (None: absent)
         if xray:
-            return (f'{hit[0]}{f",{_Q_REQUEST_ID}{_esc(rid)}" if rid else ""},{_Q_XRAY_TRACE_ID}{_esc(xray)}'
+            return (f'{hit[0]}{f",{_Q_REQUEST_ID}{rid}" if rid else ""},{_Q_XRAY_TRACE_ID}{_esc(xray)}'
                     f'{hit[1]}')
-        return f"{hit[0]},{_Q_REQUEST_ID}{_esc(rid)}{hit[1]}" if rid else hit[0] + hit[1]
+        return f"{hit[0]},{_Q_REQUEST_ID}{rid}{hit[1]}" if rid else hit[0] + hit[1]

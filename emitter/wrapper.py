@@ -101,7 +101,9 @@ class InvocationLifecycle(MetricAggregator):
                     try:
                         result = func(event, context, *args, **kwargs) if args or kwargs else func(event, context)
                         failed = False
-                        if hasattr(result, "__await__"):  # an async handler hidden behind another decorator
+                        # an async handler hidden behind another decorator (a plain dict or None, the usual
+                        # results, has no __await__: not looked up)
+                        if result is not None and result.__class__ is not dict and hasattr(result, "__await__"):
                             pending = True
                             return self._finish_awaitable(result, prev)
                         return result

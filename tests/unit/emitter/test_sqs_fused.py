@@ -68,6 +68,10 @@ def sqs_message(draw):
         msg["eventSource"] = "aws:kinesis"
     if odd == 2:
         msg["attributes"] = ["not", "a", "dict"]
+    if odd == 3:  # members Lambda always sends, absent: the fused path hands the batch to the general one
+        del msg["messageAttributes"]
+    if odd == 4:
+        del msg["eventSourceARN"]
     return msg
 
 
@@ -353,3 +357,39 @@ def test_a_record_age_beyond_the_metric_value_range_is_dropped_as_the_general_bu
     assert received["outcome"] == "received" and "record_age_ms" not in received
     assert json.loads(fast[0])["idemwatch_warning"] == "invalid_metric_value"
     assert "RecordAge" not in json.loads(fast[2]) and json.loads(fast[2])["EventsReceived"] == 1
+
+
+@pytest.mark.parametrize("missing", ["messageAttributes", "eventSourceARN"])
+@pytest.mark.parametrize("cfg_provider", ["off", "str"])
+def test_a_message_without_message_attributes_or_source_arn_goes_the_general_way_with_the_same_bytes(missing,
+                                                                                                      cfg_provider):
+    """The fused loop reads messageAttributes and eventSourceARN by subscript (Lambda always sends both): a message
+    without one hands the whole batch to the general path, which writes what it always wrote for it (no queue
+    detail without an ARN; no attributes is no attributes), and the records equal the record-by-record builder's."""
+    cfg = {"hash_idempotency_keys": False, "event_source_dimension": False, "redact_extra_keys": (),
+           "provider": cfg_provider}
+    batch = [{"messageId": f"m-{i}", "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": str(NOW - 100),
+                                                   "ApproximateFirstReceiveTimestamp": str(NOW - 50)},
+              "messageAttributes": {}, "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:1:orders"}
+             for i in range(3)]
+    del batch[1][missing]
+    (em, _), = _pair(cfg, _fixed)[:1]
+    assert em._sqs_records(batch, NOW, NOW) is None  # handed back before anything is written
+    got, sink = _run(cfg, batch, _fixed, "record_outcome")
+    received = [json.loads(line) for line in sink.lines if '"outcome":"received"' in line]
+    assert [r["event_id"] for r in received] == ["m-0", "m-1", "m-2"]
+    assert [r.get("queue") for r in received] == ["orders", None if missing == "eventSourceARN" else "orders", "orders"]
+    assert got[1].details.get("queue") == (None if missing == "eventSourceARN" else "orders")
+
+
+def test_fused_records_get_their_own_details_dicts():
+    """The fused path copies one details dict per queue and first-receive time: each record owns its copy."""
+    em = Emitter(service="orders", sink=MemorySink(), clock=lambda: NOW)
+    batch = [{"messageId": f"m-{i}", "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": str(NOW - 10),
+                                                   "ApproximateFirstReceiveTimestamp": str(NOW - 5)},
+              "messageAttributes": {}, "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:1:orders"}
+             for i in range(3)]
+    recs = em._sqs_records(batch, NOW, NOW)
+    assert recs is not None and len({id(r.details) for r in recs}) == 3
+    recs[0].details["queue"] = "changed"
+    assert [r.details for r in recs[1:]] == [{"queue": "orders", "first_receive_at_ms": NOW - 5}] * 2
