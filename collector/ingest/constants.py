@@ -14,6 +14,14 @@ from emitter.contract import LogKey
 
 EVENTS_TABLE = "events"
 
+PENDING_TIMESTAMPS_TABLE = "iw_pending_timestamps"
+"""Batches ``(lo, hi, fallback_ms)`` of ``@seq`` whose timestamp rule (neighbour's time, else ``fallback_ms``, the
+file's mtime in epoch ms) is still to apply: written with the events, applied by the store's second transaction
+(``EventStore.transaction``), or when the store is next opened after a crash between the two."""
+PENDING_FIELDS_TABLE = "iw_pending_fields"
+"""Discovered fields ``(seq, fields)`` still to set on events (JSON object text: the first 200 fields of a wide JSON
+message, or the first embedded JSON fragment of a text one); applied like ``PENDING_TIMESTAMPS_TABLE``."""
+
 MAX_EVENT_BYTES = 1_048_576 - 26
 """Largest message CloudWatch Logs stores (bytes of UTF-8); longer lines are truncated and counted."""
 
