@@ -3,7 +3,8 @@
 Table ``events``: the columns of ``collector.tables.EVENT_COLUMNS`` (``@timestamp`` BIGINT epoch ms, ``@message``,
 ``@logStream``, ``@log`` (``<account id>:<log group>``, as AWS defines it), ``@ingestionTime`` BIGINT epoch ms,
 ``@type``, ``@requestId``, the REPORT durations in ms and memory in bytes, ``@seq``, ``@json``), plus the hot
-contract fields as JSON columns named like the field.
+contract fields as columns named like the field (VARCHAR for the contract's string fields, else JSON:
+``constants.HOT_STRING_FIELDS``).
 
 The same store serves a one-off in-memory ingest (``EventStore()``) and ``collect local``'s persistent
 ``events.duckdb`` (``EventStore(path, memory_limit=...)``): an on-disk store spills to ``temp_directory`` instead of
@@ -42,6 +43,7 @@ from collector.ingest import console_csv, export_s3, filter_log_events, json_lin
 from collector.ingest.constants import (
     EVENTS_TABLE,
     HOT_FIELDS,
+    HOT_STRING_FIELDS,
     LAMBDA_LOG_GROUP_PREFIX,
     MAX_DECOMPRESSED_BYTES,
     MAX_DISCOVERED_FIELDS,
@@ -115,8 +117,9 @@ class EventStore:
 
     Args:
         path: DuckDB database file; None = in memory.
-        hot_fields: top-level JSON keys materialised as extra JSON columns (default: the hot contract
-            keys, ``constants.HOT_FIELDS``); ``()`` for none.
+        hot_fields: JSON keys materialised as extra columns (default: the hot contract keys,
+            ``constants.HOT_FIELDS``); ``()`` for none. Typed VARCHAR when in ``constants.HOT_STRING_FIELDS``, else
+            JSON; an existing table keeps its columns and their types.
         compress: in-memory store only: keep the table compressed (``ATTACH ':memory:' (COMPRESS)``, made
             the connection's default database, so ``events`` resolves to it). About 1/3 of the memory for
             the table, but ingest takes about twice as long; off by default.
@@ -132,6 +135,7 @@ class EventStore:
         connection: the duckdb connection (session time zone UTC).
         table: name of the events table (``"events"``).
         hot_fields: the materialised fields (each also a column of that name).
+        hot_types: materialised field -> its column's type, ``"VARCHAR"`` or ``"JSON"``.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, hot_fields: Iterable[str] = HOT_FIELDS,
@@ -158,15 +162,18 @@ class EventStore:
         _run(self.connection, "SET enable_progress_bar = false")  # DuckDB would draw it on stdout on long statements
         for macro in MACROS:
             _run(self.connection, macro)
-        existing = [n for n, _ in table_columns(self.connection, self.table)] if self._has_table() else []
+        existing = dict(table_columns(self.connection, self.table)) if self._has_table() else {}
+        wanted = {h: "VARCHAR" if h in HOT_STRING_FIELDS else "JSON" for h in hot_fields}
         if existing and JSON_MESSAGE_COLUMN not in existing:
-            self._upgrade_layout(existing, tuple(dict.fromkeys(hot_fields)))
+            self._upgrade_layout(list(existing), wanted)
         elif existing:
             base = {n for n, _ in EVENT_STORED_COLUMNS} | {"@json"}
-            self.hot_fields = tuple(c for c in existing if c not in base)
+            self.hot_types = {c: "VARCHAR" if t.upper().startswith("VARCHAR") else "JSON"
+                              for c, t in existing.items() if c not in base}
         else:
-            self.hot_fields = tuple(dict.fromkeys(hot_fields))
+            self.hot_types = wanted
             self._create_table(self.table)
+        self.hot_fields = tuple(self.hot_types)
         self._in_transaction = False
         self._pending = self._create_pending_tables()
         if self._pending:  # a run killed between a transaction's two commits: finish its second one
@@ -429,7 +436,7 @@ class EventStore:
         if materialize:
             with_, lines = f"WITH {_NUMBERED_CTE} AS MATERIALIZED {lines}", _NUMBERED_CTE
         src = (json_lines.export_src if fmt is LogFormat.EXPORT_S3 else json_lines.json_lines_src)(lines, lo, crlf)
-        _run(self.connection, insert_sql(self.table, src, self.hot_fields, own_ts=fmt is not LogFormat.EXPORT_S3,
+        _run(self.connection, insert_sql(self.table, src, self.hot_types, own_ts=fmt is not LogFormat.EXPORT_S3,
                                          with_=with_),
              {**params, "stream": stream, "lg": log_identifier(self.account_id, group)})
         self._next_seq = lo + n_lines
@@ -485,7 +492,7 @@ class EventStore:
         con = self.connection
         con.register(_STAGE_VIEW, tbl)
         try:
-            _run(con, insert_sql(self.table, _STAGE_VIEW, self.hot_fields, own_ts=own_ts))
+            _run(con, insert_sql(self.table, _STAGE_VIEW, self.hot_types, own_ts=own_ts))
         finally:
             con.unregister(_STAGE_VIEW)
         if finish:
@@ -607,7 +614,7 @@ class EventStore:
                             ON n.s >= p.s) AS f
                     WHERE {t}."@seq" = f.s""", [lo, hi, fallback])
             sets = [f"{_q(JSON_FIELDS_COLUMN)} = CAST(CAST(c.fields AS JSON) AS VARCHAR)"] + [
-                f"{_q(h)} = json_extract(CAST(c.fields AS JSON), {sql_literal('$.' + h)})" for h in self.hot_fields]
+                f"{_q(h)} = {_hot_value(h, kind, 'CAST(c.fields AS JSON)')}" for h, kind in self.hot_types.items()]
             _run(con, f'UPDATE {t} SET {", ".join(sets)} FROM {pf} AS c WHERE {t}."@seq" = c.seq')
             _run(con, f"DELETE FROM {pts}")
             _run(con, f"DELETE FROM {pf}")
@@ -692,19 +699,19 @@ class EventStore:
 
         zstd = tuple(int(p) for p in duckdb.__version__.split(".")[:2] if p.isdigit()) >= (1, 2)
         cols = [f"{_q(n)} {t}" + (" USING COMPRESSION zstd" if zstd and n == "@message" else "")
-                for n, t in EVENT_STORED_COLUMNS] + [f"{_q(h)} JSON" for h in self.hot_fields]
+                for n, t in EVENT_STORED_COLUMNS] + [f"{_q(h)} {kind}" for h, kind in self.hot_types.items()]
         cols.append(f'"@json" VARCHAR GENERATED ALWAYS AS ({JSON_VIRTUAL_SQL}) VIRTUAL')  # not JSON: see the constant
         _run(self.connection, f"CREATE TABLE {_q(name)} (" + ", ".join(cols) + ")")
 
-    def _upgrade_layout(self, existing: list[str], hot_fields: tuple[str, ...]) -> None:
+    def _upgrade_layout(self, existing: list[str], hot_types: dict[str, str]) -> None:
         """Rewrite an events table of the earlier layout (a stored ``@json`` copy of each JSON message) into the
         current one, keeping every event, its ``@seq`` and its fields; hot fields it lacks are read from its
         ``@json``. Committed in one transaction."""
-        self.hot_fields = hot_fields
+        self.hot_types = hot_types
         t, old = _q(self.table), _q(self.table + "_layout1")
         keep = [n for n, _ in EVENT_STORED_COLUMNS if n in existing]
-        hot = [_q(h) if h in existing else f"json_extract(\"@json\", {sql_literal('$.' + h)})" for h in hot_fields]
-        targets = ", ".join(_q(c) for c in [*keep, JSON_MESSAGE_COLUMN, JSON_FIELDS_COLUMN, *hot_fields])
+        hot = [_hot_value(h, kind, '"@json"') for h, kind in hot_types.items()]
+        targets = ", ".join(_q(c) for c in [*keep, JSON_MESSAGE_COLUMN, JSON_FIELDS_COLUMN, *hot_types])
         _run(self.connection, "BEGIN TRANSACTION")
         _run(self.connection, f"ALTER TABLE {t} RENAME TO {old}")
         self._create_table(self.table)
@@ -779,6 +786,13 @@ def _plain_line_count(fh: Any) -> int | None:
     except UnicodeDecodeError:
         return None
     return newlines + (tail > 0)
+
+
+def _hot_value(field: str, kind: str, json_sql: str) -> str:
+    """SQL of hot field ``field``'s value in the JSON object ``json_sql``, for a column of type ``kind``: the JSON value
+    (``"JSON"``), or the string, or a non-string value's JSON text (``"VARCHAR"``), as ``derive.insert_sql`` reads it."""
+    fn = "json_extract_string" if kind == "VARCHAR" else "json_extract"
+    return f"{fn}({json_sql}, {sql_literal('$.' + field)})"
 
 
 def _require_text(head: bytes, path: Path) -> None:

@@ -19,6 +19,7 @@ import duckdb
 import pytest
 
 from collector.ingest.constants import PENDING_FIELDS_TABLE, PENDING_TIMESTAMPS_TABLE
+from collector.ingest.store import FAST_PATH_MIN_BYTES
 from tests.functional.collector.test_collect_trust import snapshot
 
 T0 = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
@@ -49,16 +50,18 @@ def _odd_lines(i: int, ms: int) -> list[str]:
         json.dumps({"timestamp": 1e300, "service": "orders", "operation": "Pay", "outcome": "received",
                     "schema_version": "1", "event_source": "sqs"}),  # out of range: a neighbour's time
         json.dumps(wide),  # over 200 fields, no time of its own
-        'handler said {"outcome": "succeeded", "service": "orders", "operation": "Frag"} and went on',
+        # a runtime log line: its own event in the Lambda text format too (the small files are: most lines are not JSON)
+        (f'[INFO]\t{_iso(ms + 3)}\t00000000-0000-4000-a000-{i:012x}\thandler said '
+         '{"outcome": "succeeded", "service": "orders", "operation": "Frag"} and went on'),
     ]
 
 
 def write_logs(root: Path, big_invocations: int) -> Path:
-    """``logs/``: one large JSON-lines file (the DuckDB-reader path), three small ones (the general path), one
+    """``logs/``: one large JSON-lines file (the DuckDB-reader path), three small Lambda text ones, one
     without any timestamp (the file-time fallback)."""
     logs = root / "logs"
     logs.mkdir()
-    with open(logs / "big.log", "w") as fh:
+    with open(logs / "big.jsonl", "w") as fh:
         fh.writelines("\n".join(_invocation(i, i * 40) + (_odd_lines(i, i * 40) if i % 997 == 0 else [])) + "\n"
                       for i in range(big_invocations))
     for f in range(3):
@@ -113,7 +116,7 @@ collect_local([Path(sys.argv[1])], Path(sys.argv[2]))
 """
 
 
-@pytest.mark.parametrize("source", [1, 5])  # the first source (big.log, in path order), the last one (small2.log)
+@pytest.mark.parametrize("source", [1, 5])  # the first source (big.jsonl, in path order), the last one (small2.log)
 def test_killed_between_the_two_commits_then_rerun_equals_a_clean_run(tmp_path, source):
     logs = write_logs(tmp_path, big_invocations=300)
     clean = tmp_path / "clean"
@@ -135,7 +138,7 @@ def test_killed_between_the_two_commits_then_rerun_equals_a_clean_run(tmp_path, 
     assert manifest["this_run"]["unchanged"] == source and manifest["this_run"]["new"] == 5 - source
     assert manifest["ingest"] == json.loads((clean / "manifest.json").read_text())["ingest"]
     reasons = manifest["ingest"]["by_reason"]
-    # the odd lines: 3 per small file and 1 in big.log, each once
+    # the odd lines: 3 per small file and 1 in big.jsonl, each once
     assert reasons["json_fields_over_200_dropped"] == reasons["fields_from_embedded_json_fragment"] == 3 * 3 + 1
     assert reasons["timestamp_out_of_range_replaced"] == 3 * 3 + 1
     assert reasons["timestamp_from_file_mtime"] == 40
@@ -144,7 +147,8 @@ def test_killed_between_the_two_commits_then_rerun_equals_a_clean_run(tmp_path, 
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
 def test_sigkill_at_several_points_during_ingest_then_rerun_equals_a_clean_run(tmp_path):
-    logs = write_logs(tmp_path, big_invocations=14_000)  # ~5 MB: over FAST_PATH_MIN_BYTES
+    logs = write_logs(tmp_path, big_invocations=14_000)
+    assert (logs / "big.jsonl").stat().st_size > FAST_PATH_MIN_BYTES  # read by DuckDB's reader, the bulk path
     clean = tmp_path / "clean"
     t0 = time.monotonic()
     subprocess.run(_cli("collect", "local", str(logs), "--out", str(clean)), check=True, capture_output=True)
