@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -20,7 +19,7 @@ import pytest
 
 from collector.ingest.constants import PENDING_FIELDS_TABLE, PENDING_TIMESTAMPS_TABLE
 from collector.ingest.store import FAST_PATH_MIN_BYTES
-from tests.functional.collector.test_collect_trust import snapshot
+from tests.functional.collector.test_collect_trust import _cli, kill_then_rerun, snapshot
 
 T0 = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 OUTCOMES = ("received", "claimed", "succeeded", "retryable_failure", "duplicate_completed")
@@ -93,10 +92,6 @@ def pending(out: Path) -> int:
         con.close()
 
 
-def _cli(*args: str) -> list[str]:
-    return [str(Path(sys.executable).parent / "idemwatch"), *args]
-
-
 _KILLED_BETWEEN_COMMITS = r"""
 import os, sys
 from pathlib import Path
@@ -155,25 +150,13 @@ def test_sigkill_at_several_points_during_ingest_then_rerun_equals_a_clean_run(t
     duration = time.monotonic() - t0
     expected, expected_events = snapshot(clean), events_rows(clean)
     assert int(expected["events"][0]) == 14_000 * 5 + 15 * 3 + 3 * (30 * 5 + 3 * 3) + 40
-    # the ingest is the first part of a run (imports, then the sources, then the tables)
-    points = [duration * k / 10 for k in range(1, 7)]
-    killed = 0
-    n = 0
-    while points:
-        delay = points.pop(0)
-        n += 1
-        out = tmp_path / f"k{n}"
-        proc = subprocess.Popen(_cli("collect", "local", str(logs), "--out", str(out)),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(delay)
-        if proc.poll() is None:
-            killed += 1
-            os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        subprocess.run(_cli("collect", "local", str(logs), "--out", str(out)), check=True, capture_output=True)
-        assert pending(out) == 0
-        assert snapshot(out) == expected, f"kill after {delay:.2f} s"
-        assert events_rows(out) == expected_events, f"kill after {delay:.2f} s"
-        if not points and killed < 3 and n < 12:
-            points = [0.5 * delay]  # the machine got faster than the timed clean run
+
+    def same(out: Path, why: str) -> bool:
+        assert pending(out) == 0, why
+        assert snapshot(out) == expected, why
+        assert events_rows(out) == expected_events, why
+        return True
+
+    # the first 60% of a run: imports, then the sources (the ingest), then the tables
+    killed = kill_then_rerun(logs, tmp_path, [duration * k / 10 for k in range(1, 7)], same)
     assert killed >= 3, killed
