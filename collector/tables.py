@@ -52,8 +52,8 @@ EVENT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("@json", "JSON"),  # the message when it is a JSON object, at most 200 fields
 )
 """Columns of the ``events`` table as the offline engine reads them, in order, with their DuckDB types; the ingest adds
-the hot fields (``collector.ingest.constants.HOT_FIELDS``) as JSON columns named like the field. How the ingest
-stores them: ``EVENT_STORED_COLUMNS``."""
+the hot fields (``collector.ingest.constants.HOT_FIELDS``) as columns named like the field: VARCHAR for the contract's
+string fields (``HOT_STRING_FIELDS``), JSON for the others. How the ingest stores them: ``EVENT_STORED_COLUMNS``."""
 
 JSON_MESSAGE_COLUMN = "@jsonMessage"
 """BOOLEAN: the message is one JSON object (its fields are the message's own)."""

@@ -14,6 +14,14 @@ from emitter.contract import LogKey
 
 EVENTS_TABLE = "events"
 
+PENDING_TIMESTAMPS_TABLE = "iw_pending_timestamps"
+"""Batches ``(lo, hi, fallback_ms)`` of ``@seq`` whose timestamp rule (neighbour's time, else ``fallback_ms``, the
+file's mtime in epoch ms) is still to apply: written with the events, applied by the store's second transaction
+(``EventStore.transaction``), or when the store is next opened after a crash between the two."""
+PENDING_FIELDS_TABLE = "iw_pending_fields"
+"""Discovered fields ``(seq, fields)`` still to set on events (JSON object text: the first 200 fields of a wide JSON
+message, or the first embedded JSON fragment of a text one); applied like ``PENDING_TIMESTAMPS_TABLE``."""
+
 MAX_EVENT_BYTES = 1_048_576 - 26
 """Largest message CloudWatch Logs stores (bytes of UTF-8); longer lines are truncated and counted."""
 
@@ -49,11 +57,29 @@ HOT_FIELDS: tuple[str, ...] = tuple(
         LogKey.EVENT_ID, LogKey.CORRELATION_ID, LogKey.REMAINING_TIME_MS, LogKey.MESSAGE,
     )
 ) + ("_aws.Timestamp",)
-"""Fields materialised as extra JSON columns named like the field, so the engine reads a column instead of
-parsing ``@json`` again: every contract key a standard query (collector/queries/*.insights) reads, and EMF
-``_aws.Timestamp`` (library_signals). Same value as ``json_extract("@json", '$.<field>')`` (NULL when absent), taken
-from the one parse of the line. ``record.status`` (invocations) is read from ``@json`` on REPORT records only.
+"""Fields materialised as extra columns named like the field, so the engine reads a column instead of parsing
+``@json`` again: every contract key a standard query (collector/queries/*.insights) reads, and EMF
+``_aws.Timestamp`` (library_signals). A JSON column holds ``json_extract("@json", '$.<field>')`` (NULL when absent),
+a ``HOT_STRING_FIELDS`` column ``json_extract_string``; both taken from the one parse of the line. ``record.status``
+(invocations) is read from ``@json`` on REPORT records only.
 """
+
+HOT_STRING_FIELDS: frozenset[str] = frozenset(
+    k.value
+    for k in (
+        LogKey.SCHEMA_VERSION, LogKey.OUTCOME, LogKey.SERVICE, LogKey.OPERATION, LogKey.EVENT_SOURCE,
+        LogKey.IDEMPOTENCY_KEY, LogKey.IDEMPOTENCY_STATUS, LogKey.ERROR_CODE, LogKey.ERROR_CLASS,
+        LogKey.FUNCTION_REQUEST_ID, LogKey.EVENT_ID, LogKey.CORRELATION_ID,
+    )
+)
+"""Hot fields stored as VARCHAR (the string value, unquoted) instead of JSON: the contract fixes them as strings
+(emitter/CONTRACT.md, "Log record keys"), so the engine reads them as strings without unquoting JSON text on every
+row. The others keep Logs Insights' dynamic typing as JSON: numbers the contract writes as numbers (``attempt``,
+``record_age_ms``... which a foreign log may write as strings), ``message`` (Powertools Logger writes any value
+there) and ``_aws.Timestamp``. A non-string value in a string field (a foreign log's ``"service": 5``) is stored as
+its JSON text (``5``): it compares as before (numerically against a number, by text against a string), and
+``stats ... by`` groups it with the string ``"5"`` (over ``@json`` they are two groups; Logs Insights documents no
+rule for mixed types)."""
 
 MB = 1_000_000
 """Logs Insights reports ``@memorySize`` / ``@maxMemoryUsed`` in bytes with 1 MB = 10^6 bytes (AWS Lambda

@@ -10,7 +10,8 @@ ingestion time); this statement adds what Logs Insights derives from the message
   ``@initDuration`` (ms) and ``@memorySize``, ``@maxMemoryUsed`` (bytes, 1 MB = 10^6 bytes, as Logs
   Insights reports them); the same from the Lambda JSON log format's ``platform.start`` /
   ``platform.runtimeDone`` / ``platform.report`` records (``record.requestId``, ``record.metrics.*``);
-- hot contract fields as JSON columns named like the field (``constants.HOT_FIELDS``);
+- hot contract fields as columns named like the field (``constants.HOT_FIELDS``): JSON, or VARCHAR for the string
+  fields of the contract (``constants.HOT_STRING_FIELDS``);
 - when the stage has no timestamp (``ts`` NULL) and ``own_ts`` is on: the record's own time, first of
   EMF ``_aws.Timestamp`` (epoch ms), ``timestamp``, ``time`` (ISO-8601, Powertools
   ``2026-11-30 00:26:28,838+0000``, epoch ms, or epoch seconds when below 10^11).
@@ -22,6 +23,7 @@ names are the fixed HOT_FIELDS, quoted as identifiers).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from collector.ingest.constants import MAX_TIMESTAMP_MS, MB, OUT_OF_RANGE_MS
 from collector.insights.sql import quote_ident as _q
@@ -50,8 +52,9 @@ _METRICS = ("durationMs", "billedDurationMs", "memorySizeMB", "maxMemoryUsedMB",
 _INTERNAL = "__iw_"  # prefix of the staging columns (never a JSON key we extract)
 
 
-def _spec(hot: tuple[str, ...]) -> tuple[str, dict[str, str]]:
-    """json_transform structure (one parse for every value read) and hot field -> column expression."""
+def _spec(hot: Mapping[str, str]) -> tuple[str, dict[str, str]]:
+    """json_transform structure (one parse for every value read) and hot field -> column expression; ``hot``: hot
+    field -> its column's type (``JSON`` or ``VARCHAR``)."""
     top: dict[str, object] = {
         "_aws": {"Timestamp": "JSON"}, "timestamp": "VARCHAR", "time": "VARCHAR", "type": "VARCHAR",
         "record": {"requestId": "VARCHAR", "metrics": {m: "DOUBLE" for m in _METRICS}},
@@ -66,7 +69,7 @@ def _spec(hot: tuple[str, ...]) -> tuple[str, dict[str, str]]:
                 child = node[p] = {}
             node = child
         if not isinstance(node.get(parts[-1]), dict):
-            node[parts[-1]] = "JSON"
+            node[parts[-1]] = hot[h]
         exprs[h] = ".".join(_q(p) for p in parts)
     # fixed entries typed for their own use; a hot field of the same path reads them as JSON instead
     for h in hot:
@@ -75,9 +78,9 @@ def _spec(hot: tuple[str, ...]) -> tuple[str, dict[str, str]]:
     return json.dumps(top, separators=(",", ":")), exprs
 
 
-def insert_sql(table: str, src: str, hot: tuple[str, ...], *, own_ts: bool, with_: str = "") -> str:
+def insert_sql(table: str, src: str, hot: Mapping[str, str], *, own_ts: bool, with_: str = "") -> str:
     """``INSERT INTO <table> (...) [with_] SELECT ...`` over the relation ``src`` (a table name or ``(subquery)``)
-    with columns ``seq, ts, msg, stream, lg, ing``. Each message starting with ``{`` is parsed once, by
+    with columns ``seq, ts, msg, stream, lg, ing``; ``hot``: hot field -> its column's type (``JSON``/``VARCHAR``). Each message starting with ``{`` is parsed once, by
     ``TRY(json_transform(...))`` into a struct that ``unnest`` spreads into columns (so each value is read once, not
     once per reference); a NULL struct means not valid JSON (the same test as ``TRY_CAST(... AS JSON)``).
     ``with_``: a ``WITH ...`` clause of the statement (names ``src`` may read)."""

@@ -3,11 +3,20 @@
 Table ``events``: the columns of ``collector.tables.EVENT_COLUMNS`` (``@timestamp`` BIGINT epoch ms, ``@message``,
 ``@logStream``, ``@log`` (``<account id>:<log group>``, as AWS defines it), ``@ingestionTime`` BIGINT epoch ms,
 ``@type``, ``@requestId``, the REPORT durations in ms and memory in bytes, ``@seq``, ``@json``), plus the hot
-contract fields as JSON columns named like the field.
+contract fields as columns named like the field (VARCHAR for the contract's string fields, else JSON:
+``constants.HOT_STRING_FIELDS``).
 
 The same store serves a one-off in-memory ingest (``EventStore()``) and ``collect local``'s persistent
 ``events.duckdb`` (``EventStore(path, memory_limit=...)``): an on-disk store spills to ``temp_directory`` instead of
 growing past ``memory_limit``; ``transaction()`` makes a file's events and its bookkeeping commit together.
+
+Two transactions per ``transaction()``: the events are appended in the first, and what the ingest must change in
+rows it appended (a neighbour's timestamp, the discovered fields of wide or embedded JSON) is only recorded there
+(``PENDING_TIMESTAMPS_TABLE``, ``PENDING_FIELDS_TABLE``) and applied by a second one. Why: DuckDB writes a large
+append straight into the database file and only its location into the write-ahead log, unless the same transaction
+updates or deletes rows it appended; then the COMMIT writes every appended row into the log (477 MB and about a
+second of CPU at 1M events, measured). The record is a redo log: a store opened after a crash between the two
+applies it first, so the events are the same as if nothing had happened.
 
 Timestamp rule (sources without a per-event timestamp): the event's own time when it has one (a
 ``[LEVEL]\\t<ts>`` / ``<ts> <request id>`` prefix in the Lambda text format; in a JSON record EMF
@@ -34,12 +43,15 @@ from collector.ingest import console_csv, export_s3, filter_log_events, json_lin
 from collector.ingest.constants import (
     EVENTS_TABLE,
     HOT_FIELDS,
+    HOT_STRING_FIELDS,
     LAMBDA_LOG_GROUP_PREFIX,
     MAX_DECOMPRESSED_BYTES,
     MAX_DISCOVERED_FIELDS,
     MAX_EVENT_BYTES,
     MAX_TIMESTAMP_MS,
     OUT_OF_RANGE_MS,
+    PENDING_FIELDS_TABLE,
+    PENDING_TIMESTAMPS_TABLE,
     SNIFF_BYTES,
     Reason,
 )
@@ -105,8 +117,9 @@ class EventStore:
 
     Args:
         path: DuckDB database file; None = in memory.
-        hot_fields: top-level JSON keys materialised as extra JSON columns (default: the hot contract
-            keys, ``constants.HOT_FIELDS``); ``()`` for none.
+        hot_fields: JSON keys materialised as extra columns (default: the hot contract keys,
+            ``constants.HOT_FIELDS``); ``()`` for none. Typed VARCHAR when in ``constants.HOT_STRING_FIELDS``, else
+            JSON; an existing table keeps its columns and their types.
         compress: in-memory store only: keep the table compressed (``ATTACH ':memory:' (COMPRESS)``, made
             the connection's default database, so ``events`` resolves to it). About 1/3 of the memory for
             the table, but ingest takes about twice as long; off by default.
@@ -122,6 +135,7 @@ class EventStore:
         connection: the duckdb connection (session time zone UTC).
         table: name of the events table (``"events"``).
         hot_fields: the materialised fields (each also a column of that name).
+        hot_types: materialised field -> its column's type, ``"VARCHAR"`` or ``"JSON"``.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, hot_fields: Iterable[str] = HOT_FIELDS,
@@ -148,15 +162,22 @@ class EventStore:
         _run(self.connection, "SET enable_progress_bar = false")  # DuckDB would draw it on stdout on long statements
         for macro in MACROS:
             _run(self.connection, macro)
-        existing = [n for n, _ in table_columns(self.connection, self.table)] if self._has_table() else []
+        existing = dict(table_columns(self.connection, self.table)) if self._has_table() else {}
+        wanted = {h: "VARCHAR" if h in HOT_STRING_FIELDS else "JSON" for h in hot_fields}
         if existing and JSON_MESSAGE_COLUMN not in existing:
-            self._upgrade_layout(existing, tuple(dict.fromkeys(hot_fields)))
+            self._upgrade_layout(list(existing), wanted)
         elif existing:
             base = {n for n, _ in EVENT_STORED_COLUMNS} | {"@json"}
-            self.hot_fields = tuple(c for c in existing if c not in base)
+            self.hot_types = {c: "VARCHAR" if t.upper().startswith("VARCHAR") else "JSON"
+                              for c, t in existing.items() if c not in base}
         else:
-            self.hot_fields = tuple(dict.fromkeys(hot_fields))
+            self.hot_types = wanted
             self._create_table(self.table)
+        self.hot_fields = tuple(self.hot_types)
+        self._in_transaction = False
+        self._pending = self._create_pending_tables()
+        if self._pending:  # a run killed between a transaction's two commits: finish its second one
+            self._apply_pending()
         row = _run(self.connection, f'SELECT max("@seq") FROM {_q(self.table)}')[0]
         self._next_seq = 0 if row is None or row[0] is None else int(row[0]) + 1
 
@@ -249,16 +270,27 @@ class EventStore:
     @contextmanager
     def transaction(self) -> Iterator[Self]:
         """Everything written inside commits together or not at all (an exception, or the process killed at any
-        point, leaves the store as before; ``next_seq`` is restored too). Not re-entrant."""
+        point, leaves the store as before; ``next_seq`` is restored too). Not re-entrant.
+
+        Committed as two DuckDB transactions (see the module's docstring): the first holds everything written
+        inside and the record of the changes the ingest still has to make to rows it appended; the second makes
+        them. Killed between the two, the store finishes the second when it is next opened, before anything reads
+        it; an error in the second (DuckDB out of memory...) leaves the record for the next open and propagates."""
         seq = self._next_seq
         _run(self.connection, "BEGIN TRANSACTION")
+        self._in_transaction = True
         try:
             yield self
         except BaseException:
             _run(self.connection, "ROLLBACK")
             self._next_seq = seq
+            self._pending = False  # the rollback took its record too
             raise
+        finally:
+            self._in_transaction = False
         _run(self.connection, "COMMIT")
+        if self._pending:
+            self._apply_pending()
 
     def close(self) -> None:
         self.connection.close()
@@ -404,7 +436,7 @@ class EventStore:
         if materialize:
             with_, lines = f"WITH {_NUMBERED_CTE} AS MATERIALIZED {lines}", _NUMBERED_CTE
         src = (json_lines.export_src if fmt is LogFormat.EXPORT_S3 else json_lines.json_lines_src)(lines, lo, crlf)
-        _run(self.connection, insert_sql(self.table, src, self.hot_fields, own_ts=fmt is not LogFormat.EXPORT_S3,
+        _run(self.connection, insert_sql(self.table, src, self.hot_types, own_ts=fmt is not LogFormat.EXPORT_S3,
                                          with_=with_),
              {**params, "stream": stream, "lg": log_identifier(self.account_id, group)})
         self._next_seq = lo + n_lines
@@ -460,7 +492,7 @@ class EventStore:
         con = self.connection
         con.register(_STAGE_VIEW, tbl)
         try:
-            _run(con, insert_sql(self.table, _STAGE_VIEW, self.hot_fields, own_ts=own_ts))
+            _run(con, insert_sql(self.table, _STAGE_VIEW, self.hot_types, own_ts=own_ts))
         finally:
             con.unregister(_STAGE_VIEW)
         if finish:
@@ -513,7 +545,9 @@ class EventStore:
     # ------------------------------------------------------------------ after insert
     def _finish_batch(self, lo: int, hi: int, rep: FileReport, fallback_ts: int,
                       no_ts_reason: str | None = None) -> int:
-        """Count, fill missing timestamps, cap JSON fields for rows ``lo <= @seq <= hi``; returns the row count.
+        """Count the rows ``lo <= @seq <= hi`` and record (``_apply_pending``: at once outside a ``transaction()``, else
+        by its second commit) their missing timestamps' rule and their discovered fields when capped or embedded;
+        returns the row count.
 
         ``no_ts_reason``: the reason to count rows without a timestamp under (None: the neighbour rule's own;
         ``""``: already counted by the caller)."""
@@ -530,32 +564,65 @@ class EventStore:
         rep.count(Reason.INVALID_JSON, int(bad_json))
         if out_of_range:  # a record time beyond +-MAX_TIMESTAMP_MS: replaced by a neighbour's like a missing one
             rep.count(Reason.TIMESTAMP_OUT_OF_RANGE, int(out_of_range))
-            _run(con, f'UPDATE {t} SET "@timestamp" = NULL WHERE "@seq" BETWEEN $1 AND $2 AND "@timestamp" = $3',
-                 [lo, hi, OUT_OF_RANGE_MS])
             no_ts += out_of_range
         if no_ts:
             if no_ts_reason:
                 rep.count(no_ts_reason, int(no_ts))
             if no_ts == total:  # no timestamp anywhere in the source
                 rep.count(Reason.TIMESTAMP_FROM_FILE, int(no_ts))
-                _run(con, f'UPDATE {t} SET "@timestamp" = $3 WHERE "@seq" BETWEEN $1 AND $2', [lo, hi, int(fallback_ts)])
-            else:
-                if no_ts_reason is None:
-                    rep.count(Reason.TIMESTAMP_INFERRED, int(no_ts))
-                # previous timestamped event (ASOF join: cost ~ rows without a timestamp), else the first one
-                _run(con, f"""UPDATE {t} SET "@timestamp" = f.fts FROM (
-                        SELECT n.s, COALESCE(p.ts, (SELECT "@timestamp" FROM {t} WHERE "@seq" BETWEEN $1 AND $2
-                                AND "@timestamp" IS NOT NULL ORDER BY "@seq" LIMIT 1)) AS fts
-                        FROM (SELECT "@seq" AS s FROM {t} WHERE "@seq" BETWEEN $1 AND $2 AND "@timestamp" IS NULL) AS n
-                        ASOF LEFT JOIN (SELECT "@seq" AS s, "@timestamp" AS ts FROM {t}
-                                        WHERE "@seq" BETWEEN $1 AND $2 AND "@timestamp" IS NOT NULL) AS p
-                            ON n.s >= p.s) AS f
-                    WHERE {t}."@seq" = f.s""", [lo, hi])
+            elif no_ts_reason is None:
+                rep.count(Reason.TIMESTAMP_INFERRED, int(no_ts))
+            _run(con, f"INSERT INTO {_q(PENDING_TIMESTAMPS_TABLE)} VALUES ($1, $2, $3)", [lo, hi, int(fallback_ts)])
+            self._pending = True
         if wide:
             self._cap_fields(lo, hi, rep)
         if embedded:
             self._embedded_json(lo, hi, rep)
+        if self._pending and not self._in_transaction:
+            self._apply_pending()
         return int(total)
+
+    def _create_pending_tables(self) -> bool:
+        """Create the redo record's tables when missing; True when the record holds something."""
+        con = self.connection
+        _run(con, f"CREATE TABLE IF NOT EXISTS {_q(PENDING_TIMESTAMPS_TABLE)} "
+                  "(lo BIGINT NOT NULL, hi BIGINT NOT NULL, fallback_ms BIGINT NOT NULL)")
+        _run(con, f"CREATE TABLE IF NOT EXISTS {_q(PENDING_FIELDS_TABLE)} (seq BIGINT NOT NULL, fields VARCHAR NOT NULL)")
+        return bool(_run(con, f"SELECT (SELECT count(*) FROM {_q(PENDING_TIMESTAMPS_TABLE)}) "
+                              f"+ (SELECT count(*) FROM {_q(PENDING_FIELDS_TABLE)})")[0][0])
+
+    def _apply_pending(self) -> None:
+        """Make the recorded changes in one transaction and clear the record (idempotent: the record goes with the
+        changes it describes).
+
+        Timestamps, for each recorded batch ``lo <= @seq <= hi``: an event without one (NULL, or the
+        ``OUT_OF_RANGE_MS`` mark) takes the previous timestamped event's (ASOF join: cost ~ rows without a
+        timestamp), else the batch's first timestamped event's, else ``fallback_ms`` (no timestamp in the batch).
+        Fields: ``@jsonFields`` and the hot columns of each recorded ``@seq``, re-read from the recorded text."""
+        con, t = self.connection, _q(self.table)
+        pts, pf = _q(PENDING_TIMESTAMPS_TABLE), _q(PENDING_FIELDS_TABLE)
+        valid = f'"@timestamp" IS NOT NULL AND "@timestamp" <> {OUT_OF_RANGE_MS}'
+        _run(con, "BEGIN TRANSACTION")
+        try:
+            for lo, hi, fallback in _run(con, f"SELECT lo, hi, fallback_ms FROM {pts} ORDER BY lo"):
+                _run(con, f"""UPDATE {t} SET "@timestamp" = f.fts FROM (
+                        SELECT n.s, COALESCE(p.ts, (SELECT "@timestamp" FROM {t} WHERE "@seq" BETWEEN $1 AND $2
+                                AND {valid} ORDER BY "@seq" LIMIT 1), $3) AS fts
+                        FROM (SELECT "@seq" AS s FROM {t} WHERE "@seq" BETWEEN $1 AND $2 AND NOT ({valid})) AS n
+                        ASOF LEFT JOIN (SELECT "@seq" AS s, "@timestamp" AS ts FROM {t}
+                                        WHERE "@seq" BETWEEN $1 AND $2 AND {valid}) AS p
+                            ON n.s >= p.s) AS f
+                    WHERE {t}."@seq" = f.s""", [lo, hi, fallback])
+            sets = [f"{_q(JSON_FIELDS_COLUMN)} = CAST(CAST(c.fields AS JSON) AS VARCHAR)"] + [
+                f"{_q(h)} = {_hot_value(h, kind, 'CAST(c.fields AS JSON)')}" for h, kind in self.hot_types.items()]
+            _run(con, f'UPDATE {t} SET {", ".join(sets)} FROM {pf} AS c WHERE {t}."@seq" = c.seq')
+            _run(con, f"DELETE FROM {pts}")
+            _run(con, f"DELETE FROM {pf}")
+        except BaseException:
+            _run(con, "ROLLBACK")
+            raise
+        _run(con, "COMMIT")
+        self._pending = False
 
     def _embedded_json(self, lo: int, hi: int, rep: FileReport) -> None:
         """Fields of the first embedded JSON fragment of messages that are not one JSON object.
@@ -609,20 +676,19 @@ class EventStore:
         self._set_json(updates)
 
     def _set_json(self, updates: list[tuple[str, int]]) -> None:
-        """Set the discovered fields (``@jsonFields``, so ``@json``, and the hot columns, re-read from it) of rows
-        ``@seq`` to the given JSON object texts, in one UPDATE. ``updates``: ``[(json text, @seq), ...]``."""
+        """Record the discovered fields (``@jsonFields``, so ``@json``, and the hot columns, re-read from it) of rows
+        ``@seq`` as the given JSON object texts; ``_apply_pending`` sets them. ``updates``: ``[(json text, @seq), ...]``."""
         if not updates:
             return
-        con, t = self.connection, _q(self.table)
+        con = self.connection
         fix = pa.table({"seq": pa.array([q for _, q in updates], pa.int64()),
                         "j": pa.array([j for j, _ in updates], pa.large_string())})
-        sets = [f"{_q(JSON_FIELDS_COLUMN)} = CAST(CAST(c.j AS JSON) AS VARCHAR)"] + [
-            f"{_q(h)} = json_extract(CAST(c.j AS JSON), {sql_literal('$.' + h)})" for h in self.hot_fields]
         con.register("_iw_cap", fix)
         try:
-            _run(con, f'UPDATE {t} SET {", ".join(sets)} FROM _iw_cap AS c WHERE {t}."@seq" = c.seq')
+            _run(con, f"INSERT INTO {_q(PENDING_FIELDS_TABLE)} SELECT seq, j FROM _iw_cap")
         finally:
             con.unregister("_iw_cap")
+        self._pending = True
 
     def _create_table(self, name: str) -> None:
         """The events table. ``@message`` is stored with ZSTD: DuckDB's default string compression (DICT_FSST since
@@ -633,19 +699,19 @@ class EventStore:
 
         zstd = tuple(int(p) for p in duckdb.__version__.split(".")[:2] if p.isdigit()) >= (1, 2)
         cols = [f"{_q(n)} {t}" + (" USING COMPRESSION zstd" if zstd and n == "@message" else "")
-                for n, t in EVENT_STORED_COLUMNS] + [f"{_q(h)} JSON" for h in self.hot_fields]
+                for n, t in EVENT_STORED_COLUMNS] + [f"{_q(h)} {kind}" for h, kind in self.hot_types.items()]
         cols.append(f'"@json" VARCHAR GENERATED ALWAYS AS ({JSON_VIRTUAL_SQL}) VIRTUAL')  # not JSON: see the constant
         _run(self.connection, f"CREATE TABLE {_q(name)} (" + ", ".join(cols) + ")")
 
-    def _upgrade_layout(self, existing: list[str], hot_fields: tuple[str, ...]) -> None:
+    def _upgrade_layout(self, existing: list[str], hot_types: dict[str, str]) -> None:
         """Rewrite an events table of the earlier layout (a stored ``@json`` copy of each JSON message) into the
         current one, keeping every event, its ``@seq`` and its fields; hot fields it lacks are read from its
         ``@json``. Committed in one transaction."""
-        self.hot_fields = hot_fields
+        self.hot_types = hot_types
         t, old = _q(self.table), _q(self.table + "_layout1")
         keep = [n for n, _ in EVENT_STORED_COLUMNS if n in existing]
-        hot = [_q(h) if h in existing else f"json_extract(\"@json\", {sql_literal('$.' + h)})" for h in hot_fields]
-        targets = ", ".join(_q(c) for c in [*keep, JSON_MESSAGE_COLUMN, JSON_FIELDS_COLUMN, *hot_fields])
+        hot = [_hot_value(h, kind, '"@json"') for h, kind in hot_types.items()]
+        targets = ", ".join(_q(c) for c in [*keep, JSON_MESSAGE_COLUMN, JSON_FIELDS_COLUMN, *hot_types])
         _run(self.connection, "BEGIN TRANSACTION")
         _run(self.connection, f"ALTER TABLE {t} RENAME TO {old}")
         self._create_table(self.table)
@@ -720,6 +786,13 @@ def _plain_line_count(fh: Any) -> int | None:
     except UnicodeDecodeError:
         return None
     return newlines + (tail > 0)
+
+
+def _hot_value(field: str, kind: str, json_sql: str) -> str:
+    """SQL of hot field ``field``'s value in the JSON object ``json_sql``, for a column of type ``kind``: the JSON value
+    (``"JSON"``), or the string, or a non-string value's JSON text (``"VARCHAR"``), as ``derive.insert_sql`` reads it."""
+    fn = "json_extract_string" if kind == "VARCHAR" else "json_extract"
+    return f"{fn}({json_sql}, {sql_literal('$.' + field)})"
 
 
 def _require_text(head: bytes, path: Path) -> None:

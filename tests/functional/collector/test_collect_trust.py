@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -69,7 +70,17 @@ def test_sigkill_at_many_points_then_rerun_equals_a_clean_run(tmp_path):
     expected = snapshot(clean)
     assert int(expected["events"][0]) == 15_000 + 300
     # spread over the run (ingest, commits, tables); the clean run may have been slower than these (busy machine)
-    points = [0.8 * duration * k / 7 for k in range(1, 7)]
+    killed_mid_run = kill_then_rerun(logs, tmp_path, [0.8 * duration * k / 7 for k in range(1, 7)],
+                                     lambda out, why: snapshot(out) == expected)
+    assert killed_mid_run >= 3, killed_mid_run  # at least three points really interrupted a run
+
+
+def kill_then_rerun(logs: Path, tmp_path: Path, points: list[float], same: Callable[[Path, str], bool]) -> int:
+    """For each delay in ``points`` (seconds): start ``idemwatch collect local logs`` into a new out directory, SIGKILL
+    it after the delay if it still runs, run it again to its end and assert ``same(out, why)``. When the points are
+    used up with fewer than three kills mid-run (the machine got faster than a timed clean run), earlier points are
+    added, up to 12 runs. Returns how many kills landed mid-run."""
+    points = list(points)
     killed_mid_run = 0
     n = 0
     while points:
@@ -84,11 +95,10 @@ def test_sigkill_at_many_points_then_rerun_equals_a_clean_run(tmp_path):
             os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         subprocess.run(_cli("collect", "local", str(logs), "--out", str(out)), check=True, capture_output=True)
-        assert snapshot(out) == expected, f"kill after {delay:.2f} s"
+        assert same(out, f"kill after {delay:.2f} s"), f"kill after {delay:.2f} s"
         if not points and killed_mid_run < 3 and n < 12:
-            # the machine got faster than the timed clean run: add earlier points until three kills land mid-run
             points = [0.5 * delay]
-    assert killed_mid_run >= 3, killed_mid_run  # at least three points really interrupted a run
+    return killed_mid_run
 
 
 def test_a_run_aborted_by_a_bad_file_then_rerun_equals_a_clean_run(tmp_path):

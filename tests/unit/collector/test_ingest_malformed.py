@@ -28,9 +28,9 @@ def test_truncated_json_line_is_a_text_event(tmp_path: Path) -> None:
                                                                               Reason.TIMESTAMP_FROM_FILE: 3})
     assert _one(store, 'SELECT DISTINCT "@timestamp" FROM events') == [(int((tmp_path / "a.jsonl").stat().st_mtime * 1000),)]
     assert _one(store, 'SELECT "@message", "@json" IS NULL, outcome FROM events ORDER BY "@seq"') == [
-        ('{"outcome":"succeeded","attempt":1}', False, '"succeeded"'),
+        ('{"outcome":"succeeded","attempt":1}', False, "succeeded"),
         ('{"outcome":"received","attem', True, None),
-        ('{"outcome":"claimed"}', False, '"claimed"')]
+        ('{"outcome":"claimed"}', False, "claimed")]
 
 
 def test_invalid_utf8_is_replaced_and_counted(tmp_path: Path) -> None:
@@ -51,7 +51,7 @@ def test_one_megabyte_line_is_kept_and_a_longer_one_cut(tmp_path: Path) -> None:
     assert (rep.events, rep.skipped, rep.repaired) == (3, 0, 1)
     assert rep.by_reason[Reason.TRUNCATED_OVER_1MB] == 1
     assert _one(store, 'SELECT strlen("@message"), outcome FROM events ORDER BY "@seq"') == [
-        (len(big), '"succeeded"'), (MAX_EVENT_BYTES, None), (5, None)]
+        (len(big), "succeeded"), (MAX_EVENT_BYTES, None), (5, None)]
 
 
 def test_multibyte_cut_stays_valid_utf8(tmp_path: Path) -> None:
@@ -123,7 +123,7 @@ def test_over_200_fields_keeps_the_first_200(tmp_path: Path) -> None:
     assert (rep.events, rep.repaired, rep.by_reason[Reason.JSON_FIELDS_OVER_200]) == (2, 1, 1)
     kept = json.loads(_one(store, 'SELECT "@json" FROM events ORDER BY "@seq" LIMIT 1')[0][0])
     assert kept == {"outcome": "succeeded", "nested": {f"k{i}": i for i in range(150)}, "arr": list(range(49))}
-    assert _one(store, 'SELECT outcome, service FROM events ORDER BY "@seq"') == [('"succeeded"', None), (None, '"ok"')]
+    assert _one(store, 'SELECT outcome, service FROM events ORDER BY "@seq"') == [("succeeded", None), (None, "ok")]
     # the raw message is untouched
     assert json.loads(_one(store, 'SELECT "@message" FROM events ORDER BY "@seq" LIMIT 1')[0][0]) == doc
 

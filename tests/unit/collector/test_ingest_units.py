@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from collector.ingest import EventStore, LogFormat, sniff
+from collector.ingest.constants import HOT_STRING_FIELDS
 from collector.ingest.fields import count_fields, keep_first_fields
 from collector.ingest.lambda_text import frame_events, iso_to_ms
 from collector.ingest.source import gunzip_stream
@@ -132,9 +133,24 @@ def test_hot_columns_match_json_extract() -> None:
     assert "outcome" in cols and "_aws.Timestamp" in cols
     for c in cols:
         path = "$." + c
+        fn = "json_extract_string" if c in HOT_STRING_FIELDS else "json_extract"
         diff = store.connection.execute(
-            f'SELECT count(*) FROM events WHERE "{c}" IS DISTINCT FROM json_extract("@json", $1)', [path]).fetchone()
+            f'SELECT count(*) FROM events WHERE "{c}" IS DISTINCT FROM {fn}("@json", $1)', [path]).fetchone()
         assert diff == (0,), c
+    assert store.connection.execute('SELECT outcome, idempotency_key, attempt FROM events ORDER BY "@seq"').fetchall() \
+        == [("claimed", '{"nested":true}', "2"), (None, None, None)]
+
+
+def test_contract_string_fields_are_varchar_the_rest_json() -> None:
+    """The string fields of the contract are stored unquoted as VARCHAR; numbers, ``message`` and ``_aws.Timestamp``
+    keep JSON (Logs Insights' dynamic typing: a foreign log may write ``"attempt": "2"``)."""
+    store = EventStore()
+    types = dict(store.connection.execute("SELECT column_name, data_type FROM information_schema.columns "
+                                          "WHERE table_name = 'events'").fetchall())
+    assert {h for h in store.hot_fields if types[h] == "VARCHAR"} == HOT_STRING_FIELDS
+    assert {h for h in store.hot_fields if types[h] == "JSON"} == {
+        "attempt", "record_age_ms", "in_progress_expires_at_ms", "remaining_time_ms", "message", "_aws.Timestamp"}
+    assert store.hot_types == {h: types[h] for h in store.hot_fields}
 
 
 def test_json_column_is_the_parsed_text_untyped() -> None:
@@ -254,8 +270,9 @@ def test_events_table_of_the_earlier_layout_is_rewritten_keeping_every_event(tmp
     assert store.next_seq == 10
     got = store.connection.execute('SELECT "@seq", "@message", CAST("@json" AS VARCHAR), outcome, service, '
                                    '"@jsonMessage" FROM events ORDER BY "@seq"').fetchall()
-    assert got == [(7, msg, msg, '"claimed"', '"orders"', True),
-                   (8, 'text {"service": "pay"} tail', '{"service": "pay"}', None, '"pay"', False),
+    # the contract's string fields now VARCHAR (HOT_STRING_FIELDS), the stored JSON text unquoted
+    assert got == [(7, msg, msg, "claimed", "orders", True),
+                   (8, 'text {"service": "pay"} tail', '{"service": "pay"}', None, "pay", False),
                    (9, "plain text", None, None, None, False)]
     assert run_query(store, "stats count(*) as n by service | sort service asc").rows == [("orders", 1), ("pay", 1),
                                                                                           (None, 1)]
