@@ -81,13 +81,14 @@ def _e(text: object) -> str:
 
 
 def nice_ticks(top: float, kind: Kind, target: int = 5) -> list[float]:
-    """Tick values from 0 to at least ``top`` (> 0), about ``target`` of them, at a step of 1, 2 or 5 x 10^k.
-    ``count``: whole steps only, every integer up to a top of 10 (no fractional tick). Raises ValueError for a
-    ``top`` that is not finite."""
+    """Tick values from 0 to at least ``top``, about ``target`` of them, at a step of 1, 2 or 5 x 10^k (0 to 1 for a
+    ``top`` <= 0). ``count``: whole steps only, every integer up to a top of 10 (no fractional tick). Raises
+    ValueError for a ``top`` that is not finite."""
     if not math.isfinite(top):
         raise ValueError(f"axis top must be finite, got {top!r}")
-    if top <= 0:
-        top = 1.0
+    # nothing above zero: a 0..1 axis; a positive top below 1e-9 (no rate or duration is that small) ticks to 1e-9,
+    # so the step stays a normal float (5e-324 / 5 underflows to 0)
+    top = 1.0 if top <= 0 else max(top, 1e-9)
     if kind == "count" and top <= 10:
         return [float(i) for i in range(math.ceil(top) + 1)]
     raw = top / target
