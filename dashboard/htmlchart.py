@@ -97,7 +97,8 @@ def nice_ticks(top: float, kind: Kind, target: int = 5) -> list[float]:
     if kind == "count":
         step = max(1.0, round(step))
     n = math.ceil(top / step - 1e-9)
-    return [i * step for i in range(n + 1)]
+    ticks = [float(f"{i * step:.12g}") for i in range(n + 1)]  # 5 x 2e-06 is 9.999999999999999e-06 in floats
+    return ticks if ticks[-1] >= top else [*ticks, float(f"{(n + 1) * step:.12g}")]
 
 
 def _tick_label(v: float, step: float, kind: Kind) -> str:

@@ -412,9 +412,9 @@ def test_key_columns_visible_at_1440px(browser, sample_data, artifacts):
         shown = page.evaluate("""() => [...document.querySelectorAll('.st-key-table-health th')].filter(th =>
             th.getBoundingClientRect().right <= th.closest('.idw-table').getBoundingClientRect().right + 1)
             .map(th => th.innerText.trim())""")
-        # the row's identity, its verdict and every input of the verdict
-        for col in ("service", "operation", "health", "reasons", "stuck", "ambiguous", "poison", "retry",
-                    "conflicts", "t/o aborts", "store err"):
+        # the row's identity, its verdict, its volume and every input of the verdict
+        for col in ("service", "operation", "health", "received", "succeeded", "reasons", "stuck", "ambiguous",
+                    "poison", "retry", "conflicts", "t/o aborts", "store err"):
             assert col in shown, (col, shown)
         page.goto(srv.url + "/alarms")
         wait_rendered(page, "Alarms")
