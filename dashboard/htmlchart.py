@@ -3,12 +3,12 @@
 Why not ``st.vega_lite_chart``: a Vega chart makes the browser load Streamlit's Vega chunk, compile the spec and
 build its scene; on a signal page at 1M events that was about half of the browser's work of a page switch
 (``benchmarks/dashboard_bench.py``), and the first chart page of a tab also waited for React's 500 ms Suspense
-throttle while the chunk loaded. A few hundred positioned ``<div>``s draw with the page, through the HTML element the
+throttle while the chunk loaded. A few positioned ``<div>``s a bin draw with the page, through the HTML element the
 Overview already loaded (``st.html`` keeps HTML only: its sanitizer drops inline ``<svg>``, so a line is an ``<img>``
 of an SVG made of numbers, under the points). What these charts need is drawn here: stacked bars of counts over [bin start, bin end)
 with integer ticks, lines with a point per bin for rates and durations, a UTC time axis fixed to the selected
-window, one colour per series (``compute.colour_map``), a legend, and a hover tooltip per mark (text inside the mark,
-shown by the style sheet). Charts with several statistics per series, points layers or the alarm timeline stay Vega-Lite
+window, one colour per series (``compute.colour_map``), a legend, and a hover tooltip per bin (text inside the bin's
+column, shown by the style sheet). Charts with several statistics per series, points layers or the alarm timeline stay Vega-Lite
 (``dashboard.charts``).
 
 Safety: series names come from logs (untrusted). Every text and attribute value here goes through
@@ -16,9 +16,10 @@ Safety: series names come from logs (untrusted). Every text and attribute value 
 literal; everything else in the markup (the line images included) is numbers computed here and constants of this
 module.
 
-Each mark (class ``m``) carries its datum for tests and scripts: ``data-t`` / ``data-t-end`` (bin start / end, epoch
-ms UTC), ``data-v`` (the value drawn; a fraction for a percent chart) and its tooltip (``span.tip``, the series name in
-its ``<b>``). The name is never an attribute value: the sanitizer of ``st.html`` drops an attribute that holds markup.
+Each bin's column (class ``m``) carries its data for tests and scripts: ``data-t`` / ``data-t-end`` (bin start / end,
+epoch ms UTC), ``data-s`` (the series drawn in it, as indexes into the legend's names) and ``data-v`` (their values, in
+the same order; fractions for a percent chart), and its tooltip (``span.tip``: the bin, then a ``name: value`` line
+per series). A name is never an attribute value: the sanitizer of ``st.html`` drops an attribute that holds markup.
 """
 
 from __future__ import annotations
@@ -59,14 +60,14 @@ STYLE = f"""<style>
 .{CLASS} .yt {{ position: absolute; left: 0.2rem; top: 50%; transform: translate(-50%, -50%) rotate(-90deg)
   translateY(0.7rem); white-space: nowrap; opacity: 0.85; }}
 .{CLASS} .xt {{ text-align: center; margin-top: 1.7rem; opacity: 0.85; }}
-.{CLASS} .m {{ position: absolute; }}
-.{CLASS} .m:hover {{ outline: 1px solid currentColor; z-index: 2; }}
-.{CLASS} .tip {{ display: none; position: absolute; bottom: calc(100% + 6px); left: 50%; transform: translateX(-50%);
-  padding: 0.3rem 0.5rem; border-radius: 0.25rem; background: rgba(20, 22, 30, 0.94); color: #f0f2f6;
-  white-space: pre; font-size: 0.75rem; line-height: 1.35; pointer-events: none; }}
-.{CLASS} .tip.rt {{ left: auto; right: 0; transform: none; }}
+.{CLASS} .m {{ position: absolute; top: 0; bottom: 0; }}
+.{CLASS} .m:hover {{ background: rgba(128, 128, 128, 0.14); z-index: 2; }}
+.{CLASS} .bar {{ position: absolute; left: 0; right: 0; bottom: 0; }}
+.{CLASS} .tip {{ display: none; position: absolute; top: 0; left: calc(100% + 8px); padding: 0.3rem 0.5rem;
+  border-radius: 0.25rem; background: rgba(20, 22, 30, 0.94); color: #f0f2f6; white-space: pre; font-size: 0.75rem;
+  line-height: 1.35; pointer-events: none; }}
+.{CLASS} .tip.rt {{ left: auto; right: calc(100% + 8px); }}
 .{CLASS} .m:hover .tip {{ display: block; }}
-.{CLASS} .pt {{ width: 8px; height: 8px; border-radius: 50%; transform: translate(-50%, 50%); }}
 .{CLASS} .ln {{ position: absolute; inset: 0; width: 100%; height: 100%; pointer-events: none; }}
 .{CLASS} .legend {{ display: flex; flex-wrap: wrap; gap: 0.2rem 1rem; margin-top: 0.3rem; overflow-wrap: anywhere; }}
 .{CLASS} .legend b {{ font-weight: 600; }}
@@ -147,12 +148,18 @@ def _pct(v: float) -> str:
 
 
 def _line_image(runs: Sequence[Sequence[tuple[float, float]]], colour: str) -> str:
-    """An ``<img>`` of an SVG drawing each run of (x %, y % from the bottom) points as a line in ``colour`` (a
-    ``#hex`` checked by the caller), stretched over the plot (the stroke keeps its width)."""
+    """An ``<img>`` of an SVG drawing each run of (x %, y % from the bottom) points as a line with a dot per point
+    in ``colour`` (a ``#hex`` checked by the caller), stretched over the plot (the strokes keep their width)."""
     lines = "".join(
         '<polyline points="' + " ".join(f"{x:.2f},{100 - y:.2f}" for x, y in run) + f'" fill="none" stroke="{colour}" '
         'stroke-width="2" stroke-linejoin="round" vector-effect="non-scaling-stroke"/>' for run in runs if len(run) > 1)
-    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100" preserveAspectRatio="none">{lines}</svg>')
+    # a point per value: a zero-length path with a round cap draws a circle of the stroke's width, which (unlike a
+    # <circle>) the stretched viewBox does not squash
+    points = "".join(f"M{x:.2f} {100 - y:.2f}h0" for run in runs for x, y in run)
+    dots = (f'<path d="{points}" stroke="{colour}" stroke-width="7" stroke-linecap="round" '
+            'vector-effect="non-scaling-stroke"/>' if points else "")
+    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100" preserveAspectRatio="none">{lines}{dots}'
+           '</svg>')
     return f'<img class="ln" alt="" src="data:image/svg+xml;base64,{base64.b64encode(svg.encode()).decode()}">'
 
 
@@ -183,34 +190,43 @@ def time_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
     def y(v: float) -> float:  # % of the plot's height, from the bottom
         return min(max(v, 0.0), top) / top * 100
 
-    def mark(r, style: str) -> str:
-        # the tooltip is text inside the mark, shown on hover by the style sheet: not a title attribute, which the
-        # sanitizer of st.html drops when the value holds markup (a hostile name)
-        tip = (f'<span class="tip{" rt" if x(r["t"]) > 60 else ""}">{_e(by)}: <b>{_e(r["series"])}</b>\n'
-               f'bin (UTC): {_e(r["when"])}\n{_e(y_title)}: {_e(_fmt_value(float(r["value"]), kind))}</span>')
-        return (f'<div class="m{"" if stacked else " pt"}" style="{style};background:{colours[r["series"]]}" '
-                f'data-t="{r["t"]:.0f}" data-t-end="{r["t_end"]:.0f}" data-v="{float(r["value"])!r}">{tip}</div>')
-
+    index = {n: i for i, n in enumerate(names)}
     parts = [f'<div class="gl" style="bottom:{_pct(y(v))}"></div>'
              f'<span class="yl" style="bottom:{_pct(y(v))}">{_e(_tick_label(v, step, kind))}</span>' for v in ticks]
     parts += [f'<span class="xl" style="left:{_pct(x(t))}">{_e(label)}</span>' for t, label in time_ticks(window)]
-    records = rows.to_dict("records")
-    if stacked:
-        parts += [mark(r, f"left:{_pct(x(r['t']))};width:calc({_pct(x(r['t_end']) - x(r['t']))} - 1px);"
-                          f"bottom:{_pct(y(r['y0']))};height:calc({_pct(y(r['y1']) - y(r['y0']))} + 0.5px)")
-                  for r in records if r["value"] > 0]
-    else:
-        for name in names:
-            own = sorted((r for r in records if r["series"] == name), key=lambda r: r["t"])
-            runs: list[list[tuple[float, float]]] = [[]]
-            for r in own:
-                if math.isfinite(float(r["value"])):
-                    runs[-1].append((x(r["t"]), y(float(r["value"]))))
-                elif runs[-1]:
-                    runs.append([])  # a missing value breaks the line
-            parts.append(_line_image(runs, colours[name]))
-            parts += [mark(r, f"left:{_pct(x(r['t']))};bottom:{_pct(y(float(r['value'])))}")
-                      for r in own if math.isfinite(float(r["value"]))]
+    runs: dict[str, list[list[tuple[float, float]]]] = {n: [[]] for n in names}
+    # one column per bin: its bar (stacked: one box, a colour band per series) and its tooltip, text inside the
+    # column shown on hover by the style sheet (not a title attribute: the sanitizer of st.html drops an attribute
+    # holding markup, a hostile name); about 3 elements a bin, whatever the number of series
+    n_axis = len(parts)
+    for (t, t_end, when), g in rows.groupby(["t", "t_end", "when"], sort=True):
+        g = g[g["value"].map(lambda v: math.isfinite(float(v)))]
+        if stacked:
+            g = g[g["value"] > 0]
+        else:  # a bin where a series has no value breaks its line
+            for n in set(names) - set(g["series"]):
+                if runs[n][-1]:
+                    runs[n].append([])
+        if g.empty:
+            continue
+        left, width = x(t), x(t_end) - x(t)
+        lines = [f"bin (UTC): {when}"] + [f"{r['series']}: {_fmt_value(float(r['value']), kind)}"
+                                         for r in g.to_dict("records")]
+        bar = ""
+        if stacked:
+            total = float(g["y1"].max())
+            stops = ", ".join(f"{colours[r['series']]} {r['y0'] / total * 100:.2f}% {r['y1'] / total * 100:.2f}%"
+                              for r in g.to_dict("records"))
+            bar = f'<div class="bar" style="height:{_pct(y(total))};background:linear-gradient(to top, {stops})"></div>'
+            lines.append(f"total: {_fmt_value(total, kind)}")
+        for r in g.to_dict("records"):
+            runs[r["series"]][-1].append((x(t), y(float(r["value"]))))
+        tip = f'<span class="tip{" rt" if left > 60 else ""}">{_e(chr(10).join(lines))}</span>'
+        parts.append(f'<div class="m" style="left:{_pct(left)};width:calc({_pct(width)} - 1px)" data-t="{t:.0f}" '
+                     f'data-t-end="{t_end:.0f}" data-s="{" ".join(str(index[n]) for n in g["series"])}" '
+                     f'data-v="{" ".join(repr(float(v)) for v in g["value"])}">{bar}{tip}</div>')
+    if not stacked:  # under the columns (the hover targets)
+        parts[n_axis:n_axis] = [_line_image(runs[n], colours[n]) for n in names]
     legend = "".join(f'<span><i style="background:{colours[n]}"></i>{_e(n)}</span>' for n in names)
     label = _e(f"{y_title} per {by} over time (UTC), {len(names)} series")
     return (f'{STYLE}<div class="{CLASS}" role="img" aria-label="{label}" data-kind="{kind}" data-by="{_e(by)}" '

@@ -11,8 +11,9 @@ import pandas as pd
 
 
 class Drawn(NamedTuple):
-    """What the chart shows: ``meta`` (the box's ``data-*`` attributes), ``rows`` (one per mark: ``series``, ``t``,
-    ``t_end``, ``value``, ``tip`` (its tooltip's text), ``style``), ``legend`` (name -> swatch colour, in order), ``legend_title``,
+    """What the chart shows: ``meta`` (the box's ``data-*`` attributes), ``rows`` (one per series and bin: ``series``
+    (its legend name), ``t``, ``t_end``, ``value``, and its bin column's ``tip`` (tooltip text), ``style`` and ``bar``
+    (the stacked bar's style, None for lines)), ``legend`` (name -> swatch colour, in order), ``legend_title``,
     ``y_labels`` / ``x_labels`` (tick texts), ``lines`` (the line images' ``src``) and every tag seen."""
 
     meta: dict[str, str]
@@ -41,7 +42,6 @@ class _Parser(HTMLParser):
         self._swatch: str | None = None
         self._in_legend = False
         self._tip: list[str] | None = None
-        self._name: list[str] | None = None
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -50,12 +50,13 @@ class _Parser(HTMLParser):
         if "idw-chart" in cls and tag == "div":
             self.meta = {k[5:]: v or "" for k, v in a.items() if k.startswith("data-")}
         elif "m" in cls:
-            self.marks.append({"series": "", "t": float(a["data-t"]), "t_end": float(a["data-t-end"]),
-                               "value": float(a["data-v"]), "tip": "", "style": a.get("style")})
+            self.marks.append({"s": [int(i) for i in (a.get("data-s") or "").split()], "t": float(a["data-t"]),
+                               "t_end": float(a["data-t-end"]), "v": [float(v) for v in (a.get("data-v") or "").split()],
+                               "tip": "", "style": a.get("style"), "bar": None})
+        elif "bar" in cls and self.marks:
+            self.marks[-1]["bar"] = a.get("style")
         elif "tip" in cls:
             self._tip = []
-        elif tag == "b" and self._tip is not None:
-            self._name = []
         elif "legend" in cls:
             self._in_legend = True
         elif tag == "img" and "ln" in cls:
@@ -70,10 +71,6 @@ class _Parser(HTMLParser):
             self._text, self._where = [], "yl" if "yl" in cls else "xl"
 
     def handle_endtag(self, tag):
-        if self._name is not None and tag == "b":
-            self.marks[-1]["series"] = "".join(self._name)
-            self._name = None
-            return
         if self._tip is not None and tag == "span":
             self.marks[-1]["tip"] = "".join(self._tip)
             self._tip = None
@@ -92,8 +89,6 @@ class _Parser(HTMLParser):
     def handle_data(self, data):
         if self._tip is not None:
             self._tip.append(data)
-            if self._name is not None:
-                self._name.append(data)
         elif self._text is not None:
             self._text.append(data)
 
@@ -110,7 +105,10 @@ def parse(markup: str) -> Drawn:
     p = _Parser()
     p.feed(markup)
     p.close()
-    rows = pd.DataFrame(p.marks, columns=["series", "t", "t_end", "value", "tip", "style"])
+    names = list(p.legend)
+    rows = pd.DataFrame([{"series": names[i], "t": m["t"], "t_end": m["t_end"], "value": v, "tip": m["tip"],
+                          "style": m["style"], "bar": m["bar"]} for m in p.marks for i, v in zip(m["s"], m["v"])],
+                        columns=["series", "t", "t_end", "value", "tip", "style", "bar"])
     return Drawn(p.meta, rows, p.legend, p.legend_title, p.y, p.x, p.lines, p.tags)
 
 

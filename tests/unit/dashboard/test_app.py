@@ -230,7 +230,7 @@ def test_duplicates_breakdown_and_offenders(app, html_chart, sample_mod):
     chart = html_chart.read(app, "series")
     assert sample_mod.XSS_OP in set(chart.rows["series"])
     assert chart.legend_title == "operation" and sample_mod.XSS_OP in chart.legend
-    assert any(f"operation: {sample_mod.XSS_OP}\n" in t for t in chart.rows["tip"])
+    assert any(f"\n{sample_mod.XSS_OP}: 25.00%" in t for t in chart.rows["tip"])
     assert "script" not in {tag for tag, _ in chart.tags}
     assert "<script>" not in html_chart.body(app, "series")
 
@@ -261,7 +261,8 @@ def test_poison_page(app, vega, html_chart, sample_mod):
     # a rate is a line per series (its image) with a point per bin, and a percent axis to the top rate (25 %)
     assert chart.meta["kind"] == "percent" and len(chart.lines) == 3
     assert chart.y_labels == ["0%", "5%", "10%", "15%", "20%", "25%"]
-    assert "poison rate: 25.00%" in rows.loc[rows["series"] == sample_mod.XSS_OP, "tip"].iloc[0]
+    assert rows.loc[rows["series"] == sample_mod.XSS_OP, "tip"].iloc[0] == (f"bin (UTC): 2026-01-05 10:35–10:36\n"
+                                                                          f"{sample_mod.XSS_OP}: 25.00%")
     by(app, "operation")
     bd = frame(app, "bdt_operation")
     assert list(bd["operation"]) == [sample_mod.XSS_OP, "ProcessOrders", "CapturePayment"]

@@ -7,6 +7,7 @@ Expected values are derived by hand from sample_tables.py (comments there and be
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -229,9 +230,10 @@ def test_counts_have_integer_ticks_and_operations_one_colour(app, html_chart):
     def colours(page: str) -> dict[str, str]:
         app.switch_page(page).run()
         chart = html_chart.read(app, "series")
-        # each bar in its series' legend colour
-        for name, style in zip(chart.rows["series"], chart.rows["style"]):
-            assert style.endswith(f"background:{chart.legend[name]}")
+        # each bar's bands in its series' legend colours, bottom up in name order
+        for _, g in chart.rows.groupby("t"):
+            stops = re.findall(r"(#[0-9A-Fa-f]+) ", g["bar"].iloc[0])
+            assert stops == [chart.legend[n] for n in sorted(g["series"])]
         return chart.legend
 
     app.switch_page("app_pages/duplicates.py").run()

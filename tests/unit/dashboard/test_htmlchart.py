@@ -83,12 +83,15 @@ def test_stacked_bars_span_their_bins_and_stack_in_name_order():
     c = reader.parse(htmlchart.time_series(df, "operation", W, MIN, colour={"A": "#111111", "B": "#222222"}))
     assert reader.series(c.rows) == {"A": [3, 1], "B": [2]}
     assert c.y_labels == ["0", "1", "2", "3", "4", "5"] and c.legend == {"A": "#111111", "B": "#222222"}
-    styles = dict(zip(zip(c.rows["series"], c.rows["t"]), c.rows["style"]))
-    t30 = _ms(datetime(2026, 1, 5, 10, 30))
-    # 10:30 is a third of the way into [10:25, 10:40); A (first by name) from 0 to 3 of 5, B from 3 to 5
-    assert styles[("A", t30)].startswith("left:33.333%;width:calc(6.667% - 1px);bottom:0.000%;height:calc(60.000%")
-    assert styles[("B", t30)].startswith("left:33.333%;width:calc(6.667% - 1px);bottom:60.000%;height:calc(40.000%")
-    assert "events: 3\n" not in c.rows["tip"].iloc[0] and c.rows["tip"].iloc[0].endswith("events: 3")
+    at30 = c.rows[c.rows["t"] == _ms(datetime(2026, 1, 5, 10, 30))]
+    # 10:30 is a third of the way into [10:25, 10:40), a fifteenth wide; the bar reaches 5 of 5 with A (first by
+    # name) from 0 to 3/5 of it, B from 3/5 to the top
+    assert at30["style"].iloc[0] == "left:33.333%;width:calc(6.667% - 1px)"
+    assert at30["bar"].iloc[0] == ("height:100.000%;background:linear-gradient(to top, #111111 0.00% 60.00%, "
+                                   "#222222 60.00% 100.00%)")
+    assert at30["tip"].iloc[0] == "bin (UTC): 2026-01-05 10:30–10:31\nA: 3\nB: 2\ntotal: 5"
+    at39 = c.rows[c.rows["t"] == _ms(datetime(2026, 1, 5, 10, 39))]
+    assert at39["bar"].iloc[0].startswith("height:20.000%;")  # 1 of 5
 
 
 def test_lines_break_at_a_missing_value_and_clip_to_the_window():
@@ -102,6 +105,7 @@ def test_lines_break_at_a_missing_value_and_clip_to_the_window():
 
     svg = base64.b64decode(c.lines[0].split(",", 1)[1]).decode()
     assert svg.count("<polyline") == 1  # the lone 10:26 point is not a line; 10:28-10:29 is
+    assert svg.count("h0") == 3  # a dot per value
 
 
 class _Tags(HTMLParser):
