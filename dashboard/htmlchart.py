@@ -68,7 +68,7 @@ STYLE = f"""<style>
   line-height: 1.35; pointer-events: none; }}
 .{CLASS} .tip.rt {{ left: auto; right: calc(100% + 8px); }}
 .{CLASS} .m:hover .tip {{ display: block; }}
-.{CLASS} .ln {{ position: absolute; inset: 0; width: 100%; height: 100%; pointer-events: none; }}
+.{CLASS} .ln {{ position: absolute; left: 0; width: 100%; pointer-events: none; }}
 .{CLASS} .legend {{ display: flex; flex-wrap: wrap; gap: 0.2rem 1rem; margin-top: 0.3rem; overflow-wrap: anywhere; }}
 .{CLASS} .legend b {{ font-weight: 600; }}
 .{CLASS} .legend i {{ display: inline-block; width: 0.7rem; height: 0.7rem; margin-right: 0.3rem;
@@ -147,7 +147,12 @@ def _pct(v: float) -> str:
     return f"{v:.3f}%"
 
 
-def _line_image(runs: Sequence[Sequence[tuple[float, float]]], colour: str) -> str:
+_DOT_ROOM = 5
+"""CSS pixels the line image reaches above and below the plot: a dot on the top or bottom line is drawn whole (an
+image clips at its edge)."""
+
+
+def _line_image(runs: Sequence[Sequence[tuple[float, float]]], colour: str, height: int) -> str:
     """An ``<img>`` of an SVG drawing each run of (x %, y % from the bottom) points as a line with a dot per point
     in ``colour`` (a ``#hex`` checked by the caller), stretched over the plot (the strokes keep their width)."""
     lines = "".join(
@@ -158,9 +163,11 @@ def _line_image(runs: Sequence[Sequence[tuple[float, float]]], colour: str) -> s
     points = "".join(f"M{x:.2f} {100 - y:.2f}h0" for run in runs for x, y in run)
     dots = (f'<path d="{points}" stroke="{colour}" stroke-width="7" stroke-linecap="round" '
             'vector-effect="non-scaling-stroke"/>' if points else "")
-    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100" preserveAspectRatio="none">{lines}{dots}'
-           '</svg>')
-    return f'<img class="ln" alt="" src="data:image/svg+xml;base64,{base64.b64encode(svg.encode()).decode()}">'
+    k = _DOT_ROOM / max(1, height) * 100  # the room, in viewBox units of the plot's 100
+    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 {-k:.3f} 100 {100 + 2 * k:.3f}" '
+           f'preserveAspectRatio="none">{lines}{dots}</svg>')
+    return (f'<img class="ln" alt="" style="top:-{_DOT_ROOM}px;height:calc(100% + {2 * _DOT_ROOM}px)" '
+            f'src="data:image/svg+xml;base64,{base64.b64encode(svg.encode()).decode()}">')
 
 
 def time_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, *, value: str = "value",
@@ -226,7 +233,7 @@ def time_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
                      f'data-t-end="{t_end:.0f}" data-s="{" ".join(str(index[n]) for n in g["series"])}" '
                      f'data-v="{" ".join(repr(float(v)) for v in g["value"])}">{bar}{tip}</div>')
     if not stacked:  # under the columns (the hover targets)
-        parts[n_axis:n_axis] = [_line_image(runs[n], colours[n]) for n in names]
+        parts[n_axis:n_axis] = [_line_image(runs[n], colours[n], int(height)) for n in names]
     legend = "".join(f'<span><i style="background:{colours[n]}"></i>{_e(n)}</span>' for n in names)
     label = _e(f"{y_title} per {by} over time (UTC), {len(names)} series")
     return (f'{STYLE}<div class="{CLASS}" role="img" aria-label="{label}" data-kind="{kind}" data-by="{_e(by)}" '
