@@ -1,7 +1,8 @@
-"""Every chart of the dashboard: Vega-Lite specs (plain dicts) drawn by ``st.vega_lite_chart``.
+"""The Vega-Lite charts of the dashboard (Lambda health's, the alarm timeline): specs (plain dicts) drawn by
+``st.vega_lite_chart``. The signal pages' time series are drawn on the server as HTML (``dashboard.htmlchart``, from
+the same rows: :func:`series_rows`), which spares those pages Vega's chunk, compile and scene.
 
-Streamlit's frontend already loads the Vega runtime for the Overview's tile sparklines, so a chart page fetches and
-evaluates no extra JS chunk (Plotly's is 4.7 MB), and a stacked bar chart draws in fewer DOM nodes.
+Vega, not Plotly: Streamlit's Plotly chunk is 4.7 MB, and a stacked bar chart draws in fewer DOM nodes.
 
 A chart is a :class:`Chart`: the spec without data, and one DataFrame of rows (sent to the browser as Arrow;
 layers pick their rows with filter transforms). Time columns are epoch **milliseconds** (UTC), so nothing depends
