@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import html
+import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -206,32 +207,32 @@ def time_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
     # column shown on hover by the style sheet (not a title attribute: the sanitizer of st.html drops an attribute
     # holding markup, a hostile name); about 3 elements a bin, whatever the number of series
     n_axis = len(parts)
-    for (t, t_end, when), g in rows.groupby(["t", "t_end", "when"], sort=True):
-        g = g[g["value"].map(lambda v: math.isfinite(float(v)))]
-        if stacked:
-            g = g[g["value"] > 0]
-        else:  # a bin where a series has no value breaks its line
-            for n in set(names) - set(g["series"]):
+    # plain Python over the rows (a pandas group per bin cost ~0.1 s of CPU on a 48-bin, 8-series chart)
+    records = rows.to_dict("records")
+    records.sort(key=lambda r: (r["t"], r["series"]))
+    for (t, t_end, when), group in itertools.groupby(records, key=lambda r: (r["t"], r["t_end"], r["when"])):
+        g = [r for r in group if math.isfinite(float(r["value"])) and (not stacked or r["value"] > 0)]
+        if not stacked:  # a bin where a series has no value breaks its line
+            for n in set(names) - {r["series"] for r in g}:
                 if runs[n][-1]:
                     runs[n].append([])
-        if g.empty:
+        if not g:
             continue
         left, width = x(t), x(t_end) - x(t)
-        lines = [f"bin (UTC): {when}"] + [f"{r['series']}: {_fmt_value(float(r['value']), kind)}"
-                                         for r in g.to_dict("records")]
+        lines = [f"bin (UTC): {when}"] + [f"{r['series']}: {_fmt_value(float(r['value']), kind)}" for r in g]
         bar = ""
         if stacked:
-            total = float(g["y1"].max())
+            total = max(float(r["y1"]) for r in g)
             stops = ", ".join(f"{colours[r['series']]} {r['y0'] / total * 100:.2f}% {r['y1'] / total * 100:.2f}%"
-                              for r in g.to_dict("records"))
+                              for r in g)
             bar = f'<div class="bar" style="height:{_pct(y(total))};background:linear-gradient(to top, {stops})"></div>'
             lines.append(f"total: {_fmt_value(total, kind)}")
-        for r in g.to_dict("records"):
+        for r in g:
             runs[r["series"]][-1].append((x(t), y(float(r["value"]))))
         tip = f'<span class="tip{" rt" if left > 60 else ""}">{_e(chr(10).join(lines))}</span>'
         parts.append(f'<div class="m" style="left:{_pct(left)};width:calc({_pct(width)} - 1px)" data-t="{t:.0f}" '
-                     f'data-t-end="{t_end:.0f}" data-s="{" ".join(str(index[n]) for n in g["series"])}" '
-                     f'data-v="{" ".join(repr(float(v)) for v in g["value"])}">{bar}{tip}</div>')
+                     f'data-t-end="{t_end:.0f}" data-s="{" ".join(str(index[r["series"]]) for r in g)}" '
+                     f'data-v="{" ".join(repr(float(r["value"])) for r in g)}">{bar}{tip}</div>')
     if not stacked:  # under the columns (the hover targets)
         parts[n_axis:n_axis] = [_line_image(runs[n], colours[n], int(height)) for n in names]
     legend = "".join(f'<span><i style="background:{colours[n]}"></i>{_e(n)}</span>' for n in names)
