@@ -244,7 +244,8 @@ _SETTLED = """() => {
   const vegaDrawn = c => !!c.querySelector('svg.marks > g, canvas.marks[width]:not([width="0"])');
   const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"], '
                                                + '.st-key-series, .st-key-alarm_timeline')];
-  const drawn = charts.every(c => c.querySelector('.main-svg') || vegaDrawn(c));
+  // a server-drawn chart (dashboard.htmlchart) arrives drawn: its HTML box .idw-chart
+  const drawn = charts.every(c => c.querySelector('.main-svg, .idw-chart') || vegaDrawn(c));
   const grids = [...document.querySelectorAll('[data-testid="stDataFrame"]')].every(g => g.querySelector('canvas'));
   // an element whose frontend component is still loading shows a skeleton; a tile's sparkline draws its SVG later
   const skeletons = document.querySelectorAll('[data-testid="stSkeleton"]').length;

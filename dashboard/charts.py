@@ -1,7 +1,8 @@
-"""Every chart of the dashboard: Vega-Lite specs (plain dicts) drawn by ``st.vega_lite_chart``.
+"""The Vega-Lite charts of the dashboard (Lambda health's, the alarm timeline): specs (plain dicts) drawn by
+``st.vega_lite_chart``. The signal pages' time series are drawn on the server as HTML (``dashboard.htmlchart``, from
+the same rows: :func:`series_rows`), which spares those pages Vega's chunk, compile and scene.
 
-Streamlit's frontend already loads the Vega runtime for the Overview's tile sparklines, so a chart page fetches and
-evaluates no extra JS chunk (Plotly's is 4.7 MB), and a stacked bar chart draws in fewer DOM nodes.
+Vega, not Plotly: Streamlit's Plotly chunk is 4.7 MB, and a stacked bar chart draws in fewer DOM nodes.
 
 A chart is a :class:`Chart`: the spec without data, and one DataFrame of rows (sent to the browser as Arrow;
 layers pick their rows with filter transforms). Time columns are epoch **milliseconds** (UTC), so nothing depends
@@ -26,8 +27,8 @@ from typing import Any, Literal
 
 import pandas as pd
 
-__all__ = ["BOTTOM_LEGEND", "LINE_STYLES", "TIME_LABELS", "Chart", "alarm_timeline", "count_axis", "datetime_utc", "epoch_ms", "points_layer", "show",
-           "stat_series", "time_series"]
+__all__ = ["BOTTOM_LEGEND", "LINE_STYLES", "TIME_LABELS", "Chart", "alarm_timeline", "count_axis", "datetime_utc",
+           "epoch_ms", "points_layer", "series_rows", "show", "stat_series", "time_series"]
 
 Window = tuple[datetime, datetime]
 """[start, end) of the selected window, naive UTC datetimes (the dashboard's time convention)."""
@@ -197,6 +198,22 @@ def _spec(layers: list[dict[str, Any]], height: int, **top: Any) -> dict[str, An
 
 
 # ----------------------------------------------------------------------------- charts
+def series_rows(df: pd.DataFrame, by: str, bin_width: timedelta, *, value: str = "value", time_col: str = "time",
+                stacked: bool = True, keep: Sequence[str] = ()) -> pd.DataFrame:
+    """The rows of a :func:`time_series` chart (Vega-Lite here, SVG in ``dashboard.svgchart``): ``series`` (the
+    ``by`` value as text), ``value``, ``t`` / ``t_end`` / ``t_mid`` (epoch ms of the bin), ``when`` (UTC text) and
+    ``keep``, ordered by bin then series; ``stacked`` adds ``y0`` / ``y1``, each bar's [base, top) with the series
+    stacked in name order within a bin (done here: Vega-Lite does not stack bars given as x/x2 intervals)."""
+    rows = _rows(df[[time_col, by, value, *keep]].rename(columns={by: "series", value: "value"}), time_col,
+                 bin_width)
+    rows["series"] = rows["series"].astype(str)
+    rows = rows.sort_values(["t", "series"], ignore_index=True)
+    if stacked:
+        rows["y1"] = rows.groupby("t")["value"].cumsum()
+        rows["y0"] = rows["y1"] - rows["value"]
+    return rows
+
+
 def time_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, *, value: str = "value",
                 y_title: str = "events", kind: Kind = "count", stacked: bool = True, height: int = 320,
                 colour: Mapping[str, str] | None = None, time_col: str = "time",
@@ -210,16 +227,9 @@ def time_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
     colour (``compute.colour_map``: one colour per operation on every page). Series are ordered by name.
     ``legend``: extra Vega-Lite legend properties (e.g. :data:`BOTTOM_LEGEND`).
     """
-    rows = _rows(df[[time_col, by, value, *keep]].rename(columns={by: "series", value: "value"}), time_col,
-                 bin_width)
-    rows["series"] = rows["series"].astype(str)
-    rows = rows.sort_values(["t", "series"], ignore_index=True)
+    rows = series_rows(df, by, bin_width, value=value, time_col=time_col, stacked=stacked, keep=keep)
     names = rows["series"].unique().tolist()
     if stacked:
-        # stacked here, not by Vega-Lite (which does not stack bars given as x/x2 intervals): each bar spans
-        # [y0, y1), series stacked in name order within a bin
-        rows["y1"] = rows.groupby("t")["value"].cumsum()
-        rows["y0"] = rows["y1"] - rows["value"]
         total = float(rows["y1"].max()) if len(rows) else 0.0
         mark = {"type": "bar", "x2Offset": -1}
         # titles: a bar's screen-reader label names every channel (Vega-Lite's aria description)

@@ -38,7 +38,7 @@ CLASS = "idw-table"
 STYLE = f"""<style>
 .{CLASS} {{ overflow-x: auto; max-width: 100%; }}
 .{CLASS} table {{ border-collapse: collapse; font-size: 0.875rem; line-height: 1.35; margin: 0; }}
-.{CLASS} th, .{CLASS} td {{ border: 1px solid rgba(128, 128, 128, 0.3); padding: 0.25rem 0.4rem;
+.{CLASS} th, .{CLASS} td {{ border: 1px solid rgba(128, 128, 128, 0.3); padding: 0.25rem 0.25rem;
   vertical-align: top; }}
 .{CLASS} th {{ font-weight: 600; text-align: left; background: rgba(128, 128, 128, 0.08); }}
 .{CLASS} th[title] {{ cursor: help; text-decoration: underline dotted rgba(128, 128, 128, 0.6); }}
@@ -46,7 +46,7 @@ STYLE = f"""<style>
 .{CLASS} th {{ white-space: nowrap; vertical-align: bottom; }}
 .{CLASS} .c {{ text-align: center; }}
 .{CLASS} .nw {{ white-space: nowrap; }}
-.{CLASS} .wrap {{ min-width: 11rem; }}
+.{CLASS} .wrap {{ min-width: 8rem; }}
 .{CLASS} a {{ color: #3d8bd9; }}
 .{CLASS} .bar {{ display: inline-block; width: 4rem; height: 0.55rem; margin-right: 0.4rem;
   background: rgba(128, 128, 128, 0.15); border-radius: 0.2rem; overflow: hidden; }}

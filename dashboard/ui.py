@@ -4,7 +4,8 @@ Safety rule: everything that comes from logs (keys, ids, service/operation names
 codes, messages) is untrusted. It is shown only through ``st.dataframe`` (rendered as
 text by the grid), through :func:`md_escape` inside markdown, as data values of the
 Vega-Lite charts (``dashboard.charts``: drawn as SVG/canvas text, HTML-escaped in tooltips), or
-``html.escape``-d in the Overview's health table (``dashboard.htmltable``, the one ``st.html`` call).
+``html.escape``-d in the small HTML tables (``dashboard.htmltable``) and the signal pages' charts
+(``dashboard.htmlchart``), the two modules with an ``st.html`` call (one each).
 No call in the dashboard uses ``unsafe_allow_html``.
 """
 

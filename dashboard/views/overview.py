@@ -42,14 +42,16 @@ def _to(page: str, count: str | None = None):
 _C = htmltable.Column
 HEALTH_BADGE = {Health.CRITICAL.value: "red", Health.WARNING.value: "orange", Health.OK.value: "green"}
 HEALTH_TABLE = [
-    # the row's identity and verdict, every input of the verdict, the reasons, then the other counts: what
-    # decides the verdict fits a 1440 px window (the rest scrolls sideways). A count links to its signal's page,
-    # filtered to the operation.
+    # the row's identity, verdict and volume (received, succeeded), every input of the verdict, the reasons, then
+    # the other counts: all of it up to the reasons fits a 1440 px window (the rest scrolls sideways). A count links
+    # to its signal's page, filtered to the operation.
     _C("service", "service"),
     _C("operation", "operation"),
     _C("health", "health", badge=HEALTH_BADGE,
        help=f"CRITICAL: stuck keys, ambiguous commits or poison rate >= {POISON_RATE_CRITICAL:.0%}. WARNING: "
             f"conflicts, timeout-budget aborts, store errors or retry rate >= {RETRY_RATE_WARNING:.0%}."),
+    _C("received", "received", _int, "right", help="Records received."),
+    _C("succeeded", "succeeded", _int, "right", help="Records that succeeded."),
     _C("stuck_keys", "stuck", _int, "right", _to("stuck", "stuck_keys"),
        help="Keys stuck (expired IN_PROGRESS) at the window end."),
     _C("ambiguous_commits", "ambiguous", _int, "right", help="Ambiguous commits."),
@@ -61,8 +63,6 @@ HEALTH_TABLE = [
        help="Timeout-budget aborts."),
     _C("store_errors", "store err", _int, "right", help="Idempotency store errors."),
     _C("reasons", "reasons", wrap=True, help="What made the verdict."),
-    _C("received", "received", _int, "right"),
-    _C("succeeded", "succeeded", _int, "right"),
     _C("duplicates", "duplicates", _int, "right", _to("duplicates", "duplicates"), help="Duplicates completed."),
     _C("in_progress_collisions", "in-progress", _int, "right", _to("in_progress", "in_progress_collisions"),
        help="In-progress collisions."),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, htmltable, links, sources, trail, ui, urlstate
+from dashboard import htmlchart, htmltable, links, sources, trail, ui, urlstate
 from dashboard.compute import (
     attempt_distribution,
     breakdown,
@@ -51,9 +51,9 @@ def render(key: str) -> None:
             st.info(f"No {sig.outcome.value} records in this window.")  # type: ignore[union-attr]
         else:
             rate = sig.kind is SignalKind.RATE
-            charts.show(charts.time_series(df, "operation", (f.start, f.end), b, kind="percent" if rate else "count",
-                                           stacked=not rate, colour=colour_map(ds, "operation"),
-                                           y_title="poison rate" if rate else "events"), key="series")
+            htmlchart.show("series", df, "operation", (f.start, f.end), b, kind="percent" if rate else "count",
+                           stacked=not rate, colour=colour_map(ds, "operation"),
+                           y_title="poison rate" if rate else "events")
         st.caption(f"bin: {int(b.total_seconds() // 60)} min · source: idemwatch emitter (outcomes table)")
         _other_sources(ds, sig, f, b)
 
@@ -168,8 +168,8 @@ def _other_sources(ds, sig: Signal, f, b) -> None:
                + " (library_signals table: what Powertools / EMF libraries emit with no code change)")
     lib, _ = sources.library_series(ds, sig.outcome.value, f, b)
     if len(lib):
-        charts.show(charts.time_series(lib, "library", (f.start, f.end), b, y_title="events", height=220,
-                                       colour=colour_map(ds, "library")), key="series_library")
+        htmlchart.show("series_library", lib, "library", (f.start, f.end), b, y_title="events", height=180,
+                       colour=colour_map(ds, "library"))
 
 
 AGE_STATS = {"max_ms": "max", "p95_ms": "p95 (max of 1-min p95)", "p50_ms": "p50 (weighted)"}
@@ -186,6 +186,6 @@ def _age_series(ds, f) -> None:
     long = df.melt(id_vars=["time"], value_vars=list(AGE_STATS), var_name="statistic")
     long["statistic"] = long["statistic"].map(AGE_STATS)
     long["value"] = long["value"] / per
-    charts.show(charts.time_series(long, "statistic", (f.start, f.end), b, kind="number", stacked=False,
-                                   y_title=f"record age ({unit})"), key="series")
+    htmlchart.show("series", long, "statistic", (f.start, f.end), b, kind="number", stacked=False,
+                   y_title=f"record age ({unit})")
     st.caption(f"bin: {int(b.total_seconds() // 60)} min · only max is exact after re-binning 1-minute percentiles")

@@ -30,6 +30,7 @@ def _load(name: str):
 
 oracle = _load("oracle")
 vega_chart = _load("vega_chart")
+html_chart_mod = _load("html_chart")
 html_rows = _load("html_rows")
 
 
@@ -37,6 +38,13 @@ html_rows = _load("html_rows")
 def vega():
     """tests/unit/dashboard/vega_chart.py: reads a drawn chart's spec and rows back from an AppTest run."""
     return vega_chart
+
+
+@pytest.fixture(scope="session")
+def html_chart():
+    """tests/unit/dashboard/html_chart.py: reads a server-drawn chart (``dashboard.htmlchart``) back from an AppTest
+    run."""
+    return html_chart_mod
 
 
 @pytest.fixture(scope="session")

@@ -108,9 +108,10 @@ def test_health_table(app, sample_mod, html_table):
     assert pay["max record age (min)"] == "–"  # no record age measured for it
     evil = h.loc[sample_mod.XSS_OP]
     assert (evil.received, evil["poison msgs"], evil.health, evil.poison) == ("4", "1", "CRITICAL", "25.00%")
-    # every column of the health table is shown, the verdict's inputs before the reasons
-    assert list(cells.columns) == ["service", "operation", "health", "stuck", "ambiguous", "poison", "retry",
-                                   "conflicts", "t/o aborts", "store err", "reasons", "received", "succeeded",
+    # every column of the health table is shown: the volume after the verdict, then the verdict's inputs before
+    # the reasons (all of which fit a 1440 px window, test_browser.py)
+    assert list(cells.columns) == ["service", "operation", "health", "received", "succeeded", "stuck", "ambiguous",
+                                   "poison", "retry", "conflicts", "t/o aborts", "store err", "reasons",
                                    "duplicates", "in-progress", "retryable", "permanent", "poison msgs",
                                    "max record age (min)", "event source"]
     # a non-zero count links to its signal page filtered to the row's operation; a zero count has no link
@@ -190,22 +191,23 @@ def test_custom_range(app):
     ("app_pages/retries.py", "Retries", "3", {"ProcessOrders": [3]}),
     ("app_pages/timeout_aborts.py", "Timeout-budget aborts", "1", {"CapturePayment": [1]}),
 ])
-def test_count_signal_pages(app, vega, page, title, total, series):
+def test_count_signal_pages(app, html_chart, vega, page, title, total, series):
     app.switch_page(page).run()
     no_exception(app)
     assert metrics(app)[f"{title} in window"] == (total, None)
-    spec, rows = vega.read(app, "series")
-    assert vega.series(rows) == series
+    chart = html_chart.read(app, "series")
+    rows = chart.rows
+    assert html_chart.series(rows) == series
     # every bar covers its bin [start, end): 1-minute bins of the default window [10:25, 10:40)
     assert ((rows["t_end"] - rows["t"]) == 60_000).all() and (rows["t"] % 60_000 == 0).all()
-    (bars,) = vega.layers(spec)
-    assert bars["mark"]["type"] == "bar" and bars["encoding"]["x2"]["field"] == "t_end"
-    assert vega.domain_ms(bars["encoding"]["x"]["scale"]) == [vega.utc_ms("2026-01-05 10:25"),
-                                                              vega.utc_ms("2026-01-05 10:40")]
+    assert chart.meta["kind"] == "count" and not chart.lines  # bars, no line
+    assert chart.meta["x-domain"] == f"{vega.utc_ms('2026-01-05 10:25'):.0f} {vega.utc_ms('2026-01-05 10:40'):.0f}"
+    # a 15-minute window: a tick every 2 minutes on even UTC minutes, 24-hour labels
+    assert chart.x_labels == ["10:26", "10:28", "10:30", "10:32", "10:34", "10:36", "10:38", "10:40"]
     assert title in footer(app)
 
 
-def test_duplicates_breakdown_and_offenders(app, vega, sample_mod):
+def test_duplicates_breakdown_and_offenders(app, html_chart, sample_mod):
     app.switch_page("app_pages/duplicates.py").run()
     assert frame(app, "bdt_service").to_dict("records") == [{"service": "orders", "events": 5}]
     by(app, "operation")
@@ -222,13 +224,15 @@ def test_duplicates_breakdown_and_offenders(app, vega, sample_mod):
     rows = frame(app, "offender_trail")
     assert list(rows["outcome"]) == [Outcome.CLAIMED.value] + [Outcome.DUPLICATE_COMPLETED.value] * 2
     assert list(rows["function_request_id"]) == ["r-5", "r-60", "r-61"]
-    # an untrusted operation name is chart data only (Vega draws it as text): unchanged, never in a title
+    # an untrusted operation name is escaped text of the chart (legend, tooltip, data attribute): unchanged when
+    # read back, and no tag of it in the markup
     app.switch_page("app_pages/poison.py").run()
-    spec, rows = vega.read(app, "series")
-    assert sample_mod.XSS_OP in set(rows["series"])
-    (line,) = vega.layers(spec)
-    assert line["encoding"]["color"]["title"] == "operation"
-    assert all(sample_mod.XSS_OP not in str(t.get("title")) for t in line["encoding"]["tooltip"])
+    chart = html_chart.read(app, "series")
+    assert sample_mod.XSS_OP in set(chart.rows["series"])
+    assert chart.legend_title == "operation" and sample_mod.XSS_OP in chart.legend
+    assert any(f"\n{sample_mod.XSS_OP}: 25.00%" in t for t in chart.rows["tip"])
+    assert "script" not in {tag for tag, _ in chart.tags}
+    assert "<script>" not in html_chart.body(app, "series")
 
 
 def test_retries_page_extras(app):
@@ -241,22 +245,24 @@ def test_retries_page_extras(app):
     assert list(zip(att["attempt"], att["events"])) == [(1, 76), (2, 5), (3, 2)]  # 63 + 13 first attempts
 
 
-def test_poison_page(app, vega, sample_mod):
+def test_poison_page(app, vega, html_chart, sample_mod):
     app.switch_page("app_pages/poison.py").run()
     no_exception(app)
     m = metrics(app)
     assert m["Poison rate in window"] == ("5.77%", None)
     assert m["Poison messages / received"] == ("3 / 52", None)
-    spec, rows = vega.read(app, "series")
-    series = vega.series(rows)
+    chart = html_chart.read(app, "series")
+    rows = chart.rows
+    series = html_chart.series(rows)
     # per-bin poison rate (a fraction, the axis shows %): ProcessOrders 10:30 2/30, 10:39 0/10; evil 10:35 1/4
     assert series["ProcessOrders"] == pytest.approx([2 / 30, 0.0])
     assert series[sample_mod.XSS_OP] == pytest.approx([0.25])
     assert list(rows.loc[rows["series"] == sample_mod.XSS_OP, "t"]) == [vega.utc_ms("2026-01-05 10:35")]
-    (line,) = vega.layers(spec)
-    # a rate is a line with a point per bin and a percent axis
-    assert line["mark"]["type"] == "line" and line["mark"]["point"]
-    assert line["encoding"]["y"]["axis"]["format"].endswith("%")
+    # a rate is a line per series (its image) with a point per bin, and a percent axis to the top rate (25 %)
+    assert chart.meta["kind"] == "percent" and len(chart.lines) == 3
+    assert chart.y_labels == ["0%", "5%", "10%", "15%", "20%", "25%"]
+    assert rows.loc[rows["series"] == sample_mod.XSS_OP, "tip"].iloc[0] == (f"bin (UTC): 2026-01-05 10:35–10:36\n"
+                                                                          f"{sample_mod.XSS_OP}: 25.00%")
     by(app, "operation")
     bd = frame(app, "bdt_operation")
     assert list(bd["operation"]) == [sample_mod.XSS_OP, "ProcessOrders", "CapturePayment"]
@@ -266,16 +272,17 @@ def test_poison_page(app, vega, sample_mod):
     assert list(zip(codes["error_code"], codes["events"])) == [("SchemaError", 2), (sample_mod.XSS_IMG, 1)]
 
 
-def test_iterator_age_page(app, vega):
+def test_iterator_age_page(app, html_chart):
     app.switch_page("app_pages/iterator_age.py").run()
     no_exception(app)
     assert metrics(app)["Max iterator age in window"] == ("1.1 min", None)
-    spec, rows = vega.read(app, "series")
+    chart = html_chart.read(app, "series")
+    rows = chart.rows
     # the axis uses the unit of its largest value, the one the tile shows (65 s -> min)
-    assert vega.series(rows)["max"] == pytest.approx([65000.0 / 60000, 70.0 / 60000])
-    (line,) = vega.layers(spec)
-    assert line["encoding"]["y"]["title"] == "record age (min)"
+    assert html_chart.series(rows)["max"] == pytest.approx([65000.0 / 60000, 70.0 / 60000])
+    assert chart.meta["y-title"] == "record age (min)"
     assert set(rows["series"]) == {"max", "p95 (max of 1-min p95)", "p50 (weighted)"}
+    assert chart.legend_title == "statistic" and list(chart.legend) == sorted(chart.legend)
     ages = frame(app, "top_age")
     # received records of order-1 at 10:30, each in its own unit (65 s, 900 ms), age column first
     assert list(ages["record_age_ms"]) == ["1.1 min", "900 ms", "900 ms"]

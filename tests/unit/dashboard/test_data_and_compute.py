@@ -144,7 +144,8 @@ def test_md_escape_round_trips_through_commonmark(raw):
 
 def test_no_page_renders_raw_html():
     """Guard: no dashboard module may render HTML (untrusted log text must never reach an HTML sink), except
-    ``dashboard/htmltable.py``, whose one ``st.html`` call draws the table it escapes itself."""
+    ``dashboard/htmltable.py`` and ``dashboard/htmlchart.py``, whose one ``st.html`` call each draws the table / chart
+    the module escapes itself."""
     from pathlib import Path
 
     import dashboard
@@ -155,10 +156,13 @@ def test_no_page_renders_raw_html():
         if "demo" in py.relative_to(root).parts:
             continue
         text = py.read_text()
-        if py.relative_to(root).as_posix() == "htmltable.py":
-            # the only sink: exactly one st.html call, fed by html_table (every value escaped there)
-            assert re.findall(r"\bst\.html\((.*)\)", text) == ["html_table(df, columns, caption=caption)"]
-            text = text.replace("st.html(html_table(df, columns, caption=caption))", "")
+        sinks = {"htmltable.py": "html_table(df, columns, caption=caption)",
+                 "htmlchart.py": "time_series(df, by, window, bin_width, **options)"}
+        body = sinks.get(py.relative_to(root).as_posix())
+        if body is not None:
+            # the only sinks: exactly one st.html call each, fed by the function that escapes every value
+            assert re.findall(r"\bst\.html\((.*)\)", text) == [body]
+            text = text.replace(f"st.html({body})", "")
         for pattern in (r"unsafe_allow_html\s*=", r"\bst\.html\(", r"components\.html\(", r"st\.components",
                         r"\bhtml\s*\("):
             if re.search(pattern, text):

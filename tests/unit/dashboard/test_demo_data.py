@@ -10,7 +10,7 @@ from dashboard.constants import SIGNALS, SignalKind
 pytestmark = pytest.mark.timeout(600)
 
 
-def test_demo_overview_and_signal_pages(app_factory, demo_dir, oracle_cls, vega, html_table):
+def test_demo_overview_and_signal_pages(app_factory, demo_dir, oracle_cls, html_chart, html_table):
     at = app_factory(demo_dir)
     assert not at.exception
     at.sidebar.selectbox(key="f_range").select("All data").run()
@@ -30,7 +30,7 @@ def test_demo_overview_and_signal_pages(app_factory, demo_dir, oracle_cls, vega,
         expected = o.count(sig.outcome.value)
         assert {m.label: m.value for m in at.main.metric}[f"{sig.title} in window"] == f"{expected:,}"
         if expected:
-            _, rows = vega.read(at, "series")
+            rows = html_chart.read(at, "series").rows
             assert rows["value"].sum() == expected, sig.title
     at.switch_page("app_pages/stuck_keys.py").run()
     assert not at.exception
