@@ -14,7 +14,7 @@ import functools
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -54,6 +54,7 @@ __all__ = [
     "health_table",
     "in_unit",
     "outcome_totals",
+    "palette_colours",
     "preset_window",
     "record_age_series",
     "signal_value",
@@ -225,6 +226,12 @@ def colour_map(ds: Dataset, dimension: str = "operation") -> dict[str, str]:
     for df in ds.tables.values():
         if dimension in df.columns:
             values.update(str(v) for v in df[dimension].unique().tolist() if v is not None)
+    return palette_colours(values)
+
+
+def palette_colours(values: Iterable[str]) -> dict[str, str]:
+    """The colour rule of :func:`colour_map` over ``values`` (distinct strings): sorted, the i-th gets
+    ``PALETTE[i]`` (cycling); the dict is in sorted order."""
     return {v: PALETTE[i % len(PALETTE)] for i, v in enumerate(sorted(values))}
 
 

@@ -35,7 +35,7 @@ from datetime import datetime, timedelta
 import pandas as pd
 
 from dashboard.charts import Kind, Window, epoch_ms, series_rows
-from dashboard.compute import PALETTE
+from dashboard.compute import palette_colours
 
 __all__ = ["CLASS", "HEIGHT", "nice_ticks", "show", "time_series", "time_ticks"]
 
@@ -136,12 +136,11 @@ def _fmt_value(v: float, kind: Kind) -> str:
 
 
 def _colours(names: Sequence[str], colour: Mapping[str, str] | None) -> dict[str, str]:
-    """Each name its ``colour`` entry when that is a ``#hex`` literal, else the palette by name order."""
-    out = {}
-    for i, n in enumerate(sorted(names)):
-        c = (colour or {}).get(n)
-        out[n] = c if c is not None and _HEX.fullmatch(c) else PALETTE[i % len(PALETTE)]
-    return out
+    """Each name its ``colour`` entry when that is a ``#hex`` literal, else the palette by name order
+    (``compute.palette_colours``); in name order."""
+    given = colour or {}
+    return {n: c if (c := given.get(n)) is not None and _HEX.fullmatch(c) else fallback
+            for n, fallback in palette_colours(names).items()}
 
 
 def _pct(v: float) -> str:
