@@ -200,7 +200,7 @@ def _spec(layers: list[dict[str, Any]], height: int, **top: Any) -> dict[str, An
 # ----------------------------------------------------------------------------- charts
 def series_rows(df: pd.DataFrame, by: str, bin_width: timedelta, *, value: str = "value", time_col: str = "time",
                 stacked: bool = True, keep: Sequence[str] = ()) -> pd.DataFrame:
-    """The rows of a :func:`time_series` chart (Vega-Lite here, SVG in ``dashboard.svgchart``): ``series`` (the
+    """The rows of a :func:`time_series` chart (Vega-Lite here, HTML in ``dashboard.htmlchart``): ``series`` (the
     ``by`` value as text), ``value``, ``t`` / ``t_end`` / ``t_mid`` (epoch ms of the bin), ``when`` (UTC text) and
     ``keep``, ordered by bin then series; ``stacked`` adds ``y0`` / ``y1``, each bar's [base, top) with the series
     stacked in name order within a bin (done here: Vega-Lite does not stack bars given as x/x2 intervals)."""
