@@ -269,7 +269,7 @@ class Emitter(InvocationLifecycle):
         self._detail_keys: dict[str, str] = {}  # received-record detail name -> its JSON head (',"name":' or redacted)
         self._sqs_queues: dict[str, tuple[str, str]] = {}  # queue ARN -> (queue name, its ``received`` member text)
         self._valid_ops: set[str] = set()
-        self._group_cache: dict[tuple[Any, ...], tuple[dict[str, str], list[list[str]], str, str]] = {}
+        self._group_cache: dict[Any, tuple[dict[str, str], list[list[str]], str, str]] = {}
         self._hasher = KeyHasher(key_tenant_separator, key_hash_salt) if hash_idempotency_keys else None
         self._lock = _thread.RLock()
         self._groups: dict[Any, dict[str, Any]] = {}  # emitter.aggregate (keys: aggregate.group_key)
