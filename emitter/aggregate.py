@@ -243,8 +243,9 @@ class MetricAggregator(SinkOutput):
                 if key.__class__ is tuple:  # group_key's inverse
                     op, es = key
                     hit = dims_cache.get((op, es, custom))
-                else:  # the usual group: its Operation alone is its cache key without custom dimensions (no tuple
-                    op, es = key, None  # made and hashed, ~70 ns)
+                else:  # the usual group; without custom dimensions its Operation alone is its cache key (no tuple
+                    # made and hashed per group: ~70 ns)
+                    op, es = key, None
                     hit = dims_cache.get((op, None, custom) if custom else op)
                 dims, sets, header, dims_body = hit or self._group_dimensions(op, es, dims_now)
                 body = f"{dims_body},{props_body}" if dims_body else props_body
@@ -300,7 +301,7 @@ class MetricAggregator(SinkOutput):
         """Root dimension members, dimension sets, directive header and dimension members as JSON text of a group
         (cached; the custom dimensions are part of the key; a group without EventSource or custom dimensions is also
         cached under its Operation alone, the key flush looks it up by)."""
-        key = (op, es, tuple(custom.items()) if custom else ())  # the key flush looks up
+        key = (op, es, tuple(custom.items()) if custom else ())  # flush's key (op alone for (op, None, ()))
         hit = self._group_cache.get(key)
         if hit is not None:
             return hit
