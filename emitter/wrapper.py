@@ -18,7 +18,7 @@ from emitter import outcomes as _o
 from emitter.adapters import detect_source
 from emitter.aggregate import MetricAggregator
 from emitter.constants import DEFAULT_OPERATION
-from emitter.context import InvocationInfo, _default_clock, _time_ns, capture, powertools_logger_correlation
+from emitter.context import InvocationInfo, _default_clock, _time_ns, powertools_logger_correlation
 from emitter.contract import Outcome
 from emitter.output import Problems
 
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from emitter.types import EventRecord
 
 _CO_COROUTINE = 0x80  # inspect.CO_COROUTINE, without importing inspect
+_new = object.__new__
 # Plain-str copies of contract values (emitter.outcomes): module globals, one dict lookup each.
 _OPERATION = _o.OPERATION
 
@@ -158,7 +159,9 @@ class InvocationLifecycle(MetricAggregator):
                     op = None
                 elif len(self._valid_ops) < 256:
                     self._valid_ops.add(op)  # type: ignore[arg-type]  # checked: a valid str
-            info = capture(context, clock, now, op, detect_source(event) if event is not None else None)
+            # context.capture, inlined: one Python call fewer per invocation (~60 ns)
+            info = _new(InvocationInfo)
+            info.__init__(context, clock, now, op, detect_source(event) if event is not None else None)  # type: ignore[misc]
             self._lock.acquire()  # not `with`: a with-block on a C lock costs ~0.4 us more on CPython 3.11
             try:
                 if cold_start is None:
