@@ -162,19 +162,20 @@ smaller one on the same spot shows on top; the Vega-Lite chart drew the second a
 
 
 def _line_image(runs: Sequence[Sequence[tuple[float, float]]], colour: str, height: int, *, line: bool = True,
-                dash: str | None = None, dot: float = 7, outline: bool = False) -> str:
+                dash: str | None = None, dot: float = 7, outline: bool = False, lone_dots: bool = False) -> str:
     """An ``<img>`` of an SVG drawing each run of (x %, y % from the bottom) points as a line with a dot per point
     in ``colour`` (a ``#hex`` checked by the caller), stretched over the plot (the strokes keep their width).
     ``line=False``: the dots alone; ``dash``: an SVG ``stroke-dasharray`` of the line (a constant of this module);
     ``dot``: the dots' diameter in CSS pixels (0: none); ``outline``: a dark ring round each dot (a dot drawn over
-    a bar)."""
+    a bar); ``lone_dots``: a dot only for a point alone in its run (no line shows it), so a dash pattern reads."""
     lines = "".join(
         '<polyline points="' + " ".join(f"{x:.2f},{100 - y:.2f}" for x, y in run) + f'" fill="none" stroke="{colour}" '
         'stroke-width="2" stroke-linejoin="round" vector-effect="non-scaling-stroke"'
         + (f' stroke-dasharray="{dash}"' if dash else "") + "/>" for run in runs if line and len(run) > 1)
     # a point per value: a zero-length path with a round cap draws a circle of the stroke's width, which (unlike a
     # <circle>) the stretched viewBox does not squash
-    points = "".join(f"M{x:.2f} {100 - y:.2f}h0" for run in runs for x, y in run) if dot else ""
+    points = "".join(f"M{x:.2f} {100 - y:.2f}h0" for run in runs for x, y in run
+                     if not lone_dots or len(run) == 1) if dot else ""
     dots = "".join(f'<path d="{points}" stroke="{c}" stroke-width="{w:g}" stroke-linecap="round" '
                    'vector-effect="non-scaling-stroke"/>'
                    for c, w in ((("#000000", dot + 2),) if outline else ()) + ((colour, dot),)) if points else ""
@@ -289,7 +290,8 @@ def stat_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
                 colour: Mapping[str, str] | None = None, time_col: str = "time") -> str:
     """Several statistics of each ``by`` value over the window as HTML, one style each (p95 solid and max dotted,
     say): the arguments of ``charts.stat_series``. ``stats``: (column of ``df``, its label, a style: ``solid``,
-    ``dotted`` or ``dashed`` (:data:`LINE_DASH`: a line with a point per bin), ``dot`` or ``ring``
+    ``dotted`` or ``dashed`` (:data:`LINE_DASH`: a line, as the Vega-Lite lines without a point per bin; a value
+    alone between gaps a dot), ``dot`` or ``ring``
     (:data:`POINT_SIZE`: points alone)). Values are divided by ``per`` (the unit goes in ``y_title``); a missing
     value leaves a gap. One column per bin, its tooltip a ``<series> <label>: <value>`` line per value, its
     ``data-s`` / ``data-v`` the series indexes and values and ``data-k`` the statistic of each (indexes into the
@@ -348,7 +350,8 @@ def stat_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
         for n in names:
             if any(runs[(k, n)]):
                 parts.append(_line_image(runs[(k, n)], colours[n], int(height), line=style in LINE_DASH,
-                                         dash=LINE_DASH.get(style), dot=POINT_SIZE.get(style, 5)))
+                                         dash=LINE_DASH.get(style), dot=POINT_SIZE.get(style, 5),
+                                         lone_dots=style in LINE_DASH))
     labels = " ".join(_e(lab) for _, lab, _ in stats)
     return _box(parts + columns, names, colours, by, y_title, "number", lo, hi, ticks, height,
                 extra=f' data-stats="{labels}"')
