@@ -300,19 +300,23 @@ def stat_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
     unknown = [st for _, _, st in stats if st not in LINE_DASH and st not in POINT_SIZE]
     if unknown:
         raise ValueError(f"unknown styles {unknown}: use one of {[*LINE_DASH, *POINT_SIZE]}")
-    per_stat = []
-    for c, _, _ in stats:
-        r = series_rows(df.assign(**{c: df[c].astype("float64") / per}), by, bin_width, value=c, time_col=time_col,
-                        stacked=False)
-        per_stat.append(r)
-    names = sorted(set().union(*(r["series"].unique().tolist() for r in per_stat)))
+    cols = [c for c, _, _ in stats]
+    # one pass over the frame for every statistic (series_rows formats each bin's text: ~9 ms a call on 384 rows)
+    rows = series_rows(df.assign(**{c: df[c].astype("float64") / per for c in set(cols)}), by, bin_width,
+                       value=cols[0], time_col=time_col, stacked=False, keep=[c for c in dict.fromkeys(cols[1:])
+                                                                              if c != cols[0]])
+    names = sorted(rows["series"].unique().tolist())
     colours = _colours(names, colour)
     lo, hi = epoch_ms(window[0]), epoch_ms(window[1])
     span = max(hi - lo, 1.0)
+    rows = rows[(rows["t_end"] > lo) & (rows["t"] < hi)]
     records = []
-    for k, r in enumerate(per_stat):
-        r = r[(r["t_end"] > lo) & (r["t"] < hi)]
-        records += [{**m, "k": k} for m in r.to_dict("records") if math.isfinite(float(m["value"]))]
+    for m in rows.to_dict("records"):
+        for k, c in enumerate(cols):
+            v = float(m["value"] if c == cols[0] else m[c])
+            if math.isfinite(v):
+                records.append({"series": m["series"], "t": m["t"], "t_end": m["t_end"], "when": m["when"],
+                                "value": v, "k": k})
     top_value = max((float(m["value"]) for m in records), default=0.0)
     ticks = nice_ticks(top_value if top_value > 0 else 0.0, "number")
     top = ticks[-1] or 1.0
