@@ -32,6 +32,12 @@ With ``--reruns N``, the Overview's server render time (its footer) is also read
 versions taking turns), and its median / p90 / p99 / max printed: a full garbage collection landing inside a run
 shows in the tail, not the median.
 
+Every browser figure has its floor beside it: the same Streamlit, started with the same options
+(``dashboard.serve.streamlit_command``), serving a bare two-page app (one ``st.caption`` a page, :data:`FLOOR_APP`),
+timed the same way in the same rounds: a new tab's warm load of its first page (the Overview's floor) and a switch
+between its two pages (the page switch's floor). What the dashboard costs is its figure minus the floor; what no
+change to the dashboard can remove is the floor (the Streamlit frontend's own bundle, websocket and first render).
+
 Targets (issue 14): Overview <= 1.5 s, page switch <= 0.3 s, explorer search <= 0.5 s on the 1M-event tables.
 
     .venv/bin/python benchmarks/dashboard_bench.py [--events 1000000] [--rounds 3] [--skip-demo] [--before DIR]
@@ -62,7 +68,7 @@ sys.path.insert(0, str(ROOT))
 
 from collector.insights.constants import DEFAULT_ACCOUNT_ID
 from collector.tables import TABLES
-from dashboard.serve import DashboardServer
+from dashboard.serve import APP_PATH, DashboardServer, streamlit_command
 from emitter.contract import ErrorClass, EventSource, IdempotencyStatus, Outcome
 
 TARGET_OVERVIEW_S = 1.5
@@ -232,6 +238,54 @@ def demo_data(tmp: Path) -> tuple[Path, str]:
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)  # type: ignore[union-attr]
         return mod.write_data_dir(tmp / "sample"), f"hand-made sample tables (demo unavailable: {exc})"
+
+
+# ----------------------------------------------------------------------------- the floor
+FLOOR_APP = {
+    "app.py": "import streamlit as st\n"
+              "st.set_page_config(page_title='floor', layout='wide')\n"
+              "st.navigation([st.Page('a.py', title='Overview', default=True),\n"
+              "               st.Page('b.py', title='Other', url_path='other')]).run()\n",
+    # the footer text the dashboard's pages end with (ui.footer), so wait_page reads both alike
+    "a.py": "import streamlit as st\nst.caption('idemwatch · Overview · rendered in 0 ms')\n",
+    "b.py": "import streamlit as st\nst.caption('idemwatch · Other · rendered in 0 ms')\n",
+}
+"""The floor: a bare Streamlit app of two pages, one caption each (no data, no sidebar, no component)."""
+
+
+class FloorServer(DashboardServer):
+    """:data:`FLOOR_APP` served by ``streamlit run`` with the dashboard's own options (this checkout's
+    ``streamlit_command``, the app path swapped), in ``app_dir``."""
+
+    def __init__(self, app_dir: Path) -> None:
+        super().__init__(app_dir)
+        self.app_dir = app_dir
+
+    def start(self) -> FloorServer:
+        self.app_dir.mkdir(parents=True, exist_ok=True)
+        for name, text in FLOOR_APP.items():
+            (self.app_dir / name).write_text(text)
+        cmd = [str(self.app_dir / "app.py") if c == str(APP_PATH) else c
+               for c in streamlit_command(self.host, self.port, self.headless)]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=str(self.app_dir))
+        self._wait_healthy()
+        return self
+
+
+def floor_round(page_factory, url: str, res: dict) -> None:
+    """One round on the floor app: a new tab's warm load of its first page, then a switch to the other page and
+    back (both kept)."""
+    page = page_factory()
+    t = time.perf_counter()
+    page.goto(url + "/")
+    wait_page(page, "Overview")
+    res["overview"].append(time.perf_counter() - t)
+    for title in ("Other", "Overview"):
+        t = time.perf_counter()
+        page.locator(NAV, has_text=re.compile(f"^{re.escape(title)}$")).click()
+        wait_page(page, title)
+        res["switch"].append(time.perf_counter() - t)
+    page.close()
 
 
 # ----------------------------------------------------------------------------- browser timing
@@ -407,11 +461,16 @@ def measure(browser, data_dir: Path, rounds: int, screenshot: Path | None, searc
             trees: tuple[Path, ...] = (ROOT,), reruns: int = 0) -> list[dict]:
     """Time the dashboard of every checkout in ``trees`` (this one, and a before tree with ``--before``) over
     ``data_dir``: one server and one browser context each, rounds interleaved (round r runs them in turn, the
-    order reversed every other round), so a busy machine slows them alike. One result per tree."""
+    order reversed every other round), so a busy machine slows them alike; the floor app (:class:`FloorServer`)
+    takes its turn in every round too. One result per tree, each with the floor's figures under ``bare``."""
     load_before = os.getloadavg()[0]
     results: list[dict] = []
     servers = []
+    floor = {"overview": [], "switch": []}
+    floor_srv = None
     try:
+        floor_srv = FloorServer(data_dir.parent / f"floor-app-{data_dir.name}").start()
+        floor_ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
         for tree in trees:
             t0 = time.perf_counter()
             servers.append(_server(tree, data_dir).start())
@@ -423,15 +482,23 @@ def measure(browser, data_dir: Path, rounds: int, screenshot: Path | None, searc
             order = range(len(trees)) if r % 2 == 0 else reversed(range(len(trees)))
             for i in order:
                 _round(ctxs[i].new_page, servers[i].url, r, results[i], screenshot if i == 0 else None, search)
+            if r == 0:  # a first visit, as for the dashboards: not kept
+                floor_round(floor_ctx.new_page, floor_srv.url, {"overview": [], "switch": []})
+            else:
+                floor_round(floor_ctx.new_page, floor_srv.url, floor)
         if reruns:
             for res, ms in zip(results, rerun_renders(ctxs, [s.url for s in servers], reruns)):
                 res["reruns"] = ms
         for c in ctxs:
             c.close()
+        floor_ctx.close()
     finally:
         for srv in servers:
             srv.stop()
+        if floor_srv is not None:
+            floor_srv.stop()
     for res in results:
+        res["bare"] = floor
         if search:
             res.update(search_on_server(data_dir, SEARCH_TEXT, rounds, res["tree"]))
         res["load"] = (load_before, os.getloadavg()[0])
@@ -448,12 +515,17 @@ def report(label: str, source: str, res: dict) -> None:
     print(f"   server start (streamlit healthy)     {res['server_start_s']:7.2f} s")
     print(f"   Overview, cold (first session)       {res['overview_cold']:7.2f} s   (server render "
           f"{res['overview_cold_server']} ms)")
+    fo, fs = med(res["bare"]["overview"]), med(res["bare"]["switch"])
     print(f"   Overview, warm (median)              {ov:7.2f} s   target {TARGET_OVERVIEW_S:.1f} s  "
-          f"ratio {ov / TARGET_OVERVIEW_S:5.2f}x of target   (server render {med(res['overview_server']):.0f} ms)")
+          f"ratio {ov / TARGET_OVERVIEW_S:5.2f}x of target   (server render {med(res['overview_server']):.0f} ms)   "
+          f"floor {fo:.2f} s, {ov / fo:4.2f}x of floor")
     print(f"   page switch, median over pages       {med(allsw):7.2f} s   target {TARGET_SWITCH_S:.1f} s  "
-          f"ratio {med(allsw) / TARGET_SWITCH_S:5.2f}x of target   (server render {med(res['switch_server']):.0f} ms)")
+          f"ratio {med(allsw) / TARGET_SWITCH_S:5.2f}x of target   (server render {med(res['switch_server']):.0f} ms)   "
+          f"floor {fs:.2f} s, {med(allsw) / fs:4.2f}x of floor")
     print(f"   page switch, slowest page (median)   {worst[1]:7.2f} s   ({worst[0]})  "
-          f"ratio {worst[1] / TARGET_SWITCH_S:5.2f}x of target")
+          f"ratio {worst[1] / TARGET_SWITCH_S:5.2f}x of target   floor {fs:.2f} s")
+    print(f"   floor: a bare Streamlit app (one caption a page), same rounds: warm load {fo:.2f} s, page switch "
+          f"{fs:.2f} s (median of {len(res['bare']['overview'])} loads, {len(res['bare']['switch'])} switches)")
     first = next(iter(res["switch"]))  # the first chart page of a tab loads the chart library's JS chunk
     rest = [x for t, v in res["switch"].items() if t != first for x in v]
     print(f"   page switch, median without {first:<11} {med(rest):7.2f} s   ratio {med(rest) / TARGET_SWITCH_S:5.2f}x "
@@ -463,11 +535,11 @@ def report(label: str, source: str, res: dict) -> None:
         print(f"   {first} after {READ_S:.0f} s on the Overview  {fc:7.2f} s   ratio {fc / TARGET_SWITCH_S:5.2f}x of target   "
               f"(before: Plotly's JS was loaded while the Overview was idle)")
     for t, v in switches.items():
-        print(f"      {t:<24} {v:6.2f} s")
+        print(f"      {t:<24} {v:6.2f} s   {v / fs:5.2f}x of floor")
     if "search_browser" in res:
         sb, ss, fl = med(res["search_browser"]), res["server"], res["floor"]
         print(f"   explorer substring search, browser   {sb:7.2f} s   target {TARGET_SEARCH_S:.1f} s  "
-              f"ratio {sb / TARGET_SEARCH_S:5.2f}x of target")
+              f"ratio {sb / TARGET_SEARCH_S:5.2f}x of target   (floor of a rerun: the page switch's, {fs:.2f} s)")
         print(f"   explorer substring search, server    {ss:7.2f} s   floor (one DuckDB scan of the searched columns) "
               f"{fl:.2f} s   ratio {ss / fl:5.2f}x of floor")
     if res.get("reruns"):

@@ -1,4 +1,4 @@
-"""Time-series charts drawn on the server as HTML (``st.html``), for the signal pages.
+"""Time-series charts drawn on the server as HTML (``st.html``), for the signal pages and Lambda health.
 
 Why not ``st.vega_lite_chart``: a Vega chart makes the browser load Streamlit's Vega chunk, compile the spec and
 build its scene; on a signal page at 1M events that was about half of the browser's work of a page switch
@@ -8,7 +8,8 @@ Overview already loaded (``st.html`` keeps HTML only: its sanitizer drops inline
 of an SVG made of numbers, under the points). What these charts need is drawn here: stacked bars of counts over [bin start, bin end)
 with integer ticks, lines with a point per bin for rates and durations, a UTC time axis fixed to the selected
 window, one colour per series (``compute.colour_map``), a legend, and a hover tooltip per bin (text inside the bin's
-column, shown by the style sheet). Charts with several statistics per series, points layers or the alarm timeline stay Vega-Lite
+column, shown by the style sheet); for Lambda health, several statistics per series (:func:`stat_series`: a line style
+or a point size each) and a points column over the bars (cold starts). The alarm timeline stays Vega-Lite
 (``dashboard.charts``).
 
 Safety: series names come from logs (untrusted). Every text and attribute value here goes through
@@ -37,7 +38,8 @@ import pandas as pd
 from dashboard.charts import Kind, Window, epoch_ms, series_rows
 from dashboard.compute import palette_colours
 
-__all__ = ["CLASS", "HEIGHT", "nice_ticks", "show", "time_series", "time_ticks"]
+__all__ = ["CLASS", "HEIGHT", "LINE_DASH", "POINT_SIZE", "nice_ticks", "show", "stat_series", "time_series",
+           "time_ticks"]
 
 CLASS = "idw-chart"
 """CSS class of the chart's box (tests, the benchmark and the style sheet address it)."""
@@ -152,17 +154,31 @@ _DOT_ROOM = 5
 image clips at its edge)."""
 
 
-def _line_image(runs: Sequence[Sequence[tuple[float, float]]], colour: str, height: int) -> str:
+LINE_DASH = {"solid": None, "dotted": "2 3", "dashed": "6 4"}
+"""Stroke dash (CSS pixels) of each line style of :func:`stat_series` (``charts.LINE_STYLES``' names)."""
+POINT_SIZE = {"dot": 8, "ring": 4}
+"""Point-only styles of :func:`stat_series`: the point's diameter, CSS pixels (the larger point drawn first, so a
+smaller one on the same spot shows on top; the Vega-Lite chart drew the second as a hollow ring)."""
+
+
+def _line_image(runs: Sequence[Sequence[tuple[float, float]]], colour: str, height: int, *, line: bool = True,
+                dash: str | None = None, dot: float = 7, outline: bool = False, lone_dots: bool = False) -> str:
     """An ``<img>`` of an SVG drawing each run of (x %, y % from the bottom) points as a line with a dot per point
-    in ``colour`` (a ``#hex`` checked by the caller), stretched over the plot (the strokes keep their width)."""
+    in ``colour`` (a ``#hex`` checked by the caller), stretched over the plot (the strokes keep their width).
+    ``line=False``: the dots alone; ``dash``: an SVG ``stroke-dasharray`` of the line (a constant of this module);
+    ``dot``: the dots' diameter in CSS pixels (0: none); ``outline``: a dark ring round each dot (a dot drawn over
+    a bar); ``lone_dots``: a dot only for a point alone in its run (no line shows it), so a dash pattern reads."""
     lines = "".join(
         '<polyline points="' + " ".join(f"{x:.2f},{100 - y:.2f}" for x, y in run) + f'" fill="none" stroke="{colour}" '
-        'stroke-width="2" stroke-linejoin="round" vector-effect="non-scaling-stroke"/>' for run in runs if len(run) > 1)
+        'stroke-width="2" stroke-linejoin="round" vector-effect="non-scaling-stroke"'
+        + (f' stroke-dasharray="{dash}"' if dash else "") + "/>" for run in runs if line and len(run) > 1)
     # a point per value: a zero-length path with a round cap draws a circle of the stroke's width, which (unlike a
     # <circle>) the stretched viewBox does not squash
-    points = "".join(f"M{x:.2f} {100 - y:.2f}h0" for run in runs for x, y in run)
-    dots = (f'<path d="{points}" stroke="{colour}" stroke-width="7" stroke-linecap="round" '
-            'vector-effect="non-scaling-stroke"/>' if points else "")
+    points = "".join(f"M{x:.2f} {100 - y:.2f}h0" for run in runs for x, y in run
+                     if not lone_dots or len(run) == 1) if dot else ""
+    dots = "".join(f'<path d="{points}" stroke="{c}" stroke-width="{w:g}" stroke-linecap="round" '
+                   'vector-effect="non-scaling-stroke"/>'
+                   for c, w in ((("#000000", dot + 2),) if outline else ()) + ((colour, dot),)) if points else ""
     k = _DOT_ROOM / max(1, height) * 100  # the room, in viewBox units of the plot's 100
     svg = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 {-k:.3f} 100 {100 + 2 * k:.3f}" '
            f'preserveAspectRatio="none">{lines}{dots}</svg>')
@@ -172,14 +188,18 @@ def _line_image(runs: Sequence[Sequence[tuple[float, float]]], colour: str, heig
 
 def time_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, *, value: str = "value",
                 y_title: str = "events", kind: Kind = "count", stacked: bool = True, height: int = HEIGHT,
-                colour: Mapping[str, str] | None = None, time_col: str = "time") -> str:
+                colour: Mapping[str, str] | None = None, time_col: str = "time", points: str | None = None,
+                points_title: str = "") -> str:
     """One series per ``by`` value over the window as HTML (with its legend and style sheet): stacked bars covering
     [bin start, bin end) (counts: integer ticks), or lines with a point per bin (rates, ages; a missing value breaks
     the line). The arguments are those of ``charts.time_series``: ``df`` with columns ``time_col`` (bin start, naive
     UTC), ``by`` and ``value``; ``kind="percent"``: values are fractions; ``colour``: ``by`` value -> ``#hex``
-    colour; ``height``: the plot's CSS pixels. Marks outside the window are left out, values clipped to the axis.
-    Returns the HTML text."""
-    rows = series_rows(df, by, bin_width, value=value, time_col=time_col, stacked=stacked)
+    colour; ``height``: the plot's CSS pixels. ``points``: a count column of ``df`` (stacked bars only) drawn as a
+    dot outlined in black at the bin's middle, in the series' colour, where it is above 0 (its values in the bin
+    column's ``data-p``, its tooltip line ``<series> <points_title>: <n>``): ``charts.points_layer``'s marks. Marks
+    outside the window are left out, values clipped to the axis. Returns the HTML text."""
+    rows = series_rows(df, by, bin_width, value=value, time_col=time_col, stacked=stacked,
+                       keep=[points] if points and stacked else [])
     names = sorted(rows["series"].unique().tolist())
     colours = _colours(names, colour)
     lo, hi = epoch_ms(window[0]), epoch_ms(window[1])
@@ -189,7 +209,6 @@ def time_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
     vals = vals[vals.map(math.isfinite)]
     ticks = nice_ticks(float(vals.max()) if len(vals) and vals.max() > 0 else 0.0, kind)
     top = ticks[-1] or 1.0
-    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
 
     def x(t: float) -> float:  # % of the plot's width
         return (min(max(t, lo), hi) - lo) / span * 100
@@ -198,10 +217,9 @@ def time_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
         return min(max(v, 0.0), top) / top * 100
 
     index = {n: i for i, n in enumerate(names)}
-    parts = [f'<div class="gl" style="bottom:{_pct(y(v))}"></div>'
-             f'<span class="yl" style="bottom:{_pct(y(v))}">{_e(_tick_label(v, step, kind))}</span>' for v in ticks]
-    parts += [f'<span class="xl" style="left:{_pct(x(t))}">{_e(label)}</span>' for t, label in time_ticks(window)]
+    parts = _axes(window, ticks, kind, x, y)
     runs: dict[str, list[list[tuple[float, float]]]] = {n: [[]] for n in names}
+    dots: dict[str, list[tuple[float, float]]] = {n: [] for n in names}  # the points column's marks
     # one column per bin: its bar (stacked: one box, a colour band per series) and its tooltip, text inside the
     # column shown on hover by the style sheet (not a title attribute: the sanitizer of st.html drops an attribute
     # holding markup, a hostile name); about 3 elements a bin, whatever the number of series
@@ -226,28 +244,137 @@ def time_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
                               for r in g)
             bar = f'<div class="bar" style="height:{_pct(y(total))};background:linear-gradient(to top, {stops})"></div>'
             lines.append(f"total: {_fmt_value(total, kind)}")
+        p_attr = ""
+        if points and stacked:
+            marked = [r for r in g if float(r[points]) > 0]
+            for r in marked:
+                dots[r["series"]].append((x((t + t_end) / 2), y(float(r[points]))))
+            lines += [f"{r['series']} {points_title}: {float(r[points]):,.0f}" for r in marked]
+            p_attr = f' data-p="{" ".join(repr(float(r[points])) for r in g)}"'
         for r in g:
             runs[r["series"]][-1].append((x(t), y(float(r["value"]))))
         tip = f'<span class="tip{" rt" if left > 60 else ""}">{_e(chr(10).join(lines))}</span>'
         parts.append(f'<div class="m" style="left:{_pct(left)};width:calc({_pct(width)} - 1px)" data-t="{t:.0f}" '
                      f'data-t-end="{t_end:.0f}" data-s="{" ".join(str(index[r["series"]]) for r in g)}" '
-                     f'data-v="{" ".join(repr(float(r["value"])) for r in g)}">{bar}{tip}</div>')
+                     f'data-v="{" ".join(repr(float(r["value"])) for r in g)}"{p_attr}>{bar}{tip}</div>')
     if not stacked:  # under the columns (the hover targets)
         parts[n_axis:n_axis] = [_line_image(runs[n], colours[n], int(height)) for n in names]
+    elif points:  # over the bars (the image lets the pointer through to the columns)
+        parts += [_line_image([dots[n]], colours[n], int(height), line=False, outline=True) for n in names if dots[n]]
+    return _box(parts, names, colours, by, y_title, kind, lo, hi, ticks, height)
+
+
+def _axes(window: Window, ticks: Sequence[float], kind: Kind, x, y) -> list[str]:
+    """The grid lines and tick labels of both axes (``x``, ``y``: value -> % of the plot)."""
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
+    parts = [f'<div class="gl" style="bottom:{_pct(y(v))}"></div>'
+             f'<span class="yl" style="bottom:{_pct(y(v))}">{_e(_tick_label(v, step, kind))}</span>' for v in ticks]
+    return parts + [f'<span class="xl" style="left:{_pct(x(t))}">{_e(label)}</span>' for t, label in time_ticks(window)]
+
+
+def _box(parts: Sequence[str], names: Sequence[str], colours: Mapping[str, str], by: str, y_title: str, kind: Kind,
+         lo: float, hi: float, ticks: Sequence[float], height: int, extra: str = "") -> str:
+    """The chart's box around the plot's ``parts``: the style sheet, its ``data-*`` description, the axis titles
+    and the legend (``by``, a swatch per name); ``extra``: more ``data-*`` attributes (constants and numbers)."""
     legend = "".join(f'<span><i style="background:{colours[n]}"></i>{_e(n)}</span>' for n in names)
     label = _e(f"{y_title} per {by} over time (UTC), {len(names)} series")
     return (f'{STYLE}<div class="{CLASS}" role="img" aria-label="{label}" data-kind="{kind}" data-by="{_e(by)}" '
             f'data-y-title="{_e(y_title)}" data-x-domain="{lo:.0f} {hi:.0f}" '
-            f'data-y-ticks="{" ".join(repr(v) for v in ticks)}"><span class="yt">{_e(y_title)}</span>'
+            f'data-y-ticks="{" ".join(repr(v) for v in ticks)}"{extra}><span class="yt">{_e(y_title)}</span>'
             f'<div class="plot" style="height:{int(height)}px">{"".join(parts)}</div>'
             f'<div class="xt">time (UTC)</div><div class="legend"><b>{_e(by)}</b>{legend}</div></div>')
 
 
-def show(key: str, df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, **options) -> None:
+def stat_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
+                stats: Sequence[tuple[str, str, str]], *, y_title: str, per: float = 1.0, height: int = HEIGHT,
+                colour: Mapping[str, str] | None = None, time_col: str = "time") -> str:
+    """Several statistics of each ``by`` value over the window as HTML, one style each (p95 solid and max dotted,
+    say): the arguments of ``charts.stat_series``. ``stats``: (column of ``df``, its label, a style: ``solid``,
+    ``dotted`` or ``dashed`` (:data:`LINE_DASH`: a line, as the Vega-Lite lines without a point per bin; a value
+    alone between gaps a dot), ``dot`` or ``ring``
+    (:data:`POINT_SIZE`: points alone)). Values are divided by ``per`` (the unit goes in ``y_title``); a missing
+    value leaves a gap. One column per bin, its tooltip a ``<series> <label>: <value>`` line per value, its
+    ``data-s`` / ``data-v`` the series indexes and values and ``data-k`` the statistic of each (indexes into the
+    box's ``data-stats``, the labels in order). The legend shows the ``by`` colours; the page's caption says which
+    style is which statistic. Raises ValueError for an unknown style. Returns the HTML text."""
+    unknown = [st for _, _, st in stats if st not in LINE_DASH and st not in POINT_SIZE]
+    if unknown:
+        raise ValueError(f"unknown styles {unknown}: use one of {[*LINE_DASH, *POINT_SIZE]}")
+    cols = [c for c, _, _ in stats]
+    # one pass over the frame for every statistic (series_rows formats each bin's text: ~9 ms a call on 384 rows)
+    rows = series_rows(df.assign(**{c: df[c].astype("float64") / per for c in set(cols)}), by, bin_width,
+                       value=cols[0], time_col=time_col, stacked=False, keep=[c for c in dict.fromkeys(cols[1:])
+                                                                              if c != cols[0]])
+    names = sorted(rows["series"].unique().tolist())
+    colours = _colours(names, colour)
+    lo, hi = epoch_ms(window[0]), epoch_ms(window[1])
+    span = max(hi - lo, 1.0)
+    rows = rows[(rows["t_end"] > lo) & (rows["t"] < hi)]
+    records = []
+    for m in rows.to_dict("records"):
+        for k, c in enumerate(cols):
+            v = float(m["value"] if c == cols[0] else m[c])
+            if math.isfinite(v):
+                records.append({"series": m["series"], "t": m["t"], "t_end": m["t_end"], "when": m["when"],
+                                "value": v, "k": k})
+    top_value = max((float(m["value"]) for m in records), default=0.0)
+    ticks = nice_ticks(top_value if top_value > 0 else 0.0, "number")
+    top = ticks[-1] or 1.0
+
+    def x(t: float) -> float:
+        return (min(max(t, lo), hi) - lo) / span * 100
+
+    def y(v: float) -> float:
+        return min(max(v, 0.0), top) / top * 100
+
+    index = {n: i for i, n in enumerate(names)}
+    parts = _axes(window, ticks, "number", x, y)
+    runs = {(k, n): [[]] for k in range(len(stats)) for n in names}
+    columns = []
+    records.sort(key=lambda m: (m["t"], m["k"], m["series"]))
+    for (t, t_end, when), group in itertools.groupby(records, key=lambda m: (m["t"], m["t_end"], m["when"])):
+        g = list(group)
+        for key in set(runs) - {(m["k"], m["series"]) for m in g}:  # a bin without a value breaks that line
+            if runs[key][-1]:
+                runs[key].append([])
+        for m in g:
+            runs[(m["k"], m["series"])][-1].append((x(t), y(float(m["value"]))))
+        left, width = x(t), x(t_end) - x(t)
+        lines = [f"bin (UTC): {when}"] + [f"{m['series']} {stats[m['k']][1]}: {_fmt_value(float(m['value']), 'number')}"
+                                          for m in g]
+        tip = f'<span class="tip{" rt" if left > 60 else ""}">{_e(chr(10).join(lines))}</span>'
+        columns.append(f'<div class="m" style="left:{_pct(left)};width:calc({_pct(width)} - 1px)" data-t="{t:.0f}" '
+                       f'data-t-end="{t_end:.0f}" data-s="{" ".join(str(index[m["series"]]) for m in g)}" '
+                       f'data-v="{" ".join(repr(float(m["value"])) for m in g)}" '
+                       f'data-k="{" ".join(str(m["k"]) for m in g)}">{tip}</div>')
+    # the larger points first (a smaller point on the same spot stays visible), lines last among the images
+    order = sorted(range(len(stats)), key=lambda k: -POINT_SIZE.get(stats[k][2], 0))
+    for k in order:
+        style = stats[k][2]
+        for n in names:
+            if any(runs[(k, n)]):
+                parts.append(_line_image(runs[(k, n)], colours[n], int(height), line=style in LINE_DASH,
+                                         dash=LINE_DASH.get(style), dot=POINT_SIZE.get(style, 5),
+                                         lone_dots=style in LINE_DASH))
+    labels = " ".join(_e(lab) for _, lab, _ in stats)
+    return _box(parts + columns, names, colours, by, y_title, "number", lo, hi, ticks, height,
+                extra=f' data-stats="{labels}"')
+
+
+def show(key: str, df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, *,
+         stats: Sequence[tuple[str, str, str]] | None = None, **options) -> None:
     """Draw :func:`time_series` of ``(df, by, window, bin_width, **options)`` across the container, keyed ``key``
-    (container class ``st-key-<key>``, as ``charts.show`` keys a Vega chart). This module's one ``st.html`` call: its
-    body is always :func:`time_series`, which escapes every text it holds."""
+    (container class ``st-key-<key>``, as ``charts.show`` keys a Vega chart); with ``stats``, :func:`stat_series`
+    of ``(df, by, window, bin_width, stats, **options)``. This module's one ``st.html`` call: its body is always one
+    of the two, which escape every text they hold."""
     import streamlit as st
 
     with st.container(key=key):
-        st.html(time_series(df, by, window, bin_width, **options))
+        st.html(_markup(df, by, window, bin_width, stats, options))
+
+
+def _markup(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
+            stats: Sequence[tuple[str, str, str]] | None, options: Mapping) -> str:
+    if stats is None:
+        return time_series(df, by, window, bin_width, **options)
+    return stat_series(df, by, window, bin_width, stats, **options)

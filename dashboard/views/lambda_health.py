@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, htmltable, lambda_health, sources, trail, ui
+from dashboard import htmlchart, htmltable, lambda_health, sources, trail, ui
 from dashboard.compute import colour_map, duration_unit, format_ms, in_unit, outcome_totals
 from dashboard.constants import FAILURE_OUTCOMES
 from emitter.contract import Outcome
@@ -61,33 +61,30 @@ def _tiles(t: dict) -> None:
 
 
 def _charts(ds, f) -> None:
+    """The five charts, drawn on the server (``dashboard.htmlchart``): a Vega-Lite chart here made this the slowest
+    page to open (the tab's first Vega page loads and compiles Vega: 0.85-1.3 s of a 1.1-1.3 s switch at 1M
+    events, ``benchmarks/dashboard_bench.py``)."""
     s, b = lambda_health.series(ds, f)
     colour = colour_map(ds, "log_group")
     window = (f.start, f.end)
     left, right = st.columns(2)
     with left:
-        st.caption("Invocations per bin (bars) and cold starts (diamonds), per log group")
-        charts.show(charts.time_series(s.rename(columns={"invocations": "value"}), "log_group", window, b,
-                                       y_title="invocations", colour=colour, height=380, keep=["cold_starts"],
-                                       extra_layers=[charts.points_layer("cold_starts", "cold starts")],
-                                       legend=charts.BOTTOM_LEGEND),
-                    key="lambda_invocations")
+        st.caption("Invocations per bin (bars) and cold starts (outlined dots), per log group")
+        htmlchart.show("lambda_invocations", s.rename(columns={"invocations": "value"}), "log_group", window, b,
+                       y_title="invocations", colour=colour, height=_H, points="cold_starts",
+                       points_title="cold starts")
     with right:
         unit, per = duration_unit(float(s["max_duration_ms"].max()))
         st.caption(f"Duration per bin ({unit}): p95 (solid) and max (dotted), per log group")
-        charts.show(charts.stat_series(s, "log_group", window, b, (("p95_duration_ms", "p95", "solid"),
-                                                                   ("max_duration_ms", "max", "dotted")),
-                                       y_title=f"duration ({unit})", per=per, colour=colour, height=380,
-                                       legend=charts.BOTTOM_LEGEND),
-                    key="lambda_duration")
+        htmlchart.show("lambda_duration", s, "log_group", window, b,
+                       stats=(("p95_duration_ms", "p95", "solid"), ("max_duration_ms", "max", "dotted")),
+                       y_title=f"duration ({unit})", per=per, colour=colour, height=_H)
     left, right = st.columns(2)
     with left:
         st.caption("Peak memory used (solid) vs memory size (dashed) per bin (MB), per log group")
-        charts.show(charts.stat_series(s, "log_group", window, b, (("max_memory_used_mb", "used", "solid"),
-                                                                   ("memory_size_mb", "size", "dashed")),
-                                       y_title="memory (MB)", colour=colour, height=380,
-                                       legend=charts.BOTTOM_LEGEND),
-                    key="lambda_memory")
+        htmlchart.show("lambda_memory", s, "log_group", window, b,
+                       stats=(("max_memory_used_mb", "used", "solid"), ("memory_size_mb", "size", "dashed")),
+                       y_title="memory (MB)", colour=colour, height=_H)
     with right:
         cold = s[s["cold_starts"] > 0]
         if cold.empty:
@@ -95,19 +92,23 @@ def _charts(ds, f) -> None:
             st.success("No cold start in this window.")
         else:
             unit, per = duration_unit(float(cold["max_init_duration_ms"].max()))
-            st.caption(f"Init duration of the cold starts per bin ({unit}): max (dots) and avg (rings), per log group")
-            charts.show(charts.stat_series(cold, "log_group", window, b, (("max_init_duration_ms", "max", "dot"),
-                                                                          ("avg_init_duration_ms", "avg", "ring")),
-                                           y_title=f"init duration ({unit})", per=per, colour=colour,
-                                           height=380, legend=charts.BOTTOM_LEGEND),
-                        key="lambda_init")
+            st.caption(f"Init duration of the cold starts per bin ({unit}): max (large dots) and avg (small dots), "
+                       "per log group")
+            htmlchart.show("lambda_init", cold, "log_group", window, b,
+                           stats=(("max_init_duration_ms", "max", "dot"), ("avg_init_duration_ms", "avg", "ring")),
+                           y_title=f"init duration ({unit})", per=per, colour=colour, height=_H)
     st.caption("Timeouts per bin, per log group")
     tmo = s[s["timeouts"] > 0]
     if tmo.empty:
         st.success("No timeout in this window.")
     else:
-        charts.show(charts.time_series(tmo.rename(columns={"timeouts": "value"}), "log_group", window, b,
-                                       y_title="timeouts", colour=colour, height=220), key="lambda_timeouts")
+        htmlchart.show("lambda_timeouts", tmo.rename(columns={"timeouts": "value"}), "log_group", window, b,
+                       y_title="timeouts", colour=colour, height=160)
+
+
+_H = 300
+"""Plot height of the four paired charts, CSS pixels (the Vega-Lite charts were 380 px with their axes and legend
+inside; the HTML chart's axes and legend come on top)."""
 
 
 _SHORT = {"cold_starts": "cold", "avg_duration_ms": "avg", "p95_duration_ms": "p95", "max_duration_ms": "max",

@@ -99,7 +99,7 @@ def vega_drawn(page, key: str) -> None:
 
 
 CHART = ".idw-chart"
-"""A server-drawn chart (``dashboard.htmlchart``): the signal pages' time series."""
+"""A server-drawn chart (``dashboard.htmlchart``): the signal pages' and Lambda health's time series."""
 CHART_TAGS = {"div", "span", "b", "i", "img"}
 """Every element a server-drawn chart is made of (its line images are ``img.ln``)."""
 
@@ -199,7 +199,7 @@ def check_all_pages(browser, data_dir: Path, artifacts: Path, tag: str, Oracle) 
             wait_rendered(page, title)
             assert_clean(page, dialogs)
             if title == "Lambda health" and page.locator(".st-key-lambda_invocations").count():
-                vega_drawn(page, "lambda_invocations")
+                chart_drawn(page, "lambda_invocations")
             if title == "Alarms" and page.locator(".st-key-alarm_timeline").count():
                 vega_drawn(page, "alarm_timeline")
             page.screenshot(path=str(artifacts / f"{tag}-{title.split()[0].lower()}.png"), full_page=True)
@@ -386,9 +386,8 @@ def test_hostile_names_are_literal_text_in_the_health_table(browser, hostile_dat
 
 
 def test_chart_pages_load_no_plotly(browser, sample_data, artifacts):
-    """A signal page's chart is drawn on the server (HTML): from the Overview to a signal page the browser fetches
-    no chart chunk at all; Lambda health's charts are Streamlit's Vega-Lite, and no page fetches Streamlit's 4.7 MB
-    Plotly chunk."""
+    """A signal page's chart and Lambda health's are drawn on the server (HTML): from the Overview to a signal page
+    and on to Lambda health the browser fetches no chart chunk at all (no Vega, no Plotly)."""
     with DashboardServer(sample_data) as srv:
         page, dialogs = open_overview(browser, srv, artifacts, "no-plotly")
         page.locator(NAV, has_text=re.compile("^Duplicates$")).click()
@@ -398,10 +397,11 @@ def test_chart_pages_load_no_plotly(browser, sample_data, artifacts):
             .filter(n => /VegaLiteChart|PlotlyChart/.test(n))""") == []
         page.locator(NAV, has_text="Lambda health").click()
         wait_rendered(page, "Lambda health")
-        vega_drawn(page, "lambda_invocations")
-        assert page.locator('[data-testid="stPlotlyChart"]').count() == 0
+        for key in ("lambda_invocations", "lambda_duration", "lambda_memory"):
+            chart_drawn(page, key)
+        assert page.locator('[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"]').count() == 0
         fetched = page.evaluate("""() => performance.getEntriesByType('resource').map(e => e.name)
-            .filter(n => /PlotlyChart/.test(n))""")
+            .filter(n => /VegaLiteChart|PlotlyChart/.test(n))""")
         assert fetched == []
         assert_clean(page, dialogs)
         page.close()

@@ -11,9 +11,10 @@ import pandas as pd
 
 
 class Drawn(NamedTuple):
-    """What the chart shows: ``meta`` (the box's ``data-*`` attributes), ``rows`` (one per series and bin: ``series``
-    (its legend name), ``t``, ``t_end``, ``value``, and its bin column's ``tip`` (tooltip text), ``style`` and ``bar``
-    (the stacked bar's style, None for lines)), ``legend`` (name -> swatch colour, in order), ``legend_title``,
+    """What the chart shows: ``meta`` (the box's ``data-*`` attributes), ``rows`` (one per series and bin, and per
+    statistic of a stat chart: ``series`` (its legend name), ``t``, ``t_end``, ``value``, ``statistic`` (its label, None
+    outside a stat chart), ``points`` (the points column's value, None without one), and its bin column's ``tip``
+    (tooltip text), ``style`` and ``bar`` (the stacked bar's style, None for lines)), ``legend`` (name -> swatch colour, in order), ``legend_title``,
     ``y_labels`` / ``x_labels`` (tick texts), ``lines`` (the line images' ``src``) and every tag seen."""
 
     meta: dict[str, str]
@@ -52,6 +53,8 @@ class _Parser(HTMLParser):
         elif "m" in cls:
             self.marks.append({"s": [int(i) for i in (a.get("data-s") or "").split()], "t": float(a["data-t"]),
                                "t_end": float(a["data-t-end"]), "v": [float(v) for v in (a.get("data-v") or "").split()],
+                               "k": [int(i) for i in (a.get("data-k") or "").split()],
+                               "p": [float(v) for v in (a.get("data-p") or "").split()],
                                "tip": "", "style": a.get("style"), "bar": None})
         elif "bar" in cls and self.marks:
             self.marks[-1]["bar"] = a.get("style")
@@ -106,9 +109,13 @@ def parse(markup: str) -> Drawn:
     p.feed(markup)
     p.close()
     names = list(p.legend)
+    stats = p.meta.get("stats", "").split()
+    cols = ["series", "t", "t_end", "value", "tip", "style", "bar", "statistic", "points"]
     rows = pd.DataFrame([{"series": names[i], "t": m["t"], "t_end": m["t_end"], "value": v, "tip": m["tip"],
-                          "style": m["style"], "bar": m["bar"]} for m in p.marks for i, v in zip(m["s"], m["v"])],
-                        columns=["series", "t", "t_end", "value", "tip", "style", "bar"])
+                          "style": m["style"], "bar": m["bar"],
+                          "statistic": stats[m["k"][j]] if m["k"] else None,
+                          "points": m["p"][j] if m["p"] else None}
+                         for m in p.marks for j, (i, v) in enumerate(zip(m["s"], m["v"]))], columns=cols)
     return Drawn(p.meta, rows, p.legend, p.legend_title, p.y, p.x, p.lines, p.tags)
 
 
@@ -117,7 +124,9 @@ def read(at, key: str) -> Drawn:
     return parse(body(at, key))
 
 
-def series(rows: pd.DataFrame, value: str = "value") -> dict[str, list]:
-    """Series name -> its values in time order."""
+def series(rows: pd.DataFrame, value: str = "value", statistic: str | None = None) -> dict[str, list]:
+    """Series name -> its values in time order (of one ``statistic`` of a stat chart)."""
+    if statistic is not None:
+        rows = rows[rows["statistic"] == statistic]
     rows = rows.sort_values("t")
     return {str(name): g[value].tolist() for name, g in rows.groupby("series", sort=True)}

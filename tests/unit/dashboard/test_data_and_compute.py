@@ -145,7 +145,7 @@ def test_md_escape_round_trips_through_commonmark(raw):
 def test_no_page_renders_raw_html():
     """Guard: no dashboard module may render HTML (untrusted log text must never reach an HTML sink), except
     ``dashboard/htmltable.py`` and ``dashboard/htmlchart.py``, whose one ``st.html`` call each draws the table / chart
-    the module escapes itself."""
+    the module escapes itself (``htmlchart._markup``: its ``time_series`` or ``stat_series``)."""
     from pathlib import Path
 
     import dashboard
@@ -157,7 +157,7 @@ def test_no_page_renders_raw_html():
             continue
         text = py.read_text()
         sinks = {"htmltable.py": "html_table(df, columns, caption=caption)",
-                 "htmlchart.py": "time_series(df, by, window, bin_width, **options)"}
+                 "htmlchart.py": "_markup(df, by, window, bin_width, stats, options)"}
         body = sinks.get(py.relative_to(root).as_posix())
         if body is not None:
             # the only sinks: exactly one st.html call each, fed by the function that escapes every value

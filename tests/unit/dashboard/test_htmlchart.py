@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import math
+import re
 from datetime import datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
@@ -130,3 +131,62 @@ def test_untrusted_names_are_escaped_text(names, colour):
     # only the module's own elements: a name never makes a tag, an attribute or a colour
     assert set(p.tags) <= {"style", "div", "span", "b", "i"}
     assert all(v.startswith("#") and len(v) <= 9 for v in c.legend.values())
+
+
+def _svgs(c) -> list[str]:
+    import base64
+
+    return [base64.b64decode(src.split(",", 1)[1]).decode() for src in c.lines]
+
+
+def test_stat_series_one_line_per_statistic_and_series_in_its_style():
+    t = [datetime(2026, 1, 5, 10, 26) + i * MIN for i in range(4)]
+    df = pd.DataFrame({"time": t, "operation": ["A"] * 4, "p95": [100.0, float("nan"), 300.0, 400.0],
+                       "mx": [1000.0, 2000.0, 3000.0, 4000.0]})
+    c = reader.parse(htmlchart.stat_series(df, "operation", W, MIN, (("p95", "p95", "solid"), ("mx", "max", "dotted")),
+                                           y_title="duration (s)", per=1000.0))
+    assert reader.series(c.rows, statistic="p95") == {"A": pytest.approx([0.1, 0.3, 0.4])}  # the NaN bin: no value
+    assert reader.series(c.rows, statistic="max") == {"A": pytest.approx([1.0, 2.0, 3.0, 4.0])}
+    assert c.meta["stats"] == "p95 max" and c.y_labels[-1] == "4"
+    solid, dotted = _svgs(c)
+    # p95 breaks at the gap: the lone 10:26 point is a dot (no line shows it), 10:28-10:29 a line without dots
+    assert solid.count("<polyline") == 1 and solid.count("h0") == 1 and "stroke-dasharray" not in solid
+    assert dotted.count("<polyline") == 1 and 'stroke-dasharray="2 3"' in dotted and "h0" not in dotted
+    tip = c.rows[(c.rows["t"] == _ms(t[0])) & (c.rows["statistic"] == "max")]["tip"].iloc[0]
+    assert tip == "bin (UTC): 2026-01-05 10:26–10:27\nA p95: 0.1\nA max: 1"
+    with pytest.raises(ValueError, match="unknown styles"):
+        htmlchart.stat_series(df, "operation", W, MIN, (("p95", "p95", "wavy"),), y_title="x")
+
+
+def test_points_column_marks_bins_above_zero_over_the_bars():
+    df = pd.DataFrame({"time": [datetime(2026, 1, 5, 10, 30), datetime(2026, 1, 5, 10, 31)], "operation": ["A", "A"],
+                       "value": [5, 4], "cold": [2, 0]})
+    c = reader.parse(htmlchart.time_series(df, "operation", W, MIN, points="cold", points_title="cold starts"))
+    assert reader.series(c.rows, "points") == {"A": [2.0, 0.0]}
+    (svg,) = _svgs(c)
+    assert svg.count("h0") == 2 and "<polyline" not in svg  # one dot (outline + fill), at 10:30 only
+    assert "A cold starts: 2" in c.rows["tip"].iloc[0] and "cold starts" not in c.rows["tip"].iloc[1]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=30).filter(lambda s: "\r" not in s), min_size=1, max_size=4,
+                unique=True), st.text(max_size=20))
+def test_untrusted_names_are_escaped_text_in_stat_and_points_charts(names, colour):
+    rows = [(datetime(2026, 1, 5, 10, 30), n, i + 1.0, i + 2.0) for i, n in enumerate(names)]
+    df = pd.DataFrame(rows, columns=["time", "operation", "a", "b"])
+    for markup in (htmlchart.stat_series(df, "operation", W, MIN, (("a", "p95", "solid"), ("b", "max", "ring")),
+                                         y_title="t", colour={n: colour for n in names}),
+                   htmlchart.time_series(df.rename(columns={"a": "value"}), "operation", W, MIN, points="b",
+                                         points_title="cold starts", colour={n: colour for n in names})):
+        c = reader.parse(markup)
+        assert sorted(set(c.rows["series"])) == sorted(names) and list(c.legend) == sorted(names)
+        p = _Tags()
+        p.feed(markup)
+        assert set(p.tags) <= {"style", "div", "span", "b", "i", "img"}
+        assert all(v.startswith("#") and len(v) <= 9 for v in c.legend.values())
+        assert all(src.startswith("data:image/svg+xml;base64,") for src in c.lines)
+        for svg in _svgs(c):  # the images hold the module's own shapes only (numbers and the checked colours)
+            q = _Tags()
+            q.feed(svg)
+            assert set(q.tags) <= {"svg", "polyline", "path"}
+            assert all(re.fullmatch(r"#[0-9A-Fa-f]{3,8}", v) for v in re.findall(r'stroke="([^"]*)"', svg))

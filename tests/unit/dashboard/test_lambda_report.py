@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import base64
 import importlib.util
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -70,57 +72,71 @@ def test_per_log_group_table_has_init_and_memory_size(page, html_table):
     assert labels["memory_size_mb"] == "mem size (MB)"
 
 
-def test_memory_chart_shows_used_against_size(page, vega):
-    spec, rows = vega.read(page, "lambda_memory")
-    assert vega.series(rows, statistic="used") == {ORDERS: [64, 96], PAYMENTS: [100, 128]}
-    assert vega.series(rows, statistic="size") == {ORDERS: [128, 128], PAYMENTS: [256, 256]}
-    used, size = vega.layers(spec)
-    # used is a solid line, size a dashed one, each layer showing only its statistic
-    assert "strokeDash" not in used["mark"] and size["mark"]["strokeDash"]
-    assert "'used'" in used["transform"][0]["filter"].replace('"', "'")
-    assert used["encoding"]["y"]["title"] == "memory (MB)"
+def _images(drawn) -> list[str]:
+    """The SVG text of each line/point image of a drawn chart."""
+    return [base64.b64decode(src.split(",", 1)[1]).decode() for src in drawn.lines]
 
 
-def test_init_duration_chart_per_cold_bin(page, vega):
-    spec, rows = vega.read(page, "lambda_init")
+def test_memory_chart_shows_used_against_size(page, html_chart):
+    drawn = html_chart.read(page, "lambda_memory")
+    assert html_chart.series(drawn.rows, statistic="used") == {ORDERS: [64, 96], PAYMENTS: [100, 128]}
+    assert html_chart.series(drawn.rows, statistic="size") == {ORDERS: [128, 128], PAYMENTS: [256, 256]}
+    assert drawn.meta["stats"] == "used size" and drawn.meta["y-title"] == "memory (MB)"
+    # used is a solid line, size a dashed one: one image per statistic and log group
+    svgs = _images(drawn)
+    assert len(svgs) == 4
+    assert sum('stroke-dasharray="6 4"' in x for x in svgs) == 2 and sum("stroke-dasharray" not in x for x in svgs) == 2
+    # a bin's tooltip names each log group's statistic
+    tip = drawn.rows[drawn.rows["t"] == report_lines.T0_MS]["tip"].iloc[0]
+    assert f"{ORDERS} used: 64" in tip and f"{PAYMENTS} size: 256" in tip
+
+
+def test_init_duration_chart_per_cold_bin(page, html_chart):
+    drawn = html_chart.read(page, "lambda_init")
     # only bins with a cold start; unit ms (the largest is 500 ms)
-    assert vega.series(rows, statistic="max") == {ORDERS: [300, 500], PAYMENTS: [250]}
-    assert vega.series(rows, statistic="avg") == {ORDERS: [225, 500], PAYMENTS: [250]}
-    dots, rings = vega.layers(spec)
-    assert (dots["mark"]["filled"], rings["mark"]["filled"]) == (True, False)
-    assert dots["encoding"]["y"]["title"] == "init duration (ms)"
+    assert html_chart.series(drawn.rows, statistic="max") == {ORDERS: [300, 500], PAYMENTS: [250]}
+    assert html_chart.series(drawn.rows, statistic="avg") == {ORDERS: [225, 500], PAYMENTS: [250]}
+    assert drawn.meta["y-title"] == "init duration (ms)"
+    # points alone (no line): max as the larger dots, drawn first, avg as the smaller ones on top
+    svgs = _images(drawn)
+    assert not any("<polyline" in x for x in svgs)
+    widths = [int(re.search(r'stroke-width="(\d+)"', x).group(1)) for x in svgs]
+    assert widths == [8, 8, 4, 4]
 
 
-def test_invocation_duration_and_timeout_charts(page, vega):
-    spec, rows = vega.read(page, "lambda_invocations")
-    assert vega.series(rows) == {ORDERS: [2, 2], PAYMENTS: [1, 1]}  # invocations per minute
-    assert vega.series(rows, "cold_starts") == {ORDERS: [2, 1], PAYMENTS: [1, 0]}
-    bars, cold = vega.layers(spec)
-    assert bars["mark"]["type"] == "bar" and cold["mark"]["type"] == "point"
-    assert cold["transform"] == [{"filter": 'datum["cold_starts"] > 0'}]  # a diamond only where there was one
+def test_invocation_duration_and_timeout_charts(page, html_chart):
+    drawn = html_chart.read(page, "lambda_invocations")
+    assert html_chart.series(drawn.rows) == {ORDERS: [2, 2], PAYMENTS: [1, 1]}  # invocations per minute
+    assert html_chart.series(drawn.rows, "points") == {ORDERS: [2, 1], PAYMENTS: [1, 0]}  # cold starts
+    assert drawn.rows["bar"].notna().all()  # stacked bars
+    # a dot only where there was a cold start: orders at both minutes, payments at the first (image of dots alone)
+    svgs = _images(drawn)
+    assert len(svgs) == 2 and not any("<polyline" in x for x in svgs)
+    paths = [re.findall(r'<path d="([^"]*)" stroke="(#[0-9A-Fa-f]+)"', x) for x in svgs]
+    assert [[d.count("h0") for d, _ in p] for p in paths] == [[2, 2], [1, 1]]  # a dark outline under each dot
+    assert all(p[0][1] == "#000000" and p[0][0] == p[1][0] for p in paths)
+    first = drawn.rows[drawn.rows["t"] == report_lines.T0_MS + 60_000]["tip"].iloc[0]
+    assert f"{ORDERS} cold starts: 1" in first and f"{PAYMENTS} cold starts" not in first
     # counts: integer ticks, every integer up to the largest stacked total (3 at both minutes)
-    assert bars["encoding"]["y"]["axis"]["values"] == [0, 1, 2, 3]
-    assert bars["encoding"]["y"]["axis"]["format"] == ",d"
+    assert drawn.y_labels == ["0", "1", "2", "3"]
     # bins are [10:00, 10:01) and [10:01, 10:02) in epoch ms
-    assert sorted(set(rows["t"])) == [report_lines.T0_MS, report_lines.T0_MS + 60_000]
-    assert set(rows["t_end"] - rows["t"]) == {60_000}
-    spec, rows = vega.read(page, "lambda_duration")
+    assert sorted(set(drawn.rows["t"])) == [report_lines.T0_MS, report_lines.T0_MS + 60_000]
+    assert set(drawn.rows["t_end"] - drawn.rows["t"]) == {60_000}
+    drawn = html_chart.read(page, "lambda_duration")
     # the axis unit is that of the largest max (3000 ms -> s)
-    got = vega.series(rows, statistic="max")
+    got = html_chart.series(drawn.rows, statistic="max")
     assert got[ORDERS] == pytest.approx([0.1, 3.0]) and got[PAYMENTS] == pytest.approx([0.04, 0.06])
-    assert vega.layers(spec)[0]["encoding"]["y"]["title"] == "duration (s)"
-    _, rows = vega.read(page, "lambda_timeouts")
-    assert vega.series(rows) == {ORDERS: [1]}
-    assert list(rows["t"]) == [report_lines.T0_MS + 60_000]
+    assert drawn.meta["y-title"] == "duration (s)"
+    assert sum('stroke-dasharray="2 3"' in x for x in _images(drawn)) == 2  # max dotted, p95 solid
+    drawn = html_chart.read(page, "lambda_timeouts")
+    assert html_chart.series(drawn.rows) == {ORDERS: [1]}
+    assert list(drawn.rows["t"]) == [report_lines.T0_MS + 60_000]
 
 
-def test_log_groups_have_one_colour_on_every_chart(page, vega):
-    colours = []
-    for key in ("lambda_invocations", "lambda_duration", "lambda_memory", "lambda_init"):
-        spec, _ = vega.read(page, key)
-        scale = vega.layers(spec)[0]["encoding"]["color"]["scale"]
-        colours.append(dict(zip(scale["domain"], scale["range"])))
-    assert all(c == colours[0] for c in colours) and colours[0][ORDERS] != colours[0][PAYMENTS]
+def test_log_groups_have_one_colour_on_every_chart(page, html_chart):
+    legends = [html_chart.read(page, key).legend
+               for key in ("lambda_invocations", "lambda_duration", "lambda_memory", "lambda_init")]
+    assert all(c == legends[0] for c in legends) and legends[0][ORDERS] != legends[0][PAYMENTS]
 
 
 def test_a_narrower_window_reweights(page):
