@@ -155,7 +155,7 @@ image clips at its edge)."""
 
 
 LINE_DASH = {"solid": None, "dotted": "2 3", "dashed": "6 4"}
-"""Stroke dash (CSS pixels) of each line style of :func:`stat_series` (``charts.LINE_STYLES``' names)."""
+"""Stroke dash (CSS pixels) of each line style of :func:`stat_series` ."""
 POINT_SIZE = {"dot": 8, "ring": 4}
 """Point-only styles of :func:`stat_series`: the point's diameter, CSS pixels (the larger point drawn first, so a
 smaller one on the same spot shows on top; the Vega-Lite chart drew the second as a hollow ring)."""
@@ -192,11 +192,11 @@ def time_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
                 points_title: str = "") -> str:
     """One series per ``by`` value over the window as HTML (with its legend and style sheet): stacked bars covering
     [bin start, bin end) (counts: integer ticks), or lines with a point per bin (rates, ages; a missing value breaks
-    the line). The arguments are those of ``charts.time_series``: ``df`` with columns ``time_col`` (bin start, naive
+    the line). ``df`` with columns ``time_col`` (bin start, naive
     UTC), ``by`` and ``value``; ``kind="percent"``: values are fractions; ``colour``: ``by`` value -> ``#hex``
     colour; ``height``: the plot's CSS pixels. ``points``: a count column of ``df`` (stacked bars only) drawn as a
     dot outlined in black at the bin's middle, in the series' colour, where it is above 0 (its values in the bin
-    column's ``data-p``, its tooltip line ``<series> <points_title>: <n>``): ``charts.points_layer``'s marks. Marks
+    column's ``data-p``, its tooltip line ``<series> <points_title>: <n>``). Marks
     outside the window are left out, values clipped to the axis. Returns the HTML text."""
     rows = series_rows(df, by, bin_width, value=value, time_col=time_col, stacked=stacked,
                        keep=[points] if points and stacked else [])
@@ -289,7 +289,7 @@ def stat_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
                 stats: Sequence[tuple[str, str, str]], *, y_title: str, per: float = 1.0, height: int = HEIGHT,
                 colour: Mapping[str, str] | None = None, time_col: str = "time") -> str:
     """Several statistics of each ``by`` value over the window as HTML, one style each (p95 solid and max dotted,
-    say): the arguments of ``charts.stat_series``. ``stats``: (column of ``df``, its label, a style: ``solid``,
+    say). ``stats``: (column of ``df``, its label, a style: ``solid``,
     ``dotted`` or ``dashed`` (:data:`LINE_DASH`: a line, as the Vega-Lite lines without a point per bin; a value
     alone between gaps a dot), ``dot`` or ``ring``
     (:data:`POINT_SIZE`: points alone)). Values are divided by ``per`` (the unit goes in ``y_title``); a missing
