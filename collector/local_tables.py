@@ -344,7 +344,7 @@ def _read_ahead(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                 if not put((batch, None)):
                     return
             put((done, None))
-        except BaseException as exc:  # handed to the caller, raised there
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller, raised there
             put((None, exc))
 
     thread = threading.Thread(target=pull, name="tables-read-ahead", daemon=True)

@@ -197,7 +197,7 @@ POST_PROCESS: dict[str, Callable[[list[dict[str, str | None]]], tuple[list[dict[
 """Tables whose query output is not the table itself: table -> expansion of the string rows."""
 
 
-def _arrow_scalar(value: bool | int | float, arrow_type: pa.DataType, code: str) -> pa.Scalar:
+def _arrow_scalar(value: float, arrow_type: pa.DataType, code: str) -> pa.Scalar:
     """``pa.scalar(value, arrow_type)`` for a bool or fixed-width number (``code``: its ``struct`` format, ``"?"``
     bool (one value: bit 0 of the byte), ``"q"`` int64, ``"d"`` float64), made from its bytes: pyarrow's
     conversion of any Python value imports pandas to check for its types (0.17 s that the local collector
