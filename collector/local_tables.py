@@ -6,6 +6,8 @@ writer ``collect cloudwatch`` uses), with the post-processing of ``collector.pos
 from __future__ import annotations
 
 import itertools
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
@@ -200,14 +202,23 @@ def _write_typed(store: Any, table: Table, query: str, since: float | None, unti
 
         def batches() -> Iterator[pa.RecordBatch]:
             for rd in itertools.chain([first], (reader(*src) for src in sources)):
-                for batch in rd:
-                    if check is not None:
-                        check.batch(batch.column(batch.num_columns - 2), batch.column(batch.num_columns - 1))
-                    for i in range(len(flags)):
-                        bad[i] += pc.sum(batch.column(keep + i).cast(pa.int64())).as_py() or 0
-                    yield pa.RecordBatch.from_arrays(batch.columns[:keep], schema=out_schema)
+                try:
+                    for batch in rd:
+                        if check is not None:
+                            check.batch(batch.column(batch.num_columns - 2), batch.column(batch.num_columns - 1))
+                        for i in range(len(flags)):
+                            bad[i] += pc.sum(batch.column(keep + i).cast(pa.int64())).as_py() or 0
+                        yield pa.RecordBatch.from_arrays(batch.columns[:keep], schema=out_schema)
+                finally:
+                    # the query's result is released now, not when the exception that stopped the stream (which
+                    # holds this frame) is gone: the fallback's query needs the connection
+                    rd.close()
 
-        return write(pa.RecordBatchReader.from_batches(out_schema, _rebatch(out_schema, batches()))), bad
+        ahead = _read_ahead(_rebatch(out_schema, batches()))
+        try:
+            return write(pa.RecordBatchReader.from_batches(out_schema, ahead)), bad
+        finally:
+            ahead.close()  # stops and joins the reading thread before the connection runs anything else
 
     result = None
     if compiled.unordered_sql is not None:
@@ -303,6 +314,52 @@ def _rebatch(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> Iterator[p
             yield from cut(_DUCKDB_CHUNK_ROWS)
     if held:
         yield from cut(held)
+
+
+_READ_AHEAD = 1
+"""Batches ``_read_ahead`` holds ready (memory: this many batches more than a plain stream)."""
+
+
+def _read_ahead(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``batches``, the same ones in the same order, pulled by a thread up to ``_READ_AHEAD`` ahead of the caller,
+    so that DuckDB produces (and sorts) the next batches while the caller writes one (both release the GIL); an
+    exception raised by ``batches`` is raised here at its place in the stream. Closing this generator stops the
+    thread and waits for it (``batches`` is not advanced after that)."""
+    ready: queue.Queue = queue.Queue(_READ_AHEAD)
+    stop = threading.Event()
+    done = object()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def pull() -> None:
+        try:
+            for batch in batches:
+                if not put((batch, None)):
+                    return
+            put((done, None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller, raised there
+            put((None, exc))
+
+    thread = threading.Thread(target=pull, name="tables-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item, exc = ready.get()
+            if exc is not None:
+                raise exc
+            if item is done:
+                return
+            yield item
+    finally:
+        stop.set()
+        thread.join()
 
 
 class _NotInOrder(Exception):

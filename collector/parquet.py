@@ -24,13 +24,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from collector.tables import Table
+
+if TYPE_CHECKING:  # pandas is imported where a frame is made or read: the local collector never needs it (0.17 s)
+    import pandas as pd
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -153,6 +155,8 @@ def to_frame(rows: Iterable[dict[str, str | None]], table: Table) -> tuple[pd.Da
 
 def frame_from_arrow(t: pa.Table) -> pd.DataFrame:
     """Arrow table -> pandas with nullable ints/bools (the dtypes ``to_frame`` produces)."""
+    import pandas as pd
+
     return t.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}.get)
 
 
@@ -172,6 +176,7 @@ def write_parquet(df: pd.DataFrame | pa.Table | pa.RecordBatchReader, table: Tab
                 n += piece.num_rows
         tmp.replace(path)
         return n
+    # a frame is converted by pyarrow, which imports pandas itself only then
     t = df if isinstance(df, pa.Table) else pa.Table.from_pandas(df, schema=schema, preserve_index=False)
     # no pandas metadata: readers get the same dtypes as from the offline collector's files
     t = t.cast(schema).replace_schema_metadata(None)

@@ -15,6 +15,7 @@ both collectors; each query's header documents it).
 from __future__ import annotations
 
 import functools
+import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -196,6 +197,17 @@ POST_PROCESS: dict[str, Callable[[list[dict[str, str | None]]], tuple[list[dict[
 """Tables whose query output is not the table itself: table -> expansion of the string rows."""
 
 
+def _arrow_scalar(value: float, arrow_type: pa.DataType, code: str) -> pa.Scalar:
+    """``pa.scalar(value, arrow_type)`` for a bool or fixed-width number (``code``: its ``struct`` format, ``"?"``
+    bool (one value: bit 0 of the byte), ``"q"`` int64, ``"d"`` float64), made from its bytes: pyarrow's
+    conversion of any Python value imports pandas to check for its types (0.17 s that the local collector
+    otherwise never pays). Raises struct.error when ``value`` does not fit the type."""
+    return pa.Array.from_buffers(arrow_type, 1, [None, pa.py_buffer(struct.pack("=" + code, value))])[0]
+
+
+_FALSE = _arrow_scalar(False, pa.bool_(), "?")
+
+
 def stuck_key_ages(table: pa.Table, window_end_ms: int | None) -> pa.Table:
     """``table`` (stuck_keys schema, ``claimed_at``/``in_progress_expires_at`` Arrow timestamps in ms) with
     ``age_s`` = (window_end_ms - claimed_at) / 1000 (float64 seconds) and ``expired`` = in_progress_expires_at <
@@ -206,10 +218,10 @@ def stuck_key_ages(table: pa.Table, window_end_ms: int | None) -> pa.Table:
         age = pa.nulls(n, pa.float64())
         expired = pa.nulls(n, pa.bool_())
     else:
-        end = pa.scalar(int(window_end_ms), pa.int64())
+        end = _arrow_scalar(int(window_end_ms), pa.int64(), "q")
         claimed = table.column("claimed_at").cast(pa.int64())
         expires = table.column("in_progress_expires_at").cast(pa.int64())
-        age = pc.divide(pc.subtract(end, claimed).cast(pa.float64()), 1000.0)
+        age = pc.divide(pc.subtract(end, claimed).cast(pa.float64()), _arrow_scalar(1000.0, pa.float64(), "d"))
         expired = pc.less(expires, end)
     table = table.set_column(table.schema.get_field_index("age_s"), "age_s", age)
     return table.set_column(table.schema.get_field_index("expired"), "expired", expired)
@@ -237,10 +249,10 @@ def _split_array(lg: pa.Array, acct: pa.Array) -> tuple[pa.Array, pa.Array]:
     enc = pc.dictionary_encode(lg)
     values, idx = enc.dictionary, enc.indices
     m = pc.extract_regex(values, pattern=_SPLIT)
-    matched = pc.fill_null(pc.is_valid(m), False)
+    matched = pc.fill_null(pc.is_valid(m), _FALSE)
     names = pc.if_else(matched, pc.struct_field(m, "name"), values).cast(lg.type)
     accounts = pc.struct_field(m, "account").cast(acct.type)
-    row_matched = pc.fill_null(pc.take(matched, idx), False)
+    row_matched = pc.fill_null(pc.take(matched, idx), _FALSE)
     return pc.take(names, idx), pc.if_else(row_matched, pc.take(accounts, idx), acct)
 
 
