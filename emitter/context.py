@@ -131,17 +131,6 @@ def _memory(v: Any) -> int | None:
     return None
 
 
-def capture(context: Any, clock: Callable[[], int], start_ms: int, operation: str | None = None,
-            event_source: Any = None) -> InvocationInfo:
-    """``InvocationInfo(context, clock, start_ms, operation, event_source)`` without the class call: CPython 3.11
-    does not specialize calls of a class with a Python ``__init__`` (about 0.6 us each); a method call is
-    specialized."""
-    info = _new(InvocationInfo)
-    info.__init__(context, clock, start_ms, operation, event_source)  # type: ignore[misc]
-    return info
-
-
-_new = object.__new__
 _time_ns = time.time_ns
 
 
