@@ -412,7 +412,11 @@ def main() -> None:
     n = args.invocations or 40
     repeats = 100 if args.quick else 400
 
-    print(f"python {sys.version.split()[0]} on {os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f}\n")
+    from importlib.metadata import version  # the alternatives' versions: their costs change between releases
+
+    print(f"python {sys.version.split()[0]} on {os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f}; "
+          f"aws-lambda-powertools {version('aws-lambda-powertools')}, "
+          f"aws-embedded-metrics {version('aws-embedded-metrics')}\n")
     imp = measure_imports(processes, args.baseline)
     bare_wall = imp["bare interpreter"][0]
     print(f"Import time, fresh processes (median of {processes} each; 'import' columns are measured inside the fresh")
