@@ -48,7 +48,16 @@ MACROS = (
     """CREATE OR REPLACE MACRO iw_num(s) AS TRY_CAST(NULLIF(s, '') AS DOUBLE)""",
 )
 
-_METRICS = ("durationMs", "billedDurationMs", "memorySizeMB", "maxMemoryUsedMB", "initDurationMs")
+REPORT_FIELDS: dict[str, tuple[str, str, bool]] = {
+    "@duration": (r"\tDuration: ([0-9.]+) ms", "durationMs", False),
+    "@billedDuration": (r"Billed Duration: ([0-9.]+) ms", "billedDurationMs", False),
+    "@memorySize": (r"Memory Size: ([0-9.]+) MB", "memorySizeMB", True),
+    "@maxMemoryUsed": (r"Max Memory Used: ([0-9.]+) MB", "maxMemoryUsedMB", True),
+    "@initDuration": (r"Init Duration: ([0-9.]+) ms", "initDurationMs", False),
+}
+"""The numbers of a Lambda ``REPORT`` record: field -> (RE2 with the text format's number as group 1, the key under
+``record.metrics`` of the JSON log format's ``platform.report``, whether it is in MB: stored in bytes, ``* MB``)."""
+_METRICS = tuple(key for _, key, _ in REPORT_FIELDS.values())
 _INTERNAL = "__iw_"  # prefix of the staging columns (never a JSON key we extract)
 
 
@@ -97,11 +106,8 @@ def insert_sql(table: str, src: str, hot: Mapping[str, str], *, own_ts: bool, wi
         return (f"CASE WHEN {rep} THEN iw_num(regexp_extract({i}msg, {sql_literal(text_re)}, 1)){scale} "
                 f'WHEN {prep} THEN "record"."metrics".{_q(name)}{scale} END')
 
-    m_dur = metric(r"\tDuration: ([0-9.]+) ms", "durationMs")
-    m_billed = metric(r"Billed Duration: ([0-9.]+) ms", "billedDurationMs")
-    m_mem = metric(r"Memory Size: ([0-9.]+) MB", "memorySizeMB", f" * {MB}")
-    m_maxmem = metric(r"Max Memory Used: ([0-9.]+) MB", "maxMemoryUsedMB", f" * {MB}")
-    m_init = metric(r"Init Duration: ([0-9.]+) ms", "initDurationMs")
+    reports = "".join(f"    {metric(text_re, key, f' * {MB}' if in_mb else '')} AS {_q(field)},\n"
+                      for field, (text_re, key, in_mb) in REPORT_FIELDS.items())
     rid_re = sql_literal(r"^(?:START|END|REPORT) RequestId: ([^\s]+)")
     hot_cols = "".join(f", {e} AS {_q(h)}" for h, e in hot_exprs.items())
     columns = [n for n, _ in EVENT_STORED_COLUMNS] + list(hot_exprs)
@@ -113,12 +119,7 @@ SELECT {ts_expr} AS "@timestamp", {i}msg AS "@message", {i}stream AS "@logStream
     CASE WHEN {i}t IS NULL THEN NULL
          WHEN NOT {i}isj THEN regexp_extract({i}msg, {rid_re}, 1)
          ELSE "record"."requestId" END AS "@requestId",
-    {m_dur} AS "@duration",
-    {m_billed} AS "@billedDuration",
-    {m_mem} AS "@memorySize",
-    {m_maxmem} AS "@maxMemoryUsed",
-    {m_init} AS "@initDuration",
-    {i}seq AS "@seq", {i}isj AS {_q(JSON_MESSAGE_COLUMN)}, CAST(NULL AS VARCHAR) AS {_q(JSON_FIELDS_COLUMN)}{hot_cols}
+{reports}    {i}seq AS "@seq", {i}isj AS {_q(JSON_MESSAGE_COLUMN)}, CAST(NULL AS VARCHAR) AS {_q(JSON_FIELDS_COLUMN)}{hot_cols}
 FROM (
     SELECT *,
         CASE WHEN NOT {i}isj THEN

@@ -39,6 +39,7 @@ from collector.insights.engine import run_query
 from collector.insights.exceptions import QueryError
 from collector.insights.functions import AGGREGATE_FUNCTIONS, SCALAR_FUNCTIONS
 from collector.insights.parser import parse_query
+from collector.insights.references import QueryReferences, query_references
 from collector.insights.result import QueryResult, format_timestamp
 from collector.insights.sql import harden_connection
 from collector.insights.types import ValueType
@@ -49,11 +50,13 @@ __all__ = [
     "SCALAR_FUNCTIONS",
     "CompiledQuery",
     "QueryError",
+    "QueryReferences",
     "QueryResult",
     "ValueType",
     "compile_query",
     "format_timestamp",
     "harden_connection",
     "parse_query",
+    "query_references",
     "run_query",
 ]

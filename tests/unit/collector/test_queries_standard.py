@@ -8,17 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from collector.insights import parse_query, run_query
-from collector.insights.expressions import (
-    DisplayCmd,
-    Field,
-    FieldsCmd,
-    Literal,
-    ParseCmd,
-    StatsCmd,
-    command_exprs,
-    walk,
-)
+from collector.insights import query_references, run_query
 from collector.insights.testing import events_connection
 from collector.parquet import arrow_schema
 from collector.postprocess import expand_library_signal_rows, filled_columns, stuck_key_ages
@@ -37,25 +27,10 @@ def at(ms: int) -> datetime:
 
 
 # ----------------------------------------------------------------------------- contract checks
-def _references(text: str) -> tuple[list[str], list, list[str]]:
+def _references(text: str) -> tuple[tuple[str, ...], tuple, tuple[str, ...]]:
     """(fields read from events, literals, result columns) of a query."""
-    literals: list = []
-    defined: set[str] = set()
-    read: list[str] = []
-    columns: list[str] = []
-    for cmd in parse_query(text).commands:
-        nodes = [n for e in command_exprs(cmd) for n in walk(e)]
-        literals += [n.value for n in nodes if isinstance(n, Literal)]
-        read += [n.name for n in nodes if isinstance(n, Field) and n.name not in defined]
-        if isinstance(cmd, (FieldsCmd, DisplayCmd)):
-            columns += [i.name for i in cmd.items if i.name not in columns]
-        elif isinstance(cmd, StatsCmd):
-            columns = [i.name for i in cmd.by + cmd.items]
-        if isinstance(cmd, (FieldsCmd, DisplayCmd, StatsCmd)):
-            defined |= {i.name for i in (cmd.items + (cmd.by if isinstance(cmd, StatsCmd) else ()))}
-        if isinstance(cmd, ParseCmd):
-            defined |= set(cmd.aliases)
-    return read, literals, columns
+    refs = query_references(text)
+    return refs.fields_read, refs.literals, refs.columns
 
 
 EXTRA_LITERALS = {"invocations": {"REPORT", "Status: timeout", "timeout"}, "library_signals": {"[ERROR]"}}
