@@ -2,7 +2,9 @@
 several sizes, before and after, as ratios from one interleaved run.
 
 Generates N realistic log events per size (``generate``: one event per line as the Lambda runtime writes them with
-the emitter: ``START``, emitter outcome records, one EMF document, ``END`` and a ``REPORT`` line per invocation).
+the emitter: ``START``, emitter outcome records, the emitter's EMF document, ``END`` and a ``REPORT`` line per
+invocation, and on a cold start Powertools Metrics' ``ColdStart`` document, as a handler that also runs Powertools
+Metrics with ``capture_cold_start_metric`` writes it).
 For each size it runs, each in a fresh process (so peak RSS is that run's own high-water mark), interleaved:
 
 - ``after``: ``collector.collect.collect_local`` of this tree (on-disk events database, DuckDB memory limit);
@@ -131,8 +133,13 @@ def generate(path: Path, n: int, fmt: str, seed: int = 7) -> int:
             emf = {"_aws": {"Timestamp": ts, "CloudWatchMetrics": [{
                 "Namespace": "Idempotency", "Dimensions": [["Service", "Operation"], ["Service"]],
                 "Metrics": [{"Name": k, "Unit": "Count"} for k in counts]}]},
-                "Service": "orders", "Operation": op, **counts}
+                "Service": "orders", "Operation": op, K.SCHEMA_VERSION.value: "1", **counts}  # as the emitter writes it
             lines.append((ts, json.dumps(emf, separators=(",", ":"))))
+            if cold:  # Powertools Metrics' cold-start document (capture_cold_start_metric): a library_signals row
+                lines.append((ts, json.dumps({"_aws": {"Timestamp": ts, "CloudWatchMetrics": [{
+                    "Namespace": "Idempotency", "Dimensions": [["function_name", "service"]],
+                    "Metrics": [{"Name": "ColdStart", "Unit": "Count"}]}]},
+                    "function_name": "orders-bench", "service": "orders", "ColdStart": [1.0]}, separators=(",", ":"))))
             ts += 1
             lines.append((ts, f"END RequestId: {rid}"))
             dur = rnd.uniform(3, 900)
