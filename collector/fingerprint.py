@@ -4,27 +4,34 @@ appending (a line-oriented plain-text format, not gzip nor a JSON document)."""
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 __all__ = ["APPENDABLE_SUFFIXES", "appendable", "sha256_file"]
 
 APPENDABLE_SUFFIXES = frozenset({".log", ".jsonl", ".ndjson", ".txt", ""})
-_CHUNK = 1 << 20
+_CHUNK = 16 << 20
+"""Bytes hashed per GIL release: hashlib hashes a large buffer without the GIL, so a hash on a thread runs beside the
+ingest's own line check (``collect._ingest_sources``) instead of waiting for the GIL after every small piece."""
 
 
 def sha256_file(path: Path, limit: int | None = None) -> str:
-    """Hex SHA-256 of the first ``limit`` bytes of ``path`` (all of it when None); reads 1 MiB at a time.
-    Raises OSError when the file cannot be read."""
+    """Hex SHA-256 of the first ``limit`` bytes of ``path`` (all of it when None); reads up to ``_CHUNK`` bytes at a
+    time into one reused buffer no larger than the bytes to hash (memory: that buffer). Raises OSError when the file
+    cannot be read."""
     h = hashlib.sha256()
-    remaining = limit
-    with open(path, "rb") as fh:
+    with open(path, "rb", buffering=0) as fh:
+        size = os.fstat(fh.fileno()).st_size if limit is None else limit
+        buf = bytearray(max(1, min(_CHUNK, size)))
+        view = memoryview(buf)
+        remaining = limit
         while remaining is None or remaining > 0:
-            chunk = fh.read(_CHUNK if remaining is None else min(_CHUNK, remaining))
-            if not chunk:
+            n = fh.readinto(view if remaining is None else view[:min(len(buf), remaining)])
+            if not n:
                 break
-            h.update(chunk)
+            h.update(view[:n])
             if remaining is not None:
-                remaining -= len(chunk)
+                remaining -= n
     return h.hexdigest()
 
 
