@@ -45,7 +45,7 @@ from collector.ingest.source import entry_kind, list_log_files
 from collector.ingest.types import FileReport, IngestReport
 from collector.insights.constants import DEFAULT_ACCOUNT_ID
 from collector.insights.sql import harden_connection
-from collector.local_tables import Progress, write_standard_tables
+from collector.local_tables import TABLE_WORKERS, Progress, write_standard_tables
 from collector.run_lock import run_lock
 from collector.standard_queries import load_standard_queries
 
@@ -233,10 +233,16 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
             run = _ingest_sources(files, state, store, progress)
             run["skipped_entries"] = skipped_entries
             _limit_tables_memory(store.connection)
-            # lock the database down before any query runs: after the ingest (read_csv needs file access);
-            # the tables are written through pyarrow, which needs none
-            harden_connection(store.connection)
-            tables_info, window = write_standard_tables(store, out, queries, since, until, progress)
+            workers = store.cursors(TABLE_WORKERS)  # set up before hardening locks every setting
+            try:
+                # lock the database down before any query runs: after the ingest (read_csv needs file access);
+                # the tables are written through pyarrow, which needs none
+                harden_connection(store.connection)
+                tables_info, window = write_standard_tables(store, out, queries, since, until, progress,
+                                                            workers=workers)
+            finally:
+                for con in workers:
+                    con.close()
             sources = dict(state.sources)
     counts = {"events": 0, "skipped": 0, "repaired": 0}
     by_reason: dict[str, int] = defaultdict(int)

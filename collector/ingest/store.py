@@ -90,6 +90,10 @@ LINE_READER = f"""read_csv($path, columns = {{'line': 'VARCHAR'}}, delim = chr(1
                       strict_mode = false, max_line_size = {2 * MAX_EVENT_BYTES})"""
 """DuckDB's parallel reader of the lines of the file ``$path``, one row ``(line VARCHAR)`` each, for a file
 ``_plain_line_count`` admits (it gives exactly that many rows)."""
+SESSION_SETTINGS = ("SET TimeZone = 'UTC'",
+                    "SET enable_progress_bar = false")  # DuckDB would draw it on stdout on long statements
+"""Per-connection DuckDB settings of the store's connection and of every ``cursors()`` connection: a cursor starts
+with DuckDB's defaults (the machine's time zone), not its parent's session."""
 _STAGE_VIEW = "_iw_stage"
 _NUMBERED_CTE = "_iw_numbered"
 
@@ -158,8 +162,8 @@ class EventStore:
             _run(self.connection, "ATTACH ':memory:' AS iw_events (COMPRESS)")
             _run(self.connection, "USE iw_events")
         self.table = EVENTS_TABLE
-        _run(self.connection, "SET TimeZone = 'UTC'")
-        _run(self.connection, "SET enable_progress_bar = false")  # DuckDB would draw it on stdout on long statements
+        for setting in SESSION_SETTINGS:
+            _run(self.connection, setting)
         for macro in MACROS:
             _run(self.connection, macro)
         existing = dict(table_columns(self.connection, self.table)) if self._has_table() else {}
@@ -182,6 +186,19 @@ class EventStore:
         self._next_seq = 0 if row is None or row[0] is None else int(row[0]) + 1
 
     # ------------------------------------------------------------------ public API
+    def cursors(self, n: int) -> list[Any]:
+        """``n`` more connections to this store's database (DuckDB cursors), each set up like ``connection``
+        (``SESSION_SETTINGS``), for queries run at the same time from several threads: a DuckDB connection runs one
+        query at a time. Make them before the database is hardened (``harden_connection`` locks every setting,
+        these sessions' too). The caller closes them."""
+        out = []
+        for _ in range(n):
+            cur = self.connection.cursor()
+            for setting in SESSION_SETTINGS:
+                _run(cur, setting)
+            out.append(cur)
+        return out
+
     def ingest_path(self, path: str | os.PathLike[str], log_group: str | None = None,
                     log_stream: str | None = None) -> IngestReport:
         """Ingest a file (any of the six formats, plain or gzip, sniffed) or every non-hidden file under

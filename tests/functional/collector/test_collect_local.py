@@ -49,7 +49,10 @@ def test_tables_have_exactly_the_standard_schema(tmp_path):
     calls = []
     manifest = collect_local([logs], tmp_path / "out", progress=lambda *a: calls.append(a))
     assert calls[0] == ("ingest", str(logs / "orders-pay.log"), 0, 1)
-    assert [c[1] for c in calls[1:]] == list(TABLES) and all(c[0] == "tables" for c in calls[1:])
+    # the tables: once before the first (done 0), then as each is written (two at a time: in the order they end)
+    assert all(c[0] == "tables" and c[3] == len(TABLES) for c in calls[1:])
+    assert [c[2] for c in calls[1:]] == list(range(len(TABLES) + 1))
+    assert sorted(c[1] for c in calls[2:]) == sorted(TABLES)
     con = duckdb.connect()
     for name, table in TABLES.items():
         path = tmp_path / "out" / "tables" / f"{name}.parquet"

@@ -218,9 +218,9 @@ def test_collect_local_writes_the_tables_under_half_the_limit(tmp_path: Path, mo
     seen = []
     real = local_tables.write_standard_tables
 
-    def spy(store, *args):
+    def spy(store, *args, **kw):
         seen.append(store.connection.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
-        return real(store, *args)
+        return real(store, *args, **kw)
 
     monkeypatch.setattr("collector.collect.write_standard_tables", spy)
     (tmp_path / "a.log").write_text(_record(0, 1) + "\n")
