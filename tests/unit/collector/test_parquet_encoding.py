@@ -1,5 +1,6 @@
 """``collector.parquet.write_parquet`` encodings: dictionary encoding only where values repeat (not on TIMESTAMP and
-DOUBLE columns), the same values read back through either input form (a table or a stream of batches)."""
+DOUBLE columns), column statistics only on the non-text columns (what a time-range filter prunes by), the same
+values read back through either input form (a table or a stream of batches)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from collector.parquet import arrow_schema, dictionary_columns, write_parquet
+from collector.parquet import arrow_schema, dictionary_columns, statistics_columns, write_parquet
 from collector.tables import TABLES
 
 _TRAIL = TABLES["trail"]
@@ -50,3 +51,17 @@ def test_encodings_and_values(tmp_path: Path, as_stream: bool):
             assert "RLE_DICTIONARY" not in enc[col] and "PLAIN_DICTIONARY" not in enc[col], (col, enc[col])
         for col in ("outcome", "idempotency_key", "attempt"):
             assert "RLE_DICTIONARY" in enc[col], (col, enc[col])
+        stats = {n: meta.row_group(g).column(i).statistics for i, n in enumerate(names)}
+        first = sum(meta.row_group(i).num_rows for i in range(g))  # timestamps ascend: a group's min is its first
+        got = stats["timestamp"]
+        assert got is not None and got.has_min_max
+        assert got.min == data.column("timestamp")[first].as_py()
+        assert stats["attempt"].min == 1 and stats["attempt"].max == 2
+        for col in ("outcome", "idempotency_key", "service"):
+            assert stats[col] is None or not stats[col].has_min_max, (col, stats[col])
+
+
+def test_statistics_columns_are_the_non_text_ones():
+    for table in TABLES.values():
+        assert statistics_columns(table) == [c for c, t in table.columns if t != "VARCHAR"]
+    assert {"timestamp", "attempt", "record_age_ms"} <= set(statistics_columns(_TRAIL))
