@@ -367,22 +367,38 @@ def _ms_as_seconds(ms: int, *, upper: bool) -> float:
 def _rebatch(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """``batches`` re-cut to the layout a sorted DuckDB stream has: each ``_DUCKDB_CHUNK_ROWS`` rows, cut into
     batches of at most ``_BATCH_ROWS``. The Parquet writer makes a row group per batch, so a file's bytes do not
-    depend on how an unsorted scan happened to cut its stream."""
-    pending: list[pa.RecordBatch] = []
+    depend on how an unsorted scan happened to cut its stream. A batch that lies within one input batch is a
+    zero-copy slice of it; only one that spans input batches is copied into one (at 1M events most of ``trail``'s
+    rows are not copied)."""
+    pending: list[pa.RecordBatch] = []  # input batches (or their tails) not yet handed on, in order
     held = 0
 
+    def take(rows: int) -> pa.RecordBatch:
+        """The first ``rows`` rows of ``pending`` as one batch, removed from it."""
+        nonlocal held
+        parts, need = [], rows
+        while need:
+            head = pending[0]
+            if head.num_rows <= need:
+                parts.append(pending.pop(0))
+                need -= head.num_rows
+            else:
+                parts.append(head.slice(0, need))
+                pending[0] = head.slice(need)
+                need = 0
+        held -= rows
+        if len(parts) == 1:
+            return parts[0]
+        return pa.Table.from_batches(parts, schema).combine_chunks().to_batches()[0]
+
     def cut(rows: int) -> Iterator[pa.RecordBatch]:
-        nonlocal pending, held
-        whole = pa.Table.from_batches(pending, schema)
-        head = whole.slice(0, rows).combine_chunks()
-        rest = whole.slice(rows)
-        pending, held = rest.to_batches(), rest.num_rows
         for start in range(0, rows, _BATCH_ROWS):
-            yield from head.slice(start, _BATCH_ROWS).to_batches()
+            yield take(min(_BATCH_ROWS, rows - start))
 
     for batch in batches:
-        pending.append(batch)
-        held += batch.num_rows
+        if batch.num_rows:
+            pending.append(batch)
+            held += batch.num_rows
         while held >= _DUCKDB_CHUNK_ROWS:
             yield from cut(_DUCKDB_CHUNK_ROWS)
     if held:
