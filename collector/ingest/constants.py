@@ -81,6 +81,21 @@ its JSON text (``5``): it compares as before (numerically against a number, by t
 ``stats ... by`` groups it with the string ``"5"`` (over ``@json`` they are two groups; Logs Insights documents no
 rule for mixed types)."""
 
+UNIQUE_VALUE_COLUMNS: frozenset[str] = frozenset(
+    ["@requestId", "_aws.Timestamp"] + [
+        k.value
+        for k in (
+            LogKey.IDEMPOTENCY_KEY, LogKey.EVENT_ID, LogKey.FUNCTION_REQUEST_ID, LogKey.CORRELATION_ID,
+            LogKey.RECORD_AGE_MS, LogKey.IN_PROGRESS_EXPIRES_AT_MS, LogKey.REMAINING_TIME_MS,
+        )
+    ]
+)
+"""Text columns of the events table whose values are nearly all distinct (ids, epoch times, ages): stored
+uncompressed. DuckDB's default for text, a dictionary with FSST, finds nothing to share in them and spends more CPU
+choosing and building it than on the rest of their write (measured at 1M events, ``benchmarks/collector_bench.py``:
+the ingest INSERT took 0.87x the CPU with these six of the bench's columns uncompressed, and the file grew from 64 MB
+to 120 MB). Low-cardinality columns (``outcome``, ``service``...) keep the dictionary, which shrinks them 10x."""
+
 MB = 1_000_000
 """Logs Insights reports ``@memorySize`` / ``@maxMemoryUsed`` in bytes with 1 MB = 10^6 bytes (AWS Lambda
 operator guide queries divide by 1000/1000 to get MB)."""

@@ -53,6 +53,7 @@ from collector.ingest.constants import (
     PENDING_FIELDS_TABLE,
     PENDING_TIMESTAMPS_TABLE,
     SNIFF_BYTES,
+    UNIQUE_VALUE_COLUMNS,
     Reason,
 )
 from collector.ingest.derive import MACROS, insert_sql
@@ -711,12 +712,18 @@ class EventStore:
         """The events table. ``@message`` is stored with ZSTD: DuckDB's default string compression (DICT_FSST since
         1.3) spends about as much CPU choosing and building its dictionary as the rest of the ingest's table write,
         for a file 2x larger than ZSTD's; scans cost about the same. A DuckDB without ZSTD for strings (< 1.2) gets
-        its default."""
+        its default. The nearly-unique text columns (``constants.UNIQUE_VALUE_COLUMNS``) are stored uncompressed."""
         import duckdb
 
         zstd = tuple(int(p) for p in duckdb.__version__.split(".")[:2] if p.isdigit()) >= (1, 2)
-        cols = [f"{_q(n)} {t}" + (" USING COMPRESSION zstd" if zstd and n == "@message" else "")
-                for n, t in EVENT_STORED_COLUMNS] + [f"{_q(h)} {kind}" for h, kind in self.hot_types.items()]
+
+        def storage(column: str) -> str:
+            if column == "@message":
+                return " USING COMPRESSION zstd" if zstd else ""
+            return " USING COMPRESSION uncompressed" if column in UNIQUE_VALUE_COLUMNS else ""
+
+        cols = [f"{_q(n)} {t}{storage(n)}" for n, t in EVENT_STORED_COLUMNS] + [
+            f"{_q(h)} {kind}{storage(h)}" for h, kind in self.hot_types.items()]
         cols.append(f'"@json" VARCHAR GENERATED ALWAYS AS ({JSON_VIRTUAL_SQL}) VIRTUAL')  # not JSON: see the constant
         _run(self.connection, f"CREATE TABLE {_q(name)} (" + ", ".join(cols) + ")")
 
