@@ -233,12 +233,12 @@ def floor_statements(log_group: str = LOG_GROUP, queries: Iterable[str] | None =
         if f == "@log":
             line_cols[f] = ("VARCHAR", _sql_text(log_group))
         elif f == "@type":
-            line_cols[f] = ("VARCHAR", "CASE WHEN starts_with(line, 'REPORT RequestId: ') THEN 'REPORT' "
+            line_cols[f] = ("VARCHAR", ("CASE WHEN starts_with(line, 'REPORT RequestId: ') THEN 'REPORT' "
                                        "WHEN starts_with(line, 'START RequestId: ') THEN 'START' "
-                                       "WHEN starts_with(line, 'END RequestId: ') THEN 'END' END")
+                                       "WHEN starts_with(line, 'END RequestId: ') THEN 'END' END"))
         elif f in REPORT_FIELDS:
-            line_cols[f] = ("DOUBLE", f"CASE WHEN starts_with(line, 'REPORT RequestId: ') THEN "
-                                      f"TRY_CAST(regexp_extract(line, {_sql_text(REPORT_FIELDS[f][0])}, 1) AS DOUBLE) END")
+            line_cols[f] = ("DOUBLE", (f"CASE WHEN starts_with(line, 'REPORT RequestId: ') THEN "
+                                      f"TRY_CAST(regexp_extract(line, {_sql_text(REPORT_FIELDS[f][0])}, 1) AS DOUBLE) END"))
         elif f.startswith("@"):
             raise ValueError(f"the floor has no rule for the field {f!r} a standard query reads")
         else:
@@ -257,13 +257,13 @@ def floor_statements(log_group: str = LOG_GROUP, queries: Iterable[str] | None =
               "auto_detect=false)")
     return {
         "floor_all": [
-            ("CREATE TABLE j AS SELECT * FROM read_json($1, format='newline_delimited', columns=$2, "
-             "ignore_errors=true)", [types]),
+            (("CREATE TABLE j AS SELECT * FROM read_json($1, format='newline_delimited', columns=$2, "
+             "ignore_errors=true)"), [types]),
             ("CREATE TABLE t (" + ", ".join(f'"{c}" {t}' for c, (t, _) in line_cols.items()) + ")", []),
             (f"INSERT INTO t SELECT {', '.join(e for _, e in line_cols.values())} FROM {reader}", []),
         ],
-        "floor": [("CREATE TABLE t AS SELECT * FROM read_json($1, format='newline_delimited', columns=$2, "
-                     "ignore_errors=true)", [FLOOR_COLUMNS])],
+        "floor": [(("CREATE TABLE t AS SELECT * FROM read_json($1, format='newline_delimited', columns=$2, "
+                     "ignore_errors=true)"), [FLOOR_COLUMNS])],
     }
 
 
@@ -316,7 +316,7 @@ def _fmt(r: dict) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="100000,1000000,3000000", help="comma-separated event counts")
-    ap.add_argument("--before-commit", default="94040ea", help="the tree to compare with (default: the start of "
+    ap.add_argument("--before-commit", default="346a573", help="the tree to compare with (default: the start of "
                     "this round of [collector-core])")
     ap.add_argument("--no-before", action="store_true")
     ap.add_argument("--bomb-mib", type=int, default=0, help="also ingest a gzip bomb of this many MiB (e.g. 1024)")

@@ -1,6 +1,7 @@
 """Are the standard tables the same before and after a change? ``collect local`` of this tree and of the tree at
-``--before-commit`` (default 94040ea, extracted with ``git archive``) on the demo fleet's logs and on every shared
-sample (../shared/samples), each in its own process; every table's schema and rows (sorted) are compared.
+``--before-commit`` (default 346a573, the start of this round of [collector-core]; extracted with ``git archive``)
+on the demo fleet's logs and on every shared sample (../shared/samples), each in its own process; every table's
+schema and rows (sorted) are compared.
 
 Prints one line per differing table and ``IDENTICAL (N tables)`` or exits 1. Run:
 ``.venv/bin/python benchmarks/collector_tables_diff.py [--before-commit SHA]``.
@@ -51,7 +52,7 @@ def tables(tree: Path, work: Path, inputs: dict[str, str]) -> dict[str, list]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--before-commit", default="94040ea")
+    ap.add_argument("--before-commit", default="346a573")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="idemwatch-tables-diff-"))
     try:
