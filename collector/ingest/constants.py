@@ -95,9 +95,9 @@ stored uncompressed. DuckDB's default for text, a dictionary with FSST, finds no
 CPU choosing and building it than on the rest of their write. Measured at 1M events of ``benchmarks/collector_bench.py``
 (whose records carry all of these but ``correlation_id`` and ``remaining_time_ms``): the ingest INSERT alone took 0.87x
 the CPU with six of them uncompressed (``idempotency_key``, ``event_id``, ``function_request_id``, ``@requestId``,
-``record_age_ms``, ``in_progress_expires_at_ms``); ``collect local`` with the whole set took 0.94x the CPU of the dictionary's, and
-``events.duckdb`` grew from 64 MB to 120 MB. Low-cardinality columns (``outcome``, ``service``...) keep the dictionary,
-which shrinks them about 10x."""
+``record_age_ms``, ``in_progress_expires_at_ms``); ``collect local`` with the whole set took 0.94x the CPU of the
+dictionary's, and ``events.duckdb`` grew from 64 MB to 120 MB. Low-cardinality columns (``outcome``, ``service``...)
+keep the dictionary, which shrinks them about 10x."""
 
 MB = 1_000_000
 """Logs Insights reports ``@memorySize`` / ``@maxMemoryUsed`` in bytes with 1 MB = 10^6 bytes (AWS Lambda
