@@ -61,10 +61,16 @@ JSON_FIELDS_COLUMN = "@jsonFields"
 """VARCHAR: the discovered fields as a JSON object text when they are not the message itself (the first embedded JSON
 fragment of a text message, or a JSON message cut to its first 200 fields); NULL otherwise."""
 
+INGEST_CHECKS_COLUMN = "@ingestChecks"
+"""TINYINT: what the ingest still has to look at in the row's message, as the bits of
+``collector.ingest.constants.IngestCheck`` (NULL: nothing), computed by the INSERT that writes the row, while the
+message is in memory, so that counting them does not read every stored message again."""
+
 EVENT_STORED_COLUMNS: tuple[tuple[str, str], ...] = tuple(c for c in EVENT_COLUMNS if c[0] != "@json") + (
-    (JSON_MESSAGE_COLUMN, "BOOLEAN"), (JSON_FIELDS_COLUMN, "VARCHAR"))
+    (JSON_MESSAGE_COLUMN, "BOOLEAN"), (JSON_FIELDS_COLUMN, "VARCHAR"), (INGEST_CHECKS_COLUMN, "TINYINT"))
 """Columns the ingest stores. ``@json`` is not stored (it would be a second copy of every JSON message): it is the
-virtual column ``JSON_VIRTUAL_SQL`` over ``@message`` and the two columns above."""
+virtual column ``JSON_VIRTUAL_SQL`` over ``@message`` and the two columns above. A store made before
+``INGEST_CHECKS_COLUMN`` existed gets it (NULL in its earlier rows) when next opened."""
 
 JSON_VIRTUAL_SQL = (f'CASE WHEN "{JSON_FIELDS_COLUMN}" IS NOT NULL THEN "{JSON_FIELDS_COLUMN}" '
                     f'WHEN "{JSON_MESSAGE_COLUMN}" THEN "@message" END')
@@ -73,7 +79,7 @@ object text that the ingest parsed (DuckDB's JSON functions read VARCHAR as they
 JSON parses the text again, on every row an INSERT writes (DuckDB evaluates generated columns to verify them) and on
 every read."""
 
-INTERNAL_EVENT_COLUMNS = frozenset({"@seq", "@json", JSON_MESSAGE_COLUMN, JSON_FIELDS_COLUMN})
+INTERNAL_EVENT_COLUMNS = frozenset({"@seq", "@json", JSON_MESSAGE_COLUMN, JSON_FIELDS_COLUMN, INGEST_CHECKS_COLUMN})
 """Columns of the events table that are not Logs Insights fields (a query cannot name them)."""
 
 _TS, _S, _I, _F, _B = "TIMESTAMP", "VARCHAR", "BIGINT", "DOUBLE", "BOOLEAN"

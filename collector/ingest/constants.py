@@ -99,6 +99,19 @@ the CPU with six of them uncompressed (``idempotency_key``, ``event_id``, ``func
 dictionary's, and ``events.duckdb`` grew from 64 MB to 120 MB. Low-cardinality columns (``outcome``, ``service``...)
 keep the dictionary, which shrinks them about 10x."""
 
+class IngestCheck:
+    """Bits of the events table's ``@ingestChecks`` (``collector.tables.INGEST_CHECKS_COLUMN``): what the ingest looks at
+    again after the INSERT (``derive.ingest_checks_sql`` sets them)."""
+
+    INVALID_JSON = 1
+    """Not a JSON object but starts with ``{``: counted ``invalid_json_kept_as_text``."""
+    EMBEDDED_JSON = 2
+    """Not a JSON object but holds a ``{``: its first embedded JSON fragment's fields are looked for."""
+    WIDE_JSON = 4
+    """A JSON object that may have more than ``MAX_DISCOVERED_FIELDS`` fields (at least 2x that many bytes and that
+    many commas): its fields are counted and capped."""
+
+
 MB = 1_000_000
 """Logs Insights reports ``@memorySize`` / ``@maxMemoryUsed`` in bytes with 1 MB = 10^6 bytes (AWS Lambda
 operator guide queries divide by 1000/1000 to get MB)."""

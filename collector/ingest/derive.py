@@ -3,6 +3,7 @@
 Every format stages rows ``(seq, ts, msg, stream, lg, ing)`` (epoch ms, message, log stream, log group,
 ingestion time); this statement adds what Logs Insights derives from the message:
 
+- ``@ingestChecks``: what the ingest counts and re-reads after the INSERT (``ingest_checks_sql``);
 - ``@jsonMessage``: the message is a JSON object (first character ``{``, parsed by the same ``json_transform`` that
   reads every value below: each line is parsed once); ``@json`` is a virtual column over it (``collector.tables``);
 - Lambda fields of the text format (``START``/``END``/``REPORT RequestId: ...``): ``@type`` (``START``,
@@ -25,10 +26,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from collector.ingest.constants import MAX_TIMESTAMP_MS, MB, OUT_OF_RANGE_MS
+from collector.ingest.constants import MAX_DISCOVERED_FIELDS, MAX_TIMESTAMP_MS, MB, OUT_OF_RANGE_MS, IngestCheck
 from collector.insights.sql import quote_ident as _q
 from collector.insights.sql import sql_literal
-from collector.tables import EVENT_STORED_COLUMNS, JSON_FIELDS_COLUMN, JSON_MESSAGE_COLUMN
+from collector.tables import EVENT_STORED_COLUMNS, INGEST_CHECKS_COLUMN, JSON_FIELDS_COLUMN, JSON_MESSAGE_COLUMN
 
 _PLATFORM = {"platform.start": "START", "platform.runtimeDone": "END", "platform.report": "REPORT"}
 
@@ -59,6 +60,18 @@ REPORT_FIELDS: dict[str, tuple[str, str, bool]] = {
 ``record.metrics`` of the JSON log format's ``platform.report``, whether it is in MB: stored in bytes, ``* MB``)."""
 _METRICS = tuple(key for _, key, _ in REPORT_FIELDS.values())
 _INTERNAL = "__iw_"  # prefix of the staging columns (never a JSON key we extract)
+
+
+def ingest_checks_sql(msg: str, is_json: str) -> str:
+    """SQL of the ``@ingestChecks`` value (``constants.IngestCheck`` bits, NULL for none) of the message ``msg`` (a
+    VARCHAR expression), ``is_json`` (a BOOLEAN expression) telling whether it parsed as one JSON object. A JSON
+    object is ``WIDE_JSON`` when it may have more than ``MAX_DISCOVERED_FIELDS`` leaf fields: n leaves need at least
+    n - 1 commas and 2n bytes (``[1,1,...]``), so fewer commas or bytes rule it out without parsing it again."""
+    n = MAX_DISCOVERED_FIELDS
+    wide = f"strlen({msg}) >= {2 * n} AND strlen({msg}) - strlen(replace({msg}, ',', '')) >= {n}"
+    return (f"NULLIF(CASE WHEN {is_json} THEN CASE WHEN {wide} THEN {IngestCheck.WIDE_JSON} ELSE 0 END "
+            f"WHEN contains({msg}, '{{') THEN {IngestCheck.EMBEDDED_JSON} "
+            f"+ CASE WHEN starts_with({msg}, '{{') THEN {IngestCheck.INVALID_JSON} ELSE 0 END ELSE 0 END, 0)")
 
 
 def _spec(hot: Mapping[str, str]) -> tuple[str, dict[str, str]]:
@@ -119,7 +132,8 @@ SELECT {ts_expr} AS "@timestamp", {i}msg AS "@message", {i}stream AS "@logStream
     CASE WHEN {i}t IS NULL THEN NULL
          WHEN NOT {i}isj THEN regexp_extract({i}msg, {rid_re}, 1)
          ELSE "record"."requestId" END AS "@requestId",
-{reports}    {i}seq AS "@seq", {i}isj AS {_q(JSON_MESSAGE_COLUMN)}, CAST(NULL AS VARCHAR) AS {_q(JSON_FIELDS_COLUMN)}{hot_cols}
+{reports}    {i}seq AS "@seq", {i}isj AS {_q(JSON_MESSAGE_COLUMN)}, CAST(NULL AS VARCHAR) AS {_q(JSON_FIELDS_COLUMN)},
+    CAST({ingest_checks_sql(f"{i}msg", f"{i}isj")} AS TINYINT) AS {_q(INGEST_CHECKS_COLUMN)}{hot_cols}
 FROM (
     SELECT *,
         CASE WHEN NOT {i}isj THEN

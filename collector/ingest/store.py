@@ -54,6 +54,7 @@ from collector.ingest.constants import (
     PENDING_TIMESTAMPS_TABLE,
     SNIFF_BYTES,
     UNIQUE_VALUE_COLUMNS,
+    IngestCheck,
     Reason,
 )
 from collector.ingest.derive import MACROS, insert_sql
@@ -77,6 +78,7 @@ from collector.insights.sql import quote_ident as _q
 from collector.insights.sql import sql_literal
 from collector.tables import (
     EVENT_STORED_COLUMNS,
+    INGEST_CHECKS_COLUMN,
     JSON_FIELDS_COLUMN,
     JSON_MESSAGE_COLUMN,
     JSON_VIRTUAL_SQL,
@@ -172,6 +174,8 @@ class EventStore:
         if existing and JSON_MESSAGE_COLUMN not in existing:
             self._upgrade_layout(list(existing), wanted)
         elif existing:
+            if INGEST_CHECKS_COLUMN not in existing:  # a store made before the column: its earlier rows keep NULL
+                _run(self.connection, f"ALTER TABLE {_q(self.table)} ADD COLUMN {_q(INGEST_CHECKS_COLUMN)} TINYINT")
             base = {n for n, _ in EVENT_STORED_COLUMNS} | {"@json"}
             self.hot_types = {c: "VARCHAR" if t.upper().startswith("VARCHAR") else "JSON"
                               for c, t in existing.items() if c not in base}
@@ -569,14 +573,14 @@ class EventStore:
 
         ``no_ts_reason``: the reason to count rows without a timestamp under (None: the neighbour rule's own;
         ``""``: already counted by the caller)."""
-        con, t, jm = self.connection, _q(self.table), _q(JSON_MESSAGE_COLUMN)
+        con, t = self.connection, _q(self.table)
         total, no_ts, out_of_range, bad_json, wide, embedded = _run(con,
             f"""SELECT count(*),
                    count(*) FILTER (WHERE "@timestamp" IS NULL),
                    count(*) FILTER (WHERE "@timestamp" = {OUT_OF_RANGE_MS}),
-                   count(*) FILTER (WHERE NOT {jm} AND starts_with("@message", '{{')),
-                   count(*) FILTER (WHERE {_WIDE.format(jm=jm)}),
-                   count(*) FILTER (WHERE NOT {jm} AND contains("@message", '{{'))
+                   count(*) FILTER (WHERE {_checked(IngestCheck.INVALID_JSON)}),
+                   count(*) FILTER (WHERE {_checked(IngestCheck.WIDE_JSON)}),
+                   count(*) FILTER (WHERE {_checked(IngestCheck.EMBEDDED_JSON)})
                FROM {t} WHERE "@seq" BETWEEN $1 AND $2""", [lo, hi])[0]
         rep.events += int(total)
         rep.count(Reason.INVALID_JSON, int(bad_json))
@@ -651,7 +655,7 @@ class EventStore:
         the message stays as it was. Counted ``fields_from_embedded_json_fragment``."""
         con, t = self.connection, _q(self.table)
         rows = _run(con, f"""SELECT "@seq", "@message" FROM {t} WHERE "@seq" BETWEEN $1 AND $2
-                             AND NOT {_q(JSON_MESSAGE_COLUMN)} AND contains("@message", '{{')""", [lo, hi])
+                             AND {_checked(IngestCheck.EMBEDDED_JSON)}""", [lo, hi])
         decoder = json.JSONDecoder()
         updates = []
         for seq, msg in rows:
@@ -679,7 +683,7 @@ class EventStore:
     def _cap_fields(self, lo: int, hi: int, rep: FileReport) -> None:
         con, t = self.connection, _q(self.table)
         rows = _run(con, f'SELECT "@seq", "@message" FROM {t} WHERE "@seq" BETWEEN $1 AND $2 AND '
-                         + _WIDE.format(jm=_q(JSON_MESSAGE_COLUMN)), [lo, hi])
+                         + _checked(IngestCheck.WIDE_JSON), [lo, hi])
         updates = []
         for seq, msg in rows:
             try:
@@ -754,10 +758,13 @@ class EventStore:
 
 
 _SCAN_BYTES = 32 * 1024 * 1024
-_WIDE = ('{jm} AND strlen("@message") >= ' + str(2 * MAX_DISCOVERED_FIELDS)
-         + " AND strlen(\"@message\") - strlen(replace(\"@message\", ',', '')) >= " + str(MAX_DISCOVERED_FIELDS))
-"""A JSON message that may have more than MAX_DISCOVERED_FIELDS fields (at least that many commas); ``{jm}``: the
-quoted ``@jsonMessage`` column."""
+
+
+def _checked(bit: int) -> str:
+    """SQL: the row's ``@ingestChecks`` has the ``IngestCheck`` bit ``bit``."""
+    return f"({_q(INGEST_CHECKS_COLUMN)} & {int(bit)}) <> 0"
+
+
 _FRAGMENT_TRIES = 8  # "{" positions tried per message for an embedded JSON object (bounds hostile input)
 
 

@@ -303,3 +303,60 @@ def test_lambda_text_in_pieces_gives_the_events_of_the_whole_file(tmp_path: Path
     assert n > 20 and reasons.get("blank_line") and reasons.get("continuation_lines_joined", 1)
     for piece in (40, 333, 4096):
         assert collect(piece) == (whole, reasons, n), piece
+
+
+def _checks_oracle(message: str, is_json: bool) -> int | None:
+    """``@ingestChecks`` by its rule (``constants.IngestCheck``), computed in Python."""
+    if is_json:
+        bits = 4 if len(message.encode()) >= 400 and message.count(",") >= 200 else 0
+    else:
+        bits = (2 if "{" in message else 0) + (1 if message.startswith("{") else 0)
+    return bits or None
+
+
+def test_ingest_checks_are_set_by_the_insert_as_their_rule_says(tmp_path: Path) -> None:
+    wide = json.dumps({f"k{i}": i for i in range(250)})
+    narrow_long = json.dumps({"message": "x" * 900, "a": [1, 2]})
+    many_commas_short = json.dumps({"a": [1] * 199})  # 199 commas: cannot have more than 200 leaves
+    lines = [wide, narrow_long, many_commas_short, '{"broken": ', 'text {"service": "pay"} tail', "plain text",
+             "{not json} {\"a\": 1}", '{"a": 1}']
+    p = tmp_path / "f.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    store = EventStore()
+    rep = store.ingest_path(p)
+    got = store.connection.execute('SELECT "@message", "@jsonMessage", "@ingestChecks" FROM events '
+                                   'ORDER BY "@seq"').fetchall()
+    assert [m for m, _, _ in got] == lines
+    assert [c for m, j, c in got] == [_checks_oracle(m, j) for m, j, _ in got]
+    assert [c for _, _, c in got] == [4, None, None, 3, 2, None, 3, None]
+    assert rep.by_reason["invalid_json_kept_as_text"] == 2
+    assert rep.by_reason["json_fields_over_200_dropped"] == 1
+    assert rep.by_reason["fields_from_embedded_json_fragment"] == 2
+
+
+def test_store_without_ingest_checks_gets_the_column_and_counts_new_events(tmp_path: Path) -> None:
+    """A store made before ``@ingestChecks`` existed: opened, it gets the column (NULL in its earlier rows), and the
+    events ingested into it are counted and rewritten exactly as in a new store."""
+    import duckdb
+
+    wide = json.dumps({f"k{i}": i for i in range(250)})
+    p = tmp_path / "f.jsonl"
+    lines = [wide, '{"broken": ', 'text {"service": "pay"} tail', '{"a": 1}']
+    p.write_text("\n".join(lines) + "\n")
+    db = tmp_path / "events.duckdb"
+    with EventStore(db) as old:
+        old.ingest_path(p)
+    con = duckdb.connect(str(db))
+    con.execute('ALTER TABLE events DROP COLUMN "@ingestChecks"')
+    con.close()
+    with EventStore(db) as store:
+        assert store.connection.execute('SELECT count(*) FROM events WHERE "@ingestChecks" IS NOT NULL').fetchall() == [(0,)]
+        rep = store.ingest_path(p)
+        again = store.connection.execute('SELECT "@message", CAST("@json" AS VARCHAR), service FROM events '
+                                         'WHERE "@seq" >= 4 ORDER BY "@seq"').fetchall()
+    fresh = EventStore()
+    fresh_rep = fresh.ingest_path(p)
+    assert dict(rep.by_reason) == dict(fresh_rep.by_reason)
+    assert rep.by_reason["json_fields_over_200_dropped"] == 1
+    assert again == fresh.connection.execute('SELECT "@message", CAST("@json" AS VARCHAR), service FROM events '
+                                             'ORDER BY "@seq"').fetchall()
