@@ -66,8 +66,9 @@ slice (``local_tables._SLICE_EVENTS``) and the cached table blocks DuckDB evicts
 BLOCK_ALLOCATOR_FRACTION = 0.5
 """Share of the memory limit DuckDB's block allocator keeps once touched (``block_allocator_memory``). Without it freed
 buffer blocks go back to the kernel, and page faults (zeroing fresh pages) were 13 % of ``collect local``'s CPU at 1M
-events (perf). Measured at 1M events, interleaved (4 rounds each): 0.95x the wall time with a quarter or half of the
-512 MB limit, peak RSS +60 to +100 MB."""
+events (perf). Measured at 1M events, interleaved: the ingest INSERT alone took 0.95x the CPU (4.65 s to 4.44 s,
+medians of 4 rounds, 512 MB kept); ``collect local`` 0.95x and 0.96x the wall time with a quarter and half of the
+512 MB limit kept (medians of 4), its peak RSS 60 to 100 MB higher."""
 
 
 def _iso(dt: datetime) -> str:
