@@ -69,7 +69,7 @@ message is in memory, so that counting them does not read every stored message a
 EVENT_STORED_COLUMNS: tuple[tuple[str, str], ...] = tuple(c for c in EVENT_COLUMNS if c[0] != "@json") + (
     (JSON_MESSAGE_COLUMN, "BOOLEAN"), (JSON_FIELDS_COLUMN, "VARCHAR"), (INGEST_CHECKS_COLUMN, "TINYINT"))
 """Columns the ingest stores. ``@json`` is not stored (it would be a second copy of every JSON message): it is the
-virtual column ``JSON_VIRTUAL_SQL`` over ``@message`` and the two columns above. A store made before
+virtual column ``JSON_VIRTUAL_SQL`` over ``@message``, ``@jsonMessage`` and ``@jsonFields``. A store made before
 ``INGEST_CHECKS_COLUMN`` existed gets it (NULL in its earlier rows) when next opened."""
 
 JSON_VIRTUAL_SQL = (f'CASE WHEN "{JSON_FIELDS_COLUMN}" IS NOT NULL THEN "{JSON_FIELDS_COLUMN}" '

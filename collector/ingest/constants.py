@@ -99,6 +99,7 @@ the CPU with six of them uncompressed (``idempotency_key``, ``event_id``, ``func
 dictionary's, and ``events.duckdb`` grew from 64 MB to 120 MB. Low-cardinality columns (``outcome``, ``service``...)
 keep the dictionary, which shrinks them about 10x."""
 
+
 class IngestCheck:
     """Bits of the events table's ``@ingestChecks`` (``collector.tables.INGEST_CHECKS_COLUMN``): what the ingest looks at
     again after the INSERT (``derive.ingest_checks_sql`` sets them)."""
