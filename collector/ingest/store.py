@@ -757,7 +757,11 @@ class EventStore:
                          [self.table])[0][0])
 
 
-_SCAN_BYTES = 32 * 1024 * 1024
+_SCAN_BYTES = 2 * 1024 * 1024
+"""Bytes per block of ``_plain_line_count``. Its scans (``in`` twice, the newline mask, ``isascii``) each read the
+block again, so a block that stays in the CPU's cache makes every scan after the first a cache hit: at 1M events
+(300 MB) 2 MiB took 0.40x the time of 32 MiB (0.084 s against 0.209 s with the SHA-256 hashed beside it, and 0.28 s
+against 0.44 s of CPU for both; medians of 5 interleaved runs). 1 to 8 MiB were within 10 % of each other."""
 
 
 def _checked(bit: int) -> str:
@@ -773,8 +777,8 @@ def _plain_line_count(fh: Any) -> int | None:
     exactly our lines, else None: valid UTF-8, no ``\\r`` (it breaks lines there too), no ``\\x01`` (its column
     delimiter here) and no line over the CloudWatch event size (``lines.over_event_size``: a ``\\n``-terminated line
     of at most ``MAX_EVENT_BYTES`` bytes before its ``\\n``, an unterminated last line of at most that many). The count
-    is the ``\\n`` bytes, plus one for an unterminated last line. One pass, read into one reused 32 MiB buffer
-    (memory: that buffer and a reused 32 MiB newline mask; read, not mapped, so the file's pages do not count in the
+    is the ``\\n`` bytes, plus one for an unterminated last line. One pass, read into one reused buffer
+    (memory: that buffer and a reused newline mask of its size, ``_SCAN_BYTES`` each; read, not mapped, so the file's pages do not count in the
     process's resident memory).
 
     Per block, only C-speed scans: ``in`` for the two bytes, numpy for the newlines (it counts without the GIL, so
@@ -791,7 +795,7 @@ def _plain_line_count(fh: Any) -> int | None:
     limit = MAX_EVENT_BYTES + 1  # the largest distance between two consecutive newlines (a line and its "\n")
     decoder = codecs.getincrementaldecoder("utf-8")()
     buf = bytearray(_SCAN_BYTES)
-    newline_mask = numpy.empty(_SCAN_BYTES, dtype=bool)  # reused: a fresh 32 MiB array per block costs page faults
+    newline_mask = numpy.empty(_SCAN_BYTES, dtype=bool)  # reused: a fresh array per block costs page faults
     base = 0  # file offset of the block
     last_nl = -1  # file offset of the last newline seen (-1: before the file's start)
     newlines = 0
