@@ -5,7 +5,8 @@ Generates N realistic log events per size (``generate``: one event per line as t
 the emitter: ``START``, emitter outcome records, the emitter's EMF document, ``END`` and a ``REPORT`` line per
 invocation, and on a cold start Powertools Metrics' ``ColdStart`` document, as a handler that also runs Powertools
 Metrics with ``capture_cold_start_metric`` writes it).
-For each size it runs, each in a fresh process (so peak RSS is that run's own high-water mark), interleaved:
+For each size it runs, each in a fresh process (so peak RSS is that run's own high-water mark; bytecode compiled
+beforehand, ``compile_tree``), interleaved:
 
 - ``after``: ``collector.collect.collect_local`` of this tree (on-disk events database, DuckDB memory limit);
 - ``before``: the same call from the tree of ``--before-commit`` (default the start commit of [collector-core],
@@ -267,10 +268,25 @@ def floor_statements(log_group: str = LOG_GROUP, queries: Iterable[str] | None =
     }
 
 
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+"""The children's environment: this one with bytecode caching on. With ``PYTHONDONTWRITEBYTECODE`` set (as on
+some machines) every child would compile the collector's source anew (about 60 ms at each start), which no
+installed copy does after its first run; the installed packages (DuckDB, pyarrow, the standard library) have their
+bytecode already."""
+
+
+def compile_tree(tree: Path) -> None:
+    """Compile ``tree``'s ``collector`` and ``emitter`` to bytecode (their ``__pycache__``), so that every measured
+    run, the first one too, loads them as a second run of an installed copy does."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "collector", "emitter"], cwd=str(tree), env=CHILD_ENV,
+                   check=True, stdout=subprocess.DEVNULL)
+
+
 def run_child(tree: Path, kind: str, path: Path, out: Path) -> dict:
-    """One measurement in a fresh interpreter; returns its JSON line (seconds, peak_mb, events...)."""
+    """One measurement in a fresh interpreter (environment ``CHILD_ENV``); returns its JSON line (seconds, peak_mb,
+    events...)."""
     args = [sys.executable, "-c", _CHILD, str(tree), kind, str(path), str(out), json.dumps(floor_statements())]
-    done = subprocess.run(args, capture_output=True, text=True, cwd=str(tree), check=False)
+    done = subprocess.run(args, capture_output=True, text=True, cwd=str(tree), env=CHILD_ENV, check=False)
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:200]}
     last = done.stdout.strip().splitlines()[-1]
@@ -331,6 +347,8 @@ def main() -> None:
     trees = {"after": ROOT}
     if not args.no_before:
         trees["before"] = before_tree(args.before_commit, tmp / "before-tree")
+    for tree in trees.values():
+        compile_tree(tree)
     results: dict[int, dict[str, dict]] = {}
     for n in sizes:
         path = (Path(args.data_dir) if args.data_dir else tmp) / f"orders-bench-{n}.jsonl"
