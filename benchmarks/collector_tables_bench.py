@@ -35,7 +35,8 @@ import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 import collector.local_tables as lt
-from collector.collect import _limit_tables_memory, load_standard_queries
+import collector.collect as collect
+from collector.collect import load_standard_queries
 from collector.ingest import EventStore
 from collector.insights.sql import harden_connection
 from collector.tables import TABLES
@@ -45,7 +46,8 @@ def cpu():
     return ru.ru_utime + ru.ru_stime
 
 store = EventStore(sys.argv[2], memory_limit=sys.argv[4])
-_limit_tables_memory(store.connection)
+# the table phase's settings as collect_local makes them (a tree before _prepare_tables_phase: its memory limit only)
+(getattr(collect, "_prepare_tables_phase", None) or collect._limit_tables_memory)(store.connection)
 harden_connection(store.connection)
 queries = load_standard_queries()
 out = Path(sys.argv[3])
