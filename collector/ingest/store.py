@@ -777,9 +777,9 @@ def _plain_line_count(fh: Any) -> int | None:
     exactly our lines, else None: valid UTF-8, no ``\\r`` (it breaks lines there too), no ``\\x01`` (its column
     delimiter here) and no line over the CloudWatch event size (``lines.over_event_size``: a ``\\n``-terminated line
     of at most ``MAX_EVENT_BYTES`` bytes before its ``\\n``, an unterminated last line of at most that many). The count
-    is the ``\\n`` bytes, plus one for an unterminated last line. One pass, read into one reused buffer
-    (memory: that buffer and a reused newline mask of its size, ``_SCAN_BYTES`` each; read, not mapped, so the file's pages do not count in the
-    process's resident memory).
+    is the ``\\n`` bytes, plus one for an unterminated last line. One pass, read into one reused buffer (memory: that
+    buffer and a reused newline mask of its size, ``_SCAN_BYTES`` each; read, not mapped, so the file's pages do not
+    count in the process's resident memory).
 
     Per block, only C-speed scans: ``in`` for the two bytes, numpy for the newlines (it counts without the GIL, so
     the source's SHA-256, hashed on a thread meanwhile, takes no wall time of its own); a line-length walk that
