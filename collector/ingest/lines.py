@@ -14,10 +14,11 @@ every repaired line counted.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pyarrow as pa
+if TYPE_CHECKING:  # imported where an array is made: the plain-file fast path (store.py) reads no line through here,
+    import numpy as np  # and collect_local imports them on a thread while its ingest runs (collect._import_ahead)
+    import pyarrow as pa
 
 from collector.ingest.constants import MAX_EVENT_BYTES, Reason
 from collector.ingest.types import FileReport
@@ -47,6 +48,8 @@ def byte_pieces(read: Callable[[int], bytes], size: int) -> Iterator[bytes]:
 
 def newline_positions(data: bytes) -> np.ndarray:
     """Offsets of every ``\\n`` byte in ``data`` (int64, ascending)."""
+    import numpy as np
+
     arr = np.frombuffer(data, dtype=np.uint8)
     parts = [np.flatnonzero(arr[i:i + _SCAN] == 10) + i for i in range(0, len(arr), _SCAN)]
     return np.concatenate(parts).astype(np.int64, copy=False) if parts else np.empty(0, np.int64)
@@ -73,6 +76,9 @@ def line_table(data: bytes, report: FileReport, *, stream_truncated: bool = Fals
     longer than the CloudWatch event size, ``over_event_size``, cut at a character boundary), and when
     ``stream_truncated`` ``gzip_partial_last_line`` (the unterminated last line of a cut gzip stream, kept as it is).
     """
+    import numpy as np
+    import pyarrow as pa
+
     n_bytes = len(data)
     nl = newline_positions(data)
     starts = np.empty(len(nl) + 1, dtype=np.int64)
@@ -116,6 +122,8 @@ def line_table(data: bytes, report: FileReport, *, stream_truncated: bool = Fals
 def _repaired(data: bytes, offsets: np.ndarray, body: np.ndarray, report: FileReport) -> pa.Array:
     """The lines of ``data`` (``offsets``: n + 1 line bounds; ``body``: each line's bytes without its terminator)
     decoded with U+FFFD for invalid bytes and cut to the event size (the terminator kept after the cut), counted."""
+    import pyarrow as pa
+
     out: list[str] = []
     bad = cut = 0
     mv = memoryview(data)

@@ -37,8 +37,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
 
-import pyarrow as pa
-
 from collector.ingest import console_csv, export_s3, filter_log_events, json_lines, lambda_text
 from collector.ingest.constants import (
     EVENTS_TABLE,
@@ -503,6 +501,8 @@ class EventStore:
             ings.append(_as_ms(ev.get("ingestionTime"), rep))
         if not seqs:
             return
+        import pyarrow as pa  # here, not at the top: see lines.py
+
         lo = self._next_seq
         self._next_seq = seq
         tbl = pa.table({
@@ -702,6 +702,8 @@ class EventStore:
         ``@seq`` as the given JSON object texts; ``_apply_pending`` sets them. ``updates``: ``[(json text, @seq), ...]``."""
         if not updates:
             return
+        import pyarrow as pa  # here, not at the top: see lines.py
+
         con = self.connection
         fix = pa.table({"seq": pa.array([q for _, q in updates], pa.int64()),
                         "j": pa.array([j for j, _ in updates], pa.large_string())})
