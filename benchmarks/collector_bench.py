@@ -6,7 +6,7 @@ the emitter: ``START``, emitter outcome records, the emitter's EMF document, ``E
 invocation, and on a cold start Powertools Metrics' ``ColdStart`` document, as a handler that also runs Powertools
 Metrics with ``capture_cold_start_metric`` writes it).
 For each size it runs, each in a fresh process (so peak RSS is that run's own high-water mark; bytecode compiled
-beforehand, ``compile_tree``), interleaved:
+beforehand, ``compile_tree``), interleaved, in an order rotated every round (``rotated``):
 
 - ``after``: ``collector.collect.collect_local`` of this tree (on-disk events database, DuckDB memory limit);
 - ``before``: the same call from the tree of ``--before-commit`` (default the start commit of [collector-core],
@@ -329,6 +329,15 @@ def _fmt(r: dict) -> str:
     return f"{r['seconds']:7.2f} s ({r['cpu_s']:5.1f} cpu) {r['peak_mb']:5.0f} MB"
 
 
+def rotated(labels: list[str], round_: int) -> list[str]:
+    """The order of the variants in round ``round_`` (0-based): ``labels`` rotated left by ``round_``, so that over
+    ``len(labels)`` rounds every variant runs once in every slot. A run is slowed by what the run before it left
+    behind (the kernel still writing back the database it wrote, about 0.6 GB at 1M events), so a fixed order would
+    charge that to the same variant every round."""
+    k = round_ % len(labels)
+    return labels[k:] + labels[:k]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="100000,1000000,3000000", help="comma-separated event counts")
@@ -361,8 +370,9 @@ def main() -> None:
             print(f"generated {written:,} events, {path.stat().st_size / 1e6:.0f} MB in {time.perf_counter() - t:.0f} s",
                   flush=True)
         runs: dict[str, list[dict]] = {}
-        for _ in range(max(args.repeat, 1)):
-            for label in ("count", "floor", "floor_all", *trees):  # interleaved: every variant on the same file, one after another
+        labels = ["count", "floor", "floor_all", *trees]
+        for round_ in range(max(args.repeat, 1)):
+            for label in rotated(labels, round_):  # interleaved: every variant on the same file, one after another
                 kind = "collect" if label in trees else label
                 r = run_child(trees.get(label, ROOT), kind, path, tmp / f"out-{label}-{n}")
                 shutil.rmtree(tmp / f"out-{label}-{n}", ignore_errors=True)

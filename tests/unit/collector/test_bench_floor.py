@@ -79,3 +79,13 @@ def test_floor_is_the_issue_yardstick_of_14_contract_columns(bench, tmp_path):
     assert len(_columns(con, "t")) == 14
     assert con.execute("SELECT service, attempt, outcome FROM t WHERE service IS NOT NULL").fetchall() == [
         ("orders", 3, "received")]
+
+
+def test_rounds_put_every_variant_once_in_every_slot(bench):
+    labels = ["count", "floor", "floor_all", "after", "before"]
+    rounds = [bench.rotated(labels, r) for r in range(len(labels))]
+    assert rounds[0] == labels
+    assert rounds[1] == ["floor", "floor_all", "after", "before", "count"]
+    for slot in range(len(labels)):
+        assert sorted(r[slot] for r in rounds) == sorted(labels)
+    assert bench.rotated(labels, len(labels)) == labels  # the sixth round starts the cycle again
