@@ -312,13 +312,14 @@ def _retain_block_memory(con: Any) -> None:
 def _import_ahead() -> None:
     """Import the table phase's modules (``collector.local_tables``: pyarrow with its compute and Parquet modules,
     the post-processing) on a daemon thread, so that they load while the ingest runs instead of before it: about
-    0.2 s of one core, most of it while DuckDB's INSERT holds no GIL. ``collect local`` at 1M events took 0.97x the
-    wall time of importing them first (4.03 s against 4.14 s, medians of 5 interleaved runs on 2 cores). An import
-    error is not raised here: the table phase imports the module again and raises it there."""
+    0.2 s of one core, most of it while DuckDB's INSERT holds no GIL. ``collect local`` at 1M events took 0.96x to
+    0.98x the wall time of importing them first, for the same CPU (three runs of 5 to 8 alternating pairs on 2 cores;
+    the pairs themselves spread +-10 %). An import error is not raised here: the table phase imports the module again
+    and raises it there."""
     def load() -> None:
         try:
             import collector.local_tables  # noqa: F401
-        except BaseException:  # noqa: BLE001, S110 - raised again, with its traceback, by the table phase's import
+        except BaseException:  # noqa: BLE001, S110 - raised again, with its traceback, by the table phase's own import
             pass
 
     threading.Thread(target=load, name="idemwatch-import-ahead", daemon=True).start()
