@@ -6,7 +6,7 @@ the emitter: ``START``, emitter outcome records, the emitter's EMF document, ``E
 invocation, and on a cold start Powertools Metrics' ``ColdStart`` document, as a handler that also runs Powertools
 Metrics with ``capture_cold_start_metric`` writes it).
 For each size it runs, each in a fresh process (so peak RSS is that run's own high-water mark; bytecode compiled
-beforehand, ``compile_tree``), interleaved, in an order rotated every round (``rotated``):
+beforehand, ``compile_tree``), interleaved, in an order that changes every round (``round_order``):
 
 - ``after``: ``collector.collect.collect_local`` of this tree (on-disk events database, DuckDB memory limit);
 - ``before``: the same call from the tree of ``--before-commit`` (default the start commit of [collector-core],
@@ -329,13 +329,19 @@ def _fmt(r: dict) -> str:
     return f"{r['seconds']:7.2f} s ({r['cpu_s']:5.1f} cpu) {r['peak_mb']:5.0f} MB"
 
 
-def rotated(labels: list[str], round_: int) -> list[str]:
-    """The order of the variants in round ``round_`` (0-based): ``labels`` rotated left by ``round_``, so that over
-    ``len(labels)`` rounds every variant runs once in every slot. A run is slowed by what the run before it left
-    behind (the kernel still writing back the database it wrote, about 0.6 GB at 1M events), so a fixed order would
-    charge that to the same variant every round."""
-    k = round_ % len(labels)
-    return labels[k:] + labels[:k]
+def round_order(labels: list[str], round_: int) -> list[str]:
+    """The order of the variants in round ``round_`` (0-based): row ``round_`` of a Williams design (a Latin square
+    balanced for what ran just before). Over ``n = len(labels)`` rounds every variant runs once in every slot; over
+    ``n`` rounds for an even ``n`` and ``2n`` for an odd one (the second ``n`` mirrored), every variant also runs
+    right after every other one equally often. Why: a run is slowed by what the run before it left behind (the
+    kernel still writing back the database it wrote, about 0.6 GB at 1M events); a fixed order, or a plain rotation
+    of one (which keeps each variant's predecessor), would charge that to the same variant every round.
+    Source: E. J. Williams, "Experimental designs balanced for the estimation of residual effects of treatments",
+    Australian Journal of Scientific Research, A 2 (1949)."""
+    n = len(labels)
+    first = [0] + [(j + 1) // 2 if j % 2 else n - j // 2 for j in range(1, n)]  # 0, 1, n-1, 2, n-2, ...
+    row = [labels[(x + round_) % n] for x in first]
+    return row[::-1] if n % 2 and (round_ // n) % 2 else row
 
 
 def main() -> None:
@@ -347,7 +353,9 @@ def main() -> None:
     ap.add_argument("--bomb-mib", type=int, default=0, help="also ingest a gzip bomb of this many MiB (e.g. 1024)")
     ap.add_argument("--bomb-before", action="store_true", help="the bomb through the before tree too (~6x memory)")
     ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds of every variant per size; the table "
-                    "shows each variant's median (seconds, CPU and peak taken separately)")
+                    "shows each variant's median (seconds, CPU and peak taken separately). In ``round_order``: with "
+                    "the 5 variants every slot is balanced after 5 rounds and every predecessor after 10 (4 variants, "
+                    "--no-before: both after 4)")
     ap.add_argument("--data-dir", help="keep the generated files here and reuse them on later runs (same generator and "
                     "seed: delete them after changing generate())")
     args = ap.parse_args()
@@ -372,7 +380,7 @@ def main() -> None:
         runs: dict[str, list[dict]] = {}
         labels = ["count", "floor", "floor_all", *trees]
         for round_ in range(max(args.repeat, 1)):
-            for label in rotated(labels, round_):  # interleaved: every variant on the same file, one after another
+            for label in round_order(labels, round_):  # interleaved: every variant on the same file, one after another
                 kind = "collect" if label in trees else label
                 r = run_child(trees.get(label, ROOT), kind, path, tmp / f"out-{label}-{n}")
                 shutil.rmtree(tmp / f"out-{label}-{n}", ignore_errors=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections import Counter
 from pathlib import Path
 
 import duckdb
@@ -81,11 +82,24 @@ def test_floor_is_the_issue_yardstick_of_14_contract_columns(bench, tmp_path):
         ("orders", 3, "received")]
 
 
-def test_rounds_put_every_variant_once_in_every_slot(bench):
-    labels = ["count", "floor", "floor_all", "after", "before"]
-    rounds = [bench.rotated(labels, r) for r in range(len(labels))]
-    assert rounds[0] == labels
-    assert rounds[1] == ["floor", "floor_all", "after", "before", "count"]
-    for slot in range(len(labels)):
-        assert sorted(r[slot] for r in rounds) == sorted(labels)
-    assert bench.rotated(labels, len(labels)) == labels  # the sixth round starts the cycle again
+def _slots_and_successions(bench, labels, rounds):
+    orders = [bench.round_order(labels, r) for r in range(rounds)]
+    slots = [sorted(o[i] for o in orders[:len(labels)]) for i in range(len(labels))]
+    pairs = Counter((o[i], o[i + 1]) for o in orders for i in range(len(o) - 1))
+    return orders, slots, pairs
+
+
+@pytest.mark.parametrize("labels, rounds", [(["count", "floor", "floor_all", "after"], 4),
+                                            (["count", "floor", "floor_all", "after", "before"], 10)])
+def test_rounds_balance_slots_and_predecessors(bench, labels, rounds):
+    orders, slots, pairs = _slots_and_successions(bench, labels, rounds)
+    assert all(sorted(o) == sorted(labels) for o in orders)  # each round runs every variant once
+    assert all(s == sorted(labels) for s in slots)  # over n rounds, every variant once in every slot
+    every_pair = {(a, b) for a in labels for b in labels if a != b}
+    assert set(pairs) == every_pair  # every variant right after every other one...
+    assert set(pairs.values()) == {rounds * (len(labels) - 1) // len(every_pair)}  # ...equally often
+
+
+def test_the_first_round_of_four_is_the_williams_row(bench):
+    assert bench.round_order(["a", "b", "c", "d"], 0) == ["a", "b", "d", "c"]
+    assert bench.round_order(["a", "b", "c", "d"], 1) == ["b", "c", "a", "d"]
