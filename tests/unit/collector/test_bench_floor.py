@@ -1,5 +1,5 @@
 """benchmarks/collector_bench.py's floors: ``floor_all`` materialises every field the standard queries read, with the
-values a hand-written log gives; the 14-column ``floor`` is the issue's yardstick."""
+values a hand-written log gives (the issue's fair floor); the 14-column ``floor`` is the stricter proxy beside it."""
 
 from __future__ import annotations
 
@@ -103,3 +103,9 @@ def test_rounds_balance_slots_and_predecessors(bench, labels, rounds):
 def test_the_first_round_of_four_is_the_williams_row(bench):
     assert bench.round_order(["a", "b", "c", "d"], 0) == ["a", "b", "d", "c"]
     assert bench.round_order(["a", "b", "c", "d"], 1) == ["b", "c", "a", "d"]
+
+
+def test_paired_ratios_pair_each_round_and_skip_failed_rounds(bench):
+    runs = {"after": [{"seconds": 4.0}, {"seconds": 3.0}, {"error": "x"}, {"seconds": 9.0}],
+            "floor": [{"seconds": 1.0}, {"seconds": 1.5}, {"seconds": 1.0}, {"seconds": 3.0}]}
+    assert bench.paired_ratios(runs, "after", "floor") == [4.0, 2.0, 3.0]  # round 3 failed: left out
