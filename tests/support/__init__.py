@@ -1,0 +1,1 @@
+"""Test doubles, fake servers and reference oracles. Tests and benchmarks import them; the wheel never ships them."""
