@@ -16,7 +16,8 @@ from click.testing import CliRunner
 from collector.cloudwatch.collect import Clients, CollectOptions, collect_cloudwatch
 from collector.cloudwatch.commands import cloudwatch
 from collector.cloudwatch.constants import BYTES_PER_GB
-from collector.cloudwatch.testing import FakeLogsInsightsServer, Faults, format_ts, trail_engine
+from tests.support.fake_logs_insights import FakeLogsInsightsServer, Faults
+from tests.support.fake_logs_insights_engines import format_ts, trail_engine
 from collector.tables import TABLES
 from emitter.contract import LogKey, Outcome
 

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from collector.cloudwatch import Backoff, PollSchedule, RunnerConfig
 from collector.cloudwatch.commands import cloudwatch, incomplete_tables
-from collector.cloudwatch.fake_engines import format_ts, trail_engine
-from collector.cloudwatch.fake_server import FakeLogsInsightsServer, Faults
+from tests.support.fake_logs_insights_engines import format_ts, trail_engine
+from tests.support.fake_logs_insights import FakeLogsInsightsServer, Faults
 from collector.cloudwatch.runner import DEADLINE_EXCEEDED, OVERALL_DEADLINE, LogsInsightsRunner
 from collector.cloudwatch.windows import Window
 

@@ -74,6 +74,18 @@ def test_wheel_metadata_and_contents(wheel):
             assert list((REPO / pkg).glob(pat)), f"package-data {pkg}: {pat} matches nothing"
 
 
+def test_the_wheel_ships_no_test_double(wheel):
+    """Fake servers, fake engines, test helpers and reference oracles live under tests/support/; the wheel holds
+    none of them, and no shipped module imports from tests/ (it would fail in every install)."""
+    with zipfile.ZipFile(wheel) as zf:
+        modules = {n: zf.read(n).decode("utf-8") for n in zf.namelist() if n.endswith(".py")}
+    doubles = [n for n in modules
+               if n.startswith(("tests/", "benchmarks/")) or re.search(r"(^|/|_)(fake|testing|conftest)[^/]*\.py$", n)]
+    assert doubles == []
+    importers = [n for n, text in modules.items() if re.search(r"^\s*(from|import) tests\b", text, re.MULTILINE)]
+    assert importers == []
+
+
 def _log(path: Path) -> Path:
     now_ms = int(time.time() * 1000)
     recs = [{"timestamp": now_ms - 1000 * i, "level": "INFO", "message": "m", "outcome": o}

@@ -174,7 +174,7 @@ def test_get_metric_data_follows_next_token(moto_url, aws):
     datapoints with NextToken, as CloudWatch does past 100,800 datapoints."""
     import boto3
 
-    from collector.cloudwatch.testing import FakeLogsInsightsServer, Faults
+    from tests.support.fake_logs_insights import FakeLogsInsightsServer, Faults
 
     cw = aws("cloudwatch")
     ns = f"Paged/{uuid.uuid4().hex[:6]}"

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from collector.insights import query_references, run_query
-from collector.insights.testing import events_connection
+from tests.support.insights_events import events_connection
 from collector.parquet import arrow_schema
 from collector.postprocess import expand_library_signal_rows, filled_columns, stuck_key_ages
 from collector.standard_queries import load_standard_queries, query_added_columns

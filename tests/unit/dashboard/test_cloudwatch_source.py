@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from collector.cloudwatch.testing import FakeLogsInsightsServer
+from tests.support.fake_logs_insights import FakeLogsInsightsServer
 from dashboard.cloudwatch_panel import BUTTON_KEY, PANEL_KEY, cost_caption
 from dashboard.cloudwatch_source import (
     ENV_CLOUDWATCH_SOURCE,
