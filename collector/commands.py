@@ -17,12 +17,11 @@ from typing import ClassVar
 
 import click
 
-from collector.cli_support import TIME, require_range
 from collector.ingest.constants import MAX_DECOMPRESSED_BYTES
 from collector.insights.constants import DEFAULT_ACCOUNT_ID
-from collector.timerange import parse_time
+from idemwatch.options import TIME, require_range
 
-__all__ = ["collect", "parse_time", "query"]
+__all__ = ["collect", "query"]
 
 
 def _account_id(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -122,21 +121,17 @@ def query(fmt: str, start: float | None, end: float | None, log_group: str | Non
 
 
 class _CollectGroup(click.Group):
-    """``local`` here; ``cloudwatch`` imported lazily from collector.cloudwatch.commands."""
+    """``local`` here; ``cloudwatch`` imported from collector.cloudwatch.commands only when used (it needs boto3)."""
 
-    _LAZY: ClassVar[dict[str, tuple[str, str]]] = {"cloudwatch": ("collector.cloudwatch.commands", "cloudwatch")}
+    _LAZY: ClassVar[dict[str, str]] = {"cloudwatch": "collector.cloudwatch.commands"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self._LAZY))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self._LAZY:
-            module, attr = self._LAZY[cmd_name]
-            try:
-                return getattr(importlib.import_module(module), attr)
-            except ModuleNotFoundError as exc:
-                raise click.ClickException(f"'collect {cmd_name}' needs {exc.name}; "
-                                           "install the extras: pip install 'idemwatch[collector]'") from exc
+            command: click.Command = getattr(importlib.import_module(self._LAZY[cmd_name]), cmd_name)
+            return command
         return super().get_command(ctx, cmd_name)
 
 

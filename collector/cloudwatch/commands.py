@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from collector.cli_support import duration_option_value, require_range, time_option_value
+from idemwatch.options import duration_option_value, require_range, time_option_value
 from collector.cloudwatch.constants import (
     DEFAULT_CONCURRENCY,
     DEFAULT_PRICE_PER_GB_SCANNED_USD,
@@ -18,13 +18,13 @@ from collector.cloudwatch.constants import (
 
 
 def parse_duration_s(text: str, flag: str = "duration") -> int:
-    """``90s``, ``15m``, ``24h``, ``7d``, ``1w`` -> whole seconds (``collector.timerange``). Raises click.BadParameter
+    """``90s``, ``15m``, ``24h``, ``7d``, ``1w`` -> whole seconds (``idemwatch.timerange``). Raises click.BadParameter
     naming ``flag``."""
     return int(duration_option_value(text, flag))
 
 
 def parse_time_s(text: str, now: float, flag: str = "--since") -> int:
-    """A time option (``collector.timerange`` forms; durations count back from ``now``) -> epoch seconds (int).
+    """A time option (``idemwatch.timerange`` forms; durations count back from ``now``) -> epoch seconds (int).
     Raises click.BadParameter naming ``flag``."""
     return int(time_option_value(text, flag, now=now))
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from collector.cli_support import TIME
+from idemwatch.options import TIME
 from emitter.contract import Outcome
 
 from .constants import DEFAULT_DURATION_S, DEFAULT_EVENTS, DEFAULT_OUT, DEFAULT_SEED

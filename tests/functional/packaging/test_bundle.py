@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from collector.bundle import BUNDLE_BUDGET_UNPACKED_BYTES, BUNDLE_BUDGET_ZIP_BYTES, build_bundle
-from collector.cli import main
+from idemwatch.cli import main
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -53,7 +53,7 @@ def test_wheel_metadata_and_contents(wheel):
         names = zf.namelist()
         meta = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
-    assert top == {"emitter", "collector", "dashboard", "alarms"}
+    assert top == {"idemwatch", "emitter", "collector", "dashboard", "alarms"}
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     for must in ("emitter/py.typed", "emitter/CONTRACT.md", "collector/queries/outcomes.insights",
                  "dashboard/app_pages/overview.py", "dashboard/assets/overview.png", "alarms/demo-stack.yaml"):

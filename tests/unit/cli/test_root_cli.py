@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import collector.bundle
-from collector.cli import main, shadowed_parts
+from idemwatch.cli import main, shadowed_parts
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -179,6 +179,19 @@ def test_verbose_shows_info_logs(tmp_path):
     assert logging.getLogger("collector").getEffectiveLevel() == logging.ERROR
 
 
+@pytest.mark.parametrize("args", [["--help"], ["query", "--help"], ["alarms", "--help"], ["audit", "--help"],
+                                  ["bundle", "--help"]])
+def test_help_imports_no_heavy_dependency(args):
+    """The root only knows where commands live: listing them, or one command's options, imports none of the
+    extras' heavy modules (a fresh interpreter, so nothing is imported already)."""
+    code = ("import sys\nfrom idemwatch.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('pandas', 'duckdb', 'pyarrow', 'streamlit', 'boto3', 'botocore', 'plotly') "
+            "if m in sys.modules), file=sys.stderr)")
+    p = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60, check=False)
+    assert p.stdout.startswith("Usage: idemwatch"), p.stderr
+    assert p.stderr.splitlines()[-1] == "[]"
+
+
 def test_install_is_not_shadowed():
     assert shadowed_parts() == []
 
@@ -188,7 +201,7 @@ def test_a_shadowing_package_is_refused_before_import(tmp_path):
     fake.mkdir()
     (fake / "__init__.py").write_text("raise SystemExit('the fake dashboard was imported')\n")
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    p = subprocess.run([sys.executable, "-m", "collector.cli", "dashboard", "--help"], capture_output=True,
+    p = subprocess.run([sys.executable, "-m", "idemwatch.cli", "dashboard", "--help"], capture_output=True,
                        text=True, env=env, cwd=tmp_path, timeout=60, check=False)
     assert p.returncode == 1
     assert p.stderr.startswith(f"Error: idemwatch's top-level packages are shadowed: 'dashboard' from {fake} ")
@@ -219,10 +232,11 @@ def _extras_from_pyproject() -> dict[str, set[str]]:
 
 
 def test_extra_modules_mirror_pyproject():
-    from collector.cli_support import EXTRA_MODULES, EXTRAS
+    from idemwatch.cli import COMMANDS
+    from idemwatch.extras import EXTRA_MODULES
 
     assert {e: set(m) for e, m in EXTRA_MODULES.items()} == _extras_from_pyproject()
-    assert set(EXTRAS.values()) <= set(EXTRA_MODULES)
+    assert {c.extra for c in COMMANDS} - {None} <= set(EXTRA_MODULES)
 
 
 def test_all_extra_covers_every_other_extra():
@@ -245,7 +259,8 @@ def test_a_missing_extra_is_named_before_import_even_for_help(monkeypatch):
 
 
 def test_module_not_found_messages(capsys):
-    from collector.cli_support import run
+    from idemwatch.errors import run
+    from idemwatch.extras import missing_extra_message
 
     def invoke(args):
         raise ModuleNotFoundError("No module named 'pyarrow.parquet'", name="pyarrow.parquet")
@@ -253,8 +268,11 @@ def test_module_not_found_messages(capsys):
     def broken(args):
         raise ModuleNotFoundError("No module named 'collector.nope'", name="collector.nope")
 
-    run(invoke, [], command_of=lambda: "collect")
-    run(broken, [], command_of=lambda: "collect")
+    def collect_extra(module):
+        return missing_extra_message("collect", "collector", module)
+
+    run(invoke, [], missing_extra=collect_extra)
+    run(broken, [], missing_extra=collect_extra)
     err = capsys.readouterr().err.splitlines()
     assert err == [
         ("Error: 'idemwatch collect' needs the collector extra (missing module: pyarrow): "
