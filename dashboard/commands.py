@@ -72,7 +72,7 @@ def dashboard(ctx: click.Context, data_dir: Path, host: str, port: int | None, o
         rc = serve(data_dir, host=host, port=port, headless=not open_browser, env=env)
     except DashboardStartError as exc:
         raise click.ClickException(str(exc)) from exc
-    raise SystemExit(rc)
+    ctx.exit(rc)
 
 
 def _source(ctx: click.Context, log_groups, prefixes, since, region, profile, endpoint_url, refresh_every):

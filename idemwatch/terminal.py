@@ -52,9 +52,10 @@ def safe(text: object, *, newlines: bool = False) -> str:
     return str(text).translate(_ESCAPE_KEEP_NEWLINES if newlines else _ESCAPE)
 
 
-def echo(message: object = "", *, err: bool = False, nl: bool = True) -> None:
-    """``click.echo`` of :func:`safe` (line feeds kept): how commands print text that may quote names."""
-    click.echo(safe(message, newlines=True), err=err, nl=nl)
+def echo(message: object = "", *, err: bool = False, newlines: bool = False) -> None:
+    """``click.echo`` of :func:`safe`: how commands print a line that may quote names (``newlines=True`` for a
+    multi-line text such as a rendered table)."""
+    click.echo(safe(message, newlines=newlines), err=err)
 
 
 def cell(value: object) -> Text:

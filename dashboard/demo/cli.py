@@ -80,7 +80,7 @@ def demo(out: Path, seed: int, events: int, duration: int, start: float | None, 
         return
     from dashboard.serve import serve
 
-    sys.exit(serve(out, port=port))
+    click.get_current_context().exit(serve(out, port=port))
 
 
 def _print_summary(console, truth, out: Path) -> None:  # type: ignore[no-untyped-def]

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from alarms.audit.live import read_live
 from alarms.audit.rules import evaluate
 from alarms.audit.sources import audit_paths
-from collector.cloudwatch.session import AwsTarget
+from idemwatch.aws import AwsTarget
 
 pytestmark = pytest.mark.slow
 

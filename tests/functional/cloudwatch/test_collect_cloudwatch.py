@@ -189,7 +189,7 @@ def test_cli_missing_credentials_and_throttled_account(tmp_path, monkeypatch):
 
 def test_role_arn_is_assumed_through_sts(moto_url, monkeypatch):
     """--role-arn: credentials come from sts:AssumeRole (moto behind the fake server), then every call uses them."""
-    from collector.cloudwatch.session import AwsTarget
+    from idemwatch.aws import AwsTarget
 
     with FakeLogsInsightsServer(engine=trail_engine, upstream=moto_url) as srv:
         srv.put_events(GROUP, [record(0, T0 * 1000)])

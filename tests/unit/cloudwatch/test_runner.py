@@ -12,15 +12,9 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from collector.cloudwatch import (
-    AccessDeniedError,
-    LogGroupNotFoundError,
-    LogsInsightsRunner,
-    MissingCredentialsError,
-    ThrottledError,
-    Window,
-)
+from collector.cloudwatch import LogsInsightsRunner, Window
 from collector.cloudwatch.runner import DEADLINE_EXCEEDED, batches, supports_result_pagination
+from idemwatch.aws import AccessDeniedError, MissingCredentialsError, NotFoundError, ThrottledError
 from tests.support.fake_logs_insights import FakeLogsInsightsServer, Faults
 from tests.support.fake_logs_insights_engines import raw_events_engine
 
@@ -183,7 +177,7 @@ def test_more_than_50_log_groups_are_batched(logs_client, fast_config, server):
 
 def test_unknown_log_group_is_a_clear_error(logs_client, fast_config, server):
     runner = LogsInsightsRunner(logs_client(server.url), fast_config())
-    with pytest.raises(LogGroupNotFoundError, match="/aws/lambda/nope"):
+    with pytest.raises(NotFoundError, match="log group not found: /aws/lambda/nope"):
         runner.run("fields @message", ["/aws/lambda/nope"], [Window(T0, T0 + 59)])
 
 
