@@ -116,7 +116,7 @@ def test_missing_dependency_names_the_extra(tmp_path, monkeypatch):
 
 
 def _raising(exc: BaseException):
-    def build_bundle(out, layout="layer"):
+    def build_bundle(out, layout="layer", *, force=False):
         raise exc
     return build_bundle
 
