@@ -28,7 +28,8 @@ _CONFIG = click.option("--config", "config_path", required=True, type=click.Path
                        help="Stack config file (YAML), e.g. alarms/demo-stack.yaml.")
 
 
-def _load(config_path: Path):  # -> (StackConfig, list[AlarmDefinition])
+def _load(config_path: Path) -> tuple[Any, list[Any]]:
+    """The stack config at ``config_path`` and its catalogue; an unreadable config is a ``--config`` error (exit 2)."""
     from alarms.catalogue import build_catalogue
     from alarms.config import load_config
 
@@ -112,7 +113,8 @@ def export_cmd(config_path: Path, out: Path, fmt: str, dashboard: bool) -> None:
     from alarms.export import export
 
     cfg, defs = _load(config_path)
-    formats = [f for f in ExportFormat if f is not ExportFormat.DASHBOARD] if fmt == "all" else [ExportFormat(fmt)]
+    formats: list[ExportFormat] = ([f for f in ExportFormat if f is not ExportFormat.DASHBOARD] if fmt == "all"
+                                   else [ExportFormat(fmt)])
     if dashboard:
         formats.append(ExportFormat.DASHBOARD)
     try:

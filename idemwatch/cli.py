@@ -125,7 +125,7 @@ class _Root(_LazyGroup):
     """The root group: its ``main`` (what the console script and click's CliRunner call) runs the one error
     handler (:func:`idemwatch.errors.run`) instead of click's own multi-line error output."""
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,  # type: ignore[override]
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
         _state.update(command=None, verbose=0)
         if not standalone_mode:

@@ -14,10 +14,10 @@ from idemwatch.terminal import safe
 __all__ = ["configure_logging"]
 
 
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _StderrHandler(logging.StreamHandler):
     """Writes to whatever ``sys.stderr`` is at emit time (click's CliRunner swaps it per invocation)."""
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> Any:
         return sys.stderr
 

@@ -128,6 +128,6 @@ def apply_env_defaults(cmd: click.Command, path: tuple[str, ...]) -> click.Comma
             sub = lookup(ctx, name)
             return apply_env_defaults(sub, (*path, name)) if sub is not None else None
 
-        cmd.get_command = get_command  # type: ignore[method-assign]
+        cmd.get_command = get_command  # type: ignore[method-assign, assignment]
         cmd._idemwatch_env = True  # type: ignore[attr-defined]
     return cmd

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["CONTROL_CODE_POINTS", "cell", "echo", "safe"]
 
 CONTROL_CODE_POINTS: frozenset[int] = frozenset((
-    *range(0x00, 0x20), 0x7F, *range(0x80, 0xA0),
+    *range(0x20), 0x7F, *range(0x80, 0xA0),
     0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A),
     0x2028, 0x2029,
 ))

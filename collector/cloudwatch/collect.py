@@ -27,13 +27,13 @@ from collector.cloudwatch.exceptions import CloudWatchCollectorError
 from collector.cloudwatch.log_groups import discover_log_groups
 from collector.cloudwatch.merge import merge_frames, spec_for
 from collector.cloudwatch.runner import LogsInsightsRunner, ProgressEvent, QueryJob, RunnerConfig
-from idemwatch.aws import AwsTarget
 from collector.cloudwatch.types import QueryStats, WindowResult
 from collector.cloudwatch.windows import Window, align_range, missing, plan_windows
 from collector.parquet import ConversionReport, arrow_schema, frame_from_arrow, to_arrow, write_parquet
 from collector.postprocess import POST_PROCESS, split_log_identifier, stuck_key_ages
 from collector.standard_queries import load_standard_queries
 from collector.tables import TABLES
+from idemwatch.aws import AwsTarget
 
 
 @dataclass

@@ -23,10 +23,10 @@ from typing import Any
 
 from collector.cloudwatch.constants import DEFAULT_METRIC_PERIOD_S, METRIC_QUERIES_PER_CALL
 from collector.cloudwatch.cost import CostModel
-from idemwatch.aws import translate
 from collector.parquet import to_arrow, write_parquet
 from collector.tables import Table
 from emitter.contract import METRIC_UNITS, NAMESPACE_DEFAULT, Metric, Unit
+from idemwatch.aws import translate
 
 METRICS_TABLE = Table(
     "cloudwatch_metrics",

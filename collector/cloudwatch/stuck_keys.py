@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from collector.cloudwatch.constants import DEFAULT_SCAN_SEGMENTS
-from idemwatch.aws import translate
 from collector.parquet import to_arrow, write_parquet
 from collector.tables import Table
+from idemwatch.aws import translate
 
 STUCK_TABLE = Table(
     "idempotency_table_stuck",

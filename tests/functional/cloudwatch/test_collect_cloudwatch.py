@@ -16,10 +16,10 @@ from click.testing import CliRunner
 from collector.cloudwatch.collect import Clients, CollectOptions, collect_cloudwatch
 from collector.cloudwatch.commands import cloudwatch
 from collector.cloudwatch.constants import BYTES_PER_GB
-from tests.support.fake_logs_insights import FakeLogsInsightsServer, Faults
-from tests.support.fake_logs_insights_engines import format_ts, trail_engine
 from collector.tables import TABLES
 from emitter.contract import LogKey, Outcome
+from tests.support.fake_logs_insights import FakeLogsInsightsServer, Faults
+from tests.support.fake_logs_insights_engines import format_ts, trail_engine
 
 T0 = 1_767_607_200  # 2026-01-05 10:00:00 UTC
 GROUP = "/aws/lambda/orders"

@@ -16,7 +16,7 @@ from idemwatch.cli import main
 
 def _server(status: int, body: bytes, content_type: str) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
             self.send_response(status)
             self.send_header("Content-Type", content_type)
@@ -24,7 +24,7 @@ def _server(status: int, body: bytes, content_type: str) -> ThreadingHTTPServer:
             self.end_headers()
             self.wfile.write(body)
 
-        do_GET = do_POST  # noqa: N815 - Lambda's REST API reads with GET
+        do_GET = do_POST
 
         def log_message(self, *args: object) -> None:
             pass
@@ -64,8 +64,8 @@ def test_collect_cloudwatch_names_a_malformed_response(answering, fake_aws_env, 
                                     str(tmp_path / "data"), "--endpoint-url", url, "--no-progress"])
     assert res.exit_code == 1, res.output
     assert res.stderr.splitlines() == [
-        f"Error: malformed AWS response to CloudWatch Logs DescribeLogGroups: HTTP 200 with a body that is not a JSON "
-        f"object ({len(body)} bytes); is the endpoint an AWS endpoint?"]
+        (f"Error: malformed AWS response to CloudWatch Logs DescribeLogGroups: HTTP 200 with a body that is not a JSON "
+        f"object ({len(body)} bytes); is the endpoint an AWS endpoint?")]
     assert not (tmp_path / "data" / "manifest.json").exists()
 
 
@@ -83,6 +83,6 @@ def test_audit_live_names_a_malformed_response_exit_2(answering, fake_aws_env, b
     res = CliRunner().invoke(main, ["audit", "live", "--endpoint-url", url])
     assert res.exit_code == 2, res.output  # the audit could not run (docs/audit.md)
     assert res.stderr.splitlines() == [
-        f"Error: malformed AWS response to Lambda ListFunctions: HTTP 200 with a body that is not a JSON object "
-        f"({len(body)} bytes); is the endpoint an AWS endpoint?"]
+        (f"Error: malformed AWS response to Lambda ListFunctions: HTTP 200 with a body that is not a JSON object "
+        f"({len(body)} bytes); is the endpoint an AWS endpoint?")]
     assert res.stdout == ""

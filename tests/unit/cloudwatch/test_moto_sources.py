@@ -19,8 +19,8 @@ from collector.cloudwatch.metrics import (
     plan_metrics,
 )
 from collector.cloudwatch.stuck_keys import StuckKeysOptions, collect_stuck_keys, scan_stuck_keys, schema_from
-from idemwatch.aws import NotFoundError
 from emitter.contract import NAMESPACE_DEFAULT, Metric
+from idemwatch.aws import NotFoundError
 
 
 def test_discover_by_prefix_follows_pagination(aws):
