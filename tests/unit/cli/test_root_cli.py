@@ -151,6 +151,26 @@ def test_click_exception_keeps_its_exit_code(tmp_path):
     assert len(res.stderr.splitlines()) == 1
 
 
+def test_audit_ends_like_every_command(tmp_path):
+    """audit's errors are the one error line (they used to start 'idemwatch audit:'), exit 2 when it cannot run;
+    failed checks end with one Error line too, exit 1, after the table."""
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"Resources": ')
+    res = _run("audit", "static", str(bad))
+    assert (res.exit_code, res.stdout) == (2, "")
+    assert res.stderr == f"Error: {bad}: not valid JSON/YAML: Expecting value: line 1 column 15 (char 14)\n"
+    tpl = tmp_path / "template.json"
+    tpl.write_text(json.dumps({"Resources": {
+        "Q": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": "orders"}},
+        "F": {"Type": "AWS::Lambda::Function", "Properties": {"FunctionName": "consumer", "Timeout": 30}},
+        "M": {"Type": "AWS::Lambda::EventSourceMapping",
+              "Properties": {"FunctionName": {"Ref": "F"}, "EventSourceArn": {"Fn::GetAtt": ["Q", "Arn"]}}}}}))
+    res = _run("audit", "static", str(tpl))
+    assert res.exit_code == 1 and "IW001" in res.stdout  # visibility timeout 30 s < 6 x the function's 30 s
+    assert res.stderr.splitlines()[-1].startswith("Error: ") and res.stderr.endswith(
+        " failed check(s) at or above high\n")
+
+
 def test_env_defaults_show_in_help_and_are_used(tmp_path):
     h = _help("dashboard")
     assert "[env var: IDEMWATCH_DATA; default: idemwatch-data]" in h and "env var: IDEMWATCH_REGION" in h
