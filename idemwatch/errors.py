@@ -25,7 +25,8 @@ __all__ = ["InputError", "run"]
 
 class InputError(click.ClickException):
     """Bad input that is not an option's value (a malformed template, a log file that is not a log, a query that
-    does not parse): one ``Error:`` line, exit code 2, without the ``--help`` hint of a usage error."""
+    does not parse), or for ``audit`` anything that keeps it from running (its exit code 1 means a check failed):
+    one ``Error:`` line, exit code 2, without the ``--help`` hint of a usage error."""
 
     exit_code = 2
 

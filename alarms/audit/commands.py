@@ -16,15 +16,10 @@ from typing import Any
 import click
 
 from alarms.audit.types import OutputFormat, Severity
+from idemwatch.errors import InputError
 from idemwatch.terminal import echo
 
 _FAIL_ON = ("high", "medium", "low", "none")
-
-
-class _CannotRun(click.ClickException):
-    """The audit could not run: exit code 2 (docs/audit.md), so that 1 always means a check failed."""
-
-    exit_code = 2
 
 
 def _common(f: Callable) -> Callable:
@@ -113,7 +108,7 @@ def _run(read: Callable[[Any], Any], config_path: Path | None, fmt: str, out: Pa
         findings = evaluate(inv, options_from_config(cfg, key_attr=key_attr, expiry_attr=expiry_attr),
                             cfg.suppressions if cfg else ())
     except (AuditError, AlarmsError, AwsError) as exc:  # AWS errors arrive translated (idemwatch.aws.translate)
-        raise _CannotRun(str(exc)) from None
+        raise InputError(str(exc)) from None  # exit 2: the audit could not run, so 1 always means a check failed
     if fmt == OutputFormat.JSON.value:
         text = dumps(findings, inv.source)
     elif fmt == OutputFormat.SARIF.value:
