@@ -1,7 +1,9 @@
 """``idemwatch alarms``: export, validate, deploy and backtest CloudWatch alarms.
 
 Exit codes: 0 success; 1 validation problems found (``validate``, ``export``, ``deploy``) or a
-CloudWatch call failed; 2 bad usage or an unreadable config (click's convention).
+CloudWatch call failed; 2 bad usage or an unreadable config (click's convention). Errors are click exceptions
+(one ``Error:`` line from ``idemwatch.errors``); names from the stack config and from CloudWatch are printed through
+the terminal sanitiser (``idemwatch.terminal``).
 
 ``--format table|json`` is the same on ``list``, ``validate``, ``backtest`` and ``deploy``
 (``deploy --dry-run --format json`` prints the plan): ``table`` for people (fits 80 columns, names
@@ -11,19 +13,23 @@ never cut), ``json`` for scripts (one document on stdout).
 from __future__ import annotations
 
 import json
-import sys
+import textwrap
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 
-from alarms.exceptions import AlarmsError, BacktestError, ConfigError, DeployError, ValidationFailed
+from alarms.exceptions import AlarmsError, BacktestError, ConfigError, ValidationFailed
 from alarms.types import ExportFormat
+from idemwatch.terminal import echo, safe
 
 _CONFIG = click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
                        help="Stack config file (YAML), e.g. alarms/demo-stack.yaml.")
 
 
-def _load(config_path: Path):  # -> (StackConfig, list[AlarmDefinition])
+def _load(config_path: Path) -> tuple[Any, list[Any]]:
+    """The stack config at ``config_path`` and its catalogue; an unreadable config is a ``--config`` error (exit 2)."""
     from alarms.catalogue import build_catalogue
     from alarms.config import load_config
 
@@ -34,11 +40,17 @@ def _load(config_path: Path):  # -> (StackConfig, list[AlarmDefinition])
     return cfg, build_catalogue(cfg)
 
 
-def _print_violations(exc: ValidationFailed) -> None:
-    for v in exc.violations:
-        click.echo(f"{'WARNING' if v.level == 'warning' else 'INVALID'} {v}", err=True)
-    bad = [v for v in exc.violations if v.level != "warning"]
-    click.echo(f"{len(bad)} problem(s) in {len({v.alarm for v in bad})} alarm(s)", err=True)
+def _print_violations(violations: Sequence[Any]) -> None:
+    """One line per violation on stderr: ``INVALID <alarm>: <field>: <message>`` (``WARNING`` for warnings)."""
+    for v in violations:
+        echo(f"{'WARNING' if v.level == 'warning' else 'INVALID'} {v}", err=True)
+
+
+def _fail(violations: Sequence[Any]) -> NoReturn:
+    """Print ``violations`` and end the command with exit code 1: ``Error: N problem(s) in M alarm(s)``."""
+    _print_violations(violations)
+    bad = [v for v in violations if v.level != "warning"]
+    raise click.ClickException(f"{len(bad)} problem(s) in {len({v.alarm for v in bad})} alarm(s)")
 
 
 _FORMAT = click.option("--format", "out_format", type=click.Choice(["table", "json"]), default="table",
@@ -54,13 +66,11 @@ def _width() -> int:
 def _blocks(rows: list[tuple[str, list[str]]]) -> None:
     """Print ``(name, detail lines)`` as blocks: the name whole on its own line (never cut, so two names never
     look alike), the details indented and wrapped to the terminal width."""
-    import textwrap
-
     width = max(_width(), 40)
     for name, details in rows:
-        click.echo(name)
+        echo(name)
         for line in details:
-            click.echo(textwrap.fill(line, width=width, initial_indent="  ", subsequent_indent="    ",
+            click.echo(textwrap.fill(safe(line), width=width, initial_indent="  ", subsequent_indent="    ",
                                      break_long_words=True, break_on_hyphens=False))
 
 
@@ -103,16 +113,16 @@ def export_cmd(config_path: Path, out: Path, fmt: str, dashboard: bool) -> None:
     from alarms.export import export
 
     cfg, defs = _load(config_path)
-    formats = [f for f in ExportFormat if f is not ExportFormat.DASHBOARD] if fmt == "all" else [ExportFormat(fmt)]
+    formats: list[ExportFormat] = ([f for f in ExportFormat if f is not ExportFormat.DASHBOARD] if fmt == "all"
+                                   else [ExportFormat(fmt)])
     if dashboard:
         formats.append(ExportFormat.DASHBOARD)
     try:
         for f in formats:
             written = export(defs, out, f, cfg.stack, cfg, dashboard)
-            click.echo(f"{f.value}: {len(written)} file(s), {len(defs)} alarms -> {out / f.value}")
+            echo(f"{f.value}: {len(written)} file(s), {len(defs)} alarms -> {out / f.value}")
     except ValidationFailed as exc:
-        _print_violations(exc)
-        sys.exit(1)
+        _fail(exc.violations)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
 
@@ -172,16 +182,15 @@ def validate_cmd(files: tuple[Path, ...], config_path: Path | None, out_format: 
                                "violations": [{"alarm": v.alarm, "field": v.field, "rule": v.rule,
                                                "message": v.message, "level": v.level} for v in found_all]},
                               indent=2))
-        if bad:
-            sys.exit(1)
+        if bad:  # the document is the whole answer: ok false, exit code 1
+            click.get_current_context().exit(1)
         return
     for s in summary:
         what = "dashboard body" if s.get("dashboard_widgets") else f"{s['requests']} alarm request(s)"
-        click.echo(f"{s['source']}: {what}, {s['problems']} problem(s), {s['warnings']} warning(s)")
-    if found_all:
-        _print_violations(ValidationFailed(found_all))
+        echo(f"{s['source']}: {what}, {s['problems']} problem(s), {s['warnings']} warning(s)")
     if bad:
-        sys.exit(1)
+        _fail(found_all)
+    _print_violations(found_all)
     click.echo(f"OK: {sum(len(r) for _, r in groups)} alarm request(s) valid"
                + (f", {len(found_all)} warning(s)" if found_all else ""))
 
@@ -204,17 +213,20 @@ def deploy_cmd(config_path: Path, dry_run: bool, prune: bool, dashboard: bool, p
                region: str | None, role_arn: str | None, endpoint_url: str | None, out_format: str) -> None:
     """Create or update the stack's alarms with PutMetricAlarm (tagged as managed), optionally pruning."""
     from alarms import deploy
+    from idemwatch.aws import AwsError, AwsTarget
 
     cfg, defs = _load(config_path)
+    target = AwsTarget(profile=profile, region=region, endpoint_url=endpoint_url, role_arn=role_arn,
+                       role_session_name="idemwatch-alarms-deploy")
     try:
-        session = deploy.make_session(profile, region, endpoint_url, role_arn)
-        client = session.client("cloudwatch", endpoint_url=endpoint_url)
+        session = target.session()
+        client = target.client("cloudwatch", session)
         dash = None
         if dashboard:
             from alarms.console_dashboard import body_json, dashboard_name
             from alarms.export import dashboard_body
 
-            body = dashboard_body(cfg, defs, session.region_name, deploy.account_id(session, endpoint_url))
+            body = dashboard_body(cfg, defs, session.region_name, target.account_id(session))
             dash = (dashboard_name(cfg.alarm_name_prefix), body_json(body))
         p = deploy.plan(client, defs, cfg.stack, prune=prune, dashboard=dash)
         if out_format == "json":
@@ -227,21 +239,16 @@ def deploy_cmd(config_path: Path, dry_run: bool, prune: bool, dashboard: bool, p
             click.echo(json.dumps(doc, indent=2))
             return
         for line in p.lines():
-            click.echo(line)
+            echo(line)
         if dry_run:
             click.echo("dry run: nothing changed")
             return
         deploy.apply(client, p)
         click.echo(f"applied {p.changes} change(s)")
     except ValidationFailed as exc:
-        _print_violations(exc)
-        sys.exit(1)
-    except (DeployError, AlarmsError) as exc:
+        _fail(exc.violations)
+    except (AlarmsError, AwsError) as exc:
         raise click.ClickException(str(exc)) from None
-    except Exception as exc:  # profile not found, no region: botocore configuration errors
-        if type(exc).__module__.startswith("botocore"):
-            raise click.ClickException(f"AWS: {exc}") from None
-        raise
 
 
 @alarms.command("backtest")
@@ -292,8 +299,6 @@ def backtest_cmd(config_path: Path, data_dir: Path, names: tuple[str, ...], as_j
     fired = sum(1 for r in results if r.alarm_intervals)
     no_data = sum(1 for r in results if r.status != "ok")
     in_alarm = sum(1 for r in results if r.last_state == "ALARM")
-    import textwrap
-
     click.echo(textwrap.fill(f"{len(results)} alarms: {fired} would have fired, {in_alarm} in ALARM at the end, "
                              f"{no_data} without data in this history", width=max(_width(), 40)))
 

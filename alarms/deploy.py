@@ -13,11 +13,8 @@
   no longer defined are always listed in the plan; they are deleted only with ``prune``.
 - **dashboard**: with a body, ``PutDashboard`` when CloudWatch's body differs (compared as JSON).
 
-Credentials, region and endpoint are standard boto3 (``--profile``, ``--region``,
-``--endpoint-url`` on the command line); ``--role-arn`` assumes a role with STS first. Region:
-botocore reads ``AWS_DEFAULT_REGION`` and the profile's ``region``, *not* ``AWS_REGION``
-(botocore.configprovider); :func:`resolve_region` adds ``AWS_REGION`` (what Lambda and the other
-SDKs set) after ``--region``, and :class:`RegionError` names all of them.
+The client comes from the one session builder, ``idemwatch.aws.AwsTarget`` (``--profile``, ``--region``,
+``--endpoint-url``, ``--role-arn``; its docstring gives the Region rule).
 """
 
 from __future__ import annotations
@@ -101,61 +98,6 @@ class DeployPlan:
         out.append(f"{len(self.create)} to create, {len(self.update)} to update, {len(self.delete)} to delete, "
                    f"{len(self.unchanged)} unchanged, {len(kept)} orphaned")
         return out
-
-
-class RegionError(DeployError):
-    """No AWS region from --region, AWS_REGION, AWS_DEFAULT_REGION or the profile."""
-
-    def __init__(self) -> None:
-        super().__init__("no AWS region: pass --region, or set AWS_DEFAULT_REGION (read by botocore) or AWS_REGION "
-                         "(read by idemwatch; botocore ignores it), or set region in the AWS profile")
-
-
-def resolve_region(region: str | None, environ: Mapping[str, str] | None = None) -> str | None:
-    """``--region``, else ``$AWS_REGION``; None lets botocore's chain decide (AWS_DEFAULT_REGION, profile)."""
-    import os
-
-    env = os.environ if environ is None else environ
-    return region or env.get("AWS_REGION") or None
-
-
-def make_session(profile: str | None = None, region: str | None = None, endpoint_url: str | None = None,
-                 role_arn: str | None = None, session_name: str = "idemwatch-alarms-deploy") -> Any:
-    """A boto3 Session from the standard credential chain (optionally a named profile), in the role ``role_arn``
-    when given (STS AssumeRole, called at ``endpoint_url`` too when one is given). Raises :class:`RegionError`
-    when no region is configured, :class:`DeployError` when the profile is unknown or the role cannot be assumed."""
-    import boto3
-    import botocore.exceptions
-
-    try:
-        session = boto3.Session(profile_name=profile, region_name=resolve_region(region))
-    except botocore.exceptions.ProfileNotFound as exc:
-        raise DeployError(f"{exc} (--profile)") from None
-    if not session.region_name:
-        raise RegionError()
-    if role_arn:
-        try:
-            creds = session.client("sts", endpoint_url=endpoint_url).assume_role(
-                RoleArn=role_arn, RoleSessionName=session_name)["Credentials"]
-        except Exception as exc:  # ClientError, NoCredentialsError, EndpointConnectionError
-            raise DeployError(f"cannot assume {role_arn} (--role-arn): {exc}") from exc
-        session = boto3.Session(aws_access_key_id=creds["AccessKeyId"], aws_secret_access_key=creds["SecretAccessKey"],
-                                aws_session_token=creds["SessionToken"], region_name=session.region_name)
-    return session
-
-
-def make_client(profile: str | None = None, region: str | None = None, endpoint_url: str | None = None,
-                role_arn: str | None = None) -> Any:
-    """A boto3 CloudWatch client of :func:`make_session`."""
-    return make_session(profile, region, endpoint_url, role_arn).client("cloudwatch", endpoint_url=endpoint_url)
-
-
-def account_id(session: Any, endpoint_url: str | None = None) -> str:
-    """The account of ``session``'s credentials (STS GetCallerIdentity). Raises :class:`DeployError`."""
-    try:
-        return session.client("sts", endpoint_url=endpoint_url).get_caller_identity()["Account"]
-    except Exception as exc:
-        raise DeployError(f"GetCallerIdentity failed: {exc}") from exc
 
 
 def plan(client: Any, definitions: Sequence[AlarmDefinition], stack: str, prune: bool = False,

@@ -30,8 +30,9 @@ from botocore.config import Config
 
 from collector.cloudwatch import Backoff, LogsInsightsRunner, PollSchedule, RunnerConfig, Window
 from collector.cloudwatch.runner import restrict_to_window
-from collector.cloudwatch.testing import FakeLogsInsightsServer, raw_events_engine
 from collector.cloudwatch.windows import plan_windows
+from tests.support.fake_logs_insights import FakeLogsInsightsServer
+from tests.support.fake_logs_insights_engines import raw_events_engine
 
 T0 = 1_767_571_200  # 2026-01-05 00:00:00 UTC
 GROUP = "/aws/lambda/bench"

@@ -411,7 +411,7 @@ def _ingest_each(hasher: ThreadPoolExecutor, files: list[tuple[Path, bool]], sta
                 and sha256_file(f, prev["size"]) == prev["sha256"])
         with store.transaction():
             lo = store.next_seq
-            if grew:
+            if grew and prev is not None:
                 report = _ingest_file(store, f, prev["size"], size, named=named)
                 ranges = list(prev["seq_ranges"])
                 ingest = _merge_reports(prev["ingest"], _report_json(report))

@@ -10,19 +10,19 @@ import csv
 import importlib
 import io
 import json
-import sys
 from datetime import datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import click
 
-from collector.cli_support import TIME, require_range
 from collector.ingest.constants import MAX_DECOMPRESSED_BYTES
 from collector.insights.constants import DEFAULT_ACCOUNT_ID
-from collector.timerange import parse_time
+from idemwatch.errors import InputError
+from idemwatch.options import TIME, require_range
+from idemwatch.terminal import cell, echo, safe
 
-__all__ = ["collect", "parse_time", "query"]
+__all__ = ["collect", "query"]
 
 
 def _account_id(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -41,7 +41,7 @@ _ACCOUNT_ID = click.option(
 
 
 
-def _cell(value) -> str:
+def _cell(value: Any) -> str:
     from collector.insights import format_timestamp
 
     if value is None:
@@ -78,8 +78,7 @@ def query(fmt: str, start: float | None, end: float | None, log_group: str | Non
     try:  # fail on a bad query before reading any file
         compile_query(query_text)
     except QueryError as exc:
-        click.echo(f"Error: query: {exc}", err=True)
-        sys.exit(2)
+        raise InputError(f"query: {exc}") from None
     from collector.ingest import EventStore, IngestError
 
     store = EventStore(account_id=account_id)
@@ -88,14 +87,12 @@ def query(fmt: str, start: float | None, end: float | None, log_group: str | Non
         try:
             report = store.ingest_path(f, log_group=log_group)
         except IngestError as exc:  # e.g. a binary file named on the command line
-            click.echo(f"Error: {exc}", err=True)
-            sys.exit(2)
+            raise InputError(str(exc)) from None
         skipped += int(getattr(report, "skipped", 0))
     try:
         result = run_query(store, query_text, start=start, end=end)
     except QueryError as exc:
-        click.echo(f"Error: query: {exc}", err=True)
-        sys.exit(2)
+        raise InputError(f"query: {exc}") from None
     if skipped:
         click.echo(f"note: {skipped} input line(s) could not be read as log events (skipped)", err=True)
     if fmt == "json":
@@ -113,30 +110,26 @@ def query(fmt: str, start: float | None, end: float | None, log_group: str | Non
 
         table = Table(show_lines=False, header_style="bold")
         for c in result.columns:
-            table.add_column(c, overflow="fold")
-        for row in result.rows:
-            table.add_row(*[_cell(v) for v in row])
+            table.add_column(cell(c), overflow="fold")
+        for row in result.rows:  # log messages and fields are whatever the logs hold: printed escaped
+            table.add_row(*[cell(_cell(v)) for v in row])
         console = Console(width=max(80, Console().width))
         console.print(table)
         console.print(f"{len(result.rows)} row(s)", style="dim")
 
 
 class _CollectGroup(click.Group):
-    """``local`` here; ``cloudwatch`` imported lazily from collector.cloudwatch.commands."""
+    """``local`` here; ``cloudwatch`` imported from collector.cloudwatch.commands only when used (it needs boto3)."""
 
-    _LAZY: ClassVar[dict[str, tuple[str, str]]] = {"cloudwatch": ("collector.cloudwatch.commands", "cloudwatch")}
+    _LAZY: ClassVar[dict[str, str]] = {"cloudwatch": "collector.cloudwatch.commands"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self._LAZY))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self._LAZY:
-            module, attr = self._LAZY[cmd_name]
-            try:
-                return getattr(importlib.import_module(module), attr)
-            except ModuleNotFoundError as exc:
-                raise click.ClickException(f"'collect {cmd_name}' needs {exc.name}; "
-                                           "install the extras: pip install 'idemwatch[collector]'") from exc
+            command: click.Command = getattr(importlib.import_module(self._LAZY[cmd_name]), cmd_name)
+            return command
         return super().get_command(ctx, cmd_name)
 
 
@@ -172,13 +165,13 @@ def local(paths: tuple[Path, ...], out: Path, since: float | None, until: float 
     require_range(since, until, ("--since", "--until"))
     console = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[item]}"), console=console, transient=True) as bar:
+                  TextColumn("{task.fields[item]}", markup=False), console=console, transient=True) as bar:
         tasks: dict[str, TaskID] = {}
 
         def progress(stage: str, item: str, done: int, total: int) -> None:
             if stage not in tasks:
                 tasks[stage] = bar.add_task(stage, total=total, item="")
-            bar.update(tasks[stage], completed=done, item=Path(item).name)
+            bar.update(tasks[stage], completed=done, item=safe(Path(item).name))  # file names are anyone's
 
         try:
             manifest = collect_local(list(paths), out, since=since, until=until, progress=progress,
@@ -186,15 +179,14 @@ def local(paths: tuple[Path, ...], out: Path, since: float | None, until: float 
                                      account_id=account_id)
         except CollectError as exc:
             raise click.ClickException(str(exc)) from exc
-    console = Console()
     run, ingest = manifest["this_run"], manifest["ingest"]
-    console.print(f"sources: {run['new']} new, {run['appended']} appended, {run['replaced']} replaced, "
-                  f"{run['unchanged']} unchanged; events added: {run['events_added']}; "
-                  f"skipped lines (all sources): {ingest['skipped']}")
+    echo(f"sources: {run['new']} new, {run['appended']} appended, {run['replaced']} replaced, "
+         f"{run['unchanged']} unchanged; events added: {run['events_added']}; "
+         f"skipped lines (all sources): {ingest['skipped']}")
     if run.get("skipped_entries"):
-        console.print("directory entries not read: " + ", ".join(f"{n} {k}" for k, n in run["skipped_entries"].items()))
+        echo("directory entries not read: " + ", ".join(f"{n} {k}" for k, n in run["skipped_entries"].items()))
     t = Table("table", "rows", header_style="bold")
     for name, info in manifest["tables"].items():
-        t.add_row(name, str(info["rows"]))
-    console.print(t)
-    console.print(f"wrote {out / 'tables'} and {out / 'manifest.json'}")
+        t.add_row(cell(name), str(info["rows"]))
+    Console().print(t)
+    echo(f"wrote {out / 'tables'} and {out / 'manifest.json'}")

@@ -9,7 +9,7 @@ import itertools
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -94,15 +94,16 @@ def write_standard_tables(store: Any, out: Path, queries: Mapping[str, str], sin
         table = TABLES[name]
         started = time.perf_counter()
         path = out / "tables" / f"{name}.parquet"
+        bad: dict[str, int]
         if name == "library_signals":
             n, bad = _write_library_signals(on, table, queries[name], since, until, path), {}
         elif name == "stuck_keys":
             n, bad = _write_typed(on, table, queries[name], since, until,
-                                  lambda reader, t=table, p=path: write_parquet(stuck_key_ages(
-                                      reader.read_all().cast(arrow_schema(t)), window_end_ms), t, p))
+                                  lambda reader: write_parquet(stuck_key_ages(
+                                      reader.read_all().cast(arrow_schema(table)), window_end_ms), table, path))
         else:
             n, bad = _write_typed(on, table, queries[name], since, until,
-                                  lambda reader, t=table, p=path: write_parquet(_split_batches(reader), t, p))
+                                  lambda reader: write_parquet(_split_batches(reader), table, path))
         entry: dict[str, Any] = {"path": f"tables/{name}.parquet", "rows": n,
                                  "query_seconds": round(time.perf_counter() - started, 4)}
         if bad:
@@ -159,7 +160,7 @@ def _write_at_once(table: str, names: list[str], workers: Sequence[Any],
                     progress("tables", futures[f], finished, len(names))
     failed = [f for f in futures if f.exception() is not None]
     if failed:
-        raise min(failed, key=lambda f: names.index(futures[f])).exception()
+        min(failed, key=lambda f: names.index(futures[f])).result()  # raises the first failed table's exception
     return {futures[f]: f.result() for f in futures}
 
 
@@ -303,6 +304,8 @@ def _write_typed(store: Any, table: Table, query: str, since: float | None, unti
             def sources() -> Iterator[tuple[str, list]]:
                 for lo, hi in slices:
                     _, piece = prepare_query(store, query, lo, hi, limit_cap=None)
+                    if piece.unordered_sql is None:  # cannot happen (the same query has one): the sorted query
+                        raise _NotInOrder
                     yield piece.unordered_sql, piece.params
             try:
                 result = stream(sources(), _ORDER_ALIASES)
@@ -341,11 +344,12 @@ def _time_slices(store: Any, since: float | None, until: float | None
     return list(zip(starts, ends))
 
 
-def _window_sql(since: float | None, until: float | None) -> tuple[str, list[int]]:
+def _window_sql(since: float | None, until: float | None) -> tuple[str, list[int | None]]:
     """`` WHERE ...`` on ``@timestamp`` (epoch ms) for the window in epoch seconds (inclusive; rounded
     by ``engine.seconds_to_ms``, as ``prepare_query`` rounds it: ``since`` up, ``until`` down to the millisecond), and
     its parameters."""
-    where, params = [], []
+    where: list[str] = []
+    params: list[int | None] = []
     if since is not None:
         where.append('"@timestamp" >= $1')
         params.append(seconds_to_ms(since, upper=False))
@@ -410,7 +414,7 @@ _READ_AHEAD = 1
 """Batches ``_read_ahead`` holds ready (memory: this many batches more than a plain stream)."""
 
 
-def _read_ahead(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _read_ahead(batches: Iterator[pa.RecordBatch]) -> Generator[pa.RecordBatch, None, None]:
     """``batches``, the same ones in the same order, pulled by a thread up to ``_READ_AHEAD`` ahead of the caller,
     so that DuckDB produces (and sorts) the next batches while the caller writes one (both release the GIL); an
     exception raised by ``batches`` is raised here at its place in the stream. Closing this generator stops the

@@ -183,8 +183,8 @@ def library_signals_rows(rows: Iterable[Mapping[str, str | None]]) -> tuple[list
     ``@timestamp`` as ``YYYY-MM-DD HH:MM:SS.mmm`` or epoch ms), returning table rows in the same string form
     (``time`` in epoch ms, ``events`` as ``repr(float)``, which parses back exactly) for ``parquet.to_arrow``.
     Rows without a timestamp are ignored. Returns (rows, EMF entries dropped as not numeric)."""
-    triples = ((parse_timestamp_ms(r["@timestamp"]), r.get("@log"), r.get("@message") or "")
-               for r in rows if r.get("@timestamp"))
+    triples = ((parse_timestamp_ms(ts), r.get("@log"), r.get("@message") or "")
+               for r in rows if (ts := r.get("@timestamp")))
     expanded, dropped = expand_library_signal_rows(triples)
     out = [{"time": str(t), "log_group": lg, "library": lib, "signal": sig, "events": repr(float(ev))}
            for t, lg, lib, sig, ev in zip(*(expanded.column(c).to_pylist() for c in expanded.column_names))]

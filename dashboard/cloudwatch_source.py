@@ -53,7 +53,7 @@ class CloudWatchSource:
         DescribeLogGroups on every collection, so new functions appear).
     since: start of the collected range, re-evaluated at each collection: a duration ago (``24h``), ISO-8601 or
         epoch seconds (``collector.cloudwatch.commands.parse_time_s``); the end is always "now".
-    region / profile / endpoint_url: the boto3 target (``collector.cloudwatch.session.AwsTarget``); credentials come
+    region / profile / endpoint_url: the boto3 target (``idemwatch.aws.AwsTarget``); credentials come
         from the standard chain of the process, never from this object.
     refresh_every_s: collect again on the next page run when the data is older than this many seconds (None = only
         on "Collect now").
@@ -130,8 +130,9 @@ def collect_now(source: CloudWatchSource, data_dir: Path, *, now: float | None =
     """
     import click
 
-    from collector.cloudwatch import AwsTarget, CloudWatchCollectorError, CollectOptions, collect_cloudwatch
+    from collector.cloudwatch import CloudWatchCollectorError, CollectOptions, collect_cloudwatch
     from collector.cloudwatch.commands import parse_time_s
+    from idemwatch.aws import AwsError, AwsTarget
 
     key = str(data_dir.resolve())
     lock = _lock_for(data_dir)
@@ -150,6 +151,9 @@ def collect_now(source: CloudWatchSource, data_dir: Path, *, now: float | None =
         except CloudWatchCollectorError as exc:
             _failures[key] = (time.time(), _one_line(str(exc)))
             raise
+        except AwsError as exc:  # the page shows one error type
+            _failures[key] = (time.time(), _one_line(str(exc)))
+            raise CloudWatchCollectorError(str(exc)) from exc
         except Exception as exc:  # botocore transport errors not translated by the collector: still one line
             msg = _one_line(f"CloudWatch collection failed: {type(exc).__name__}: {exc}")
             _failures[key] = (time.time(), msg)

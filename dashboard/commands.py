@@ -9,6 +9,7 @@ import click
 
 from collector.cloudwatch.commands import cloudwatch as _collect_cloudwatch_cmd
 from collector.cloudwatch.commands import parse_duration_s
+from idemwatch.terminal import echo
 
 
 def _collect_option(name: str, *decls: str, **overrides: Any):
@@ -64,15 +65,15 @@ def dashboard(ctx: click.Context, data_dir: Path, host: str, port: int | None, o
     if source is not None:
         _collect_before_serving(source, data_dir)
     elif not (data_dir / "tables").is_dir():
-        click.echo(f"note: {data_dir} has no collected tables yet; the dashboard will show how to get data "
-                   f"(e.g. `idemwatch demo --out {data_dir} --no-serve`).", err=True)
+        echo(f"note: {data_dir} has no collected tables yet; the dashboard will show how to get data "
+             f"(e.g. `idemwatch demo --out {data_dir} --no-serve`).", err=True)
     # always set: an inherited value must not turn the source on when this run did not ask for it
     env = {ENV_CLOUDWATCH_SOURCE: source.to_json() if source is not None else ""}
     try:
         rc = serve(data_dir, host=host, port=port, headless=not open_browser, env=env)
     except DashboardStartError as exc:
         raise click.ClickException(str(exc)) from exc
-    raise SystemExit(rc)
+    ctx.exit(rc)
 
 
 def _source(ctx: click.Context, log_groups, prefixes, since, region, profile, endpoint_url, refresh_every):
@@ -106,19 +107,19 @@ def _collect_before_serving(source, data_dir: Path) -> None:
     from dashboard.cloudwatch_source import collect_now
 
     _warn_other_source(data_dir)
-    click.echo(f"collecting from CloudWatch Logs Insights: {', '.join(source.describe())} (since {source.since}) ...",
-               err=True)
+    echo(f"collecting from CloudWatch Logs Insights: {', '.join(source.describe())} (since {source.since}) ...",
+         err=True)
     try:
         m = collect_now(source, data_dir)
     except CloudWatchCollectorError as exc:
         raise click.ClickException(str(exc)) from None
     rows = sum(int(e.get("rows", 0)) for e in m["tables"].values())
     run = m["queries"]["this_run"]
-    click.echo(f"collected {len(m['log_groups'])} log group(s): {rows:,} rows in {len(m['tables'])} tables, "
-               f"{run['queries']} queries, cost ${run['cost_usd']:.4f}", err=True)
+    echo(f"collected {len(m['log_groups'])} log group(s): {rows:,} rows in {len(m['tables'])} tables, "
+         f"{run['queries']} queries, cost ${run['cost_usd']:.4f}", err=True)
     bad = [n for n, e in m["tables"].items() if e.get("status") in ("truncated", "failed")]
     if bad:
-        click.echo(f"warning: incomplete tables (see {data_dir / 'manifest.json'}): {', '.join(bad)}", err=True)
+        echo(f"warning: incomplete tables (see {data_dir / 'manifest.json'}): {', '.join(bad)}", err=True)
 
 
 def _warn_other_source(data_dir: Path) -> None:
@@ -131,5 +132,5 @@ def _warn_other_source(data_dir: Path) -> None:
         return
     other = m.get("source") or m.get("collector") if isinstance(m, dict) else None
     if other and other != "cloudwatch":
-        click.echo(f"note: {data_dir} holds tables collected by `{other}`; the CloudWatch collection replaces them "
-                   "(use another --data directory to keep both).", err=True)
+        echo(f"note: {data_dir} holds tables collected by `{other}`; the CloudWatch collection replaces them "
+             "(use another --data directory to keep both).", err=True)

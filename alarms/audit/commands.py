@@ -2,7 +2,8 @@
 
 Exit codes: 0 no failed finding at or above ``--fail-on``; 1 at least one (suppressed and unknown findings
 never fail); 2 the audit could not run (unreadable template or config, AWS error, unknown rule in a
-suppression).
+suppression). Both end with one ``Error:`` line (``idemwatch.errors``); the table goes through the terminal
+sanitiser (resource names come from templates and accounts).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 import click
 
 from alarms.audit.types import OutputFormat, Severity
+from idemwatch.errors import InputError
+from idemwatch.terminal import echo
 
 _FAIL_ON = ("high", "medium", "low", "none")
 
@@ -70,7 +73,7 @@ def live_cmd(profile: str | None, region: str | None, role_arn: str | None, endp
              functions: tuple[str, ...], **kw: Any) -> None:
     """Audit the deployed account with read-only calls (the IAM policy is in docs/audit.md)."""
     from alarms.audit.live import read_live
-    from collector.cloudwatch.session import AwsTarget
+    from idemwatch.aws import AwsTarget
 
     target = AwsTarget(profile=profile, region=region, endpoint_url=endpoint_url, role_arn=role_arn,
                        role_session_name="idemwatch-audit")
@@ -92,6 +95,7 @@ def _run(read: Callable[[Any], Any], config_path: Path | None, fmt: str, out: Pa
     from alarms.audit.sarif import to_sarif
     from alarms.audit.sources import options_from_config, with_config_tables
     from alarms.exceptions import AlarmsError
+    from idemwatch.aws import AwsError
 
     try:
         cfg = None
@@ -103,16 +107,8 @@ def _run(read: Callable[[Any], Any], config_path: Path | None, fmt: str, out: Pa
         inv = with_config_tables(inv, [*tables, *([cfg.idempotency_table] if cfg and cfg.idempotency_table else [])])
         findings = evaluate(inv, options_from_config(cfg, key_attr=key_attr, expiry_attr=expiry_attr),
                             cfg.suppressions if cfg else ())
-    except (AuditError, AlarmsError) as exc:
-        click.echo(f"idemwatch audit: {exc}", err=True)
-        raise SystemExit(2) from None
-    except Exception as exc:  # AWS errors arrive translated (collector.cloudwatch.session.translate)
-        from collector.cloudwatch.exceptions import CloudWatchCollectorError
-
-        if isinstance(exc, CloudWatchCollectorError):
-            click.echo(f"idemwatch audit: {exc}", err=True)
-            raise SystemExit(2) from None
-        raise
+    except (AuditError, AlarmsError, AwsError) as exc:  # AWS errors arrive translated (idemwatch.aws.translate)
+        raise InputError(str(exc)) from None  # exit 2: the audit could not run, so 1 always means a check failed
     if fmt == OutputFormat.JSON.value:
         text = dumps(findings, inv.source)
     elif fmt == OutputFormat.SARIF.value:
@@ -125,8 +121,7 @@ def _run(read: Callable[[Any], Any], config_path: Path | None, fmt: str, out: Pa
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
     else:
-        click.echo(text.rstrip("\n"))
+        echo(text.rstrip("\n"), newlines=True)
     bad = failing(findings, None if fail_on == "none" else Severity(fail_on))
     if bad:
-        click.echo(f"{len(bad)} failed check(s) at or above {fail_on}", err=True)
-        raise SystemExit(1)
+        raise click.ClickException(f"{len(bad)} failed check(s) at or above {fail_on}")

@@ -1,8 +1,8 @@
 """Live source: read a deployed account through boto3 (read-only calls) -> Inventory.
 
-Sessions, credentials, Region, ``--profile`` and ``--role-arn`` come from the collector's
-:class:`collector.cloudwatch.session.AwsTarget` (one implementation); AWS errors are translated by its
-``translate`` into one-line messages naming the IAM action. The calls made are exactly the ones in
+Sessions, credentials, Region, ``--profile`` and ``--role-arn`` come from the one session builder,
+:class:`idemwatch.aws.AwsTarget`; AWS errors are translated by ``idemwatch.aws.translate`` into one-line messages
+naming the IAM action. The calls made are exactly the ones in
 :data:`IAM_ACTIONS` (the policy documented in docs/audit.md).
 """
 
@@ -30,13 +30,13 @@ compares). ``sts:AssumeRole`` on the role is needed only with ``--role-arn``."""
 
 
 def _code(exc: BaseException) -> str | None:
-    from collector.cloudwatch.session import error_code
+    from idemwatch.aws import error_code
 
     return error_code(exc)
 
 
 def _call(fn: Any, action: str, resource: str | None = None, missing_ok: bool = False, **kw: Any) -> Any:
-    from collector.cloudwatch.session import translate
+    from idemwatch.aws import translate
 
     try:
         return fn(**kw)
@@ -47,7 +47,7 @@ def _call(fn: Any, action: str, resource: str | None = None, missing_ok: bool = 
 
 
 def _pages(client: Any, op: str, key: str, action: str, **kw: Any) -> Iterable[dict]:
-    from collector.cloudwatch.session import translate
+    from idemwatch.aws import translate
 
     try:
         for page in client.get_paginator(op).paginate(**kw):
@@ -61,7 +61,7 @@ def read_live(target: Any, functions: Iterable[str] = (), tables: Iterable[str] 
 
     ``functions``: audit only these function names (empty = every function in the Region). ``tables``: extra
     idempotency table names (besides those named by the functions' environment, constants
-    ``IDEMPOTENCY_TABLE_ENV_KEYS``). Raises ``collector.cloudwatch.exceptions.CloudWatchCollectorError``
+    ``IDEMPOTENCY_TABLE_ENV_KEYS``). Raises ``idemwatch.aws.AwsError``
     subclasses (access denied, no credentials, ...) with the IAM action in the message.
     """
     session = target.session()

@@ -52,8 +52,9 @@ def render_table(findings: Sequence[Finding], show_passed: bool = False, width: 
     from io import StringIO
 
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
+
+    from idemwatch.terminal import cell
 
     rows = [f for f in findings if show_passed or f.status is not FindingStatus.PASS]
     rows.sort(key=lambda f: (f.kind.value, f.resource, f.rule))
@@ -62,8 +63,9 @@ def render_table(findings: Sequence[Finding], show_passed: bool = False, width: 
     for f in rows:
         res = f"{f.kind.value} {f.resource}"
         msg = f.message + (f" [suppressed: {f.suppressed_reason}]" if f.suppressed_reason else "")
-        t.add_row(escape(res) if res != last else "", f"{f.rule} {RULES_BY_ID[f.rule].slug}", f.severity.value,
-                  f.status.value.upper(), escape(msg))
+        # resource names and messages quote templates and accounts: escaped for the terminal, never markup
+        t.add_row(cell(res) if res != last else "", f"{f.rule} {RULES_BY_ID[f.rule].slug}", f.severity.value,
+                  f.status.value.upper(), cell(msg))
         last = res
     buf = StringIO()
     console = Console(file=buf, width=width, color_system=None, force_terminal=False)

@@ -2,7 +2,7 @@
 
 Runs the standard Logs Insights queries (collector/queries/*.insights) against CloudWatch Logs with boto3 and writes
 the same standard tables as the offline collector, plus CloudWatch metric datapoints and the idempotency table's
-stuck IN_PROGRESS records. Imports boto3 lazily through its submodules.
+stuck IN_PROGRESS records. Sessions, clients and AWS errors are ``idemwatch.aws``'s (``AwsTarget``, ``AwsError``).
 """
 
 from __future__ import annotations
@@ -10,18 +10,9 @@ from __future__ import annotations
 from collector.cloudwatch.backoff import Backoff, PollSchedule
 from collector.cloudwatch.collect import Clients, CollectOptions, collect_cloudwatch
 from collector.cloudwatch.cost import CostModel
-from collector.cloudwatch.exceptions import (
-    AccessDeniedError,
-    CloudWatchCollectorError,
-    LogGroupNotFoundError,
-    MissingCredentialsError,
-    QueryFailedError,
-    TableNotFoundError,
-    ThrottledError,
-)
+from collector.cloudwatch.exceptions import CloudWatchCollectorError
 from collector.cloudwatch.metrics import METRICS_TABLE, MetricsOptions
 from collector.cloudwatch.runner import LogsInsightsRunner, QueryJob, RunnerConfig
-from collector.cloudwatch.session import AwsTarget
 from collector.cloudwatch.stuck_keys import PRESETS, STUCK_TABLE, IdempotencySchema, StuckKeysOptions, schema_from
 from collector.cloudwatch.types import QueryAttempt, QueryStats, WindowResult
 from collector.cloudwatch.windows import Window
@@ -31,27 +22,20 @@ __all__ = [
     "METRICS_TABLE",
     "PRESETS",
     "STUCK_TABLE",
-    "AccessDeniedError",
-    "AwsTarget",
     "Backoff",
     "Clients",
     "CloudWatchCollectorError",
     "CollectOptions",
     "CostModel",
     "IdempotencySchema",
-    "LogGroupNotFoundError",
     "LogsInsightsRunner",
     "MetricsOptions",
-    "MissingCredentialsError",
     "PollSchedule",
     "QueryAttempt",
-    "QueryFailedError",
     "QueryJob",
     "QueryStats",
     "RunnerConfig",
     "StuckKeysOptions",
-    "TableNotFoundError",
-    "ThrottledError",
     "Window",
     "WindowResult",
     "collect_cloudwatch",

@@ -27,13 +27,13 @@ from collector.cloudwatch.exceptions import CloudWatchCollectorError
 from collector.cloudwatch.log_groups import discover_log_groups
 from collector.cloudwatch.merge import merge_frames, spec_for
 from collector.cloudwatch.runner import LogsInsightsRunner, ProgressEvent, QueryJob, RunnerConfig
-from collector.cloudwatch.session import AwsTarget
 from collector.cloudwatch.types import QueryStats, WindowResult
 from collector.cloudwatch.windows import Window, align_range, missing, plan_windows
 from collector.parquet import ConversionReport, arrow_schema, frame_from_arrow, to_arrow, write_parquet
 from collector.postprocess import POST_PROCESS, split_log_identifier, stuck_key_ages
 from collector.standard_queries import load_standard_queries
 from collector.tables import TABLES
+from idemwatch.aws import AwsTarget
 
 
 @dataclass
@@ -82,8 +82,9 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
                        now: Callable[[], float] = time.time) -> dict[str, Any]:
     """Collect into ``out`` (tables/*.parquet + manifest.json) and return the manifest (see ``manifest``).
 
-    Raises CloudWatchCollectorError subclasses with one-line messages (missing credentials, access denied, unknown
-    log group, throttled account, malformed query). Windows whose queries failed are recorded ``failed`` and
+    Raises CloudWatchCollectorError (a collection that cannot run as asked) and ``idemwatch.aws.AwsError``
+    subclasses (missing credentials, access denied, unknown log group, throttled account, malformed query or
+    response), each with a one-line message. Windows whose queries failed are recorded ``failed`` and
     collected again on the next run; the rest of the collection still completes.
     """
     if options.window_s <= 0 or options.window_s % BIN_S:

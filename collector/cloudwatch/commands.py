@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
-from collector.cli_support import duration_option_value, require_range, time_option_value
 from collector.cloudwatch.constants import (
     DEFAULT_CONCURRENCY,
     DEFAULT_PRICE_PER_GB_SCANNED_USD,
@@ -15,16 +15,18 @@ from collector.cloudwatch.constants import (
     DEFAULT_SCAN_SEGMENTS,
     DEFAULT_WINDOW_S,
 )
+from idemwatch.options import duration_option_value, require_range, time_option_value
+from idemwatch.terminal import cell, echo
 
 
 def parse_duration_s(text: str, flag: str = "duration") -> int:
-    """``90s``, ``15m``, ``24h``, ``7d``, ``1w`` -> whole seconds (``collector.timerange``). Raises click.BadParameter
+    """``90s``, ``15m``, ``24h``, ``7d``, ``1w`` -> whole seconds (``idemwatch.timerange``). Raises click.BadParameter
     naming ``flag``."""
     return int(duration_option_value(text, flag))
 
 
 def parse_time_s(text: str, now: float, flag: str = "--since") -> int:
-    """A time option (``collector.timerange`` forms; durations count back from ``now``) -> epoch seconds (int).
+    """A time option (``idemwatch.timerange`` forms; durations count back from ``now``) -> epoch seconds (int).
     Raises click.BadParameter naming ``flag``."""
     return int(time_option_value(text, flag, now=now))
 
@@ -83,11 +85,11 @@ def cloudwatch(log_groups, prefixes, since, until, out, tables, query_files, met
     from collector.cloudwatch.cost import CostModel
     from collector.cloudwatch.metrics import MetricsOptions
     from collector.cloudwatch.runner import RunnerConfig
-    from collector.cloudwatch.session import AwsTarget
     from collector.cloudwatch.stuck_keys import StuckKeysOptions, schema_from
     from collector.exceptions import CollectError
     from collector.standard_queries import load_standard_queries
     from emitter.contract import resolve_namespace
+    from idemwatch.aws import AwsError, AwsTarget
 
     if not log_groups and not prefixes:
         raise click.UsageError("give --log-group NAME or --log-group-prefix PREFIX")
@@ -122,7 +124,7 @@ def cloudwatch(log_groups, prefixes, since, until, out, tables, query_files, met
                 opts.queries = {}
         opts.queries.update(overrides)
         manifest = _run_with_progress(out, opts, target, show=not no_progress)
-    except CollectError as exc:
+    except (CollectError, AwsError) as exc:
         raise click.ClickException(str(exc)) from None
     _summary(manifest, out)
     bad = incomplete_tables(manifest)
@@ -176,24 +178,24 @@ def _run_with_progress(out: Path, opts, target, show: bool):
         return collect_cloudwatch(out, opts, target, on_progress=on_progress)
 
 
-def _summary(manifest: dict, out: Path) -> None:
+def _summary(manifest: dict[str, Any], out: Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
-    t = Table(title=f"CloudWatch collection -> {out}")
+    t = Table(title=cell(f"CloudWatch collection -> {out}"))
     for c in ("table", "rows", "status", "queries", "GB scanned"):
         t.add_column(c, justify="right" if c not in ("table", "status") else "left")
     for name, e in manifest["tables"].items():
-        t.add_row(name, str(e["rows"]), e["status"], str(e["queries"]), f"{e['stats']['bytes_scanned'] / 2**30:.4f}")
-    console.print(t)
+        t.add_row(cell(name), str(e["rows"]), cell(e["status"]), str(e["queries"]),
+                  f"{e['stats']['bytes_scanned'] / 2**30:.4f}")
+    Console().print(t)
     q = manifest["queries"]["this_run"]
-    console.print(f"API calls: {q['api_calls']}  |  cost this run: ${q['cost_usd']:.4f} "
-                  f"(at ${manifest['queries']['price_per_gb_usd']}/GB scanned)")
+    echo(f"API calls: {q['api_calls']}  |  cost this run: ${q['cost_usd']:.4f} "
+         f"(at ${manifest['queries']['price_per_gb_usd']}/GB scanned)")
     if "metrics" in manifest:
         m = manifest["metrics"]
-        console.print(f"metrics: {m['metrics_requested']} requested, {m['datapoints']} datapoints")
+        echo(f"metrics: {m['metrics_requested']} requested, {m['datapoints']} datapoints")
     if "idempotency_table" in manifest:
         s = manifest["idempotency_table"]
-        console.print(f"idempotency table {s['dynamodb_table']}: {s['scanned']} scanned, "
-                      f"{s['in_progress']} IN_PROGRESS, {s['stuck']} stuck")
+        echo(f"idempotency table {s['dynamodb_table']}: {s['scanned']} scanned, {s['in_progress']} IN_PROGRESS, "
+             f"{s['stuck']} stuck")

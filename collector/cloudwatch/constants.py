@@ -52,7 +52,3 @@ accepts events up to 2 hours late and ingestion takes seconds to minutes, so rec
 
 DEFAULT_SCAN_SEGMENTS = 4
 """Parallel Scan segments for the idempotency table (DynamoDB Scan ``Segment``/``TotalSegments``)."""
-
-FAKE_ACCOUNT_ID = "123456789012"
-"""The account of the fake Logs Insights server (``fake_server``): the AWS documentation's example account ID,
-also moto's default. Its ``@log`` values are ``"123456789012:<log group>"``, as CloudWatch returns them."""

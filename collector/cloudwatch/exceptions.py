@@ -1,33 +1,12 @@
-"""Errors of the CloudWatch collector. Each carries a one-line message fit for the CLI (no traceback)."""
+"""Errors of the CloudWatch collector itself; AWS failures are ``idemwatch.aws.AwsError`` subclasses (one line each)."""
 
 from __future__ import annotations
 
 from collector.exceptions import CollectError
 
+__all__ = ["CloudWatchCollectorError"]
+
 
 class CloudWatchCollectorError(CollectError):
-    """Base class: something the user can act on; ``str(exc)`` is a one-line explanation."""
-
-
-class MissingCredentialsError(CloudWatchCollectorError):
-    """No AWS credentials were found (env, profile, SSO, instance role...)."""
-
-
-class AccessDeniedError(CloudWatchCollectorError):
-    """The caller lacks an IAM permission; the message names the action."""
-
-
-class LogGroupNotFoundError(CloudWatchCollectorError):
-    """A named log group does not exist, or a prefix matched no log group."""
-
-
-class ThrottledError(CloudWatchCollectorError):
-    """The account kept throttling (LimitExceededException / ThrottlingException) after every retry."""
-
-
-class QueryFailedError(CloudWatchCollectorError):
-    """A Logs Insights query ended Failed / Cancelled, or StartQuery rejected it (MalformedQueryException)."""
-
-
-class TableNotFoundError(CloudWatchCollectorError):
-    """The idempotency DynamoDB table does not exist."""
+    """A collection that cannot run as asked (an empty query, a window size off the 1-minute grid, an unknown
+    table); ``str(exc)`` is a one-line explanation."""

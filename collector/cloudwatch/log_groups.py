@@ -5,28 +5,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from collector.cloudwatch.exceptions import LogGroupNotFoundError
-from collector.cloudwatch.session import translate
+from idemwatch.aws import NotFoundError, translate
 
 
 def discover_log_groups(client: Any, names: Sequence[str] = (), prefixes: Sequence[str] = ()) -> list[str]:
     """Resolve ``names`` and ``prefixes`` to existing log group names (sorted, without duplicates).
 
     Uses ``DescribeLogGroups`` (``logGroupNamePrefix``, followed through ``nextToken``; IAM action
-    logs:DescribeLogGroups). Raises LogGroupNotFoundError naming a log group that does not exist or a prefix that
-    matches none; other AWS errors are translated (access denied, missing credentials...).
+    logs:DescribeLogGroups). Raises ``idemwatch.aws.NotFoundError`` naming a log group that does not exist or a prefix that
+    matches none; other AWS errors are translated (``idemwatch.aws.translate``).
     """
     if not names and not prefixes:
-        raise LogGroupNotFoundError("no log group given: pass --log-group NAME or --log-group-prefix PREFIX")
+        raise NotFoundError("no log group given: pass --log-group NAME or --log-group-prefix PREFIX")
     found: set[str] = set()
     for prefix in prefixes:
         matched = _describe(client, prefix)
         if not matched:
-            raise LogGroupNotFoundError(f"no log group matches prefix {prefix!r}")
+            raise NotFoundError(f"no log group matches prefix {prefix!r}")
         found.update(matched)
     for name in names:
         if name not in _describe(client, name):
-            raise LogGroupNotFoundError(f"log group not found: {name}")
+            raise NotFoundError(f"log group not found: {name}")
         found.add(name)
     return sorted(found)
 

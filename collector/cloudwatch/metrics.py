@@ -23,10 +23,10 @@ from typing import Any
 
 from collector.cloudwatch.constants import DEFAULT_METRIC_PERIOD_S, METRIC_QUERIES_PER_CALL
 from collector.cloudwatch.cost import CostModel
-from collector.cloudwatch.session import translate
 from collector.parquet import to_arrow, write_parquet
 from collector.tables import Table
 from emitter.contract import METRIC_UNITS, NAMESPACE_DEFAULT, Metric, Unit
+from idemwatch.aws import translate
 
 METRICS_TABLE = Table(
     "cloudwatch_metrics",
@@ -111,7 +111,7 @@ def get_metric_data(client: Any, specs: Sequence[MetricSpec], start: int, end: i
     """Datapoints of ``specs`` over ``[start, end]`` (epoch s, inclusive) as rows of strings (METRICS_TABLE columns).
 
     Sends the specs in chunks of at most 500 MetricDataQuery per call and follows ``NextToken`` within each chunk.
-    ``calls`` (optional) counts GetMetricData requests. Raises CloudWatchCollectorError (translated AWS errors).
+    ``calls`` (optional) counts GetMetricData requests. Raises ``idemwatch.aws.AwsError`` (translated AWS errors).
     """
     rows: list[dict[str, str | None]] = []
     t0 = datetime.fromtimestamp(start, tz=UTC)

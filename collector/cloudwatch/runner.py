@@ -37,9 +37,9 @@ from collector.cloudwatch.constants import (
     TERMINAL_STATUSES,
 )
 from collector.cloudwatch.exceptions import CloudWatchCollectorError
-from collector.cloudwatch.session import error_code, is_throttling, translate
 from collector.cloudwatch.types import QueryAttempt, QueryStats, WindowResult
 from collector.cloudwatch.windows import Window, split_window
+from idemwatch.aws import error_code, is_throttling, translate
 
 DEADLINE_EXCEEDED = "DeadlineExceeded"
 """Pseudo-status of a query we stopped (StopQuery) because our own deadline passed."""

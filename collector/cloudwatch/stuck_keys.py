@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from collector.cloudwatch.constants import DEFAULT_SCAN_SEGMENTS
-from collector.cloudwatch.session import translate
 from collector.parquet import to_arrow, write_parquet
 from collector.tables import Table
+from idemwatch.aws import translate
 
 STUCK_TABLE = Table(
     "idempotency_table_stuck",
@@ -104,7 +104,7 @@ def _to_ms(v: float, unit: str) -> float:
 def scan_stuck_keys(client: Any, options: StuckKeysOptions, now_s: float) -> tuple[list[dict[str, str | None]], ScanReport]:
     """Scan ``options.table_name`` and return (rows of STUCK_TABLE as strings, report). ``now_s``: epoch seconds.
 
-    Raises TableNotFoundError / AccessDeniedError / MissingCredentialsError (one-line messages)."""
+    Raises ``idemwatch.aws`` errors (NotFoundError, AccessDeniedError, MissingCredentialsError; one line)."""
     s = options.schema
     names = {"#k": s.key_attr, "#s": s.status_attr, "#e": s.in_progress_expiry_attr}
     if s.ttl_attr:

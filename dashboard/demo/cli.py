@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from collector.cli_support import TIME
+from idemwatch.options import TIME
 from emitter.contract import Outcome
 
 from .constants import DEFAULT_DURATION_S, DEFAULT_EVENTS, DEFAULT_OUT, DEFAULT_SEED
@@ -80,10 +80,10 @@ def demo(out: Path, seed: int, events: int, duration: int, start: float | None, 
         return
     from dashboard.serve import serve
 
-    sys.exit(serve(out, port=port))
+    click.get_current_context().exit(serve(out, port=port))
 
 
-def _print_summary(console, truth, out: Path) -> None:  # type: ignore[no-untyped-def]
+def _print_summary(console, truth, out: Path) -> None:
     from rich.table import Table
 
     from .compare import counts_from_tables, mismatches, truth_counts

@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from alarms.testing import minute, write_tables
-from collector.cli import main
+from idemwatch.cli import main
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "alarms" / "demo-stack.yaml"

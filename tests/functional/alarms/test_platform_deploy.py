@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from alarms.cfn_template import resolve
 from alarms.export import requests_from_cloudformation, requests_from_terraform
 from alarms.tf_module import resolve_module
-from collector.cli import main
+from idemwatch.cli import main
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "alarms" / "demo-stack.yaml"

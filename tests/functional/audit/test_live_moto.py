@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from alarms.audit.live import read_live
 from alarms.audit.rules import evaluate
 from alarms.audit.sources import audit_paths
-from collector.cloudwatch.session import AwsTarget
+from idemwatch.aws import AwsTarget
 
 pytestmark = pytest.mark.slow
 
@@ -143,7 +143,7 @@ def test_every_rule_fails_once_and_passes_once(pairs):
 
 
 def test_cli_live_json_and_exit_code(deployed, fake_aws_env):
-    from collector.cli import main
+    from idemwatch.cli import main
 
     r = CliRunner().invoke(main, ["audit", "live", "--region", "us-east-1", "--endpoint-url", deployed,
                                   "--format", "json", "--function", "bad-sqs", "--function", "good-sqs"])
@@ -186,7 +186,7 @@ def test_access_denied_is_one_line_naming_the_action(fake_aws_env):
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Deny)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
-        from collector.cli import main
+        from idemwatch.cli import main
 
         r = CliRunner().invoke(main, ["audit", "live", "--region", "us-east-1", "--endpoint-url",
                                       f"http://127.0.0.1:{srv.server_port}"])
@@ -230,7 +230,7 @@ def test_cli_live_with_stack_config(deployed, fake_aws_env, tmp_path):
     suppressions apply (with the reason in the report)."""
     from alarms.catalogue import build_catalogue
     from alarms.config import load_config
-    from collector.cli import main
+    from idemwatch.cli import main
 
     cfg = tmp_path / "stack.yaml"
     cfg.write_text(

@@ -85,7 +85,7 @@ def test_demo_writes_audit_json(tmp_path):
 
 
 def test_cli_static_exit_codes_and_table(pairs):
-    from collector.cli import main
+    from idemwatch.cli import main
 
     run = CliRunner().invoke
     r = run(main, ["audit", "static", str(pairs.stack)])

@@ -28,10 +28,10 @@ from collector.cloudwatch.collect import (
     collect_cloudwatch,
     load_standard_queries,
 )
-from collector.cloudwatch.constants import FAKE_ACCOUNT_ID
-from collector.cloudwatch.testing import FakeLogsInsightsServer, InsightsEngine
 from collector.parquet import arrow_schema, frame_from_arrow
 from collector.tables import TABLES
+from tests.support.fake_logs_insights import FakeLogsInsightsServer
+from tests.support.fake_logs_insights_engines import FAKE_ACCOUNT_ID, InsightsEngine
 
 
 def _events(logs: Path) -> dict[str, list[dict]]:

@@ -16,9 +16,10 @@ from click.testing import CliRunner
 from collector.cloudwatch.collect import Clients, CollectOptions, collect_cloudwatch
 from collector.cloudwatch.commands import cloudwatch
 from collector.cloudwatch.constants import BYTES_PER_GB
-from collector.cloudwatch.testing import FakeLogsInsightsServer, Faults, format_ts, trail_engine
 from collector.tables import TABLES
 from emitter.contract import LogKey, Outcome
+from tests.support.fake_logs_insights import FakeLogsInsightsServer, Faults
+from tests.support.fake_logs_insights_engines import format_ts, trail_engine
 
 T0 = 1_767_607_200  # 2026-01-05 10:00:00 UTC
 GROUP = "/aws/lambda/orders"
@@ -188,7 +189,7 @@ def test_cli_missing_credentials_and_throttled_account(tmp_path, monkeypatch):
 
 def test_role_arn_is_assumed_through_sts(moto_url, monkeypatch):
     """--role-arn: credentials come from sts:AssumeRole (moto behind the fake server), then every call uses them."""
-    from collector.cloudwatch.session import AwsTarget
+    from idemwatch.aws import AwsTarget
 
     with FakeLogsInsightsServer(engine=trail_engine, upstream=moto_url) as srv:
         srv.put_events(GROUP, [record(0, T0 * 1000)])

@@ -11,10 +11,10 @@ from click.testing import CliRunner
 
 from collector.cloudwatch import Backoff, PollSchedule, RunnerConfig
 from collector.cloudwatch.commands import cloudwatch, incomplete_tables
-from collector.cloudwatch.fake_engines import format_ts, trail_engine
-from collector.cloudwatch.fake_server import FakeLogsInsightsServer, Faults
 from collector.cloudwatch.runner import DEADLINE_EXCEEDED, OVERALL_DEADLINE, LogsInsightsRunner
 from collector.cloudwatch.windows import Window
+from tests.support.fake_logs_insights import FakeLogsInsightsServer, Faults
+from tests.support.fake_logs_insights_engines import format_ts, trail_engine
 
 T0 = 1_767_607_200  # 2026-01-05 10:00:00 UTC
 GROUP = "/aws/lambda/orders"

@@ -38,7 +38,7 @@ def _write_logs(d: Path) -> Path:
 
 
 def _query(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
-    from collector.cli import main
+    from idemwatch.cli import main
 
     res = CliRunner().invoke(main, ["query", "--format", "json", *args], env=env or {}, catch_exceptions=False)
     return res.exit_code, res.output
@@ -98,7 +98,7 @@ def test_collect_local_tables_split_account_and_group(tmp_path):
 
 
 def test_collect_local_cli_account_default_and_env(tmp_path):
-    from collector.cli import main
+    from idemwatch.cli import main
 
     logs = _write_logs(tmp_path / "logs")
     for out, env, want in ((tmp_path / "a", {}, "000000000000"),

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from collector.cli import main as cli_main
-from collector.commands import parse_time
+from idemwatch.cli import main as cli_main
+from idemwatch.timerange import parse_time
 
 CASE = Path(__file__).resolve().parents[3].parent / "shared" / "conformance" / "logs-insights" / \
     "22-time-range-inclusive.json"

@@ -22,9 +22,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from collector.cloudwatch.testing import FakeLogsInsightsServer
 from dashboard.cloudwatch_source import ENV_CLOUDWATCH_SOURCE, CloudWatchSource
 from dashboard.serve import free_port
+from tests.support.fake_logs_insights import FakeLogsInsightsServer
 
 pytestmark = pytest.mark.timeout(240)
 ROOT = Path(__file__).resolve().parents[3]
@@ -163,8 +163,8 @@ def test_cli_unknown_log_group_and_usage_errors(server, tmp_path, monkeypatch):
 
 
 def test_cli_access_denied_and_missing_credentials_are_one_line_errors(tmp_path, monkeypatch):
-    from collector.cloudwatch.testing import Faults
     from dashboard.commands import dashboard
+    from tests.support.fake_logs_insights import Faults
 
     monkeypatch.setattr("dashboard.serve.serve", lambda *a, **kw: pytest.fail("must not serve"))
     with FakeLogsInsightsServer(faults=Faults(deny_operations={"DescribeLogGroups"})) as srv:

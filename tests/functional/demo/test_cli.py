@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from collector.cli import main
+from idemwatch.cli import main
 
 
 def _require_collector() -> None:

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from collector.bundle import BUNDLE_BUDGET_UNPACKED_BYTES, BUNDLE_BUDGET_ZIP_BYTES, build_bundle
-from collector.cli import main
+from idemwatch.cli import main
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -101,6 +101,59 @@ def test_refuses_a_directory_that_is_not_a_bundle(tmp_path):
     assert (tmp_path / "src" / "app.py").exists()
     with pytest.raises(ValueError, match="unknown layout"):
         build_bundle(tmp_path / "x.zip", "zipapp")
+
+
+def _user_zip(path: Path) -> bytes:
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("photos/2026/beach.jpg", b"not a bundle")
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("kind", ["user zip", "not a zip", "zip of another emitter folder"])
+def test_never_overwrites_a_zip_it_did_not_write(tmp_path, kind):
+    out = tmp_path / "existing.zip"
+    if kind == "user zip":
+        before = _user_zip(out)
+    elif kind == "not a zip":
+        out.write_bytes(before := b"%PDF-1.7 a document that happens to end in .zip")
+    else:
+        with zipfile.ZipFile(out, "w") as zf:
+            zf.writestr("python/emitter/__init__.py", b"")
+            zf.writestr("python/other/__init__.py", b"")  # not only the emitter: someone else's layer
+        before = out.read_bytes()
+    (tmp_path / "existing.zip.tmp").write_bytes(b"the user's own file")
+    res = CliRunner().invoke(main, ["bundle", "--out", str(out)])
+    assert res.exit_code == 2
+    assert res.stderr == (f"Error: Invalid value for --out: {out} exists and is not an earlier bundle; give a new "
+                          "path, or --force to replace it (see 'idemwatch bundle --help')\n")
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["existing.zip", "existing.zip.tmp"]  # no temp file left
+    assert (tmp_path / "existing.zip.tmp").read_bytes() == b"the user's own file"
+    res = CliRunner().invoke(main, ["bundle", "--out", str(out), "--force"])
+    assert res.exit_code == 0, res.output
+    with zipfile.ZipFile(out) as zf:
+        assert sorted(zf.namelist()) == ["python/" + f for f in _expected_files()]
+    assert (tmp_path / "existing.zip.tmp").read_bytes() == b"the user's own file"
+
+
+def test_replaces_an_earlier_bundle_zip_of_either_layout(tmp_path):
+    out = tmp_path / "layer.zip"
+    build_bundle(out, "function")
+    build_bundle(out, "layer")  # an earlier bundle (another layout): replaced without --force
+    with zipfile.ZipFile(out) as zf:
+        assert sorted(zf.namelist()) == ["python/" + f for f in _expected_files()]
+    assert out.stat().st_mode & 0o777 == 0o644
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["layer.zip"]
+
+
+def test_force_writes_into_a_directory_and_touches_nothing_else(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("print('handler')\n")
+    res = CliRunner().invoke(main, ["bundle", "--out", str(tmp_path / "src"), "--layout", "function", "--force"])
+    assert res.exit_code == 0, res.output
+    got = sorted(p.relative_to(tmp_path / "src").as_posix() for p in (tmp_path / "src").rglob("*") if p.is_file())
+    assert got == sorted(["app.py", *_expected_files()])
+    assert (tmp_path / "src" / "app.py").read_text() == "print('handler')\n"
 
 
 def test_handler_runs_on_the_bundle_alone_in_a_clean_interpreter(tmp_path):

@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 import pytest
 
-from collector.cli import main
+from idemwatch.cli import main
 
 REPO = Path(__file__).resolve().parents[3]
 

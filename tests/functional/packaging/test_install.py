@@ -53,7 +53,7 @@ def test_wheel_metadata_and_contents(wheel):
         names = zf.namelist()
         meta = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
-    assert top == {"emitter", "collector", "dashboard", "alarms"}
+    assert top == {"idemwatch", "emitter", "collector", "dashboard", "alarms"}
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     for must in ("emitter/py.typed", "emitter/CONTRACT.md", "collector/queries/outcomes.insights",
                  "dashboard/app_pages/overview.py", "dashboard/assets/overview.png", "alarms/demo-stack.yaml"):
@@ -72,6 +72,18 @@ def test_wheel_metadata_and_contents(wheel):
     for pkg, patterns in data.items():
         for pat in patterns:
             assert list((REPO / pkg).glob(pat)), f"package-data {pkg}: {pat} matches nothing"
+
+
+def test_the_wheel_ships_no_test_double(wheel):
+    """Fake servers, fake engines, test helpers and reference oracles live under tests/support/; the wheel holds
+    none of them, and no shipped module imports from tests/ (it would fail in every install)."""
+    with zipfile.ZipFile(wheel) as zf:
+        modules = {n: zf.read(n).decode("utf-8") for n in zf.namelist() if n.endswith(".py")}
+    doubles = [n for n in modules
+               if n.startswith(("tests/", "benchmarks/")) or re.search(r"(^|/|_)(fake|testing|conftest)[^/]*\.py$", n)]
+    assert doubles == []
+    importers = [n for n, text in modules.items() if re.search(r"^\s*(from|import) tests\b", text, re.MULTILINE)]
+    assert importers == []
 
 
 def _log(path: Path) -> Path:

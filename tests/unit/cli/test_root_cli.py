@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import collector.bundle
-from collector.cli import main, shadowed_parts
+from idemwatch.cli import main, shadowed_parts
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -116,7 +116,7 @@ def test_missing_dependency_names_the_extra(tmp_path, monkeypatch):
 
 
 def _raising(exc: BaseException):
-    def build_bundle(out, layout="layer"):
+    def build_bundle(out, layout="layer", *, force=False):
         raise exc
     return build_bundle
 
@@ -151,6 +151,26 @@ def test_click_exception_keeps_its_exit_code(tmp_path):
     assert len(res.stderr.splitlines()) == 1
 
 
+def test_audit_ends_like_every_command(tmp_path):
+    """audit's errors are the one error line (they used to start 'idemwatch audit:'), exit 2 when it cannot run;
+    failed checks end with one Error line too, exit 1, after the table."""
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"Resources": ')
+    res = _run("audit", "static", str(bad))
+    assert (res.exit_code, res.stdout) == (2, "")
+    assert res.stderr == f"Error: {bad}: not valid JSON/YAML: Expecting value: line 1 column 15 (char 14)\n"
+    tpl = tmp_path / "template.json"
+    tpl.write_text(json.dumps({"Resources": {
+        "Q": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": "orders"}},
+        "F": {"Type": "AWS::Lambda::Function", "Properties": {"FunctionName": "consumer", "Timeout": 30}},
+        "M": {"Type": "AWS::Lambda::EventSourceMapping",
+              "Properties": {"FunctionName": {"Ref": "F"}, "EventSourceArn": {"Fn::GetAtt": ["Q", "Arn"]}}}}}))
+    res = _run("audit", "static", str(tpl))
+    assert res.exit_code == 1 and "IW001" in res.stdout  # visibility timeout 30 s < 6 x the function's 30 s
+    assert res.stderr.splitlines()[-1].startswith("Error: ") and res.stderr.endswith(
+        " failed check(s) at or above high\n")
+
+
 def test_env_defaults_show_in_help_and_are_used(tmp_path):
     h = _help("dashboard")
     assert "[env var: IDEMWATCH_DATA; default: idemwatch-data]" in h and "env var: IDEMWATCH_REGION" in h
@@ -179,6 +199,19 @@ def test_verbose_shows_info_logs(tmp_path):
     assert logging.getLogger("collector").getEffectiveLevel() == logging.ERROR
 
 
+@pytest.mark.parametrize("args", [["--help"], ["query", "--help"], ["alarms", "--help"], ["audit", "--help"],
+                                  ["bundle", "--help"]])
+def test_help_imports_no_heavy_dependency(args):
+    """The root only knows where commands live: listing them, or one command's options, imports none of the
+    extras' heavy modules (a fresh interpreter, so nothing is imported already)."""
+    code = ("import sys\nfrom idemwatch.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('pandas', 'duckdb', 'pyarrow', 'streamlit', 'boto3', 'botocore', 'plotly') "
+            "if m in sys.modules), file=sys.stderr)")
+    p = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60, check=False)
+    assert p.stdout.startswith("Usage: idemwatch"), p.stderr
+    assert p.stderr.splitlines()[-1] == "[]"
+
+
 def test_install_is_not_shadowed():
     assert shadowed_parts() == []
 
@@ -188,7 +221,7 @@ def test_a_shadowing_package_is_refused_before_import(tmp_path):
     fake.mkdir()
     (fake / "__init__.py").write_text("raise SystemExit('the fake dashboard was imported')\n")
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    p = subprocess.run([sys.executable, "-m", "collector.cli", "dashboard", "--help"], capture_output=True,
+    p = subprocess.run([sys.executable, "-m", "idemwatch.cli", "dashboard", "--help"], capture_output=True,
                        text=True, env=env, cwd=tmp_path, timeout=60, check=False)
     assert p.returncode == 1
     assert p.stderr.startswith(f"Error: idemwatch's top-level packages are shadowed: 'dashboard' from {fake} ")
@@ -219,10 +252,11 @@ def _extras_from_pyproject() -> dict[str, set[str]]:
 
 
 def test_extra_modules_mirror_pyproject():
-    from collector.cli_support import EXTRA_MODULES, EXTRAS
+    from idemwatch.cli import COMMANDS
+    from idemwatch.extras import EXTRA_MODULES
 
     assert {e: set(m) for e, m in EXTRA_MODULES.items()} == _extras_from_pyproject()
-    assert set(EXTRAS.values()) <= set(EXTRA_MODULES)
+    assert {c.extra for c in COMMANDS} - {None} <= set(EXTRA_MODULES)
 
 
 def test_all_extra_covers_every_other_extra():
@@ -245,7 +279,8 @@ def test_a_missing_extra_is_named_before_import_even_for_help(monkeypatch):
 
 
 def test_module_not_found_messages(capsys):
-    from collector.cli_support import run
+    from idemwatch.errors import run
+    from idemwatch.extras import missing_extra_message
 
     def invoke(args):
         raise ModuleNotFoundError("No module named 'pyarrow.parquet'", name="pyarrow.parquet")
@@ -253,8 +288,11 @@ def test_module_not_found_messages(capsys):
     def broken(args):
         raise ModuleNotFoundError("No module named 'collector.nope'", name="collector.nope")
 
-    run(invoke, [], command_of=lambda: "collect")
-    run(broken, [], command_of=lambda: "collect")
+    def collect_extra(module):
+        return missing_extra_message("collect", "collector", module)
+
+    run(invoke, [], missing_extra=collect_extra)
+    run(broken, [], missing_extra=collect_extra)
     err = capsys.readouterr().err.splitlines()
     assert err == [
         ("Error: 'idemwatch collect' needs the collector extra (missing module: pyarrow): "

@@ -1,4 +1,4 @@
-"""collector.timerange: the one time/duration parser (values checked against datetime arithmetic by hand)."""
+"""idemwatch.timerange: the one time/duration parser (values checked against datetime arithmetic by hand)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collector.timerange import (
+from idemwatch.timerange import (
     MAX_EPOCH_S,
     TimeParseError,
     TimeRangeError,

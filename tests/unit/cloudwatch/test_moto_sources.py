@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 import pandas as pd
 import pytest
 
-from collector.cloudwatch import LogGroupNotFoundError, TableNotFoundError
 from collector.cloudwatch.log_groups import discover_log_groups
 from collector.cloudwatch.metrics import (
     METRICS_TABLE,
@@ -21,6 +20,7 @@ from collector.cloudwatch.metrics import (
 )
 from collector.cloudwatch.stuck_keys import StuckKeysOptions, collect_stuck_keys, scan_stuck_keys, schema_from
 from emitter.contract import NAMESPACE_DEFAULT, Metric
+from idemwatch.aws import NotFoundError
 
 
 def test_discover_by_prefix_follows_pagination(aws):
@@ -36,9 +36,9 @@ def test_discover_by_prefix_follows_pagination(aws):
 
 def test_unknown_log_group_and_empty_prefix_are_clear_errors(aws):
     logs = aws("logs")
-    with pytest.raises(LogGroupNotFoundError, match="log group not found: /aws/lambda/missing-xyz"):
+    with pytest.raises(NotFoundError, match="log group not found: /aws/lambda/missing-xyz"):
         discover_log_groups(logs, names=["/aws/lambda/missing-xyz"])
-    with pytest.raises(LogGroupNotFoundError, match="no log group matches prefix"):
+    with pytest.raises(NotFoundError, match="no log group matches prefix"):
         discover_log_groups(logs, prefixes=["/nothing-here/"])
 
 
@@ -165,7 +165,7 @@ def test_record_preset_and_custom_attribute_names(aws):
 
 
 def test_missing_table_is_a_clear_error(aws):
-    with pytest.raises(TableNotFoundError, match="no-such-table"):
+    with pytest.raises(NotFoundError, match="DynamoDB table not found: no-such-table"):
         scan_stuck_keys(aws("dynamodb"), StuckKeysOptions("no-such-table", schema_from("powertools")), NOW_S)
 
 
@@ -174,7 +174,7 @@ def test_get_metric_data_follows_next_token(moto_url, aws):
     datapoints with NextToken, as CloudWatch does past 100,800 datapoints."""
     import boto3
 
-    from collector.cloudwatch.testing import FakeLogsInsightsServer, Faults
+    from tests.support.fake_logs_insights import FakeLogsInsightsServer, Faults
 
     cw = aws("cloudwatch")
     ns = f"Paged/{uuid.uuid4().hex[:6]}"

@@ -118,7 +118,7 @@ def test_cli_time_parsing():
 
 
 def test_export_lines_loader_for_the_try_it_server(tmp_path):
-    from collector.cloudwatch.fake_engines import load_export_lines
+    from tests.support.fake_logs_insights_engines import load_export_lines
 
     p = tmp_path / "orders.log"
     p.write_text("orphan\n2026-01-05T10:00:00.250Z START RequestId: r1\nnot a line\n"

@@ -12,16 +12,11 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from collector.cloudwatch import (
-    AccessDeniedError,
-    LogGroupNotFoundError,
-    LogsInsightsRunner,
-    MissingCredentialsError,
-    ThrottledError,
-    Window,
-)
+from collector.cloudwatch import LogsInsightsRunner, Window
 from collector.cloudwatch.runner import DEADLINE_EXCEEDED, batches, supports_result_pagination
-from collector.cloudwatch.testing import FakeLogsInsightsServer, Faults, raw_events_engine
+from idemwatch.aws import AccessDeniedError, MissingCredentialsError, NotFoundError, ThrottledError
+from tests.support.fake_logs_insights import FakeLogsInsightsServer, Faults
+from tests.support.fake_logs_insights_engines import raw_events_engine
 
 T0 = 1_767_607_200  # 2026-01-05 10:00:00 UTC
 GROUP = "/aws/lambda/orders"
@@ -182,7 +177,7 @@ def test_more_than_50_log_groups_are_batched(logs_client, fast_config, server):
 
 def test_unknown_log_group_is_a_clear_error(logs_client, fast_config, server):
     runner = LogsInsightsRunner(logs_client(server.url), fast_config())
-    with pytest.raises(LogGroupNotFoundError, match="/aws/lambda/nope"):
+    with pytest.raises(NotFoundError, match="log group not found: /aws/lambda/nope"):
         runner.run("fields @message", ["/aws/lambda/nope"], [Window(T0, T0 + 59)])
 
 
@@ -226,7 +221,7 @@ def test_window_filter_is_prepended_after_comments():
 def test_millisecond_boundaries_with_the_offline_engine(logs_client, fast_config):
     """The service compares endTime at the millisecond (aws/aws-sdk#280); so does the offline engine. Events at
     .000 and .999 of every split second must come back exactly once."""
-    from collector.cloudwatch.testing import InsightsEngine
+    from tests.support.fake_logs_insights_engines import InsightsEngine
 
     with FakeLogsInsightsServer(engine=InsightsEngine(), faults=Faults(no_pagination=True)) as srv:
         evs = [{"timestamp": (T0 + s) * 1000 + ms, "message": f"s{s}-{ms}"} for s in range(120) for ms in (0, 1, 500, 999)]

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from collector.insights import run_query
 from collector.insights.engine import prepare_query
 from collector.insights.sql import json_present_sql
-from collector.insights.testing import events_connection
+from tests.support.insights_events import events_connection
 
 T0 = 1767607200000
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from collector.insights import run_query
-from collector.insights.testing import events_connection
+from tests.support.insights_events import events_connection
 
 T0 = 1767607200000
 values = st.one_of(st.integers(-50, 50), st.sampled_from(["7", "-3", "abc", "", "12x"]), st.none())

@@ -9,12 +9,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from collector.insights import query_references, run_query
-from collector.insights.testing import events_connection
 from collector.parquet import arrow_schema
 from collector.postprocess import expand_library_signal_rows, filled_columns, stuck_key_ages
 from collector.standard_queries import load_standard_queries, query_added_columns
 from collector.tables import TABLES
 from emitter.contract import IdempotencyStatus, LogKey, Outcome
+from tests.support.insights_events import events_connection
 
 QUERIES = load_standard_queries()
 T0 = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)

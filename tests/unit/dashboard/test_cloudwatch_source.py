@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from collector.cloudwatch.testing import FakeLogsInsightsServer
 from dashboard.cloudwatch_panel import BUTTON_KEY, PANEL_KEY, cost_caption
 from dashboard.cloudwatch_source import (
     ENV_CLOUDWATCH_SOURCE,
@@ -25,6 +24,7 @@ from dashboard.cloudwatch_source import (
     refresh_due,
 )
 from dashboard.ui import md_escape
+from tests.support.fake_logs_insights import FakeLogsInsightsServer
 
 pytestmark = pytest.mark.timeout(300)
 HERE = Path(__file__).resolve().parent

@@ -11,8 +11,8 @@ from collector.insights import QueryError, compile_query, compiler, parse_query,
 from collector.insights.catalog import SUPPORTED_COMMANDS, UNSUPPORTED_COMMANDS
 from collector.insights.expressions import Binary, Call, Field, InList, Literal, walk
 from collector.insights.regex import convert_named_groups, named_groups
-from collector.insights.testing import events_connection
 from collector.insights.tokenizer import KEYWORDS, TokenType, tokenize
+from tests.support.insights_events import events_connection
 
 T0 = 1767607200000
 

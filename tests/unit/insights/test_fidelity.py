@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from collector.insights import QueryError, run_query
-from collector.insights.testing import events_connection
+from tests.support.insights_events import events_connection
 
 T0 = 1767607200000  # 2026-01-05T10:00:00Z
 H = 3_600_000

@@ -22,7 +22,7 @@ if str(ROOT) not in sys.path:  # when run as a script
     sys.path.insert(0, str(ROOT))
 
 from collector.insights import QueryError, run_query
-from collector.insights.testing import events_connection
+from tests.support.insights_events import events_connection
 
 FIXTURE = Path(__file__).with_name("published_queries.json")
 QUERIES = json.loads(FIXTURE.read_text(encoding="utf-8"))["queries"]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from collector.insights import QueryError, run_query
 from collector.insights.constants import MAX_ARITHMETIC_CHAIN, MAX_NESTING_DEPTH, MAX_QUERY_LENGTH
 from collector.insights.sql import HARDENING_SETTINGS, harden_connection, is_hardened
-from collector.insights.testing import events_connection
+from tests.support.insights_events import events_connection
 
 T0 = 1767607200000
 EVENTS = [{"timestamp": T0 + i * 1000, "message": json.dumps(d)}

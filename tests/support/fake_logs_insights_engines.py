@@ -1,4 +1,4 @@
-"""Engines of the fake Logs Insights server (``fake_server.FakeLogsInsightsServer``): how a query over the
+"""Engines of the fake Logs Insights server (``tests.support.fake_logs_insights.FakeLogsInsightsServer``): how a query over the
 server's events becomes result rows. ``@log`` is ``"<FAKE_ACCOUNT_ID>:<log group>"`` in every engine, the form
 CloudWatch returns ("a log group identifier in the form of account-id:log-group-name"). ``InsightsEngine`` answers with the offline Logs Insights engine;
 ``raw_events_engine`` and ``trail_engine`` ignore the query (for tests of the runner and of the collector that must
@@ -12,18 +12,21 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from collector.cloudwatch.constants import FAKE_ACCOUNT_ID
 from collector.insights.log_identifier import log_identifier
 from collector.insights.result import format_timestamp
 from collector.insights.sql import sql_literal
 
 if TYPE_CHECKING:
-    from collector.cloudwatch.fake_server import FakeLogsInsightsServer
+    from tests.support.fake_logs_insights import FakeLogsInsightsServer
 
-__all__ = ["Engine", "InsightsEngine", "Rows", "default_engine", "format_ts", "insights_engine",
+__all__ = ["FAKE_ACCOUNT_ID", "Engine", "InsightsEngine", "Rows", "default_engine", "format_ts", "insights_engine",
            "load_export_lines", "raw_events_engine", "trail_engine"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+FAKE_ACCOUNT_ID = "123456789012"
+"""The account of the fake Logs Insights server (``tests.support.fake_logs_insights``): the AWS documentation's
+example account ID, also moto's default. Its ``@log`` values are ``"123456789012:<log group>"``, as CloudWatch returns them."""
 
 Rows = list[list[tuple[str, str | None]]]
 Engine = Callable[[str, dict[str, list[dict[str, Any]]], int, int], Rows]
@@ -47,7 +50,7 @@ def raw_events_engine(query: str, groups: dict[str, list[dict[str, Any]]], start
 
 class InsightsEngine:
     """Engine backed by the offline Logs Insights engine (``collector.insights.run_query``) over one
-    ``collector.ingest.EventStore`` of all the server's events (``collector.insights.testing.events_connection`` while
+    ``collector.ingest.EventStore`` of all the server's events (``tests.support.insights_events.events_connection`` while
     the ingest is not installed), rebuilt only when events are added. A query over some log groups runs on a view
     restricted to them; the time window is applied by ``run_query`` (start/end inclusive, as StartQuery).
     Values are rendered as the API does: strings; nulls omitted by the server."""

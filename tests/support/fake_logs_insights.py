@@ -28,8 +28,14 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-from collector.cloudwatch.constants import FAKE_ACCOUNT_ID, MAX_LOG_GROUPS_PER_QUERY, MAX_QUERY_LIMIT, ROWS_PER_PAGE
-from collector.cloudwatch.fake_engines import Engine, Rows, default_engine, load_export_lines
+from collector.cloudwatch.constants import MAX_LOG_GROUPS_PER_QUERY, MAX_QUERY_LIMIT, ROWS_PER_PAGE
+from tests.support.fake_logs_insights_engines import (
+    FAKE_ACCOUNT_ID,
+    Engine,
+    Rows,
+    default_engine,
+    load_export_lines,
+)
 
 
 @dataclass
@@ -394,7 +400,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m collector.cloudwatch.fake_server --logs DIR [--port P] [--latency S]``: serve ``DIR/*.log`` (one log
+    """``python -m tests.support.fake_logs_insights --logs DIR [--port P] [--latency S]``: serve ``DIR/*.log`` (one log
     group ``/aws/lambda/<file stem>`` per file) on 127.0.0.1 until interrupted, to try
     ``idemwatch collect cloudwatch --endpoint-url http://127.0.0.1:P --region us-east-1`` without AWS."""
     import argparse
