@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from alarms.testing import minute, write_tables
+from tests.support.alarm_tables import minute, write_tables
 from collector.cli import main
 
 ROOT = Path(__file__).resolve().parents[3]
