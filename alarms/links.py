@@ -27,6 +27,8 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from urllib.parse import quote, unquote
 
+from emitter.contract import LogKey
+
 __all__ = [
     "alarm_url",
     "console_base",
@@ -107,8 +109,6 @@ def logs_insights_url(
 def key_query(key: str) -> str:
     """Logs Insights query for every record of one idempotency key (oldest first). The key is a string literal:
     ``\\`` and ``"`` are backslash-escaped, so no key can change the query."""
-    from emitter.contract import LogKey
-
     literal = key.replace("\\", "\\\\").replace('"', '\\"')
     return (f'filter {LogKey.IDEMPOTENCY_KEY.value} = "{literal}" | fields @timestamp, {LogKey.OUTCOME.value}, '
             f"{LogKey.OPERATION.value}, @requestId, @message | sort @timestamp asc")

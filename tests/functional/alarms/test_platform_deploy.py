@@ -14,8 +14,8 @@ import boto3
 import pytest
 from click.testing import CliRunner
 
-from alarms.cfn_template import resolve
-from alarms.export import requests_from_cloudformation, requests_from_terraform
+from alarms.cfn_template import requests_from_cloudformation, resolve
+from alarms.terraform import requests_from_terraform
 from alarms.tf_module import resolve_module
 from collector.cli import main
 
