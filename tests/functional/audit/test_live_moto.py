@@ -138,8 +138,20 @@ def test_every_rule_fails_once_and_passes_once(pairs):
     from alarms.audit.rules import RULES
 
     for rule in RULES:
+        if rule.id == "IW016":  # needs resources named by the config: test_expected_resources_are_found_or_fail
+            continue
         statuses = sorted(s for r, _, s, _ in pairs.expected if r == rule.id)
         assert statuses == ["fail", "pass"], rule.id
+
+
+def test_expected_resources_are_found_or_fail(deployed, fake_aws_env):
+    """[trust-surfaces] Every function, queue and table the audit is told to expect is a finding: pass when the
+    account has it, a high-severity fail when it does not (wrong Region or profile must not read as a pass)."""
+    inv = read_live(AwsTarget(region="us-east-1", endpoint_url=deployed), functions=["good-sqs", "no-such-fn"],
+                    tables=["good-table", "no-such-table"], queues=["good-q", "no-such-q"])
+    got = sorted((f.resource, f.status.value, f.severity.value) for f in evaluate(inv) if f.rule == "IW016")
+    assert got == [("good-q", "pass", "high"), ("good-sqs", "pass", "high"), ("good-table", "pass", "high"),
+                   ("no-such-fn", "fail", "high"), ("no-such-q", "fail", "high"), ("no-such-table", "fail", "high")]
 
 
 def test_cli_live_json_and_exit_code(deployed, fake_aws_env):
@@ -159,6 +171,7 @@ def test_cli_live_json_and_exit_code(deployed, fake_aws_env):
         ("IW010", "good-table", "pass"), ("IW010", "bad-table", "fail"),
         ("IW011", "good-sqs", "pass"), ("IW011", "bad-sqs", "fail"),
         ("IW014", "good-q-dlq", "pass"),
+        ("IW016", "bad-sqs", "pass"), ("IW016", "good-sqs", "pass"),
     ])
     r = CliRunner().invoke(main, ["audit", "live", "--region", "us-east-1", "--endpoint-url", deployed,
                                   "--fail-on", "none", "--function", "good-sqs"])
