@@ -20,6 +20,7 @@ the runbook link.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from alarms import constants as C
@@ -61,7 +62,7 @@ def build_catalogue(config: StackConfig) -> list[AlarmDefinition]:
             defs.extend(_tiers(config, signal, target, ov, base))
     defs.extend(_custom(config, c) for c in config.custom_alarms)
     names = [d.name for d in defs]
-    clash = sorted({n for n in names if names.count(n) > 1})
+    clash = sorted(n for n, c in Counter(names).items() if c > 1)
     if clash:
         raise ConfigError(f"alarm name(s) defined twice: {', '.join(clash)} (a custom alarm or a tier's severity "
                           "repeats a catalogue alarm)", "custom_alarms")

@@ -50,6 +50,7 @@ has no default for is added, with the base tier's settings for what it does not 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -243,7 +244,7 @@ def parse_config(data: Any) -> StackConfig:
     stack_dims = _dimensions(data.get("dimensions"), "dimensions")
     functions = tuple(_function(f, i, stack_dims) for i, f in enumerate(functions_raw))
     names = [f.name for f in functions]
-    dupes = sorted({n for n in names if names.count(n) > 1})
+    dupes = sorted(n for n, c in Counter(names).items() if c > 1)
     if dupes:
         raise ConfigError(f"duplicate function name(s): {', '.join(dupes)}", "functions")
     actions_raw = data.get("actions") or {}

@@ -30,6 +30,7 @@ naming the key path.
 
 from __future__ import annotations
 
+from collections import Counter
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -101,7 +102,7 @@ def parse_custom_alarms(raw: Any, at: str) -> tuple[CustomAlarm, ...]:
         raise ConfigError("must be a list of custom alarms", at)
     out = [_one(item, f"{at}[{i}]") for i, item in enumerate(raw)]
     names = [a.name for a in out]
-    dupes = sorted({n for n in names if names.count(n) > 1})
+    dupes = sorted(n for n, c in Counter(names).items() if c > 1)
     if dupes:
         raise ConfigError(f"duplicate custom alarm name(s): {', '.join(dupes)}", at)
     return tuple(out)

@@ -41,8 +41,9 @@ __all__ = [
     "runbook_url",
 ]
 
-_PLAIN = re.compile(r"[A-Za-z0-9.\-]")
-_JS_ESCAPE_SAFE = "@*_+-./"  # JavaScript escape() leaves letters, digits and these alone
+_NOT_PLAIN = re.compile(r"[^A-Za-z0-9.\-]")
+_JS_ESCAPED = re.compile(r"[^A-Za-z0-9@*_+\-./]")
+"""What JavaScript's escape() encodes: everything but letters, digits and ``@*_+-./``."""
 
 
 def encode_uri_component(s: str) -> str:
@@ -146,13 +147,7 @@ def _iso(epoch_s: int) -> str:
 
 
 def _star(s: str) -> str:
-    out = []
-    for ch in s:
-        if _PLAIN.fullmatch(ch):
-            out.append(ch)
-        else:
-            out.extend(f"*{b:02x}" for b in ch.encode("utf-8"))
-    return "".join(out)
+    return _NOT_PLAIN.sub(lambda m: "".join(f"*{b:02x}" for b in m.group().encode("utf-8")), s)
 
 
 def _jsurl_value(v: object) -> str:
@@ -169,7 +164,7 @@ def _jsurl_value(v: object) -> str:
 
 def _js_escape(s: str) -> str:
     # JavaScript escape(): the text here is ASCII already (_star wrote every other character as *xx)
-    return "".join(ch if ch.isalnum() and ch.isascii() or ch in _JS_ESCAPE_SAFE else f"%{ord(ch):02X}" for ch in s)
+    return _JS_ESCAPED.sub(lambda m: f"%{ord(m.group()):02X}", s)
 
 
 def _unstar(s: str) -> str:

@@ -58,13 +58,18 @@ def _call(fn: Any, action: str, resource: str | None = None, missing_ok: bool = 
         raise translate(exc, action=action, resource=resource) from exc
 
 
-def _pages(client: Any, op: str, key: str, action: str, **kw: Any) -> Iterable[Any]:
-    """The ``key`` entries of every page of ``op``. A page without ``key`` counts as empty: SQS ListQueues leaves
-    QueueUrls out when there is no queue (a malformed body is caught by the entries' own members)."""
+def _pages(client: Any, op: str, key: str, action: str, required: bool = False, **kw: Any) -> Iterable[Any]:
+    """The ``key`` entries of every page of ``op``. ``required``: the API always answers with ``key`` (Lambda's
+    list operations), so a page without it is a malformed response (botocore turns a body that is not JSON into
+    an empty page); otherwise a page without ``key`` is empty (SQS ListQueues leaves QueueUrls out when there is
+    no queue)."""
     from collector.cloudwatch.session import translate
 
     try:
         for page in client.get_paginator(op).paginate(**kw):
+            if required and key not in page:
+                raise MalformedResponseError(f"{action} returned a malformed response (no {key}; the body is not "
+                                             "the documented JSON)")
             entries = page.get(key, [])
             if not isinstance(entries, list):
                 raise MalformedResponseError(f"{action} returned a malformed response ({key} is not a list)")
@@ -100,7 +105,7 @@ def read_live(target: Any, functions: Iterable[str] = (), tables: Iterable[str] 
     wanted = set(functions)
     queues_wanted = list(queues)
     fns: list[Function] = []
-    for f in _pages(lam, "list_functions", "Functions", "lambda:ListFunctions"):
+    for f in _pages(lam, "list_functions", "Functions", "lambda:ListFunctions", required=True):
         name = _member(f, "FunctionName", "lambda:ListFunctions")
         if wanted and name not in wanted:
             continue
@@ -115,7 +120,7 @@ def read_live(target: Any, functions: Iterable[str] = (), tables: Iterable[str] 
             on_failure=name_from_arn(on_failure), location=Location(f.get("FunctionArn", name))))
     names = {f.name for f in fns}
     mappings = [_mapping(m) for m in _pages(lam, "list_event_source_mappings", "EventSourceMappings",
-                                            "lambda:ListEventSourceMappings")
+                                            "lambda:ListEventSourceMappings", required=True)
                 if name_from_arn(m.get("FunctionArn")) in names]
     found_queues = []
     for url in _pages(sqs, "list_queues", "QueueUrls", "sqs:ListQueues"):
