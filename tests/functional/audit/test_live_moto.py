@@ -288,3 +288,74 @@ def test_iam_policy_lists_exactly_the_calls_made(deployed, fake_aws_env, monkeyp
     monkeypatch.setattr(AwsTarget, "client", client)
     read_live(AwsTarget(region="us-east-1", endpoint_url=deployed))
     assert calls == set(IAM_ACTIONS)
+
+
+def test_live_config_naming_absent_resources_fails_and_an_empty_audit_is_an_error(deployed, fake_aws_env, tmp_path):
+    """[trust-surfaces] At 620890b, `audit live --config` against a Region without the config's function and table
+    printed `0 fail, 0 pass, 0 unknown` and exited 0."""
+    import yaml
+
+    from alarms.audit.commands import audit
+
+    cfg = tmp_path / "stack.yaml"
+    cfg.write_text(yaml.safe_dump({"service": "shop", "idempotency_table": "idempotency", "functions": [
+        {"name": "orders-consumer", "operation": "Orders", "event_source": "sqs"}]}), encoding="utf-8")
+    # us-west-2 of the same moto server holds nothing
+    base = ["live", "--region", "us-west-2", "--endpoint-url", deployed]
+    r = CliRunner().invoke(audit, [*base, "--config", str(cfg), "--format", "json"])
+    assert r.exit_code == 1, (r.output, r.exception)
+    doc = json.loads(r.stdout)
+    assert sorted((f["rule"], f["resource"], f["status"], f["severity"]) for f in doc["findings"]) == [
+        ("IW016", "idempotency", "fail", "high"), ("IW016", "orders-consumer", "fail", "high")]
+    assert doc["summary"]["fail"] == 2
+    r = CliRunner().invoke(audit, base)
+    assert r.exit_code == 2, (r.output, r.exception)
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "nothing to audit in aws:us-west-2" in lines[0]
+
+
+def test_a_200_response_that_is_not_json_is_named_as_malformed(fake_aws_env):
+    """[trust-surfaces] At 620890b: `internal error: KeyError: 'Table'`."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from alarms.audit.commands import audit
+
+    class Garbage(BaseHTTPRequestHandler):
+        def _answer(self):
+            n = int(self.headers.get("Content-Length") or 0)
+            self.rfile.read(n)
+            body = b"<html>captive portal</html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *a):
+            pass
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Garbage)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        r = CliRunner().invoke(audit, ["live", "--region", "us-east-1", "--endpoint-url",
+                                       f"http://127.0.0.1:{srv.server_port}", "--table", "idempotency"])
+    finally:
+        srv.shutdown()
+    assert r.exit_code == 2, (r.output, r.exception)
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "lambda:ListFunctions returned a malformed response" in lines[0], r.stderr
+
+
+def test_describe_table_without_table_is_named_as_malformed():
+    from alarms.audit.exceptions import MalformedResponseError
+    from alarms.audit.live import _table
+
+    class Client:
+        def describe_table(self, **kw):
+            return {"message": "<html>"}  # what botocore makes of a 200 body that is not JSON
+
+    with pytest.raises(MalformedResponseError, match="dynamodb:DescribeTable returned a malformed response"):
+        _table(Client(), "idempotency")
