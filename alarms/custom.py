@@ -30,8 +30,8 @@ naming the key path.
 
 from __future__ import annotations
 
-from collections import Counter
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +41,7 @@ from alarms.definitions import is_percentile
 from alarms.exceptions import ConfigError
 from alarms.types import ComparisonOperator, Severity, Statistic, TreatMissingData
 from emitter import emf
+
 _KEYS = {
     "name", "title", "description", "severity", "metric", "expression", "metrics", "period", "evaluation_periods",
     "datapoints_to_alarm", "threshold", "comparison", "unit", "treat_missing_data", "treat_missing_reason",

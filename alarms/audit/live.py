@@ -16,11 +16,11 @@ from alarms.audit import constants as C
 from alarms.audit.exceptions import MalformedResponseError
 from alarms.audit.model import (
     Alarm,
+    Expected,
     Function,
     Inventory,
     Location,
     Mapping_,
-    Expected,
     Queue,
     Table,
     name_from_arn,

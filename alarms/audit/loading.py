@@ -25,7 +25,7 @@ from alarms.audit.constants import MAX_TEMPLATE_DEPTH
 from alarms.audit.exceptions import MalformedTemplateError, TemplateError
 from alarms.audit.model import UNKNOWN, is_unknown
 
-__all__ = ["integer", "load_template", "mapping", "read_text", "sequence"]
+__all__ = ["integer", "load_template", "mapping", "read_text", "sequence", "string"]
 
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when PyYAML was built with it
 
@@ -169,6 +169,14 @@ def sequence(value: Any, file: str, where: str) -> Any:
     if isinstance(value, list) or is_unknown(value):
         return value
     raise MalformedTemplateError(f"must be a list, got {_kind(value)}", file, where)
+
+
+def string(value: Any, file: str, where: str) -> Any:
+    """``value`` when it is a string, None or :data:`UNKNOWN` (a name or an attribute), else
+    :class:`MalformedTemplateError`."""
+    if value is None or is_unknown(value) or isinstance(value, str):
+        return value
+    raise MalformedTemplateError(f"must be a string, got {_kind(value)}", file, where)
 
 
 def integer(value: Any, file: str, where: str) -> Any:

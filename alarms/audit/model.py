@@ -22,31 +22,30 @@ from alarms.audit.types import ResourceKind
 __all__ = [
     "UNKNOWN",
     "Alarm",
+    "Expected",
     "Function",
     "Inventory",
     "Location",
     "Mapping_",
-    "Expected",
     "Queue",
     "Table",
     "as_bool",
     "as_int",
-    "is_unknown",
     "idempotency_tables",
+    "is_unknown",
     "name_from_arn",
     "redrive_from_policy",
 ]
 
 
 class _Unknown:
-    """Singleton for a value a static source could not resolve."""
+    """The type of :data:`UNKNOWN`, a value a static source could not resolve; made once (copies and pickles
+    give back the module's instance, so ``is`` comparisons hold)."""
 
-    _inst: _Unknown | None = None
+    __slots__ = ()
 
-    def __new__(cls) -> _Unknown:
-        if cls._inst is None:
-            cls._inst = super().__new__(cls)
-        return cls._inst
+    def __reduce__(self) -> str:
+        return "UNKNOWN"
 
     def __repr__(self) -> str:
         return "UNKNOWN"

@@ -9,14 +9,13 @@ one row here (and one test that it fails once and passes once).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from alarms.audit import constants as C
 from alarms.audit.exceptions import EmptyAuditError, SuppressionError
-from alarms.audit.model import UNKNOWN, Function, Inventory, Location, Mapping_, Expected, Queue, Table, is_unknown
+from alarms.audit.model import UNKNOWN, Expected, Function, Inventory, Location, Mapping_, Queue, Table, is_unknown
 from alarms.audit.types import FindingStatus, ResourceKind, Severity
 
 __all__ = ["RULES", "RULES_BY_ID", "AuditOptions", "Finding", "Rule", "evaluate"]

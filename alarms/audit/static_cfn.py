@@ -21,7 +21,7 @@ from typing import Any
 
 from alarms.audit import constants as C
 from alarms.audit.exceptions import MalformedTemplateError
-from alarms.audit.loading import integer, load_template, mapping, read_text, sequence
+from alarms.audit.loading import integer, load_template, mapping, read_text, sequence, string
 from alarms.audit.model import (
     UNKNOWN,
     Alarm,
@@ -231,10 +231,7 @@ class _Reader:
         return integer(self.val(props, key, where, default), self.uri, f"{where}.{key}")
 
     def text(self, value: Any, where: str) -> Any:
-        """``value`` when it is a string, None or UNKNOWN (an attribute name), else malformed."""
-        if value is None or is_unknown(value) or isinstance(value, str):
-            return value
-        raise MalformedTemplateError(f"must be a string, got {type(value).__name__}", self.uri, where)
+        return string(value, self.uri, where)
 
     def resolved_map(self, props: dict, key: str, where: str) -> Any:
         """A resolved value that must be a mapping (UNKNOWN when it cannot be resolved; {} when absent)."""

@@ -18,7 +18,7 @@ from typing import Any
 
 from alarms.audit import constants as C
 from alarms.audit.exceptions import MalformedTemplateError
-from alarms.audit.loading import integer, load_template, read_text
+from alarms.audit.loading import integer, load_template, read_text, string
 from alarms.audit.model import (
     UNKNOWN,
     Alarm,
@@ -160,7 +160,7 @@ def read_tf(path: Path, doc: dict | None = None) -> Inventory:
             invoke_cfg[fn] = name_from_arn(on_failure(b, at, "destination"))
     async_targets = {_name(r.value(b.get("arn"))) for _, b, _ in each("aws_cloudwatch_event_target")}
     async_targets |= {_name(r.value(b.get("function_name"))) for _, b, at in each("aws_lambda_permission")
-                      if _text(r.value(b.get("principal")), uri, f"{at}.principal") in C.ASYNC_PRINCIPALS}
+                      if string(r.value(b.get("principal")), uri, f"{at}.principal") in C.ASYNC_PRINCIPALS}
 
     fns = []
     for rn, b, at in each("aws_lambda_function"):
@@ -203,12 +203,12 @@ def read_tf(path: Path, doc: dict | None = None) -> Inventory:
     for rn, b, at in each("aws_dynamodb_table"):
         ttl = blocks.one(b.get("ttl"), f"{at}.ttl")
         enabled = as_bool(r.value(ttl.get("enabled", False))) if ttl else False
-        ttl_attr = UNKNOWN if is_unknown(enabled) else (_text(r.value(ttl.get("attribute_name")), uri,
+        ttl_attr = UNKNOWN if is_unknown(enabled) else (string(r.value(ttl.get("attribute_name")), uri,
                                                               f"{at}.ttl.attribute_name") if enabled else None)
         pitr = as_bool(r.value(blocks.one(b.get("point_in_time_recovery"), f"{at}.point_in_time_recovery")
                                .get("enabled", False)))
-        tables.append(Table(r.name("aws_dynamodb_table", rn), _text(r.value(b.get("hash_key")), uri, f"{at}.hash_key"),
-                            _text(r.value(b.get("range_key")), uri, f"{at}.range_key"), ttl_attr, pitr,
+        tables.append(Table(r.name("aws_dynamodb_table", rn), string(r.value(b.get("hash_key")), uri, f"{at}.hash_key"),
+                            string(r.value(b.get("range_key")), uri, f"{at}.range_key"), ttl_attr, pitr,
                             loc("aws_dynamodb_table", rn)))
     alarms = []
     for rn, b, at in each("aws_cloudwatch_metric_alarm"):
@@ -224,13 +224,6 @@ def read_tf(path: Path, doc: dict | None = None) -> Inventory:
     return Inventory(source=uri, functions=tuple(fns), mappings=tuple(mappings), queues=tuple(queues),
                      tables=tuple(tables), alarms=tuple(alarms), idempotency_tables=idempotency_tables(fns, tables),
                      alarms_known=bool(alarms))
-
-
-def _text(value: Any, file: str, where: str) -> Any:
-    """An attribute name: a string, None or UNKNOWN, else malformed."""
-    if value is None or is_unknown(value) or isinstance(value, str):
-        return value
-    raise MalformedTemplateError(f"must be a string, got {type(value).__name__}", file, where)
 
 
 def _metric(r: _TfResolver, ns: Any, name: Any, dims: Any) -> tuple[str, str, tuple[tuple[str, str], ...]]:

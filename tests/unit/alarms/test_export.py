@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from alarms.catalogue import build_catalogue
+from alarms.cfn_template import requests_from_cloudformation, to_cloudformation
 from alarms.config import load_config
 from alarms.exceptions import ValidationFailed
-from alarms.cfn_template import requests_from_cloudformation, to_cloudformation
 from alarms.export import export, render
 from alarms.terraform import evaluate, requests_from_terraform, to_terraform
 from alarms.validate import load_requests, validate_requests

@@ -113,7 +113,6 @@ def test_imports_inside_functions_name_no_alarms_module_outside_the_cli_layer():
 
 
 def test_no_module_imports_a_private_name_of_another():
-    graph, _ = _graph()
     private = []
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
