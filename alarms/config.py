@@ -89,6 +89,8 @@ _ALARM_NAME_PART = F.name_part(255, "an alarm name")  # API model: AlarmName 1-2
 _TAG_KEY = F.name_part(128, "a tag key")  # API model: TagKey 1-128
 _TAG_VALUE = F.name_part(256, "a tag value")  # API model: TagValue 0-256
 _PROSE = F.free_text(1024)  # AlarmDescription 0-1024 (the stream name, runbook URL and reasons end up there)
+_PREFIX_VARIABLE = ("must not contain '${': the CloudFormation export takes the prefix as the NamePrefix "
+                    "parameter's default, where no escape exists (override NamePrefix at deploy time instead)")
 
 
 @dataclass(frozen=True)
@@ -236,7 +238,7 @@ def parse_config(data: Any) -> StackConfig:
     prefix = data.get("alarm_name_prefix", f"{stack}-")
     if not isinstance(prefix, str):
         raise ConfigError("must be a string", "alarm_name_prefix")
-    if reason := _ALARM_NAME_PART(prefix):
+    if reason := _ALARM_NAME_PART(prefix) or ("${" in prefix and _PREFIX_VARIABLE):
         raise ConfigError(reason, "alarm_name_prefix" if "alarm_name_prefix" in data else "stack")
     functions_raw = data.get("functions")
     if not isinstance(functions_raw, list) or not functions_raw:

@@ -105,7 +105,7 @@ def _cfn_lint(path: Path) -> subprocess.CompletedProcess:
     return subprocess.run([str(exe), "--", str(path)], check=False, capture_output=True, text=True, timeout=300)
 
 
-@pytest.mark.slow  # cfn-lint loads its whole resource specification (about 10 s)
+@pytest.mark.slow  # cfn-lint loads its whole resource specification first
 def test_cloudformation_template_passes_cfn_lint(tmp_path):
     template = EXPORTED / "cloudformation" / "shop-alarms.json"
     res = _cfn_lint(template)

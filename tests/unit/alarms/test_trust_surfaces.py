@@ -151,6 +151,8 @@ def test_exports_write_json_numbers_only_and_validate_refuses_nan(tmp_path):
     ({"functions": [{"name": "f" * 1100, "operation": "P", "event_source": "sqs"}]}, "functions[0].name"),
     ({"alarm_name_prefix": "p" * 256}, "alarm_name_prefix"),
     ({"alarm_name_prefix": "p\r"}, "alarm_name_prefix"),
+    ({"alarm_name_prefix": "p-${AWS::Region}-"}, "alarm_name_prefix"),
+    ({"stack": "s-${AWS::Region}"}, "stack"),  # the default prefix is "<stack>-"
     ({"stack": "s\x1b[2J"}, "stack"),
     ({"tags": {"k" * 129: "v"}}, "tags." + "k" * 129),
     ({"tags": {"k": "v" * 257}}, "tags.k"),
@@ -179,7 +181,7 @@ def test_validate_refuses_control_characters_in_alarm_names():
 
 def test_cloudformation_quota_fails_before_anything_is_built(monkeypatch):
     """200 functions (3,000 alarms): beyond the 500-resource and 200-output quotas; the export refuses before
-    validating (at 620890b 2,000 functions took 21.6 s, most of it an O(n^2) duplicate check, then failed)."""
+    validating (at 620890b it validated every alarm first, then failed on the outputs)."""
     cfg = parse_config({"service": "s", "functions": [
         {"name": f"f{i}", "operation": "P", "event_source": "sqs"} for i in range(200)]})
     defs = build_catalogue(cfg)
