@@ -52,7 +52,7 @@ _WHERE = {
     "StackConfig": "alarms.config",
     "load_config": "alarms.config",
     "build_catalogue": "alarms.catalogue",
-    "Violation": "alarms.validate",
+    "Violation": "alarms.violation",
     "validate_request": "alarms.validate",
     "validate_requests": "alarms.validate",
     "export": "alarms.export",

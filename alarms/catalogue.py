@@ -20,6 +20,7 @@ the runbook link.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from alarms import constants as C
@@ -27,6 +28,7 @@ from alarms import links as L
 from alarms.config import FunctionConfig, SignalOverride, StackConfig, TierOverride
 from alarms.custom import CustomAlarm, CustomMetric
 from alarms.definitions import AlarmDefinition, MetricQuery, MetricRef
+from alarms.exceptions import ConfigError
 from alarms.signals import ASYNC_SOURCES, CUSTOM, KAFKA_SOURCES, SIGNALS, STREAM_SOURCES, Scope, Signal, Tier
 from alarms.types import Severity, TreatMissingData
 from emitter.contract import DIMENSION_SETS, METRIC_OUTCOME, Dimension, LogKey, Metric
@@ -60,10 +62,8 @@ def build_catalogue(config: StackConfig) -> list[AlarmDefinition]:
             defs.extend(_tiers(config, signal, target, ov, base))
     defs.extend(_custom(config, c) for c in config.custom_alarms)
     names = [d.name for d in defs]
-    clash = sorted({n for n in names if names.count(n) > 1})
+    clash = sorted(n for n, c in Counter(names).items() if c > 1)
     if clash:
-        from alarms.exceptions import ConfigError
-
         raise ConfigError(f"alarm name(s) defined twice: {', '.join(clash)} (a custom alarm or a tier's severity "
                           "repeats a catalogue alarm)", "custom_alarms")
     return defs
@@ -79,11 +79,6 @@ def _tiers(config: StackConfig, s: Signal, target: _Target, ov: SignalOverride,
         t_def = defaults.get(severity)
         if t_def is None and severity not in ov.tiers or t_ov.enabled is False:
             continue
-        if severity is base.severity:
-            from alarms.exceptions import ConfigError
-
-            raise ConfigError(f"tier {severity.value} of {s.id} has the base tier's severity; change the base "
-                              "severity or the tier", f"overrides.{s.id}.tiers.{severity.value}")
         t = t_def or Tier(severity, base.threshold, base.evaluation_periods, base.datapoints_to_alarm)
         evaluation_periods = t_ov.evaluation_periods or t.evaluation_periods
         datapoints = t_ov.datapoints_to_alarm or min(t.datapoints_to_alarm, evaluation_periods)
@@ -152,9 +147,11 @@ def _definition(config: StackConfig, s: Signal, target: _Target, ov: SignalOverr
     else:
         assert s.math is not None
         expression, parts = s.math
+        # each part: (id, metric name) of this project's metrics, or (id, metric name, AWS namespace, dimensions)
         queries = tuple(
-            MetricQuery(id=p[0], metric=_metric(config, fn, *(p[2:3] or (CUSTOM,)), p[1], extra=p[3] if len(p) > 3
-                                                 else ()), stat=s.statistic.value, period=period)
+            MetricQuery(id=p[0], metric=_metric(config, fn, p[2] if len(p) > 2 else CUSTOM, p[1],
+                                                extra=p[3] if len(p) > 3 else ()),
+                        stat=s.statistic.value, period=period)
             for p in parts
         ) + (MetricQuery(id=s.id, expression=expression, label=s.math_label, return_data=True),)
     log_group = None if s.scope == Scope.TABLE else fn.log_group  # a table serves several functions

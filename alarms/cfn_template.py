@@ -1,6 +1,7 @@
-"""A CloudFormation template an existing stack can include: Parameters, Conditions, alarms, dashboard, Outputs.
+"""CloudFormation templates of the alarms: the plain one (:func:`to_cloudformation`) and one an existing stack
+can include (:func:`build_template`: Parameters, Conditions, alarms, dashboard, Outputs).
 
-Parameters (defaults = the stack config's values, so the template deploys as-is):
+Parameters of the included template (defaults = the stack config's values, so it deploys as-is):
 
 - ``NamePrefix`` (String): the alarm name prefix (``AlarmName: !Sub "${NamePrefix}<rest>"``);
 - ``Namespace`` (String): this project's EMF namespace, on every metric of it;
@@ -10,42 +11,113 @@ Parameters (defaults = the stack config's values, so the template deploys as-is)
   property into ``AWS::NoValue`` (an empty CommaDelimitedList is ``[""]``, which PutMetricAlarm refuses).
 
 Alarms whose actions the stack config sets explicitly (a tier's or a custom alarm's ``actions``) keep
-them literal. Outputs: ``<LogicalId>Arn`` per alarm (``Fn::GetAtt Arn``) and ``DashboardName``
-(at most 200 outputs per template: CloudFormation quotas). With ``dashboard=True`` an
-``AWS::CloudWatch::Dashboard`` whose ``DashboardBody`` is an ``Fn::Sub`` of the console dashboard body
-(``${AWS::Region}``, ``${AWS::AccountId}``, ``${NamePrefix}``, ``${Namespace}``).
+them literal. Outputs: ``<LogicalId>Arn`` per alarm (``Fn::GetAtt Arn``) and ``DashboardName``. With
+``dashboard=True`` an ``AWS::CloudWatch::Dashboard`` whose ``DashboardBody`` is an ``Fn::Sub`` of the console
+dashboard body (``${AWS::Region}``, ``${AWS::AccountId}``, ``${NamePrefix}``, ``${Namespace}``).
 
-:func:`resolve` evaluates the intrinsics this template uses (Ref, Fn::Sub, Fn::If, Fn::Equals,
+Literal text: a string from the stack config that holds ``${...}`` is written as an ``Fn::Sub`` with
+``${!`` ("to write a dollar sign and curly braces literally, add an exclamation point after the open curly
+brace": Fn::Sub reference), so a dimension value ``${AWS::Region}`` stays that text and cfn-lint finds no
+variable outside a Sub (E1029). :func:`check_limits` refuses, before anything is built, a template beyond the
+CloudFormation quotas (500 resources, 200 outputs, 200 parameters per template).
+
+:func:`resolve` evaluates the intrinsics these templates use (Ref, Fn::Sub, Fn::If, Fn::Equals,
 Fn::Not, Fn::Join, Fn::GetAtt left as is) with given parameter values, which is how ``validate``
-reads the template and how the deploy test substitutes values. It is not a general CloudFormation
+reads a template and how the deploy test substitutes values. It is not a general CloudFormation
 engine: other intrinsics raise ``ValueError``.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from alarms.console_dashboard import dashboard_name, templated_body
+from alarms.definitions import AlarmDefinition
+from alarms.links import console_base
+from alarms.naming import logical_id
 from alarms.types import Severity
 
 CFN_ALARM_TYPE = "AWS::CloudWatch::Alarm"
 CFN_DASHBOARD_TYPE = "AWS::CloudWatch::Dashboard"
-MAX_OUTPUTS = 200  # CloudFormation quota: outputs per template
-_SENTINEL = "@@IDEMWATCH_{}@@"
+# CloudFormation quotas, per template ("AWS CloudFormation quotas", CloudFormation User Guide)
+MAX_RESOURCES = 500
+MAX_OUTPUTS = 200
 _NO_VALUE = object()
+_VARIABLE = re.compile(r"\$\{[^}]*\}")
+
+
+def literal(value: Any) -> Any:
+    """``value`` with every string that holds ``${...}`` written as ``{"Fn::Sub": ...}`` with ``${!`` (a literal
+    in CloudFormation); intrinsic functions already in ``value`` (``{"Ref": ...}``, ``{"Fn::...": ...}``) are
+    left as they are."""
+    if isinstance(value, str):
+        return {"Fn::Sub": value.replace("${", "${!")} if _VARIABLE.search(value) else value
+    if isinstance(value, Mapping):
+        if len(value) == 1 and next(iter(value)) in ("Ref", "Condition") or any(
+                str(k).startswith("Fn::") for k in value):
+            return dict(value)
+        return {k: literal(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [literal(v) for v in value]
+    return value
+
+
+def check_limits(alarms: int, dashboard: bool = False, outputs: bool = True) -> None:
+    """Raise ``ValueError`` when a template of ``alarms`` alarm resources (plus the dashboard, and an output per
+    resource when ``outputs``) would break a CloudFormation quota. Called before the template is built or
+    validated, so an export that cannot deploy fails at once. (The parameters, at most 8, are far below theirs.)"""
+    resources = alarms + (1 if dashboard else 0)
+    problems = []
+    if resources > MAX_RESOURCES:
+        problems.append(f"{resources} resources (at most {MAX_RESOURCES})")
+    if outputs and resources > MAX_OUTPUTS:
+        problems.append(f"{resources} outputs (at most {MAX_OUTPUTS})")
+    if problems:
+        raise ValueError(f"the CloudFormation template would have {' and '.join(problems)} per template; split "
+                         "the stack config into several stacks")
+
+
+def to_cloudformation(requests: Iterable[Mapping[str, Any]], stack: str) -> dict[str, Any]:
+    """A template with one ``AWS::CloudWatch::Alarm`` per PutMetricAlarm request (logical id from the alarm
+    name, :func:`literal` properties). Raises ``ValueError`` when two alarms map to one logical id."""
+    resources: dict[str, Any] = {}
+    for r in requests:
+        props = {k: v for k, v in r.items() if not (isinstance(v, list) and not v)}
+        logical = logical_id(r["AlarmName"])
+        if logical in resources:
+            raise ValueError(f"two alarms map to the logical id {logical}")
+        resources[logical] = {"Type": CFN_ALARM_TYPE, "Properties": literal(props)}
+    return {
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Description": _description(stack),
+        "Resources": resources,
+    }
+
+
+def requests_from_cloudformation(template: Mapping[str, Any], parameters: Mapping[str, Any] | None = None,
+                                 region: str = "us-east-1") -> list[dict[str, Any]]:
+    """The PutMetricAlarm requests of a template's ``AWS::CloudWatch::Alarm`` resources (other types skipped),
+    read through :func:`resolve` (``parameters`` over the defaults). Raises ``ValueError`` as :func:`resolve`."""
+    resolved = resolve(template, parameters, region=region)
+    out = []
+    for res in (resolved.get("Resources") or {}).values():
+        if isinstance(res, Mapping) and res.get("Type") == CFN_ALARM_TYPE:
+            out.append(dict(res.get("Properties") or {}))
+    return out
 
 
 def _param(sev: Severity, kind: str) -> str:
     return f"{sev.value.capitalize()}{kind}"
 
 
-def build_template(config: Any, definitions: Sequence[Any], dashboard: bool = False) -> dict[str, Any]:
-    """The parameterised template of ``definitions`` (built from ``config``). Raises ``ValueError`` when the
-    template would break a CloudFormation quota (more than 200 outputs)."""
-    from alarms.export import _logical_id
-
+def build_template(config: Any, definitions: Sequence[AlarmDefinition], dashboard: bool = False
+                   ) -> dict[str, Any]:
+    """The parameterised template of ``definitions`` (built from ``config``, the
+    :class:`~alarms.config.StackConfig`). Raises ``ValueError`` when the template would break a CloudFormation
+    quota (:func:`check_limits`) or two alarms map to one logical id."""
+    check_limits(len(definitions), dashboard)
     params: dict[str, Any] = {
         "NamePrefix": {"Type": "String", "Default": config.alarm_name_prefix,
                        "Description": "Prefix of every alarm name (and of the dashboard name)."},
@@ -71,14 +143,12 @@ def build_template(config: Any, definitions: Sequence[Any], dashboard: bool = Fa
     outputs: dict[str, Any] = {}
     for d in definitions:
         props = _alarm_properties(d, config)
-        logical = _logical_id(d.name)
+        logical = logical_id(d.name)
         if logical in resources:
             raise ValueError(f"two alarms map to the logical id {logical}")
         resources[logical] = {"Type": CFN_ALARM_TYPE, "Properties": props}
-        outputs[f"{logical}Arn"] = {"Description": d.name, "Value": {"Fn::GetAtt": [logical, "Arn"]}}
+        outputs[f"{logical}Arn"] = {"Description": _no_variables(d.name), "Value": {"Fn::GetAtt": [logical, "Arn"]}}
     if dashboard:
-        from alarms.console_dashboard import dashboard_name
-
         text = templated_body(config, definitions, {"region": "${AWS::Region}", "account": "${AWS::AccountId}",
                                                     "prefix": "${NamePrefix}", "namespace": "${Namespace}"},
                               escape=lambda s: s.replace("${", "${!"))
@@ -88,12 +158,9 @@ def build_template(config: Any, definitions: Sequence[Any], dashboard: bool = Fa
                            "DashboardBody": {"Fn::Sub": text}},
         }
         outputs["DashboardName"] = {"Description": "CloudWatch console dashboard", "Value": {"Ref": "IdemwatchDashboard"}}
-    if len(outputs) > MAX_OUTPUTS:
-        raise ValueError(f"{len(outputs)} outputs; a CloudFormation template allows at most {MAX_OUTPUTS} (split the "
-                         "stack config)")
     doc: dict[str, Any] = {
         "AWSTemplateFormatVersion": "2010-09-09",
-        "Description": f"idemwatch alarms for stack {config.stack} (generated by `idemwatch alarms export`; do not edit)",
+        "Description": _description(config.stack),
         "Parameters": params,
     }
     if conditions:
@@ -103,19 +170,17 @@ def build_template(config: Any, definitions: Sequence[Any], dashboard: bool = Fa
     return doc
 
 
-def templated_body(config: Any, definitions: Sequence[Any], values: Mapping[str, str], escape: Any) -> str:
-    """The dashboard body text with ``values`` (region, account, prefix, namespace) put in as the template
-    language writes them; ``escape`` protects the body's own text from that language first."""
-    from alarms.console_dashboard import Substitutions, body_json, build_body
-
-    sentinels = Substitutions(*(_SENTINEL.format(k.upper()) for k in ("region", "account", "prefix", "namespace")))
-    text = escape(body_json(build_body(config, definitions, sentinels)))
-    for key in ("region", "account", "prefix", "namespace"):
-        text = text.replace(_SENTINEL.format(key.upper()), values[key])
-    return text
+def _description(stack: str) -> str:
+    return _no_variables(f"idemwatch alarms for stack {stack} (generated by `idemwatch alarms export`; do not edit)")
 
 
-def _alarm_properties(d: Any, config: Any) -> dict[str, Any]:
+def _no_variables(text: str) -> str:
+    """Text for a field that takes no intrinsic function (a template's or an output's Description): ``${``
+    written as ``$ {`` so that neither CloudFormation nor cfn-lint reads a variable in it."""
+    return text.replace("${", "$ {")
+
+
+def _alarm_properties(d: AlarmDefinition, config: Any) -> dict[str, Any]:
     req = d.to_request()
     props: dict[str, Any] = {}
     for key, value in req.items():
@@ -125,8 +190,6 @@ def _alarm_properties(d: Any, config: Any) -> dict[str, Any]:
     props["AlarmName"] = {"Fn::Sub": "${NamePrefix}" + d.name[len(d.prefix):].replace("${", "${!")}
     if config.region and props.get("AlarmDescription"):
         # console links open the region the stack is deployed in, not the one the config names
-        from alarms.links import console_base
-
         regional = props["AlarmDescription"].replace("${", "${!")
         here = console_base("${AWS::Region}")
         if console_base(config.region) in regional:
@@ -147,7 +210,7 @@ def _alarm_properties(d: Any, config: Any) -> dict[str, Any]:
         if metric and not metric.get("Dimensions"):
             metric.pop("Dimensions", None)
     # canonical key order: the request's, so exports are byte-stable
-    return {k: props[k] for k in req if k in props}
+    return literal({k: props[k] for k in req if k in props})
 
 
 # --------------------------------------------------------------------------- resolving
@@ -234,12 +297,3 @@ def _eval(x: Any, refs: Mapping[str, Any], conditions: Mapping[str, bool]) -> An
         if key.startswith("Fn::"):
             raise ValueError(f"intrinsic {key} is not supported by this evaluator")
     return {k: _eval(v, refs, conditions) for k, v in x.items()}
-
-
-def is_parameterised(template: Mapping[str, Any]) -> bool:
-    """Whether ``template`` has Parameters (then read it through :func:`resolve`)."""
-    return bool(template.get("Parameters"))
-
-
-def dumps(doc: Any) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

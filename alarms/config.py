@@ -49,35 +49,26 @@ has no default for is added, with the base tier's settings for what it does not 
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from alarms import fields as F
 from alarms.constants import LAMBDA_LOG_GROUP_PREFIX
+from alarms.custom import CustomAlarm, parse_custom_alarms
 from alarms.exceptions import ConfigError
 from alarms.signals import SIGNALS
 from alarms.types import Severity, TreatMissingData
-from emitter.contract import EventSource, resolve_namespace, resolve_service
+from emitter import emf
+from emitter.contract import Dimension, EventSource, resolve_namespace, resolve_service
 
-_OVERRIDE_KEYS = {
-    "threshold": (int, float),
-    "period": (int,),
-    "evaluation_periods": (int,),
-    "datapoints_to_alarm": (int,),
-    "severity": (str,),
-    "treat_missing_data": (str,),
-    "treat_missing_reason": (str,),
-    "enabled": (bool,),
-}
-_TIER_KEYS = {
-    "threshold": (int, float),
-    "period": (int,),
-    "evaluation_periods": (int,),
-    "datapoints_to_alarm": (int,),
-    "enabled": (bool,),
-}
+_COUNT_KEYS = ("period", "evaluation_periods", "datapoints_to_alarm")
+_OVERRIDE_KEYS = {"threshold", *_COUNT_KEYS, "severity", "treat_missing_data", "treat_missing_reason", "enabled"}
+_TIER_KEYS = {"threshold", *_COUNT_KEYS, "enabled", "actions"}
 _TOP_KEYS = {
     "stack", "service", "namespace", "alarm_name_prefix", "idempotency_table", "actions", "notify_ok", "tags",
     "disabled_signals", "overrides", "functions", "dimensions", "region", "account_id", "runbook_url",
@@ -89,6 +80,17 @@ _FUNCTION_KEYS = {
 }
 DEFAULT_RUNBOOK_URL = "docs/platform.md"
 """Runbook base when the config names none: the runbook section of this project's platform docs."""
+_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$")
+"""AWS Region codes (us-east-1, ap-southeast-2, us-gov-west-1): they are written into console URLs."""
+
+# What each name becomes in a PutMetricAlarm request, and so the rule it is held to.
+_DIMENSION_VALUE = emf.check_dimension_value  # FunctionName, Operation, Service, QueueName, TableName, LogGroupName
+_ALARM_NAME_PART = F.name_part(255, "an alarm name")  # API model: AlarmName 1-255
+_TAG_KEY = F.name_part(128, "a tag key")  # API model: TagKey 1-128
+_TAG_VALUE = F.name_part(256, "a tag value")  # API model: TagValue 0-256
+_PROSE = F.free_text(1024)  # AlarmDescription 0-1024 (the stream name, runbook URL and reasons end up there)
+_PREFIX_VARIABLE = ("must not contain '${': the CloudFormation export takes the prefix as the NamePrefix "
+                    "parameter's default, where no escape exists (override NamePrefix at deploy time instead)")
 
 
 @dataclass(frozen=True)
@@ -183,8 +185,8 @@ class StackConfig:
     region: str | None = None
     account_id: str | None = None
     runbook_url: str = DEFAULT_RUNBOOK_URL
-    custom_alarms: tuple[Any, ...] = ()
-    """:class:`alarms.custom.CustomAlarm` entries, in file order."""
+    custom_alarms: tuple[CustomAlarm, ...] = ()
+    """The ``custom_alarms`` entries, in file order."""
 
 
 def load_config(path: str | Path) -> StackConfig:
@@ -200,8 +202,13 @@ def load_config(path: str | Path) -> StackConfig:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read the config file ({exc.strerror})", file=str(p)) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
+                          file=str(p)) from None
     try:
         data = yaml.safe_load(text)
+    except RecursionError:
+        raise ConfigError("not a stack config: nested too deeply", file=str(p)) from None
     except yaml.YAMLError as exc:
         # Never echo the file's text (yaml's message quotes the offending line): position and problem only.
         mark = getattr(exc, "problem_mark", None)
@@ -219,21 +226,27 @@ def parse_config(data: Any) -> StackConfig:
     """Build a :class:`StackConfig` from the decoded document (a mapping). Raises :class:`ConfigError`."""
     if not isinstance(data, dict):
         raise ConfigError("the config must be a mapping at the top level")
-    _no_unknown(data, _TOP_KEYS, "")
+    F.no_unknown(data, _TOP_KEYS, "")
     # One rule with the emitter: the config's value, else idemwatch's variable, else Powertools', else the default.
-    service = resolve_service(_str(data, "service", ""))
-    stack = _str(data, "stack", "", default=service)
-    namespace = resolve_namespace(_str(data, "namespace", ""))
+    service = resolve_service(F.text(data, "service", ""))
+    if reason := _DIMENSION_VALUE(service):
+        raise ConfigError(f"the Service dimension: {reason}", "service")
+    stack = F.text(data, "stack", "", default=service, check=_TAG_VALUE)
+    namespace = resolve_namespace(F.text(data, "namespace", ""))
+    if reason := emf.check_namespace(namespace):
+        raise ConfigError(reason, "namespace")
     prefix = data.get("alarm_name_prefix", f"{stack}-")
     if not isinstance(prefix, str):
         raise ConfigError("must be a string", "alarm_name_prefix")
+    if reason := _ALARM_NAME_PART(prefix) or ("${" in prefix and _PREFIX_VARIABLE):
+        raise ConfigError(reason, "alarm_name_prefix" if "alarm_name_prefix" in data else "stack")
     functions_raw = data.get("functions")
     if not isinstance(functions_raw, list) or not functions_raw:
         raise ConfigError("must be a non-empty list of functions", "functions")
     stack_dims = _dimensions(data.get("dimensions"), "dimensions")
     functions = tuple(_function(f, i, stack_dims) for i, f in enumerate(functions_raw))
     names = [f.name for f in functions]
-    dupes = sorted({n for n in names if names.count(n) > 1})
+    dupes = sorted(n for n, c in Counter(names).items() if c > 1)
     if dupes:
         raise ConfigError(f"duplicate function name(s): {', '.join(dupes)}", "functions")
     actions_raw = data.get("actions") or {}
@@ -241,24 +254,21 @@ def parse_config(data: Any) -> StackConfig:
         raise ConfigError("must be a mapping of severity -> list of SNS topic ARNs", "actions")
     actions: dict[Severity, tuple[str, ...]] = {}
     for sev, arns in actions_raw.items():
-        severity = _enum(Severity, sev, f"actions.{sev}")
-        actions[severity] = _arns(arns, f"actions.{sev}")
+        severity = F.enum_value(Severity, sev, f"actions.{sev}")
+        actions[severity] = F.arns(arns, f"actions.{sev}")
     notify_ok = data.get("notify_ok", True)
     if not isinstance(notify_ok, bool):
         raise ConfigError("must be true or false", "notify_ok")
-    tags = data.get("tags") or {}
-    if not isinstance(tags, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float))
-                                            for k, v in tags.items()):
-        raise ConfigError("must be a mapping of string -> string", "tags")
-    table = data.get("idempotency_table")
-    if table is not None and not isinstance(table, str):
-        raise ConfigError("must be a string", "idempotency_table")
+    table = F.text(data, "idempotency_table", "", check=_DIMENSION_VALUE)
     account = data.get("account_id")
     if account is not None and not (isinstance(account, str) and account.isdigit() and len(account) == 12):
         raise ConfigError("must be a 12-digit string (quote it in YAML)", "account_id")
-    from alarms.custom import parse_custom_alarms
-
-    custom = parse_custom_alarms(data.get("custom_alarms"), "custom_alarms")
+    region = F.text(data, "region", "")
+    if region is not None and not _REGION.match(region):
+        raise ConfigError(f"{region!r} is not an AWS Region code (e.g. us-east-1)", "region")
+    overrides = _overrides(data.get("overrides"), "overrides")
+    for i, fn in enumerate(functions):
+        _check_tiers(overrides, fn.overrides, f"functions[{i}].overrides")
     return StackConfig(
         stack=stack,
         service=service,
@@ -268,16 +278,46 @@ def parse_config(data: Any) -> StackConfig:
         idempotency_table=table,
         actions=MappingProxyType(actions),
         notify_ok=notify_ok,
-        tags=MappingProxyType({k: str(v) for k, v in tags.items()}),
+        tags=_tags(data.get("tags")),
         disabled_signals=_signal_set(data.get("disabled_signals"), "disabled_signals"),
-        overrides=_overrides(data.get("overrides"), "overrides"),
+        overrides=overrides,
         suppressions=_suppressions(data.get("suppressions")),
         dimensions=stack_dims,
-        region=_str(data, "region", ""),
+        region=region,
         account_id=account,
-        runbook_url=_str(data, "runbook_url", "", default=DEFAULT_RUNBOOK_URL),
-        custom_alarms=custom,
+        runbook_url=F.text(data, "runbook_url", "", default=DEFAULT_RUNBOOK_URL, check=_PROSE),
+        custom_alarms=parse_custom_alarms(data.get("custom_alarms"), "custom_alarms"),
     )
+
+
+def _tags(raw: Any) -> Mapping[str, str]:
+    """Extra tags: string keys, string or number values, within the API model's TagKey/TagValue limits."""
+    tags = raw or {}
+    if not isinstance(tags, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float))
+                                            and not isinstance(v, bool) for k, v in tags.items()):
+        raise ConfigError("must be a mapping of string -> string", "tags")
+    out: dict[str, str] = {}
+    for key, value in tags.items():
+        if reason := _TAG_KEY(key) or _TAG_VALUE(str(value)):
+            raise ConfigError(reason, f"tags.{key}")
+        out[key] = str(value)
+    return MappingProxyType(out)
+
+
+def _check_tiers(stack: Mapping[str, SignalOverride], function: Mapping[str, SignalOverride], at: str) -> None:
+    """No enabled tier may repeat its signal's base severity (both alarms would get one name): checked on the
+    overrides as they merge for one function (stack-wide, then the function's), over the signal's default tiers
+    and the added ones. ``at``: the key path of the function's overrides."""
+    for sid in sorted(set(stack) | set(function)):
+        ov = (stack.get(sid) or SignalOverride()).merged(function.get(sid))
+        base = ov.severity or SIGNALS[sid].severity
+        tiers = {t.severity for t in SIGNALS[sid].tiers} | set(ov.tiers)
+        if base in tiers and ov.tiers.get(base, TierOverride()).enabled is not False:
+            own = function.get(sid)
+            where = f"{at}.{sid}" if own is not None and (base in own.tiers or own.severity is not None) \
+                else f"overrides.{sid}"
+            raise ConfigError(f"a {base.value} tier repeats the base severity of {sid}; change the base severity "
+                              f"or disable the tier ({base.value}: {{enabled: false}})", f"{where}.tiers.{base.value}")
 
 
 def _suppressions(raw: Any) -> tuple[Suppression, ...]:
@@ -290,16 +330,14 @@ def _suppressions(raw: Any) -> tuple[Suppression, ...]:
         at = f"suppressions[{i}]"
         if not isinstance(item, dict):
             raise ConfigError("must be a mapping", at)
-        _no_unknown(item, {"rule", "resource", "reason"}, at)
-        out.append(Suppression(*(_str(item, k, at, required=True) for k in ("rule", "resource", "reason"))))
+        F.no_unknown(item, {"rule", "resource", "reason"}, at)
+        out.append(Suppression(*(F.text(item, k, at, required=True, check=_PROSE)
+                                 for k in ("rule", "resource", "reason"))))
     return tuple(out)
 
 
 def _dimensions(raw: Any, at: str, base: Mapping[str, str] | None = None) -> Mapping[str, str]:
     """A dimension name -> value mapping, checked with the emitter's own EMF rules (emitter.emf)."""
-    from emitter import emf
-    from emitter.contract import Dimension
-
     out = dict(base or {})
     if raw is None:
         return MappingProxyType(out)
@@ -322,26 +360,27 @@ def _function(raw: Any, i: int, stack_dims: Mapping[str, str] | None = None) -> 
     at = f"functions[{i}]"
     if not isinstance(raw, dict):
         raise ConfigError("must be a mapping", at)
-    _no_unknown(raw, _FUNCTION_KEYS, at)
-    name = _str(raw, "name", at, required=True)
+    F.no_unknown(raw, _FUNCTION_KEYS, at)
+    name = F.text(raw, "name", at, required=True, check=_DIMENSION_VALUE)
     es = raw.get("event_source")
     if es is None:
         raise ConfigError("is required (one of: " + ", ".join(e.value for e in EventSource) + ")",
                           f"{at}.event_source")
-    event_source = _enum(EventSource, es, f"{at}.event_source")
-    queue = _str(raw, "queue", at)
-    dlq = _str(raw, "dlq", at)
-    stream = _str(raw, "stream", at)
+    event_source = F.enum_value(EventSource, es, f"{at}.event_source")
+    queue = F.text(raw, "queue", at, check=_DIMENSION_VALUE)
     if queue and event_source is not EventSource.SQS:
         raise ConfigError(f"a source queue needs event_source sqs (got {event_source.value})", f"{at}.queue")
+    log_group = F.text(raw, "log_group", at, check=_DIMENSION_VALUE)
+    if log_group is None and (reason := _DIMENSION_VALUE(f"{LAMBDA_LOG_GROUP_PREFIX}{name}")):
+        raise ConfigError(f"its log group {LAMBDA_LOG_GROUP_PREFIX}<name>: {reason}", f"{at}.name")
     return FunctionConfig(
         name=name,
-        operation=_str(raw, "operation", at, required=True),
+        operation=F.text(raw, "operation", at, required=True, check=_DIMENSION_VALUE),
         event_source=event_source,
         queue=queue,
-        dlq=dlq,
-        stream=stream,
-        log_group=_str(raw, "log_group", at) or f"{LAMBDA_LOG_GROUP_PREFIX}{name}",
+        dlq=F.text(raw, "dlq", at, check=_DIMENSION_VALUE),
+        stream=F.text(raw, "stream", at, check=_PROSE),
+        log_group=log_group or f"{LAMBDA_LOG_GROUP_PREFIX}{name}",
         overrides=_overrides(raw.get("overrides"), f"{at}.overrides"),
         disabled_signals=_signal_set(raw.get("disabled_signals"), f"{at}.disabled_signals"),
         dimensions=_dimensions(raw.get("dimensions"), f"{at}.dimensions", stack_dims),
@@ -360,18 +399,19 @@ def _overrides(raw: Any, at: str) -> Mapping[str, SignalOverride]:
             raise ConfigError(f"unknown signal id (known: {', '.join(SIGNALS)})", here)
         if not isinstance(settings, dict):
             raise ConfigError("must be a mapping", here)
-        _no_unknown(settings, set(_OVERRIDE_KEYS) | {"tiers"}, here)
+        F.no_unknown(settings, _OVERRIDE_KEYS | {"tiers"}, here)
         kw: dict[str, Any] = {}
         for key, value in settings.items():
             if key == "tiers":
                 kw["tiers"] = _tiers(value, f"{here}.tiers")
-                continue
-            value = _setting(value, _OVERRIDE_KEYS[key], key, f"{here}.{key}")
-            if key == "severity":
-                value = _enum(Severity, value, f"{here}.{key}")
+            elif key == "severity":
+                kw[key] = F.enum_value(Severity, value, f"{here}.{key}")
             elif key == "treat_missing_data":
-                value = _enum(TreatMissingData, value, f"{here}.{key}")
-            kw[key] = value
+                kw[key] = F.enum_value(TreatMissingData, value, f"{here}.{key}")
+            elif key == "treat_missing_reason":
+                kw[key] = F.text(settings, key, here, check=_PROSE)
+            else:
+                kw[key] = _setting(value, key, f"{here}.{key}")
         if "treat_missing_data" in kw and not kw.get("treat_missing_reason"):
             raise ConfigError("changing treat_missing_data needs treat_missing_reason (why that choice)", here)
         out[sid] = SignalOverride(**kw)
@@ -384,39 +424,30 @@ def _tiers(raw: Any, at: str) -> Mapping[Severity, TierOverride]:
     out: dict[Severity, TierOverride] = {}
     for sev, settings in raw.items():
         here = f"{at}.{sev}"
-        severity = _enum(Severity, sev, here)
+        severity = F.enum_value(Severity, sev, here)
         if not isinstance(settings, dict):
             raise ConfigError("must be a mapping", here)
-        _no_unknown(settings, set(_TIER_KEYS) | {"actions"}, here)
+        F.no_unknown(settings, _TIER_KEYS, here)
         kw: dict[str, Any] = {}
         for key, value in settings.items():
             if key == "actions":
-                kw["actions"] = _arns(value, f"{here}.actions")
-                continue
-            kw[key] = _setting(value, _TIER_KEYS[key], key, f"{here}.{key}")
+                kw["actions"] = F.arns(value, f"{here}.actions")
+            else:
+                kw[key] = _setting(value, key, f"{here}.{key}")
         out[severity] = TierOverride(**kw)
     return MappingProxyType(out)
 
 
-def _setting(value: Any, types: tuple[type, ...], key: str, at: str) -> Any:
-    """One override/tier setting of the allowed ``types`` (bool only where allowed; counts >= 1)."""
-    if isinstance(value, bool) and bool not in types or not isinstance(value, types):
-        raise ConfigError(f"must be {' or '.join(t.__name__ for t in types)}, got {value!r}", at)
-    if key in ("period", "evaluation_periods", "datapoints_to_alarm") and value < 1:
-        raise ConfigError("must be >= 1", at)
-    return value
-
-
-def _arns(arns: Any, at: str) -> tuple[str, ...]:
-    """A list of SNS topic ARNs (a single string is a list of one)."""
-    if isinstance(arns, str):
-        arns = [arns]
-    if not isinstance(arns, list) or not all(isinstance(a, str) and a for a in arns):
-        raise ConfigError("must be a list of ARNs", at)
-    for a in arns:
-        if not a.startswith("arn:"):
-            raise ConfigError(f"{a!r} is not an ARN", at)
-    return tuple(arns)
+def _setting(value: Any, key: str, at: str) -> Any:
+    """One numeric or boolean override/tier setting: ``threshold`` a finite number, ``enabled`` true/false,
+    the counts integers >= 1."""
+    if key == "threshold":
+        return F.number(value, at)
+    if key == "enabled":
+        if not isinstance(value, bool):
+            raise ConfigError(f"must be true or false, got {value!r}", at)
+        return value
+    return F.count(value, at)
 
 
 def _signal_set(raw: Any, at: str) -> frozenset[str]:
@@ -428,29 +459,3 @@ def _signal_set(raw: Any, at: str) -> frozenset[str]:
     if unknown:
         raise ConfigError(f"unknown signal id(s) {', '.join(unknown)} (known: {', '.join(SIGNALS)})", at)
     return frozenset(raw)
-
-
-def _no_unknown(d: dict, allowed: set[str], at: str) -> None:
-    unknown = sorted(str(k) for k in d if k not in allowed)
-    if unknown:
-        where = f"{at}.{unknown[0]}" if at else unknown[0]
-        raise ConfigError(f"unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})", where)
-
-
-def _str(d: dict, key: str, at: str, required: bool = False, default: str | None = None) -> Any:
-    here = f"{at}.{key}" if at else key
-    value = d.get(key)
-    if value is None:
-        if required:
-            raise ConfigError("is required", here)
-        return default
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"must be a non-empty string, got {value!r}", here)
-    return value
-
-
-def _enum(enum: Any, value: Any, at: str) -> Any:
-    try:
-        return enum(value)
-    except ValueError:
-        raise ConfigError(f"{value!r} is not one of: {', '.join(e.value for e in enum)}", at) from None

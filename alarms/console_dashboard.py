@@ -22,19 +22,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from alarms import constants as C
 from alarms import links as L
 from alarms.definitions import AlarmDefinition, MetricRef
+from collector.standard_queries import load_standard_queries
 
 DASHBOARD_SUFFIX = "idemwatch"
 MANAGED_MARKER = "idemwatch:managed-by=idemwatch"
 """Written in the header text widget (dashboards take no tags in PutDashboard); ``deploy`` finds the
 dashboards it manages, and their stack, by this marker."""
 _STANDARD_QUERIES = ("outcomes", "error_codes")
+_SENTINEL = "@@IDEMWATCH_{}@@"
 _METRIC_W, _METRIC_H = 8, 6
 _LOG_W, _LOG_H = 12, 6
 
@@ -71,8 +73,6 @@ def concrete(config: Any, region: str | None = None, account_id: str | None = No
 
 def build_body(config: Any, definitions: Sequence[AlarmDefinition], subs: Substitutions) -> dict[str, Any]:
     """The dashboard body (a dict; ``json.dumps`` it for PutDashboard)."""
-    from collector.collect import load_standard_queries
-
     queries = load_standard_queries()
     widgets: list[dict[str, Any]] = []
     y = 0
@@ -145,6 +145,19 @@ def build_body(config: Any, definitions: Sequence[AlarmDefinition], subs: Substi
 def body_json(body: dict[str, Any]) -> str:
     """The body as PutDashboard's DashboardBody text (compact, key order kept: byte-stable)."""
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+
+
+def templated_body(config: Any, definitions: Sequence[AlarmDefinition], values: Mapping[str, str],
+                   escape: Callable[[str], str]) -> str:
+    """The body text for a template language: ``escape`` (that language's literal form) applied to the body's
+    own text first, then ``values`` (its expressions for ``region``, ``account``, ``prefix`` and ``namespace``)
+    put where the importing stack decides."""
+    keys = ("region", "account", "prefix", "namespace")
+    sentinels = Substitutions(*(_SENTINEL.format(k.upper()) for k in keys))
+    text = escape(body_json(build_body(config, definitions, sentinels)))
+    for key in keys:
+        text = text.replace(_SENTINEL.format(key.upper()), values[key])
+    return text
 
 
 def alarm_arn(d: AlarmDefinition, subs: Substitutions) -> str:

@@ -31,16 +31,17 @@ naming the key path.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from alarms import fields as F
 from alarms.constants import METRIC_ID_PATTERN
+from alarms.definitions import is_percentile
 from alarms.exceptions import ConfigError
 from alarms.types import ComparisonOperator, Severity, Statistic, TreatMissingData
+from emitter import emf
 
-PERCENTILE_PATTERN = r"^p(\d{1,2}(\.\d{1,2})?|100)$"
-"""ExtendedStatistic percentiles as PutMetricAlarm takes them ("p0.0" to "p100")."""
-_PERCENTILE_RE = re.compile(PERCENTILE_PATTERN)
 _KEYS = {
     "name", "title", "description", "severity", "metric", "expression", "metrics", "period", "evaluation_periods",
     "datapoints_to_alarm", "threshold", "comparison", "unit", "treat_missing_data", "treat_missing_reason",
@@ -48,6 +49,17 @@ _KEYS = {
 }
 _METRIC_KEYS = {"namespace", "name", "dimensions", "statistic"}
 DEFAULT_MISSING_REASON = "not set in the stack config: CloudWatch's default"
+_NAME = F.name_part(255, "an alarm name")  # API model: AlarmName 1-255
+_METRIC_NAME = F.name_part(255, "a metric name")  # API model: MetricName 1-255
+_EXPRESSION = F.name_part(2048, "a metric math expression")  # API model: MetricExpression 1-2048
+_PROSE = F.free_text(1024)  # AlarmDescription 0-1024 (title, description, unit and reason end up there)
+
+
+def _namespace(value: str) -> str | None:
+    """API model: Namespace 1-255 characters, pattern ``[^:].*``, no control characters."""
+    if value.startswith(":"):
+        return "a namespace must not start with ':'"
+    return F.name_part(255, "a namespace")(value)
 
 
 @dataclass(frozen=True)
@@ -83,11 +95,6 @@ class CustomAlarm:
     actions: tuple[str, ...] | None = None
 
 
-def is_percentile(stat: str) -> bool:
-    """Whether ``stat`` is an ExtendedStatistic percentile (``p99``, ``p99.9``)."""
-    return bool(_PERCENTILE_RE.match(stat))
-
-
 def parse_custom_alarms(raw: Any, at: str) -> tuple[CustomAlarm, ...]:
     """The checked ``custom_alarms`` list (empty when absent). Raises :class:`ConfigError`."""
     if raw is None:
@@ -96,19 +103,17 @@ def parse_custom_alarms(raw: Any, at: str) -> tuple[CustomAlarm, ...]:
         raise ConfigError("must be a list of custom alarms", at)
     out = [_one(item, f"{at}[{i}]") for i, item in enumerate(raw)]
     names = [a.name for a in out]
-    dupes = sorted({n for n in names if names.count(n) > 1})
+    dupes = sorted(n for n, c in Counter(names).items() if c > 1)
     if dupes:
         raise ConfigError(f"duplicate custom alarm name(s): {', '.join(dupes)}", at)
     return tuple(out)
 
 
 def _one(raw: Any, at: str) -> CustomAlarm:
-    from alarms.config import _arns, _enum, _no_unknown, _str
-
     if not isinstance(raw, dict):
         raise ConfigError("must be a mapping", at)
-    _no_unknown(raw, _KEYS, at)
-    name = _str(raw, "name", at, required=True)
+    F.no_unknown(raw, _KEYS, at)
+    name = F.text(raw, "name", at, required=True, check=_NAME)
     has_metric, has_math = "metric" in raw, "expression" in raw or "metrics" in raw
     if has_metric == has_math:
         raise ConfigError("give either metric, or expression + metrics (metric math)", at)
@@ -118,7 +123,7 @@ def _one(raw: Any, at: str) -> CustomAlarm:
     if has_metric:
         metric = _metric(raw["metric"], f"{at}.metric")
     else:
-        expression = _str(raw, "expression", at, required=True)
+        expression = F.text(raw, "expression", at, required=True, check=_EXPRESSION)
         parts = raw.get("metrics")
         if not isinstance(parts, dict) or not parts:
             raise ConfigError("must be a mapping of query id -> metric", f"{at}.metrics")
@@ -126,48 +131,46 @@ def _one(raw: Any, at: str) -> CustomAlarm:
             if not isinstance(qid, str) or not re.match(METRIC_ID_PATTERN, qid):
                 raise ConfigError(f"query id {qid!r} must match {METRIC_ID_PATTERN}", f"{at}.metrics")
         metrics = tuple((qid, _metric(m, f"{at}.metrics.{qid}")) for qid, m in parts.items())
-    period = _int(raw, "period", at, required=True)
-    evaluation_periods = _int(raw, "evaluation_periods", at, required=True)
-    datapoints = _int(raw, "datapoints_to_alarm", at) or evaluation_periods
-    threshold = raw.get("threshold")
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
-        raise ConfigError(f"is required and must be a number, got {threshold!r}", f"{at}.threshold")
+    period = _count(raw, "period", at, required=True)
+    evaluation_periods = _count(raw, "evaluation_periods", at, required=True)
+    datapoints = _count(raw, "datapoints_to_alarm", at, required=False, default=evaluation_periods)
+    if "threshold" not in raw:
+        raise ConfigError("is required (a number)", f"{at}.threshold")
+    threshold = F.number(raw["threshold"], f"{at}.threshold")
     treat_raw = raw.get("treat_missing_data")
-    treat = _enum(TreatMissingData, treat_raw, f"{at}.treat_missing_data") if treat_raw is not None \
+    treat = F.enum_value(TreatMissingData, treat_raw, f"{at}.treat_missing_data") if treat_raw is not None \
         else TreatMissingData.MISSING
-    reason = _str(raw, "treat_missing_reason", at)
+    reason = F.text(raw, "treat_missing_reason", at, check=_PROSE)
     if treat_raw is not None and not reason:
         raise ConfigError("setting treat_missing_data needs treat_missing_reason (why that choice)", at)
-    actions = _arns(raw["actions"], f"{at}.actions") if raw.get("actions") is not None else None
+    actions = F.arns(raw["actions"], f"{at}.actions") if raw.get("actions") is not None else None
     return CustomAlarm(
         name=name,
-        title=_str(raw, "title", at, default=name),
-        description=_str(raw, "description", at, default=""),
-        severity=_enum(Severity, raw.get("severity", "warning"), f"{at}.severity"),
+        title=F.text(raw, "title", at, default=name, check=_PROSE),
+        description=F.text(raw, "description", at, default="", check=_PROSE),
+        severity=F.enum_value(Severity, raw.get("severity", "warning"), f"{at}.severity"),
         period=period,
         evaluation_periods=evaluation_periods,
         datapoints_to_alarm=datapoints,
-        threshold=float(threshold),
-        comparison=_enum(ComparisonOperator, raw.get("comparison", ComparisonOperator.GREATER_THAN.value),
-                         f"{at}.comparison"),
-        unit=_str(raw, "unit", at, default="Count"),
+        threshold=threshold,
+        comparison=F.enum_value(ComparisonOperator, raw.get("comparison", ComparisonOperator.GREATER_THAN.value),
+                                f"{at}.comparison"),
+        unit=F.text(raw, "unit", at, default="Count", check=_PROSE),
         treat_missing_data=treat,
         treat_missing_reason=reason or DEFAULT_MISSING_REASON,
         metric=metric,
         expression=expression,
         metrics=metrics,
-        log_group=_str(raw, "log_group", at),
+        log_group=F.text(raw, "log_group", at, check=emf.check_dimension_value),
         actions=actions,
     )
 
 
 def _metric(raw: Any, at: str) -> CustomMetric:
-    from alarms.config import _no_unknown, _str
-
     if not isinstance(raw, dict):
         raise ConfigError("must be a mapping (namespace, name, dimensions, statistic)", at)
-    _no_unknown(raw, _METRIC_KEYS, at)
-    stat = _str(raw, "statistic", at, required=True)
+    F.no_unknown(raw, _METRIC_KEYS, at)
+    stat = F.text(raw, "statistic", at, required=True)
     if stat not in {s.value for s in Statistic} and not is_percentile(stat):
         raise ConfigError(f"{stat!r} is not one of: {', '.join(s.value for s in Statistic)} or a percentile "
                           "pNN[.N]", f"{at}.statistic")
@@ -175,17 +178,19 @@ def _metric(raw: Any, at: str) -> CustomMetric:
     if not isinstance(dims, dict) or not all(isinstance(k, str) and isinstance(v, (str, int)) and
                                              not isinstance(v, bool) for k, v in dims.items()):
         raise ConfigError("must be a mapping of dimension name -> value", f"{at}.dimensions")
-    return CustomMetric(name=_str(raw, "name", at, required=True), statistic=stat,
-                        namespace=_str(raw, "namespace", at),
+    for k, v in dims.items():
+        if reason := emf.check_dimension_name(k) or emf.check_dimension_value(str(v)):
+            raise ConfigError(reason, f"{at}.dimensions.{k}")
+    return CustomMetric(name=F.text(raw, "name", at, required=True, check=_METRIC_NAME), statistic=stat,
+                        namespace=F.text(raw, "namespace", at, check=_namespace),
                         dimensions=tuple((k, str(v)) for k, v in dims.items()))
 
 
-def _int(raw: dict, key: str, at: str, required: bool = False) -> int | None:
+def _count(raw: dict, key: str, at: str, required: bool, default: int = 0) -> int:
+    """An integer >= 1 under ``key`` (``default`` when absent and not required)."""
     value = raw.get(key)
     if value is None:
         if required:
             raise ConfigError("is required", f"{at}.{key}")
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"must be an integer >= 1, got {value!r}", f"{at}.{key}")
-    return value
+        return default
+    return F.count(value, f"{at}.{key}")

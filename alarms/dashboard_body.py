@@ -114,7 +114,8 @@ def _widget(w: Any, at: str) -> list[BodyProblem]:
         p(f"{at}.width", "widget.width_range", f"width {width!r} must be an integer 1-{GRID_COLUMNS}")
     if not (_is_int(height) and 1 <= height <= MAX_HEIGHT):
         p(f"{at}.height", "widget.height_range", f"height {height!r} must be an integer 1-{MAX_HEIGHT}")
-    if _is_int(x) and _is_int(width) and 0 <= x and 1 <= width <= GRID_COLUMNS and x + width > GRID_COLUMNS:
+    if isinstance(x, int) and isinstance(width, int) and 0 <= x and 1 <= width <= GRID_COLUMNS \
+            and x + width > GRID_COLUMNS:
         p(f"{at}.width", "widget.grid_overflow", f"x {x} + width {width} exceeds the {GRID_COLUMNS}-column grid")
     props = w.get("properties")
     if not isinstance(props, Mapping):

@@ -7,10 +7,20 @@ PutMetricAlarm request (API field names), which is also the ``--cli-input-json``
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from alarms.types import ComparisonOperator, Severity, TreatMissingData
+
+PERCENTILE_PATTERN = r"^p(\d{1,2}(\.\d{1,2})?|100)$"
+"""ExtendedStatistic percentiles as PutMetricAlarm takes them ("p0.0" to "p100")."""
+_PERCENTILE_RE = re.compile(PERCENTILE_PATTERN)
+
+
+def is_percentile(stat: str) -> bool:
+    """Whether ``stat`` is an ExtendedStatistic percentile (``p99``, ``p99.9``)."""
+    return bool(_PERCENTILE_RE.match(stat))
 
 
 @dataclass(frozen=True)
@@ -135,8 +145,6 @@ class AlarmDefinition:
         }
         if self.metric is not None:
             req.update(self.metric.to_api())
-            from alarms.custom import is_percentile
-
             # a percentile goes to ExtendedStatistic (PutMetricAlarm: "p0.0 to p100")
             req["ExtendedStatistic" if is_percentile(self.statistic or "") else "Statistic"] = self.statistic
             req["Period"] = self.period

@@ -25,9 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from alarms import constants as C
+from alarms.console_dashboard import MANAGED_MARKER
 from alarms.definitions import AlarmDefinition
 from alarms.exceptions import DeployError, ValidationFailed
-from alarms.validate import errors, validate_requests
+from alarms.validate import validate_requests
+from alarms.violation import errors
 
 # Fields compared between the desired request and DescribeAlarms' MetricAlarms entry.
 _COMPARED = (
@@ -70,7 +72,8 @@ class DeployPlan:
     def rows(self) -> list[dict[str, Any]]:
         """One dict per alarm/dashboard: ``kind`` (alarm | dashboard), ``name``, ``action`` (create | update |
         unchanged | delete | orphan), ``fields`` (changed fields of an update)."""
-        out = [{"kind": "alarm", "name": n, "action": "create", "fields": []} for n in self.create]
+        out: list[dict[str, Any]] = [{"kind": "alarm", "name": n, "action": "create", "fields": []}
+                                     for n in self.create]
         out += [{"kind": "alarm", "name": n, "action": "update", "fields": f} for n, f in self.update.items()]
         out += [{"kind": "alarm", "name": n, "action": "unchanged", "fields": []} for n in self.unchanged]
         out += [{"kind": "alarm", "name": n, "action": "delete" if n in self.delete else "orphan", "fields": []}
@@ -126,9 +129,9 @@ def plan(client: Any, definitions: Sequence[AlarmDefinition], stack: str, prune:
         p.delete = list(p.orphans)
     if dashboard is not None:
         p.dashboard, p.dashboard_body = dashboard
-        have = _get_dashboard(client, p.dashboard)
-        p.dashboard_action = "create" if have is None else (
-            "unchanged" if json.loads(have) == json.loads(p.dashboard_body) else "update")
+        current = _get_dashboard(client, p.dashboard)
+        p.dashboard_action = "create" if current is None else (
+            "unchanged" if json.loads(current) == json.loads(p.dashboard_body) else "update")
         p.orphan_dashboards = [n for n in managed_dashboards(client, stack) if n != p.dashboard]
         if prune:
             p.delete_dashboards = list(p.orphan_dashboards)
@@ -137,8 +140,6 @@ def plan(client: Any, definitions: Sequence[AlarmDefinition], stack: str, prune:
 
 def managed_dashboards(client: Any, stack: str) -> list[str]:
     """Dashboards whose body carries the managed marker of ``stack`` (PutDashboard takes no tags), sorted."""
-    from alarms.console_dashboard import MANAGED_MARKER
-
     want = f"idemwatch:stack={stack}`"
     out = []
     try:

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # pragma: no cover
-    from alarms.validate import Violation
+from alarms.violation import Violation
 
 
 class AlarmsError(Exception):

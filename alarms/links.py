@@ -27,6 +27,8 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from urllib.parse import quote, unquote
 
+from emitter.contract import LogKey
+
 __all__ = [
     "alarm_url",
     "console_base",
@@ -39,8 +41,9 @@ __all__ = [
     "runbook_url",
 ]
 
-_PLAIN = re.compile(r"[A-Za-z0-9.\-]")
-_JS_ESCAPE_SAFE = "@*_+-./"  # JavaScript escape() leaves letters, digits and these alone
+_NOT_PLAIN = re.compile(r"[^A-Za-z0-9.\-]")
+_JS_ESCAPED = re.compile(r"[^A-Za-z0-9@*_+\-./]")
+"""What JavaScript's escape() encodes: everything but letters, digits and ``@*_+-./``."""
 
 
 def encode_uri_component(s: str) -> str:
@@ -107,8 +110,6 @@ def logs_insights_url(
 def key_query(key: str) -> str:
     """Logs Insights query for every record of one idempotency key (oldest first). The key is a string literal:
     ``\\`` and ``"`` are backslash-escaped, so no key can change the query."""
-    from emitter.contract import LogKey
-
     literal = key.replace("\\", "\\\\").replace('"', '\\"')
     return (f'filter {LogKey.IDEMPOTENCY_KEY.value} = "{literal}" | fields @timestamp, {LogKey.OUTCOME.value}, '
             f"{LogKey.OPERATION.value}, @requestId, @message | sort @timestamp asc")
@@ -146,13 +147,7 @@ def _iso(epoch_s: int) -> str:
 
 
 def _star(s: str) -> str:
-    out = []
-    for ch in s:
-        if _PLAIN.fullmatch(ch):
-            out.append(ch)
-        else:
-            out.extend(f"*{b:02x}" for b in ch.encode("utf-8"))
-    return "".join(out)
+    return _NOT_PLAIN.sub(lambda m: "".join(f"*{b:02x}" for b in m.group().encode("utf-8")), s)
 
 
 def _jsurl_value(v: object) -> str:
@@ -169,7 +164,7 @@ def _jsurl_value(v: object) -> str:
 
 def _js_escape(s: str) -> str:
     # JavaScript escape(): the text here is ASCII already (_star wrote every other character as *xx)
-    return "".join(ch if ch.isalnum() and ch.isascii() or ch in _JS_ESCAPE_SAFE else f"%{ord(ch):02X}" for ch in s)
+    return _JS_ESCAPED.sub(lambda m: f"%{ord(m.group()):02X}", s)
 
 
 def _unstar(s: str) -> str:

@@ -24,55 +24,44 @@ Two layers, each violation naming the alarm and the field:
    ``level="warning"``): e.g. ``[Service, Operation]`` while the function also publishes
    ``Environment``.
 
-Warnings are reported but do not make a request invalid (:func:`errors` filters them out).
+Warnings are reported but do not make a request invalid (:func:`alarms.violation.errors` filters them out).
+Numbers must be finite (``model.finite``: JSON has no NaN or Infinity, and CloudWatch never compares a
+datapoint with one), and names must hold no ASCII control character (``model.control_characters``: the
+model's documentation of AlarmName, Dimension Name and Value: "can't contain ASCII control characters").
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from alarms import constants as C
+from alarms.cfn_template import requests_from_cloudformation
+from alarms.fields import CONTROL_CHARACTERS
+from alarms.terraform import evaluate, requests_from_terraform
+from alarms.tf_module import resolve_module
+from alarms.violation import Violation
+from emitter.contract import DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET, Dimension, Metric
 
 _ID_RE = re.compile(C.METRIC_ID_PATTERN)
 _WORD_RE = re.compile(r"(?<![A-Za-z0-9_.])[a-z][A-Za-z0-9_]*(?![A-Za-z0-9_(])")
-
-
-@dataclass(frozen=True, order=True)
-class Violation:
-    """One problem: ``alarm`` name, ``field`` path (``Metrics[2].Id``), ``rule`` id and a message."""
-
-    alarm: str
-    field: str
-    rule: str
-    message: str
-    level: str = "error"
-    """"error" (the API refuses it or it can never get data) or "warning"."""
-
-    def __str__(self) -> str:
-        return f"{self.alarm}: {self.field}: {self.message} [{self.rule}]"
+_NO_CONTROL_SHAPES = frozenset({"AlarmName", "DimensionName", "DimensionValue"})
+"""String shapes whose model documentation says they cannot hold ASCII control characters."""
 
 
 PublishedSets = Mapping[str, frozenset[tuple[str, ...]]]
 """Operation dimension value -> the dimension-name sets (sorted tuples) its emitter publishes."""
 
 
-def errors(violations: Iterable[Violation]) -> list[Violation]:
-    """The violations that make a request invalid (``level == "error"``)."""
-    return [v for v in violations if v.level == "error"]
-
-
 def published_dimension_sets(config: Any) -> PublishedSets:
     """What the emitter of each function of ``config`` (a :class:`~alarms.config.StackConfig`) publishes:
     every set of :data:`emitter.contract.DIMENSION_SETS` (and the EventSource set) with the function's
     default dimensions appended, as the emitter writes them (emitter.aggregate ``_group_dimensions``)."""
-    from emitter.contract import DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET
-
     out: dict[str, set[tuple[str, ...]]] = {}
     for fn in config.functions:
         extra = tuple(fn.dimensions)
@@ -83,7 +72,7 @@ def published_dimension_sets(config: Any) -> PublishedSets:
 
 @lru_cache(maxsize=1)
 def _input_shape() -> Any:
-    import botocore.session
+    import botocore.session  # boto3's, an optional dependency (the alarms extra)
 
     model = botocore.session.get_session().get_service_model("cloudwatch")
     return model.operation_model("PutMetricAlarm").input_shape
@@ -152,6 +141,11 @@ def _check_shape(value: Any, shape: Any, path: str, alarm: str, out: list[Violat
         pattern = meta.get("pattern")
         if pattern and not re.fullmatch(pattern, value, flags=re.DOTALL):
             out.append(Violation(alarm, here, "model.pattern", f"{value!r} does not match the pattern {pattern!r}"))
+        if shape.name in _NO_CONTROL_SHAPES and CONTROL_CHARACTERS.search(value):
+            out.append(Violation(alarm, here, "model.control_characters",
+                                 f"{value!r} holds an ASCII control character, which {shape.name} cannot"[:300]))
+    elif type_name in ("double", "float") and not math.isfinite(value):
+        out.append(Violation(alarm, here, "model.finite", f"must be a finite number, got {value!r}"))
     elif type_name in ("integer", "long", "double", "float"):
         _bounds(value, meta, here, alarm, out, "value")
     elif type_name == "list":
@@ -340,8 +334,6 @@ def _semantic(r: Mapping[str, Any], alarm: str, published: PublishedSets | None 
 
 def _semantic_metric(namespace: Any, name: Any, dimensions: Any, stat: Any, prefix: str,
                      alarm: str, published: PublishedSets | None = None) -> list[Violation]:
-    from emitter.contract import DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET, Dimension, Metric
-
     out: list[Violation] = []
     if not isinstance(namespace, str) or not isinstance(name, str):
         return out
@@ -380,11 +372,11 @@ def _semantic_metric(namespace: Any, name: Any, dimensions: Any, stat: Any, pref
         if published is not None:
             op = next((d.get("Value") for d in dimensions if isinstance(d, Mapping)
                        and d.get("Name") == Dimension.OPERATION.value), None) if isinstance(dimensions, list) else None
-            allowed = published.get(op) if isinstance(op, str) else None
-            if allowed is None:
-                allowed = frozenset().union(*published.values()) if published else frozenset()
-            if have not in allowed:
-                shown = " or ".join("[" + ", ".join(s) + "]" for s in sorted(allowed))
+            sets_of_op = published.get(op) if isinstance(op, str) else None
+            if sets_of_op is None:
+                sets_of_op = frozenset().union(*published.values()) if published else frozenset()
+            if have not in sets_of_op:
+                shown = " or ".join("[" + ", ".join(s) + "]" for s in sorted(sets_of_op))
                 out.append(Violation(alarm, dim_field, "semantic.dimension_unpublished",
                                      f"the emitter configuration of this stack publishes {name} with {shown}, never "
                                      f"with [{', '.join(have)}] (declare the function's default dimensions under "
@@ -402,32 +394,41 @@ def _semantic_metric(namespace: Any, name: Any, dimensions: Any, stat: Any, pref
 def load_requests(path: str | Path) -> list[dict[str, Any]]:
     """PutMetricAlarm requests in one exported file: a ``--cli-input-json`` document, a CloudFormation
     template (``Resources`` of type ``AWS::CloudWatch::Alarm``) or Terraform JSON
-    (``resource.aws_cloudwatch_metric_alarm``). A directory yields every ``*.json`` below it, sorted.
-    Raises ``ValueError`` naming the file when it is none of these.
+    (``resource.aws_cloudwatch_metric_alarm``, read as Terraform evaluates it). A directory yields every
+    ``*.json`` below it, sorted. Raises ``ValueError`` naming the file when it is none of these, is not UTF-8
+    JSON, or holds ``NaN``/``Infinity`` (not JSON).
     """
-    from alarms.export import requests_from_cloudformation, requests_from_terraform
-
     p = Path(path)
     if p.is_dir():
         out: list[dict[str, Any]] = []
         for f in sorted(p.rglob("*.json")):
             out.extend(load_requests(f))
         return out
+    doc = _read_json(p)
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{p}: not a readable JSON file ({exc})") from exc
-    if isinstance(doc, dict) and "Resources" in doc:
-        return requests_from_cloudformation(doc)
-    if isinstance(doc, dict) and "resource" in doc:
-        variables = p.parent / "variables.tf.json"
-        if variables.is_file():  # a module: its variables' defaults give the values
-            from alarms.tf_module import resolve_module
-
-            doc = resolve_module(doc, json.loads(variables.read_text(encoding="utf-8")), region="us-east-1")
-        return requests_from_terraform(doc)
+        if isinstance(doc, dict) and "Resources" in doc:
+            return requests_from_cloudformation(doc)
+        if isinstance(doc, dict) and "resource" in doc:
+            variables = p.parent / "variables.tf.json"
+            if variables.is_file():  # a module: its variables' defaults give the values
+                return requests_from_terraform(resolve_module(doc, _read_json(variables), region="us-east-1"))
+            return requests_from_terraform(evaluate(doc))
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise ValueError(f"{p}: cannot read its alarms ({type(exc).__name__}: {exc})") from None
     if isinstance(doc, dict) and ("widgets" in doc or set(doc) <= {"terraform", "variable", "output", "data"}):
         return []  # a dashboard body (checked by dashboard_body.validate_body) or module plumbing
     if isinstance(doc, dict) and "AlarmName" in doc:
         return [doc]
     raise ValueError(f"{p}: neither a PutMetricAlarm request, a CloudFormation template nor Terraform JSON")
+
+
+def _read_json(p: Path) -> Any:
+    """The JSON document in ``p``; ``ValueError`` naming the file when unreadable, not UTF-8, not JSON, or
+    holding NaN/Infinity (Python's json accepts them; JSON, CloudWatch and Terraform do not)."""
+    def refuse(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON number")
+
+    try:
+        return json.loads(p.read_text(encoding="utf-8"), parse_constant=refuse)
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ValueError(f"{p}: not a readable JSON file ({exc})") from None

@@ -50,3 +50,8 @@ SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
 AUDIT_JSON_FILE = "audit.json"
 """File name the demo writes the static audit of the demo template to (next to ``tables/`` in the data dir)."""
+
+MAX_TEMPLATE_DEPTH = 100
+"""Deepest nesting of mappings and lists the static audit reads in a template, and deepest chain of intrinsic
+functions and references it follows while resolving one value: a real template nests a few levels (an IAM
+policy inside Properties inside a resource), so anything deeper is refused as malformed, never crashes."""

@@ -9,6 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from alarms.audit.constants import AUDIT_JSON_FILE
+from alarms.audit.report import to_json
+from alarms.audit.rules import evaluate
+from alarms.audit.sources import audit_paths, options_from_config, with_config_tables
+from alarms.config import load_config
 
 __all__ = ["DEMO_TEMPLATE", "run_demo_audit"]
 
@@ -21,11 +25,6 @@ DEMO_ALARMS = _ALARMS / "exported" / "cloudformation" / "shop-alarms.json"
 def run_demo_audit(out_dir: Path) -> dict[str, Any]:
     """Audit the demo template and write ``<out_dir>/audit.json`` (the ``--format json`` document).
     Returns that document. Raises :class:`~alarms.audit.exceptions.AuditError` on an unreadable template."""
-    from alarms.audit.report import to_json
-    from alarms.audit.rules import evaluate
-    from alarms.audit.sources import audit_paths, options_from_config, with_config_tables
-    from alarms.config import load_config
-
     cfg = load_config(DEMO_CONFIG)
     inv = audit_paths([DEMO_TEMPLATE, DEMO_ALARMS])
     inv = with_config_tables(inv, [cfg.idempotency_table] if cfg.idempotency_table else [])

@@ -9,13 +9,14 @@ import re
 import sys
 from pathlib import Path
 
+from alarms.audit.live import IAM_ACTIONS
+from alarms.audit.rules import RULES
+
 __all__ = ["iam_policy", "refresh", "rules_table"]
 
 
 def rules_table() -> str:
     """The Markdown rule table: id, name, severity, resource kind, rationale, source."""
-    from alarms.audit.rules import RULES
-
     lines = ["| id | rule | severity | checks | rationale | source |", "| --- | --- | --- | --- | --- | --- |"]
     for r in RULES:
         lines.append(f"| {r.id} | `{r.slug}` | {r.severity.value} | {r.kind.value} | {r.rationale} | "
@@ -25,8 +26,6 @@ def rules_table() -> str:
 
 def iam_policy() -> str:
     """The read-only IAM policy the live audit needs, as a JSON code block."""
-    from alarms.audit.live import IAM_ACTIONS
-
     doc = {"Version": "2012-10-17", "Statement": [{"Sid": "IdemwatchAuditReadOnly", "Effect": "Allow",
                                                     "Action": sorted(IAM_ACTIONS), "Resource": "*"}]}
     return "```json\n" + json.dumps(doc, indent=2) + "\n```"
@@ -36,9 +35,12 @@ def refresh(text: str) -> str:
     """``text`` with both generated sections replaced by the current ones."""
     for name, body in (("rules", rules_table()), ("iam", iam_policy())):
         pat = re.compile(rf"(<!-- {name}:begin -->\n).*?(<!-- {name}:end -->)", re.DOTALL)
-        if not pat.search(text):
+        found = pat.search(text)
+        if found is None:
             raise ValueError(f"markers <!-- {name}:begin/end --> not found")
-        text = pat.sub(lambda m, b=body: m.group(1) + b + "\n" + m.group(2), text)
+        start, end = found.span()
+        head = text[:start] + f"<!-- {name}:begin -->\n"
+        text = head + body + "\n" + f"<!-- {name}:end -->" + text[end:]
     return text
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["AuditError", "SuppressionError", "TemplateError"]
+__all__ = ["AuditError", "EmptyAuditError", "MalformedResponseError", "MalformedTemplateError", "SuppressionError",
+           "TemplateError"]
 
 
 class AuditError(Exception):
@@ -17,6 +18,30 @@ class TemplateError(AuditError):
     def __init__(self, message: str, file: str | None = None) -> None:
         self.file = file
         super().__init__(f"{file}: {message}" if file else message)
+
+
+class MalformedTemplateError(TemplateError):
+    """A template that cannot be read as one: bytes that are not UTF-8, text that is not JSON/YAML, a value of
+    the wrong shape (a string, number or list where a mapping belongs), a reference cycle (``Ref``, parameter
+    defaults, ``Fn::Sub``, ``Fn::GetAtt``), nesting deeper than the audit follows, a number that is no integer.
+
+    ``where`` is the path inside the file (``Resources.Worker.Properties.Timeout``), ``problem`` what is wrong;
+    the message is one line: ``<file>: <where>: <problem>``."""
+
+    def __init__(self, problem: str, file: str | None = None, where: str = "") -> None:
+        self.problem = " ".join(problem.split())
+        self.where = where
+        super().__init__(f"{where}: {self.problem}" if where else self.problem, file)
+
+
+class MalformedResponseError(AuditError):
+    """An AWS API answered (HTTP 200) with a body that is not the documented response: unparseable JSON or a
+    missing member. The message names the API action and what was missing."""
+
+
+class EmptyAuditError(AuditError):
+    """The audit found nothing to check (no function, mapping, queue or table, and nothing configured that could
+    be missing): an empty report would read as a pass."""
 
 
 class SuppressionError(AuditError):

@@ -10,14 +10,19 @@ Times are seconds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Self
+from typing import Any
+
+from alarms.audit import constants as C
+from alarms.audit.types import ResourceKind
 
 __all__ = [
     "UNKNOWN",
     "Alarm",
+    "Expected",
     "Function",
     "Inventory",
     "Location",
@@ -26,20 +31,21 @@ __all__ = [
     "Table",
     "as_bool",
     "as_int",
+    "idempotency_tables",
     "is_unknown",
     "name_from_arn",
+    "redrive_from_policy",
 ]
 
 
 class _Unknown:
-    """Singleton for a value a static source could not resolve."""
+    """The type of :data:`UNKNOWN`, a value a static source could not resolve; made once (copies and pickles
+    give back the module's instance, so ``is`` comparisons hold)."""
 
-    _inst: _Unknown | None = None
+    __slots__ = ()
 
-    def __new__(cls) -> Self:
-        if cls._inst is None:
-            cls._inst = super().__new__(cls)
-        return cls._inst
+    def __reduce__(self) -> str:
+        return "UNKNOWN"
 
     def __repr__(self) -> str:
         return "UNKNOWN"
@@ -175,10 +181,22 @@ class Alarm:
 
 
 @dataclass(frozen=True)
+class Expected:
+    """A resource the audit was told to expect (stack config, ``--function``, ``--table``): ``kind`` what it is
+    (function, queue, table), ``named_by`` who named it, ``found`` whether the source holds it."""
+
+    name: str
+    kind: ResourceKind
+    found: bool
+    named_by: str = ""
+    location: Location | None = None
+
+
+@dataclass(frozen=True)
 class Inventory:
     """Everything one source read. ``idempotency_tables``: names of the tables audited as idempotency tables.
     ``alarms_known``: False when the source holds no alarm information at all (a template without alarms and
-    no alarm template given): alarm rules then report unknown rather than fail."""
+    no alarm template given): alarm rules then report unknown rather than fail. ``expected``: see below."""
 
     source: str
     functions: tuple[Function, ...] = ()
@@ -188,6 +206,9 @@ class Inventory:
     alarms: tuple[Alarm, ...] = ()
     idempotency_tables: frozenset[str] = frozenset()
     alarms_known: bool = True
+    expected: tuple[Expected, ...] = ()
+    """Resources the audit was told to expect, found or not (one not found is a failed check: auditing the wrong
+    account or Region must not read as a pass)."""
 
     # name indexes, built once per inventory (cached_property writes the instance __dict__, which a frozen
     # dataclass allows): the rules look resources up by name for every mapping and queue
@@ -221,6 +242,41 @@ class Inventory:
         return frozenset(n for n in names if isinstance(n, str) and n in self._queues_by_name)
 
 
-
 def _txt(v: Any) -> str:
     return "?" if is_unknown(v) else str(v)
+
+
+def redrive_from_policy(policy: Any) -> tuple[Any, Any]:
+    """(dead-letter queue name, maxReceiveCount) from an SQS ``RedrivePolicy`` (a JSON string or mapping), as
+    both sources store it; ``(None, None)`` without one, ``(UNKNOWN, UNKNOWN)`` when unreadable."""
+    if policy is None or policy == "":
+        return None, None
+    if is_unknown(policy):
+        return UNKNOWN, UNKNOWN
+    if isinstance(policy, str):
+        try:
+            policy = json.loads(policy)
+        except ValueError:
+            return UNKNOWN, UNKNOWN
+    if not isinstance(policy, dict):
+        return UNKNOWN, UNKNOWN
+    target = policy.get("deadLetterTargetArn")
+    count = policy.get("maxReceiveCount")
+    if isinstance(count, str) and count.strip().lstrip("-").isdigit():
+        count = int(count)
+    return name_from_arn(target) if target is not None else None, count
+
+
+def idempotency_tables(functions: Iterable[Function], tables: Iterable[Table]) -> frozenset[str]:
+    """Names of the ``tables`` a function's idempotency-table environment variable names
+    (:data:`~alarms.audit.constants.IDEMPOTENCY_TABLE_ENV_KEYS`; a name or an ARN)."""
+    names = {t.name for t in tables}
+    out = set()
+    for f in functions:
+        if is_unknown(f.environment):
+            continue
+        for k in C.IDEMPOTENCY_TABLE_ENV_KEYS:
+            v = name_from_arn(f.environment.get(k))
+            if isinstance(v, str) and v in names:
+                out.add(v)
+    return frozenset(out)

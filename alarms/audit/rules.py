@@ -9,13 +9,13 @@ one row here (and one test that it fails once and passes once).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from alarms.audit import constants as C
-from alarms.audit.model import UNKNOWN, Function, Inventory, Location, Mapping_, Queue, Table, is_unknown
+from alarms.audit.exceptions import EmptyAuditError, SuppressionError
+from alarms.audit.model import UNKNOWN, Expected, Function, Inventory, Location, Mapping_, Queue, Table, is_unknown
 from alarms.audit.types import FindingStatus, ResourceKind, Severity
 
 __all__ = ["RULES", "RULES_BY_ID", "AuditOptions", "Finding", "Rule", "evaluate"]
@@ -290,10 +290,19 @@ def _catalogue_alarms(f: Function, inv: Inventory, o: AuditOptions) -> Iterator[
         yield PASS, f"all {len(expected)} catalogue alarms present"
 
 
+def _expected_found(e: Expected, inv: Inventory, o: AuditOptions) -> Iterator[tuple[FindingStatus, str]]:
+    if e.found:
+        yield PASS, f"{e.kind.value} {e.name} found"
+    else:
+        yield FAIL, (f"{e.kind.value} {e.name} ({e.named_by}) was not found in {inv.source}: wrong account, Region "
+                     "or profile, or not deployed; none of its checks ran")
+
+
 _L = "https://docs.aws.amazon.com/lambda/latest/dg/"
 _DDB = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/"
 _POWERTOOLS_IDEMPOTENCY = "https://docs.aws.amazon.com/powertools/python/latest/utilities/idempotency/"
 _F, _M, _Q, _T = ResourceKind.FUNCTION, ResourceKind.MAPPING, ResourceKind.QUEUE, ResourceKind.TABLE
+_E = ResourceKind.EXPECTED
 H, MED, LOW = Severity.HIGH, Severity.MEDIUM, Severity.LOW
 
 RULES: tuple[Rule, ...] = (
@@ -351,26 +360,30 @@ RULES: tuple[Rule, ...] = (
          "Every function in the stack config has the idemwatch catalogue's alarms deployed.",
          "https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html",
          _catalogue_alarms, ("duplicates", "conflicts", "in_progress", "stuck")),
+    Rule("IW016", "expected-resource-found", H, _E,
+         "Every resource the stack config (or --function / --table) names exists where the audit looked, so an "
+         "audit of the wrong account or Region fails instead of passing with nothing checked.",
+         "https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-files.html", _expected_found, ()),
 )
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
 assert len(RULES_BY_ID) == len(RULES), "rule ids must be unique"
 
 
 def _resources(inv: Inventory, kind: ResourceKind) -> tuple[Any, ...]:
-    return {_F: inv.functions, _M: inv.mappings, _Q: inv.queues, _T: inv.tables}[kind]
+    return {_F: inv.functions, _M: inv.mappings, _Q: inv.queues, _T: inv.tables, _E: inv.expected}[kind]
 
 
 def evaluate(inv: Inventory, options: AuditOptions | None = None,
              suppressions: Iterable[Any] = ()) -> list[Finding]:
     """Run every rule on every resource of its kind. Returns findings (pass, fail, unknown, suppressed) in rule
-    order, then resource order.
+    order, then resource order; an expected resource the source does not hold is a failed IW016 finding.
 
     ``suppressions``: objects with ``rule``, ``resource`` and ``reason`` (``alarms.config.Suppression``); a
     matching failed or unknown finding becomes ``suppressed`` with the reason (a pass stays a pass).
-    Raises :class:`~alarms.audit.exceptions.SuppressionError` for a suppression naming an unknown rule id.
+    Raises :class:`~alarms.audit.exceptions.SuppressionError` for a suppression naming an unknown rule id and
+    :class:`~alarms.audit.exceptions.EmptyAuditError` when no rule applied to anything (an empty report would
+    read as a pass: docs/audit.md, "unknown is not a pass").
     """
-    from alarms.audit.exceptions import SuppressionError
-
     options = options or AuditOptions()
     sup: dict[tuple[str, str], str] = {}
     for s in suppressions:
@@ -386,27 +399,9 @@ def evaluate(inv: Inventory, options: AuditOptions | None = None,
                     status = FindingStatus.SUPPRESSED
                 out.append(Finding(rule.id, rule.severity, rule.kind, res.name, status, message, res.location,
                                    reason if status is FindingStatus.SUPPRESSED else None))
+    if not out:
+        read = (f"{len(inv.functions)} function(s), {len(inv.mappings)} event source mapping(s), "
+                f"{len(inv.queues)} queue(s), {len(inv.tables)} table(s)")
+        raise EmptyAuditError(f"nothing to audit in {inv.source}: {read}, and no rule applies to them (check the "
+                              "account, Region or template; name the functions with --config or --function)")
     return out
-
-
-def redrive_from_policy(policy: Any) -> tuple[Any, Any]:
-    """(dead-letter queue name, maxReceiveCount) from an SQS ``RedrivePolicy`` (a JSON string or mapping), as
-    both sources store it; ``(None, None)`` without one, ``(UNKNOWN, UNKNOWN)`` when unreadable."""
-    from alarms.audit.model import name_from_arn
-
-    if policy is None or policy == "":
-        return None, None
-    if is_unknown(policy):
-        return UNKNOWN, UNKNOWN
-    if isinstance(policy, str):
-        try:
-            policy = json.loads(policy)
-        except ValueError:
-            return UNKNOWN, UNKNOWN
-    if not isinstance(policy, dict):
-        return UNKNOWN, UNKNOWN
-    target = policy.get("deadLetterTargetArn")
-    count = policy.get("maxReceiveCount")
-    if isinstance(count, str) and count.strip().lstrip("-").isdigit():
-        count = int(count)
-    return name_from_arn(target) if target is not None else None, count

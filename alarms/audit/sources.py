@@ -8,25 +8,28 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from alarms.audit.exceptions import TemplateError
+from alarms.audit.exceptions import MalformedTemplateError, TemplateError
+from alarms.audit.loading import load_template, read_text
 from alarms.audit.model import Inventory
 from alarms.audit.rules import AuditOptions
+from alarms.audit.static_cfn import is_cloudformation, read_cfn
+from alarms.audit.static_tf import is_terraform, read_tf
+from alarms.catalogue import build_catalogue
 
 __all__ = ["audit_paths", "merge", "options_from_config", "with_config_tables"]
 
 
 def read_path(path: Path) -> Inventory:
     """One template file -> Inventory: Terraform JSON when it has a ``resource`` block, CloudFormation/SAM when
-    it has ``Resources``. Raises :class:`TemplateError` otherwise."""
-    from alarms.audit.static_cfn import is_cloudformation, load_template, read_cfn
-    from alarms.audit.static_tf import is_terraform, read_tf
-
-    doc = load_template(path)
+    it has ``Resources``. Raises :class:`TemplateError` (unreadable) or :class:`MalformedTemplateError` (not a
+    template, or a malformed one: one line naming the file, the path inside it and the problem)."""
+    doc = load_template(path, read_text(path))
     if is_terraform(doc):
         return read_tf(path, doc)
     if is_cloudformation(doc):
         return read_cfn(path, doc)
-    raise TemplateError("neither a CloudFormation/SAM template (Resources) nor Terraform JSON (resource)", str(path))
+    raise MalformedTemplateError("neither a CloudFormation/SAM template (Resources) nor Terraform JSON (resource)",
+                                 str(path))
 
 
 def merge(parts: Sequence[Inventory]) -> Inventory:
@@ -39,7 +42,7 @@ def merge(parts: Sequence[Inventory]) -> Inventory:
         queues=sum((p.queues for p in parts), ()), tables=sum((p.tables for p in parts), ()),
         alarms=sum((p.alarms for p in parts), ()),
         idempotency_tables=frozenset().union(*(p.idempotency_tables for p in parts)),
-        alarms_known=any(p.alarms_known for p in parts))
+        alarms_known=any(p.alarms_known for p in parts), expected=sum((p.expected for p in parts), ()))
 
 
 def audit_paths(paths: Iterable[Path]) -> Inventory:
@@ -61,8 +64,6 @@ def options_from_config(config: Any | None, **kw: Any) -> AuditOptions:
     queue or its DLQ."""
     if config is None:
         return AuditOptions(**kw)
-    from alarms.catalogue import build_catalogue
-
     defs = build_catalogue(config)
     expected = {fn.name: tuple(d.name for d in defs if d.target in {fn.name, fn.queue, fn.dlq} - {None})
                 for fn in config.functions}

@@ -1,29 +1,27 @@
 """Static source: CloudFormation and SAM templates (JSON or YAML with the short intrinsic tags) -> Inventory.
 
-YAML is read with PyYAML (a runtime dependency of the collector extra; cfn-lint's decoder is dev-only) through a
-safe loader subclass (libyaml's C parser when available) that turns ``!Ref x`` into ``{"Ref": "x"}``, ``!GetAtt a.b`` into
-``{"Fn::GetAtt": ["a", "b"]}`` and every other ``!Fn`` into ``{"Fn::Fn": ...}``, the long forms CloudFormation
-itself uses; YAML 1.1 timestamps stay strings (``AWSTemplateFormatVersion: 2010-09-09``).
+Decoding and shape checks: :mod:`alarms.audit.loading` (every malformed input is one
+:class:`~alarms.audit.exceptions.MalformedTemplateError` naming the file, the path inside it and the problem).
 
 Resolved statically: ``Ref``/``Fn::GetAtt`` to resources of the template (-> the resource's name), ``Ref`` to a
 parameter with a ``Default``, ``Fn::Sub`` and ``Fn::Join`` whose parts resolve, ``Fn::FindInMap`` with literal
 keys, SAM ``Globals.Function``, SAM ``Events`` (SQS, Kinesis, DynamoDB -> mappings; EventBridgeRule, Schedule,
 SNS, S3, CloudWatchEvent, ... -> asynchronous invocation), SAM ``DeadLetterQueue`` and ``EventInvokeConfig``.
 Anything else (``Fn::If``, ``Fn::ImportValue``, pseudo parameters, a parameter without a default) is
-:data:`~alarms.audit.model.UNKNOWN` and the rules report it as unknown, never as a pass.
+:data:`~alarms.audit.model.UNKNOWN` and the rules report it as unknown, never as a pass. A reference cycle
+(a resource named by a ``Ref`` to itself, parameter defaults or ``Fn::Sub`` / ``Fn::GetAtt`` that refer to each
+other in a ring) and resolution deeper than :data:`~alarms.audit.constants.MAX_TEMPLATE_DEPTH` are malformed.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from alarms.audit import constants as C
-from alarms.audit.exceptions import TemplateError
+from alarms.audit.exceptions import MalformedTemplateError
+from alarms.audit.loading import integer, load_template, mapping, read_text, sequence, string
 from alarms.audit.model import (
     UNKNOWN,
     Alarm,
@@ -34,71 +32,18 @@ from alarms.audit.model import (
     Queue,
     Table,
     as_bool,
-    as_int,
+    idempotency_tables,
     is_unknown,
     name_from_arn,
+    redrive_from_policy,
 )
-from alarms.audit.rules import redrive_from_policy
 
 __all__ = ["is_cloudformation", "load_template", "read_cfn"]
 
 _ASYNC_EVENTS = {"EventBridgeRule", "Schedule", "ScheduleV2", "SNS", "S3", "CloudWatchEvent", "CloudWatchLogs",
                  "IoTRule", "AlexaSkill", "Cognito"}
 _STREAM_EVENTS = {"Kinesis": "kinesis", "DynamoDB": "dynamodb"}
-
-
-_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when PyYAML was built with it
-
-
-class _CfnLoader(_BaseLoader):
-    """Safe loader + CloudFormation short-form tags; no implicit timestamps; no aliases (a nested alias "bomb"
-    would make every later walk of the document exponential)."""
-
-    def construct_object(self, node: Any, deep: bool = False) -> Any:
-        # an alias is the same node constructed a second time
-        if node in self.constructed_objects:
-            raise yaml.YAMLError(f"YAML aliases are not accepted (line {node.start_mark.line + 1})")
-        return super().construct_object(node, deep=deep)
-
-
-_CfnLoader.yaml_implicit_resolvers = {
-    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"]
-    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def _construct(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
-    if isinstance(node, yaml.ScalarNode):
-        value: Any = loader.construct_scalar(node)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        value = loader.construct_mapping(node, deep=True)
-    if suffix == "Ref":
-        return {"Ref": value}
-    if suffix == "Condition":
-        return {"Condition": value}
-    if suffix == "GetAtt" and isinstance(value, str):
-        value = value.split(".", 1)
-    return {f"Fn::{suffix}": value}
-
-
-_CfnLoader.add_multi_constructor("!", _construct)
-
-
-def load_template(path: Path) -> Any:
-    """Decode a JSON or YAML template. Raises :class:`TemplateError` when unreadable or not a mapping."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TemplateError(f"cannot read ({exc.strerror})", str(path)) from exc
-    try:
-        data = json.loads(text) if text.lstrip().startswith("{") else yaml.load(text, Loader=_CfnLoader)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise TemplateError(f"not valid JSON/YAML: {exc}", str(path)) from exc
-    if not isinstance(data, dict):
-        raise TemplateError("a template must be a mapping at the top level", str(path))
-    return data
+_NAME_PROPERTIES = ("FunctionName", "QueueName", "TableName", "StreamName", "Name", "AlarmName", "TopicName")
 
 
 def is_cloudformation(doc: dict) -> bool:
@@ -106,26 +51,51 @@ def is_cloudformation(doc: dict) -> bool:
 
 
 class _Resolver:
-    """Static evaluation of intrinsic functions within one template."""
+    """Static evaluation of intrinsic functions within one template, with cycle and depth checks."""
 
-    def __init__(self, doc: dict) -> None:
-        self.resources: dict[str, dict] = doc.get("Resources") or {}
-        self.params: dict[str, Any] = {k: (v or {}).get("Default", UNKNOWN)
-                                       for k, v in (doc.get("Parameters") or {}).items()}
-        self.mappings: dict = doc.get("Mappings") or {}
+    def __init__(self, doc: dict, file: str) -> None:
+        self.file = file
+        self.resources: dict[str, Any] = mapping(doc.get("Resources"), file, "Resources")
+        self.params: dict[str, Any] = {}
+        for k, v in mapping(doc.get("Parameters"), file, "Parameters").items():
+            self.params[k] = mapping(v, file, f"Parameters.{k}").get("Default", UNKNOWN)
+        self.mappings: dict = mapping(doc.get("Mappings"), file, "Mappings")
+        self._active: list[str] = []  # references being resolved, outermost first
+        self._depth = 0
+
+    def _enter(self, ref: str) -> None:
+        if ref in self._active:
+            ring = self._active[self._active.index(ref):] + [ref]
+            raise MalformedTemplateError(f"reference cycle: {' -> '.join(ring)}", self.file, ring[0])
+        self._active.append(ref)
 
     def name(self, logical_id: str) -> str:
         """The physical name a resource gets: its name property when literal, else the logical id."""
-        res = self.resources.get(logical_id) or {}
-        props = res.get("Properties") or {}
-        for key in ("FunctionName", "QueueName", "TableName", "StreamName", "Name", "AlarmName", "TopicName"):
+        res = mapping(self.resources.get(logical_id), self.file, f"Resources.{logical_id}")
+        props = mapping(res.get("Properties"), self.file, f"Resources.{logical_id}.Properties")
+        for key in _NAME_PROPERTIES:
             if key in props:
-                v = self.value(props[key])
+                self._enter(f"Resources.{logical_id}.Properties.{key}")
+                try:
+                    v = self.value(props[key])
+                finally:
+                    self._active.pop()
                 if isinstance(v, str):
                     return v
         return logical_id
 
     def value(self, v: Any) -> Any:
+        self._depth += 1
+        try:
+            if self._depth > C.MAX_TEMPLATE_DEPTH:
+                where = self._active[-1] if self._active else ""
+                raise MalformedTemplateError(f"intrinsic functions and references nested deeper than "
+                                             f"{C.MAX_TEMPLATE_DEPTH} levels", self.file, where)
+            return self._value(v)
+        finally:
+            self._depth -= 1
+
+    def _value(self, v: Any) -> Any:
         if isinstance(v, list):
             return [self.value(x) for x in v]
         if not isinstance(v, dict):
@@ -134,14 +104,23 @@ class _Resolver:
             return {k: self.value(x) for k, x in v.items()}
         (k, arg), = v.items()
         if k == "Ref":
+            if not isinstance(arg, str):
+                return UNKNOWN
             if arg == "AWS::NoValue":
                 return None
             if arg in self.resources:
                 return self.name(arg)
-            return self.value(self.params.get(arg, UNKNOWN))
+            if arg not in self.params:
+                return UNKNOWN
+            self._enter(f"Parameters.{arg}.Default")
+            try:
+                return self.value(self.params[arg])
+            finally:
+                self._active.pop()
         if k == "Fn::GetAtt":
             parts = arg if isinstance(arg, list) else str(arg).split(".", 1)
-            return self.name(parts[0]) if parts and parts[0] in self.resources else UNKNOWN
+            return self.name(parts[0]) if parts and isinstance(parts[0], str) and parts[0] in self.resources \
+                else UNKNOWN
         if k == "Fn::Sub":
             return self._sub(arg)
         if k == "Fn::Join" and isinstance(arg, list) and len(arg) == 2:
@@ -160,8 +139,8 @@ class _Resolver:
         return {k: self.value(arg)}
 
     def _sub(self, arg: Any) -> Any:
-        template, local = (arg[0], arg[1] if len(arg) > 1 else {}) if isinstance(arg, list) else (arg, {})
-        if not isinstance(template, str):
+        template, local = (arg[0], arg[1] if len(arg) > 1 else {}) if isinstance(arg, list) and arg else (arg, {})
+        if not isinstance(template, str) or not isinstance(local, dict):
             return UNKNOWN
         unknown = False
 
@@ -185,10 +164,6 @@ class _Resolver:
         return UNKNOWN if unknown else out
 
 
-def _get(r: _Resolver, props: dict, key: str, default: Any = None) -> Any:
-    return r.value(props[key]) if key in props else default
-
-
 def _dest(v: Any) -> Any:
     """A destination (ARN or resolved resource name) -> name."""
     return name_from_arn(v)
@@ -209,182 +184,255 @@ def _line_index(text: str) -> dict[str, int]:
 def read_cfn(path: Path, doc: dict | None = None) -> Inventory:
     """A CloudFormation / SAM template -> :class:`Inventory` (see the module docstring for what resolves).
 
-    Raises :class:`TemplateError` for a file that is not a template."""
-    doc = doc if doc is not None else load_template(path)
-    if not is_cloudformation(doc):
-        raise TemplateError("no Resources mapping: not a CloudFormation template", str(path))
-    r = _Resolver(doc)
-    lines = _line_index(path.read_text(encoding="utf-8"))
+    Raises :class:`~alarms.audit.exceptions.TemplateError` for a file that is not a template and
+    :class:`MalformedTemplateError` for one of the wrong shape."""
+    text = read_text(path)
+    doc = doc if doc is not None else load_template(path, text)
     uri = str(path)
-    glob = ((doc.get("Globals") or {}).get("Function") or {})
-    functions: dict[str, dict[str, Any]] = {}
-    mappings: list[Mapping_] = []
-    queues: list[Queue] = []
-    tables: list[Table] = []
-    alarms: list[Alarm] = []
-    async_targets: set[str] = set()
-    invoke_cfg: dict[str, Any] = {}
-
-    def loc(lid: str) -> Location:
-        return Location(uri, lid, lines.get(lid))
-
-    for lid, res in r.resources.items():
-        if not isinstance(res, dict):
-            raise TemplateError(f"resource {lid} is not a mapping", uri)
-        typ = res.get("Type")
-        props = res.get("Properties") or {}
-        if typ in ("AWS::Lambda::Function", "AWS::Serverless::Function"):
-            p = {**glob, **props} if typ == "AWS::Serverless::Function" else props
-            env = r.value(((p.get("Environment") or {}).get("Variables")) or {})
-            if isinstance(glob.get("Environment"), dict) and typ == "AWS::Serverless::Function":
-                env = {**r.value(glob["Environment"].get("Variables") or {}), **env}
-            dlq = p.get("DeadLetterConfig") or {}
-            dead = _dest(r.value(dlq.get("TargetArn"))) if dlq else None
-            if typ == "AWS::Serverless::Function" and p.get("DeadLetterQueue"):
-                dead = _dest(r.value((p["DeadLetterQueue"] or {}).get("TargetArn")))
-            on_failure = None
-            if typ == "AWS::Serverless::Function" and p.get("EventInvokeConfig"):
-                on_failure = _dest(r.value(((p["EventInvokeConfig"].get("DestinationConfig") or {})
-                                             .get("OnFailure") or {}).get("Destination")))
-            name = r.name(lid)
-            functions[lid] = {"name": name, "timeout_s": as_int(_get(r, p, "Timeout", C.LAMBDA_TIMEOUT_DEFAULT_S)),
-                              "environment": env if isinstance(env, dict) else UNKNOWN, "dead_letter": dead,
-                              "on_failure": on_failure, "location": loc(lid), "async_invoked": False}
-            for ev in (props.get("Events") or {}).values():
-                et, ep = ev.get("Type"), ev.get("Properties") or {}
-                if et == "SQS":
-                    mappings.append(_mapping(r, name, "sqs", ep.get("Queue"), ep, loc(lid)))
-                elif et in _STREAM_EVENTS:
-                    mappings.append(_mapping(r, name, _STREAM_EVENTS[et], ep.get("Stream"), ep, loc(lid)))
-                elif et in _ASYNC_EVENTS:
-                    functions[lid]["async_invoked"] = True
-        elif typ == "AWS::Lambda::EventSourceMapping":
-            src = props.get("EventSourceArn")
-            kind = _source_kind(r, src)
-            mappings.append(_mapping(r, name_from_arn(_get(r, props, "FunctionName")), kind, src, props, loc(lid)))
-        elif typ == "AWS::Lambda::EventInvokeConfig":
-            fn = name_from_arn(_get(r, props, "FunctionName"))
-            dest = r.value(((props.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination"))
-            invoke_cfg[fn if isinstance(fn, str) else "?"] = _dest(dest)
-        elif typ == "AWS::Events::Rule":
-            for t in props.get("Targets") or []:
-                target = name_from_arn(r.value(t.get("Arn")))
-                if isinstance(target, str):
-                    async_targets.add(target)
-        elif typ == "AWS::Lambda::Permission":
-            principal = r.value(props.get("Principal"))
-            fn = name_from_arn(_get(r, props, "FunctionName"))
-            if isinstance(principal, str) and principal in C.ASYNC_PRINCIPALS and isinstance(fn, str):
-                async_targets.add(fn)
-        elif typ == "AWS::SQS::Queue":
-            dead, count = redrive_from_policy(_get(r, props, "RedrivePolicy"))
-            queues.append(Queue(r.name(lid), as_int(_get(r, props, "VisibilityTimeout", C.SQS_VISIBILITY_DEFAULT_S)),
-                                as_bool(_get(r, props, "FifoQueue", False)), dead, as_int(count), loc(lid)))
-        elif typ in ("AWS::DynamoDB::Table", "AWS::DynamoDB::GlobalTable"):
-            tables.append(_table(r, r.name(lid), props, loc(lid)))
-        elif typ == "AWS::Serverless::SimpleTable":
-            pk = r.value((props.get("PrimaryKey") or {}).get("Name", "id"))
-            tables.append(Table(r.name(lid), pk, None, None, False, loc(lid)))
-        elif typ == "AWS::CloudWatch::Alarm":
-            alarms.append(_alarm(r, r.name(lid), props, loc(lid)))
-
-    fns: list[Function] = []
-    for f in functions.values():
-        if f["name"] in async_targets:
-            f["async_invoked"] = True
-        if f["name"] in invoke_cfg and f["on_failure"] is None:
-            f["on_failure"] = invoke_cfg[f["name"]]
-        fns.append(Function(**f))
-    idem = _idempotency_tables(fns, tables)
-    return Inventory(source=uri, functions=tuple(fns), mappings=tuple(mappings), queues=tuple(queues),
-                     tables=tuple(tables), alarms=tuple(alarms), idempotency_tables=idem,
-                     alarms_known=bool(alarms))
+    if not is_cloudformation(doc):
+        raise MalformedTemplateError("no Resources mapping: not a CloudFormation template", uri)
+    return _Reader(doc, uri, _line_index(text)).inventory()
 
 
-def _idempotency_tables(fns: list[Function], tables: list[Table]) -> frozenset[str]:
-    """Tables named by a function's idempotency-table environment variable (constants.IDEMPOTENCY_TABLE_ENV_KEYS)."""
-    names = {t.name for t in tables}
-    out = set()
-    for f in fns:
-        if is_unknown(f.environment):
-            continue
-        for k in C.IDEMPOTENCY_TABLE_ENV_KEYS:
-            v = name_from_arn(f.environment.get(k))
-            if isinstance(v, str) and v in names:
-                out.add(v)
-    return frozenset(out)
+class _Reader:
+    """One pass over the resources of a template; every lookup of a nested value checks its shape."""
+
+    def __init__(self, doc: dict, uri: str, lines: dict[str, int]) -> None:
+        self.r = _Resolver(doc, uri)
+        self.uri = uri
+        self.lines = lines
+        self.glob = self.map(self.map(doc.get("Globals"), "Globals").get("Function"), "Globals.Function")
+        self.functions: dict[str, dict[str, Any]] = {}
+        self.mappings: list[Mapping_] = []
+        self.queues: list[Queue] = []
+        self.tables: list[Table] = []
+        self.alarms: list[Alarm] = []
+        self.async_targets: set[str] = set()
+        self.invoke_cfg: dict[str, Any] = {}
+
+    # ----------------------------------------------------------------- shape-checked access
+    def map(self, value: Any, where: str) -> Any:
+        return mapping(value, self.uri, where)
+
+    def seq(self, value: Any, where: str) -> Any:
+        return sequence(value, self.uri, where)
+
+    def val(self, props: dict, key: str, where: str, default: Any = None) -> Any:
+        """The resolved value of ``props[key]`` (``default`` when absent)."""
+        if key not in props:
+            return default
+        self.r._active.append(f"{where}.{key}")
+        try:
+            return self.r.value(props[key])
+        finally:
+            self.r._active.pop()
+
+    def int(self, props: dict, key: str, where: str, default: Any = None) -> Any:
+        return integer(self.val(props, key, where, default), self.uri, f"{where}.{key}")
+
+    def text(self, value: Any, where: str) -> Any:
+        return string(value, self.uri, where)
+
+    def resolved_map(self, props: dict, key: str, where: str) -> Any:
+        """A resolved value that must be a mapping (UNKNOWN when it cannot be resolved; {} when absent)."""
+        return self.map(self.val(props, key, where), f"{where}.{key}")
+
+    def loc(self, lid: str) -> Location:
+        return Location(self.uri, lid, self.lines.get(lid))
+
+    # ----------------------------------------------------------------- resources
+    def inventory(self) -> Inventory:
+        for lid, res in self.r.resources.items():
+            at = f"Resources.{lid}"
+            res = self.map(res, at)
+            typ = res.get("Type")
+            if not isinstance(typ, str):
+                raise MalformedTemplateError(f"Type must be a string, got {typ!r}"[:120], self.uri, at)
+            props = self.map(res.get("Properties"), f"{at}.Properties")
+            handler = _HANDLERS.get(typ)
+            if handler is not None:
+                handler(self, lid, typ, props, f"{at}.Properties")
+        fns: list[Function] = []
+        for f in self.functions.values():
+            if f["name"] in self.async_targets:
+                f["async_invoked"] = True
+            if f["name"] in self.invoke_cfg and f["on_failure"] is None:
+                f["on_failure"] = self.invoke_cfg[f["name"]]
+            fns.append(Function(**f))
+        return Inventory(source=self.uri, functions=tuple(fns), mappings=tuple(self.mappings),
+                         queues=tuple(self.queues), tables=tuple(self.tables), alarms=tuple(self.alarms),
+                         idempotency_tables=idempotency_tables(fns, self.tables), alarms_known=bool(self.alarms))
+
+    def function(self, lid: str, typ: str, props: dict, at: str) -> None:
+        sam = typ == "AWS::Serverless::Function"
+        p = {**self.glob, **props} if sam else props
+        environment = self.map(p.get("Environment"), f"{at}.Environment")
+        env = self.resolved_map(environment, "Variables", f"{at}.Environment")
+        if sam and "Environment" in self.glob:
+            glob_env = self.map(self.glob["Environment"], "Globals.Function.Environment")
+            base = self.resolved_map(glob_env, "Variables", "Globals.Function.Environment")
+            env = {**base, **env} if isinstance(base, dict) and isinstance(env, dict) else UNKNOWN
+        dlq = self.map(p.get("DeadLetterConfig"), f"{at}.DeadLetterConfig")
+        dead = _dest(self.val(dlq, "TargetArn", f"{at}.DeadLetterConfig")) if dlq else None
+        if sam and p.get("DeadLetterQueue"):
+            sam_dlq = self.map(p["DeadLetterQueue"], f"{at}.DeadLetterQueue")
+            dead = _dest(self.val(sam_dlq, "TargetArn", f"{at}.DeadLetterQueue"))
+        on_failure = None
+        if sam and p.get("EventInvokeConfig"):
+            on_failure = self._on_failure(self.map(p["EventInvokeConfig"], f"{at}.EventInvokeConfig"),
+                                          f"{at}.EventInvokeConfig", "Destination")
+        name = self.r.name(lid)
+        self.functions[lid] = {"name": name, "timeout_s": self.int(p, "Timeout", at, C.LAMBDA_TIMEOUT_DEFAULT_S),
+                               "environment": env, "dead_letter": dead, "on_failure": on_failure,
+                               "location": self.loc(lid), "async_invoked": False}
+        for ev_name, ev in self.map(props.get("Events"), f"{at}.Events").items():
+            here = f"{at}.Events.{ev_name}"
+            ev = self.map(ev, here)
+            et = self.text(ev.get("Type"), f"{here}.Type")
+            ep = self.map(ev.get("Properties"), f"{here}.Properties")
+            if et == "SQS":
+                self.mappings.append(self._mapping(name, "sqs", ep.get("Queue"), ep, f"{here}.Properties", lid))
+            elif et in _STREAM_EVENTS:
+                self.mappings.append(self._mapping(name, _STREAM_EVENTS[et], ep.get("Stream"), ep,
+                                                   f"{here}.Properties", lid))
+            elif et in _ASYNC_EVENTS:
+                self.functions[lid]["async_invoked"] = True
+
+    def _on_failure(self, p: dict, at: str, key: str) -> Any:
+        """The ``DestinationConfig.OnFailure.<key>`` destination of ``p`` as a name."""
+        dest_cfg = self.map(p.get("DestinationConfig"), f"{at}.DestinationConfig")
+        on_failure = self.map(dest_cfg.get("OnFailure"), f"{at}.DestinationConfig.OnFailure")
+        return _dest(self.val(on_failure, key, f"{at}.DestinationConfig.OnFailure"))
+
+    def event_source_mapping(self, lid: str, typ: str, props: dict, at: str) -> None:
+        src = props.get("EventSourceArn")
+        fn = name_from_arn(self.val(props, "FunctionName", at))
+        self.mappings.append(self._mapping(fn, self._source_kind(src, f"{at}.EventSourceArn"), src, props, at, lid))
+
+    def event_invoke_config(self, lid: str, typ: str, props: dict, at: str) -> None:
+        fn = name_from_arn(self.val(props, "FunctionName", at))
+        self.invoke_cfg[fn if isinstance(fn, str) else "?"] = self._on_failure(props, at, "Destination")
+
+    def events_rule(self, lid: str, typ: str, props: dict, at: str) -> None:
+        for i, t in enumerate(self.seq(props.get("Targets"), f"{at}.Targets")):
+            t = self.map(t, f"{at}.Targets[{i}]")
+            target = name_from_arn(self.val(t, "Arn", f"{at}.Targets[{i}]"))
+            if isinstance(target, str):
+                self.async_targets.add(target)
+
+    def permission(self, lid: str, typ: str, props: dict, at: str) -> None:
+        principal = self.val(props, "Principal", at)
+        fn = name_from_arn(self.val(props, "FunctionName", at))
+        if isinstance(principal, str) and principal in C.ASYNC_PRINCIPALS and isinstance(fn, str):
+            self.async_targets.add(fn)
+
+    def queue(self, lid: str, typ: str, props: dict, at: str) -> None:
+        dead, count = redrive_from_policy(self.val(props, "RedrivePolicy", at))
+        self.queues.append(Queue(self.r.name(lid), self.int(props, "VisibilityTimeout", at,
+                                                            C.SQS_VISIBILITY_DEFAULT_S),
+                                 as_bool(self.val(props, "FifoQueue", at, False)), dead,
+                                 integer(count, self.uri, f"{at}.RedrivePolicy.maxReceiveCount"), self.loc(lid)))
+
+    def table(self, lid: str, typ: str, props: dict, at: str) -> None:
+        keys = self.seq(self.val(props, "KeySchema", at), f"{at}.KeySchema")
+        if is_unknown(keys):
+            hash_key = range_key = UNKNOWN
+        else:
+            schema = [(self.map(k, f"{at}.KeySchema[{i}]"), f"{at}.KeySchema[{i}].AttributeName")
+                      for i, k in enumerate(keys)]
+            hash_key = next((self.text(k.get("AttributeName"), w) for k, w in schema if k.get("KeyType") == "HASH"),
+                            None)
+            range_key = next((self.text(k.get("AttributeName"), w) for k, w in schema
+                              if k.get("KeyType") == "RANGE"), None)
+        ttl = self.resolved_map(props, "TimeToLiveSpecification", at)
+        if is_unknown(ttl):
+            ttl_attr = UNKNOWN
+        elif not ttl:
+            ttl_attr = None
+        else:
+            enabled = as_bool(ttl.get("Enabled"))
+            ttl_attr = UNKNOWN if is_unknown(enabled) else (
+                self.text(ttl.get("AttributeName"), f"{at}.TimeToLiveSpecification.AttributeName")
+                if enabled is True else None)
+        pitr = self.resolved_map(props, "PointInTimeRecoverySpecification", at)
+        pitr_on = UNKNOWN if is_unknown(pitr) else as_bool(pitr.get("PointInTimeRecoveryEnabled", False))
+        self.tables.append(Table(self.r.name(lid), hash_key, range_key, ttl_attr, pitr_on, self.loc(lid)))
+
+    def simple_table(self, lid: str, typ: str, props: dict, at: str) -> None:
+        key = self.map(props.get("PrimaryKey"), f"{at}.PrimaryKey")
+        pk = self.text(self.val(key, "Name", f"{at}.PrimaryKey", "id"), f"{at}.PrimaryKey.Name")
+        self.tables.append(Table(self.r.name(lid), pk, None, None, False, self.loc(lid)))
+
+    def alarm(self, lid: str, typ: str, props: dict, at: str) -> None:
+        metrics = []
+        if "MetricName" in props:
+            metrics.append(self._metric(props, at))
+        for i, q in enumerate(self.seq(props.get("Metrics"), f"{at}.Metrics")):
+            here = f"{at}.Metrics[{i}]"
+            stat = self.map(self.map(q, here).get("MetricStat"), f"{here}.MetricStat")
+            m = self.map(stat.get("Metric"), f"{here}.MetricStat.Metric")
+            if m:
+                metrics.append(self._metric(m, f"{here}.MetricStat.Metric"))
+        self.alarms.append(Alarm(self.r.name(lid), tuple(metrics), self.loc(lid)))
+
+    # ----------------------------------------------------------------- parts
+    def _source_kind(self, src: Any, at: str) -> str:
+        """sqs | kinesis | dynamodb from an EventSourceArn (literal ARN, or a GetAtt/Ref to a template resource)."""
+        if isinstance(src, dict) and len(src) == 1:
+            (k, arg), = src.items()
+            lid = arg[0] if k == "Fn::GetAtt" and isinstance(arg, list) and arg else arg if k == "Ref" else None
+            res = self.r.resources.get(lid) if isinstance(lid, str) else None
+            typ = res.get("Type") if isinstance(res, dict) else None
+            if typ == "AWS::SQS::Queue":
+                return "sqs"
+            if typ == "AWS::Kinesis::Stream":
+                return "kinesis"
+            if isinstance(typ, str) and typ.startswith("AWS::DynamoDB::"):
+                return "dynamodb"
+        self.r._active.append(at)
+        try:
+            v = self.r.value(src)
+        finally:
+            self.r._active.pop()
+        if isinstance(v, str) and v.startswith("arn:") and v.count(":") >= 2:
+            return {"sqs": "sqs", "kinesis": "kinesis", "dynamodb": "dynamodb"}.get(v.split(":")[2], "unknown")
+        return "unknown"
+
+    def _mapping(self, fn: Any, kind: str, src: Any, p: dict, at: str, lid: str) -> Mapping_:
+        self.r._active.append(at)
+        try:
+            source = name_from_arn(self.r.value(src))
+        finally:
+            self.r._active.pop()
+        frt = self.seq(self.val(p, "FunctionResponseTypes", at, ()) or [], f"{at}.FunctionResponseTypes")
+        return Mapping_(
+            function=fn, source_kind=kind, source=source,
+            batch_size=self.int(p, "BatchSize", at),
+            batching_window_s=self.int(p, "MaximumBatchingWindowInSeconds", at),
+            function_response_types=UNKNOWN if is_unknown(frt) or any(is_unknown(x) for x in frt) else tuple(frt),
+            bisect=as_bool(self.val(p, "BisectBatchOnFunctionError", at, False)),
+            max_retry_attempts=self.int(p, "MaximumRetryAttempts", at, C.STREAM_UNBOUNDED),
+            max_record_age_s=self.int(p, "MaximumRecordAgeInSeconds", at, C.STREAM_UNBOUNDED),
+            on_failure=self._on_failure(p, at, "Destination"), location=self.loc(lid))
+
+    def _metric(self, m: dict, at: str) -> tuple[str, str, tuple[tuple[str, str], ...]]:
+        dims = self.val(m, "Dimensions", at, [])
+        pairs = tuple((str(d.get("Name")), str(name_from_arn(d.get("Value")))) for d in dims
+                      if isinstance(d, dict) and isinstance(d.get("Value"), str)) if isinstance(dims, list) else ()
+        return str(self.val(m, "Namespace", at)), str(self.val(m, "MetricName", at)), pairs
 
 
-def _source_kind(r: _Resolver, src: Any) -> str:
-    """sqs | kinesis | dynamodb from an EventSourceArn (literal ARN, or a GetAtt/Ref to a template resource)."""
-    if isinstance(src, dict) and len(src) == 1:
-        (k, arg), = src.items()
-        lid = arg[0] if k == "Fn::GetAtt" and isinstance(arg, list) else arg if k == "Ref" else None
-        typ = (r.resources.get(lid) or {}).get("Type", "") if isinstance(lid, str) else ""
-        if typ == "AWS::SQS::Queue":
-            return "sqs"
-        if typ == "AWS::Kinesis::Stream":
-            return "kinesis"
-        if typ.startswith("AWS::DynamoDB::"):
-            return "dynamodb"
-    v = r.value(src)
-    if isinstance(v, str) and v.startswith("arn:"):
-        return {"sqs": "sqs", "kinesis": "kinesis", "dynamodb": "dynamodb"}.get(v.split(":")[2], "unknown")
-    return "unknown"
-
-
-def _mapping(r: _Resolver, fn: Any, kind: str, src: Any, p: dict, location: Location) -> Mapping_:
-    dest = r.value(((p.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination"))
-    return Mapping_(
-        function=fn, source_kind=kind, source=name_from_arn(r.value(src)),
-        batch_size=as_int(_get(r, p, "BatchSize")),
-        batching_window_s=as_int(_get(r, p, "MaximumBatchingWindowInSeconds")),
-        function_response_types=_tuple(_get(r, p, "FunctionResponseTypes", ())),
-        bisect=as_bool(_get(r, p, "BisectBatchOnFunctionError", False)),
-        max_retry_attempts=as_int(_get(r, p, "MaximumRetryAttempts", C.STREAM_UNBOUNDED)),
-        max_record_age_s=as_int(_get(r, p, "MaximumRecordAgeInSeconds", C.STREAM_UNBOUNDED)),
-        on_failure=_dest(dest), location=location)
-
-
-def _tuple(v: Any) -> Any:
-    if is_unknown(v) or (isinstance(v, list) and any(is_unknown(x) for x in v)):
-        return UNKNOWN
-    return tuple(v) if isinstance(v, list) else v
-
-
-def _table(r: _Resolver, name: str, props: dict, location: Location) -> Table:
-    keys = r.value(props.get("KeySchema") or [])
-    if is_unknown(keys) or not isinstance(keys, list):
-        hash_key = range_key = UNKNOWN
-    else:
-        hash_key = next((k.get("AttributeName") for k in keys if k.get("KeyType") == "HASH"), None)
-        range_key = next((k.get("AttributeName") for k in keys if k.get("KeyType") == "RANGE"), None)
-    ttl = r.value(props.get("TimeToLiveSpecification"))
-    if is_unknown(ttl):
-        ttl_attr = UNKNOWN
-    elif not ttl:
-        ttl_attr = None
-    else:
-        enabled = as_bool(ttl.get("Enabled"))
-        ttl_attr = UNKNOWN if is_unknown(enabled) else (ttl.get("AttributeName") if enabled is True else None)
-    pitr = r.value(props.get("PointInTimeRecoverySpecification"))
-    pitr_on = UNKNOWN if is_unknown(pitr) else as_bool((pitr or {}).get("PointInTimeRecoveryEnabled", False))
-    return Table(name, hash_key, range_key, ttl_attr, pitr_on, location)
-
-
-def _alarm(r: _Resolver, name: str, props: dict, location: Location) -> Alarm:
-    metrics = []
-    if "MetricName" in props:
-        metrics.append(_metric(r, props.get("Namespace"), props.get("MetricName"), props.get("Dimensions")))
-    for q in props.get("Metrics") or []:
-        m = ((q.get("MetricStat") or {}).get("Metric")) or {}
-        if m:
-            metrics.append(_metric(r, m.get("Namespace"), m.get("MetricName"), m.get("Dimensions")))
-    return Alarm(name, tuple(metrics), location)
-
-
-def _metric(r: _Resolver, ns: Any, name: Any, dims: Any) -> tuple[str, str, tuple[tuple[str, str], ...]]:
-    dv = r.value(dims or [])
-    pairs = tuple((str(d.get("Name")), str(name_from_arn(d.get("Value")))) for d in dv
-                  if isinstance(d, dict) and isinstance(d.get("Value"), str)) if isinstance(dv, list) else ()
-    return str(r.value(ns)), str(r.value(name)), pairs
+_HANDLERS = {
+    "AWS::Lambda::Function": _Reader.function,
+    "AWS::Serverless::Function": _Reader.function,
+    "AWS::Lambda::EventSourceMapping": _Reader.event_source_mapping,
+    "AWS::Lambda::EventInvokeConfig": _Reader.event_invoke_config,
+    "AWS::Events::Rule": _Reader.events_rule,
+    "AWS::Lambda::Permission": _Reader.permission,
+    "AWS::SQS::Queue": _Reader.queue,
+    "AWS::DynamoDB::Table": _Reader.table,
+    "AWS::DynamoDB::GlobalTable": _Reader.table,
+    "AWS::Serverless::SimpleTable": _Reader.simple_table,
+    "AWS::CloudWatch::Alarm": _Reader.alarm,
+}
+"""Resource type -> the reader of its properties (other types are not audited)."""

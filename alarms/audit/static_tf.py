@@ -4,17 +4,21 @@ References ``${<type>.<name>.<attr>}`` to resources of the same file resolve to 
 ``function_name`` / ``name`` / ``alarm_name`` when literal, else the Terraform resource name); strings with any
 other interpolation (variables, functions such as ``jsonencode(...)``, data sources) are
 :data:`~alarms.audit.model.UNKNOWN`. Absent attributes take the provider's defaults (``timeout`` 3 s,
-``visibility_timeout_seconds`` 30 s, stream limits -1). Nested blocks may be a mapping or a list of mappings.
+``visibility_timeout_seconds`` 30 s, stream limits -1). Nested blocks may be a mapping or a list of mappings;
+anything else where a block belongs is a :class:`~alarms.audit.exceptions.MalformedTemplateError` naming the
+Terraform address and argument.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from alarms.audit import constants as C
-from alarms.audit.exceptions import TemplateError
+from alarms.audit.exceptions import MalformedTemplateError
+from alarms.audit.loading import integer, load_template, read_text, string
 from alarms.audit.model import (
     UNKNOWN,
     Alarm,
@@ -25,33 +29,42 @@ from alarms.audit.model import (
     Queue,
     Table,
     as_bool,
-    as_int,
+    idempotency_tables,
     is_unknown,
     name_from_arn,
+    redrive_from_policy,
 )
-from alarms.audit.rules import redrive_from_policy
-from alarms.audit.static_cfn import _idempotency_tables, load_template
 
 __all__ = ["is_terraform", "read_tf"]
 
 _REF = re.compile(r"\$\{([^}]*)\}")
 _ADDR = re.compile(r"^(aws_[a-z0-9_]+)\.([A-Za-z0-9_-]+)\.[a-z_]+$")
 _NAME_ATTR = ("function_name", "name", "alarm_name")
+_SOURCE_KINDS = {"aws_sqs_queue": "sqs", "aws_kinesis_stream": "kinesis", "aws_dynamodb_table": "dynamodb"}
 
 
 def is_terraform(doc: dict) -> bool:
     return isinstance(doc.get("resource"), (dict, list))
 
 
-def _blocks(v: Any) -> list[dict]:
-    if isinstance(v, dict):
-        return [v]
-    return [b for b in v if isinstance(b, dict)] if isinstance(v, list) else []
+class _Blocks:
+    """Nested blocks of one file, shape-checked: a block is a mapping or a list of mappings."""
 
+    def __init__(self, file: str) -> None:
+        self.file = file
 
-def _block(v: Any) -> dict:
-    b = _blocks(v)
-    return b[0] if b else {}
+    def all(self, v: Any, where: str) -> list[dict]:
+        if v is None:
+            return []
+        if isinstance(v, dict):
+            return [v]
+        if isinstance(v, list) and all(isinstance(b, dict) for b in v):
+            return v
+        raise MalformedTemplateError("must be a block (a mapping or a list of mappings)", self.file, where)
+
+    def one(self, v: Any, where: str) -> dict:
+        b = self.all(v, where)
+        return b[0] if b else {}
 
 
 class _TfResolver:
@@ -101,90 +114,115 @@ def _line_index(text: str) -> dict[tuple[str, str], int]:
     return out
 
 
+def _name(v: Any) -> Any:
+    """A resource reference (ARN or resolved name) as a name; only a string can name anything."""
+    n = name_from_arn(v)
+    return n if isinstance(n, str) else None
+
+
 def read_tf(path: Path, doc: dict | None = None) -> Inventory:
-    """A Terraform JSON file -> :class:`Inventory`. Raises :class:`TemplateError` when it has no ``resource``."""
-    doc = doc if doc is not None else load_template(path)
-    if not is_terraform(doc):
-        raise TemplateError("no resource block: not a Terraform JSON configuration", str(path))
-    resources: dict[str, dict[str, dict]] = {}
-    for blk in _blocks(doc["resource"]):
-        for typ, named in blk.items():
-            for rname, body in (named or {}).items():
-                resources.setdefault(typ, {})[rname] = _block(body)
-    r = _TfResolver(resources)
+    """A Terraform JSON file -> :class:`Inventory`. Raises :class:`MalformedTemplateError` when it has no
+    ``resource`` or a block of the wrong shape."""
+    text = read_text(path)
+    doc = doc if doc is not None else load_template(path, text)
     uri = str(path)
-    lines = _line_index(path.read_text(encoding="utf-8"))
+    if not is_terraform(doc):
+        raise MalformedTemplateError("no resource block: not a Terraform JSON configuration", uri)
+    blocks = _Blocks(uri)
+    resources: dict[str, dict[str, dict]] = {}
+    for blk in blocks.all(doc["resource"], "resource"):
+        for typ, named in blk.items():
+            if not isinstance(named, dict):
+                raise MalformedTemplateError("must map resource names to bodies", uri, f"resource.{typ}")
+            for rname, body in named.items():
+                resources.setdefault(typ, {})[rname] = blocks.one(body, f"resource.{typ}.{rname}")
+    r = _TfResolver(resources)
+    lines = _line_index(text)
 
     def loc(typ: str, rn: str) -> Location:
         return Location(uri, f"{typ}.{rn}", lines.get((typ, rn)))
 
-    def each(typ: str):
-        return resources.get(typ, {}).items()
+    def each(typ: str) -> Iterator[tuple[str, dict, str]]:
+        for rn, b in resources.get(typ, {}).items():
+            yield rn, b, f"resource.{typ}.{rn}"
 
-    invoke_cfg: dict[Any, Any] = {}
-    for rn, b in each("aws_lambda_function_event_invoke_config"):
-        dest = r.value(_block(_block(b.get("destination_config")).get("on_failure")).get("destination"))
-        invoke_cfg[name_from_arn(r.value(b.get("function_name")))] = name_from_arn(dest)
-    async_targets = {name_from_arn(r.value(b.get("arn"))) for _, b in each("aws_cloudwatch_event_target")}
-    async_targets |= {name_from_arn(r.value(b.get("function_name"))) for _, b in each("aws_lambda_permission")
-                      if r.value(b.get("principal")) in C.ASYNC_PRINCIPALS}
+    def num(b: dict, key: str, at: str, default: Any = None) -> Any:
+        return integer(r.value(b.get(key, default)), uri, f"{at}.{key}")
+
+    def on_failure(b: dict, at: str, key: str) -> Any:
+        dest = blocks.one(b.get("destination_config"), f"{at}.destination_config")
+        return r.value(blocks.one(dest.get("on_failure"), f"{at}.destination_config.on_failure").get(key))
+
+    invoke_cfg: dict[str, Any] = {}
+    for _, b, at in each("aws_lambda_function_event_invoke_config"):
+        fn = _name(r.value(b.get("function_name")))
+        if fn is not None:
+            invoke_cfg[fn] = name_from_arn(on_failure(b, at, "destination"))
+    async_targets = {_name(r.value(b.get("arn"))) for _, b, _ in each("aws_cloudwatch_event_target")}
+    async_targets |= {_name(r.value(b.get("function_name"))) for _, b, at in each("aws_lambda_permission")
+                      if string(r.value(b.get("principal")), uri, f"{at}.principal") in C.ASYNC_PRINCIPALS}
 
     fns = []
-    for rn, b in each("aws_lambda_function"):
+    for rn, b, at in each("aws_lambda_function"):
         name = r.name("aws_lambda_function", rn)
-        env = r.value(_block(b.get("environment")).get("variables") or {})
-        dlq = _block(b.get("dead_letter_config"))
-        fns.append(Function(name, as_int(r.value(b.get("timeout", C.LAMBDA_TIMEOUT_DEFAULT_S))),
+        env = r.value(blocks.one(b.get("environment"), f"{at}.environment").get("variables") or {})
+        dlq = blocks.one(b.get("dead_letter_config"), f"{at}.dead_letter_config")
+        fns.append(Function(name, num(b, "timeout", at, C.LAMBDA_TIMEOUT_DEFAULT_S),
                             env if isinstance(env, dict) else UNKNOWN, name in async_targets,
                             name_from_arn(r.value(dlq.get("target_arn"))) if dlq else None,
                             invoke_cfg.get(name), loc("aws_lambda_function", rn)))
     mappings = []
-    for rn, b in each("aws_lambda_event_source_mapping"):
+    for rn, b, at in each("aws_lambda_event_source_mapping"):
         src_raw = b.get("event_source_arn")
-        a = _REF.fullmatch(src_raw or "") if isinstance(src_raw, str) else None
-        typ = _ADDR.match(a.group(1)).group(1) if a and _ADDR.match(a.group(1)) else ""
+        a = _REF.fullmatch(src_raw) if isinstance(src_raw, str) else None
+        addr = _ADDR.match(a.group(1)) if a else None
         src = r.value(src_raw)
-        kind = {"aws_sqs_queue": "sqs", "aws_kinesis_stream": "kinesis", "aws_dynamodb_table": "dynamodb"}.get(typ)
+        kind = _SOURCE_KINDS.get(addr.group(1)) if addr else None
         if kind is None:
-            kind = src.split(":")[2] if isinstance(src, str) and src.startswith("arn:") else "unknown"
-        dest = r.value(_block(_block(b.get("destination_config")).get("on_failure")).get("destination_arn"))
+            kind = src.split(":")[2] if isinstance(src, str) and src.startswith("arn:") and src.count(":") >= 2 \
+                else "unknown"
         frt = r.value(b.get("function_response_types", []))
         mappings.append(Mapping_(
             function=name_from_arn(r.value(b.get("function_name"))), source_kind=kind, source=name_from_arn(src),
-            batch_size=as_int(r.value(b.get("batch_size"))),
-            batching_window_s=as_int(r.value(b.get("maximum_batching_window_in_seconds"))),
+            batch_size=num(b, "batch_size", at),
+            batching_window_s=num(b, "maximum_batching_window_in_seconds", at),
             function_response_types=UNKNOWN if is_unknown(frt) or not isinstance(frt, list) else tuple(frt),
             bisect=as_bool(r.value(b.get("bisect_batch_on_function_error", False))),
-            max_retry_attempts=as_int(r.value(b.get("maximum_retry_attempts", C.STREAM_UNBOUNDED))),
-            max_record_age_s=as_int(r.value(b.get("maximum_record_age_in_seconds", C.STREAM_UNBOUNDED))),
-            on_failure=name_from_arn(dest), location=loc("aws_lambda_event_source_mapping", rn)))
+            max_retry_attempts=num(b, "maximum_retry_attempts", at, C.STREAM_UNBOUNDED),
+            max_record_age_s=num(b, "maximum_record_age_in_seconds", at, C.STREAM_UNBOUNDED),
+            on_failure=name_from_arn(on_failure(b, at, "destination_arn")),
+            location=loc("aws_lambda_event_source_mapping", rn)))
     queues = []
-    for rn, b in each("aws_sqs_queue"):
+    for rn, b, at in each("aws_sqs_queue"):
         dead, count = redrive_from_policy(r.value(b.get("redrive_policy")))
-        queues.append(Queue(r.name("aws_sqs_queue", rn),
-                            as_int(r.value(b.get("visibility_timeout_seconds", C.SQS_VISIBILITY_DEFAULT_S))),
-                            as_bool(r.value(b.get("fifo_queue", False))), dead, as_int(count), loc("aws_sqs_queue", rn)))
+        queues.append(Queue(r.name("aws_sqs_queue", rn), num(b, "visibility_timeout_seconds", at,
+                                                             C.SQS_VISIBILITY_DEFAULT_S),
+                            as_bool(r.value(b.get("fifo_queue", False))), dead,
+                            integer(count, uri, f"{at}.redrive_policy.maxReceiveCount"), loc("aws_sqs_queue", rn)))
     tables = []
-    for rn, b in each("aws_dynamodb_table"):
-        ttl = _block(b.get("ttl"))
+    for rn, b, at in each("aws_dynamodb_table"):
+        ttl = blocks.one(b.get("ttl"), f"{at}.ttl")
         enabled = as_bool(r.value(ttl.get("enabled", False))) if ttl else False
-        ttl_attr = UNKNOWN if is_unknown(enabled) else (r.value(ttl.get("attribute_name")) if enabled else None)
-        pitr = as_bool(r.value(_block(b.get("point_in_time_recovery")).get("enabled", False)))
-        tables.append(Table(r.name("aws_dynamodb_table", rn), r.value(b.get("hash_key")), r.value(b.get("range_key")),
-                            ttl_attr, pitr, loc("aws_dynamodb_table", rn)))
+        ttl_attr = UNKNOWN if is_unknown(enabled) else (string(r.value(ttl.get("attribute_name")), uri,
+                                                              f"{at}.ttl.attribute_name") if enabled else None)
+        pitr = as_bool(r.value(blocks.one(b.get("point_in_time_recovery"), f"{at}.point_in_time_recovery")
+                               .get("enabled", False)))
+        tables.append(Table(r.name("aws_dynamodb_table", rn), string(r.value(b.get("hash_key")), uri, f"{at}.hash_key"),
+                            string(r.value(b.get("range_key")), uri, f"{at}.range_key"), ttl_attr, pitr,
+                            loc("aws_dynamodb_table", rn)))
     alarms = []
-    for rn, b in each("aws_cloudwatch_metric_alarm"):
+    for rn, b, at in each("aws_cloudwatch_metric_alarm"):
         metrics = []
         if b.get("metric_name"):
             metrics.append(_metric(r, b.get("namespace"), b.get("metric_name"), b.get("dimensions")))
-        for q in _blocks(b.get("metric_query")):
-            m = _block(q.get("metric"))
+        for i, q in enumerate(blocks.all(b.get("metric_query"), f"{at}.metric_query")):
+            m = blocks.one(q.get("metric"), f"{at}.metric_query[{i}].metric")
             if m:
                 metrics.append(_metric(r, m.get("namespace"), m.get("metric_name"), m.get("dimensions")))
         alarms.append(Alarm(r.name("aws_cloudwatch_metric_alarm", rn), tuple(metrics),
                             loc("aws_cloudwatch_metric_alarm", rn)))
     return Inventory(source=uri, functions=tuple(fns), mappings=tuple(mappings), queues=tuple(queues),
-                     tables=tuple(tables), alarms=tuple(alarms), idempotency_tables=_idempotency_tables(fns, tables),
+                     tables=tuple(tables), alarms=tuple(alarms), idempotency_tables=idempotency_tables(fns, tables),
                      alarms_known=bool(alarms))
 
 

@@ -39,6 +39,7 @@ class ResourceKind(str, Enum):
     MAPPING = "event-source-mapping"
     QUEUE = "queue"
     TABLE = "table"
+    EXPECTED = "expected-resource"  # named by the stack config, --function or --table, not found by the source
 
 
 class OutputFormat(str, Enum):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from alarms.testing import minute, write_tables
 from idemwatch.cli import main
+from tests.support.alarm_tables import minute, write_tables
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "alarms" / "demo-stack.yaml"

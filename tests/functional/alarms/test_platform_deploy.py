@@ -14,8 +14,8 @@ import boto3
 import pytest
 from click.testing import CliRunner
 
-from alarms.cfn_template import resolve
-from alarms.export import requests_from_cloudformation, requests_from_terraform
+from alarms.cfn_template import requests_from_cloudformation, resolve
+from alarms.terraform import requests_from_terraform
 from alarms.tf_module import resolve_module
 from idemwatch.cli import main
 
@@ -78,6 +78,7 @@ def test_parameterised_template_deploys_to_moto_with_values_substituted(endpoint
             if isinstance(m[0], str)} == {"ShopMetrics", "AWS/Lambda", "AWS/SQS", "AWS/Logs", "AWS/DynamoDB"}
 
 
+@pytest.mark.slow  # deploys the whole demo stack and its dashboard to moto
 def test_deploy_puts_the_dashboard_equal_to_the_export(endpoint):
     # the config's region and account are moto's default ones: the deployed body is the exported file
     res = CliRunner().invoke(main, ["alarms", "deploy", "--config", str(DEMO), "--region", "us-east-1",

@@ -138,8 +138,20 @@ def test_every_rule_fails_once_and_passes_once(pairs):
     from alarms.audit.rules import RULES
 
     for rule in RULES:
+        if rule.id == "IW016":  # needs resources named by the config: test_expected_resources_are_found_or_fail
+            continue
         statuses = sorted(s for r, _, s, _ in pairs.expected if r == rule.id)
         assert statuses == ["fail", "pass"], rule.id
+
+
+def test_expected_resources_are_found_or_fail(deployed, fake_aws_env):
+    """[trust-surfaces] Every function, queue and table the audit is told to expect is a finding: pass when the
+    account has it, a high-severity fail when it does not (wrong Region or profile must not read as a pass)."""
+    inv = read_live(AwsTarget(region="us-east-1", endpoint_url=deployed), functions=["good-sqs", "no-such-fn"],
+                    tables=["good-table", "no-such-table"], queues=["good-q", "no-such-q"])
+    got = sorted((f.resource, f.status.value, f.severity.value) for f in evaluate(inv) if f.rule == "IW016")
+    assert got == [("good-q", "pass", "high"), ("good-sqs", "pass", "high"), ("good-table", "pass", "high"),
+                   ("no-such-fn", "fail", "high"), ("no-such-q", "fail", "high"), ("no-such-table", "fail", "high")]
 
 
 def test_cli_live_json_and_exit_code(deployed, fake_aws_env):
@@ -159,6 +171,7 @@ def test_cli_live_json_and_exit_code(deployed, fake_aws_env):
         ("IW010", "good-table", "pass"), ("IW010", "bad-table", "fail"),
         ("IW011", "good-sqs", "pass"), ("IW011", "bad-sqs", "fail"),
         ("IW014", "good-q-dlq", "pass"),
+        ("IW016", "bad-sqs", "pass"), ("IW016", "good-sqs", "pass"),
     ])
     r = CliRunner().invoke(main, ["audit", "live", "--region", "us-east-1", "--endpoint-url", deployed,
                                   "--fail-on", "none", "--function", "good-sqs"])
@@ -275,3 +288,74 @@ def test_iam_policy_lists_exactly_the_calls_made(deployed, fake_aws_env, monkeyp
     monkeypatch.setattr(AwsTarget, "client", client)
     read_live(AwsTarget(region="us-east-1", endpoint_url=deployed))
     assert calls == set(IAM_ACTIONS)
+
+
+def test_live_config_naming_absent_resources_fails_and_an_empty_audit_is_an_error(deployed, fake_aws_env, tmp_path):
+    """[trust-surfaces] At 620890b, `audit live --config` against a Region without the config's function and table
+    printed `0 fail, 0 pass, 0 unknown` and exited 0."""
+    import yaml
+
+    from alarms.audit.commands import audit
+
+    cfg = tmp_path / "stack.yaml"
+    cfg.write_text(yaml.safe_dump({"service": "shop", "idempotency_table": "idempotency", "functions": [
+        {"name": "orders-consumer", "operation": "Orders", "event_source": "sqs"}]}), encoding="utf-8")
+    # us-west-2 of the same moto server holds nothing
+    base = ["live", "--region", "us-west-2", "--endpoint-url", deployed]
+    r = CliRunner().invoke(audit, [*base, "--config", str(cfg), "--format", "json"])
+    assert r.exit_code == 1, (r.output, r.exception)
+    doc = json.loads(r.stdout)
+    assert sorted((f["rule"], f["resource"], f["status"], f["severity"]) for f in doc["findings"]) == [
+        ("IW016", "idempotency", "fail", "high"), ("IW016", "orders-consumer", "fail", "high")]
+    assert doc["summary"]["fail"] == 2
+    r = CliRunner().invoke(audit, base)
+    assert r.exit_code == 2, (r.output, r.exception)
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "nothing to audit in aws:us-west-2" in lines[0]
+
+
+def test_a_200_response_that_is_not_json_is_named_as_malformed(fake_aws_env):
+    """[trust-surfaces] At 620890b: `internal error: KeyError: 'Table'`."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from alarms.audit.commands import audit
+
+    class Garbage(BaseHTTPRequestHandler):
+        def _answer(self):
+            n = int(self.headers.get("Content-Length") or 0)
+            self.rfile.read(n)
+            body = b"<html>captive portal</html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *a):
+            pass
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Garbage)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        r = CliRunner().invoke(audit, ["live", "--region", "us-east-1", "--endpoint-url",
+                                       f"http://127.0.0.1:{srv.server_port}", "--table", "idempotency"])
+    finally:
+        srv.shutdown()
+    assert r.exit_code == 2, (r.output, r.exception)
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "lambda:ListFunctions returned a malformed response" in lines[0], r.stderr
+
+
+def test_describe_table_without_table_is_named_as_malformed():
+    from alarms.audit.exceptions import MalformedResponseError
+    from alarms.audit.live import _table
+
+    class Client:
+        def describe_table(self, **kw):
+            return {"message": "<html>"}  # what botocore makes of a 200 body that is not JSON
+
+    with pytest.raises(MalformedResponseError, match="dynamodb:DescribeTable returned a malformed response"):
+        _table(Client(), "idempotency")

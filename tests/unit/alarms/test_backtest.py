@@ -13,8 +13,8 @@ import pytest
 from alarms import build_catalogue, load_config, run_backtest
 from alarms.backtest import compile_expression
 from alarms.exceptions import BacktestError
-from alarms.testing import minute, write_tables
 from alarms.types import TreatMissingData
+from tests.support.alarm_tables import minute, write_tables
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "alarms" / "demo-stack.yaml"

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from alarms.evaluation import classify, evaluate_states, evaluate_states_reference, evaluate_window
+from alarms.evaluation import classify, evaluate_states, evaluate_window
 from alarms.types import AlarmState, TreatMissingData
+from tests.support.alarm_evaluation import evaluate_states_reference
 
 A, O, I, KEEP = AlarmState.ALARM, AlarmState.OK, AlarmState.INSUFFICIENT_DATA, "keep"
 T = TreatMissingData

@@ -10,7 +10,8 @@ import pytest
 from alarms.catalogue import build_catalogue
 from alarms.config import load_config, parse_config
 from alarms.exceptions import ConfigError
-from alarms.validate import errors, published_dimension_sets, validate_requests
+from alarms.validate import published_dimension_sets, validate_requests
+from alarms.violation import errors
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "alarms" / "demo-stack.yaml"
@@ -134,9 +135,10 @@ def test_tiers_have_their_own_threshold_datapoints_and_topics(clean_env):
     assert (pc.threshold, pc.evaluation_periods, pc.datapoints_to_alarm, pc.alarm_actions) == (10, 1, 1, (pager,))
     assert "s-orders-consumer-RecordAgeMax-Critical" not in defs and "s-orders-consumer-RecordAgeMax" in defs
     assert dict(crit.tags)["idemwatch:severity"] == "critical"
-    with pytest.raises(ConfigError, match="base tier's severity"):
-        build_catalogue(parse_config({"service": "s", "functions": [FN],
-                                      "overrides": {"retry_rate": {"tiers": {"warning": {"threshold": 1}}}}}))
+    # a tier repeating the base severity is refused when the config is read, naming the tier's key path
+    with pytest.raises(ConfigError, match=r"^overrides\.retry_rate\.tiers\.warning: a warning tier repeats the base"):
+        parse_config({"service": "s", "functions": [FN],
+                      "overrides": {"retry_rate": {"tiers": {"warning": {"threshold": 1}}}}})
 
 
 CUSTOM = {

@@ -12,7 +12,8 @@ from botocore.validate import ParamValidator
 
 from alarms.catalogue import build_catalogue
 from alarms.config import load_config
-from alarms.validate import Violation, validate_request, validate_requests
+from alarms.validate import validate_request, validate_requests
+from alarms.violation import Violation
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "alarms" / "demo-stack.yaml"

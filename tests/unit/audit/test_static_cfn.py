@@ -148,9 +148,9 @@ def test_json_template_and_line_numbers(tmp_path):
 
 @pytest.mark.parametrize("text, message", [
     ("[1, 2]", "mapping at the top level"),
-    ("Resources: [\n", "not valid JSON/YAML"),
+    ("Resources: [\n", "not valid YAML at line 2"),
     ("Foo: 1\n", "neither a CloudFormation"),
-    ("Resources:\n  X: 3\n", "resource X is not a mapping"),
+    ("Resources:\n  X: 3\n", "Resources.X: must be a mapping, got a number"),
 ])
 def test_bad_templates_are_clear_errors(tmp_path, text, message):
     p = tmp_path / "bad.yaml"

@@ -1,7 +1,4 @@
-"""Test helpers: write collector tables by hand (for backtest tests here and in the dashboard).
-
-Only used by tests; imports pandas lazily.
-"""
+"""Collector tables written by hand, for the backtest tests and the dashboard's alarm page tests."""
 
 from __future__ import annotations
 
@@ -9,6 +6,11 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
+
+from collector.cloudwatch.metrics import METRICS_TABLE
+from collector.tables import TABLES
 
 BASE = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 """A period-aligned start time (multiple of 300 s and 3600 s) for hand-computed timelines."""
@@ -23,11 +25,6 @@ def write_tables(data_dir: str | Path, rows: Mapping[str, Iterable[Iterable[Any]
     """Write ``<data_dir>/tables/<name>.parquet`` for each table name -> rows (tuples in the column order
     of :data:`collector.tables.TABLES`, or ``cloudwatch_metrics`` as collector.cloudwatch.metrics writes it).
     ``time``/TIMESTAMP columns take datetimes (UTC)."""
-    import pandas as pd
-
-    from collector.cloudwatch.metrics import METRICS_TABLE
-    from collector.tables import TABLES
-
     tables = {**TABLES, METRICS_TABLE.name: METRICS_TABLE}
 
     out = Path(data_dir) / "tables"

@@ -1,0 +1,29 @@
+"""Names derived from alarm names: CloudFormation logical ids, Terraform resource names, file names.
+
+Each is a pure function of the alarm name, so every export (and the tests) derives the same identifier.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def logical_id(alarm_name: str) -> str:
+    """CloudFormation logical id: the alphanumeric runs of the name, each capitalised, then ``Alarm``
+    (logical ids are alphanumeric: "Resources" in the CloudFormation template anatomy)."""
+    parts = re.split(r"[^A-Za-z0-9]+", alarm_name)
+    return "".join(p[:1].upper() + p[1:] for p in parts if p) + "Alarm"
+
+
+def tf_name(alarm_name: str) -> str:
+    """Terraform resource name: snake_case of the name, starting with a letter (Terraform identifiers)."""
+    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", alarm_name)
+    s = re.sub(r"[^A-Za-z0-9_]+", "_", s).strip("_").lower()
+    return s if s[:1].isalpha() else f"alarm_{s}"
+
+
+def file_safe(name: str) -> str:
+    """``name`` with every character other than ``A-Za-z0-9._-`` replaced by ``_`` (one path component;
+    a name made only of dots becomes underscores, so it never means the folder or its parent)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+    return safe if safe.strip(".") else safe.replace(".", "_")
