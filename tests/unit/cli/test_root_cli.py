@@ -158,7 +158,7 @@ def test_audit_ends_like_every_command(tmp_path):
     bad.write_text('{"Resources": ')
     res = _run("audit", "static", str(bad))
     assert (res.exit_code, res.stdout) == (2, "")
-    assert res.stderr == f"Error: {bad}: not valid JSON/YAML: Expecting value: line 1 column 15 (char 14)\n"
+    assert res.stderr == f"Error: {bad}: not valid JSON: Expecting value at line 1, column 15\n"
     tpl = tmp_path / "template.json"
     tpl.write_text(json.dumps({"Resources": {
         "Q": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": "orders"}},
