@@ -35,9 +35,9 @@ def _load(config_path: Path) -> tuple[Any, list[Any]]:
 
     try:
         cfg = load_config(config_path)
+        return cfg, build_catalogue(cfg)  # a custom alarm whose name clashes with a catalogue alarm: ConfigError
     except ConfigError as exc:
         raise click.BadParameter(str(exc), param_hint="--config") from None
-    return cfg, build_catalogue(cfg)
 
 
 def _print_violations(violations: Sequence[Any]) -> None:
@@ -110,6 +110,7 @@ def list_cmd(config_path: Path, out_format: str) -> None:
                                                 "the stack config.")
 def export_cmd(config_path: Path, out: Path, fmt: str, dashboard: bool) -> None:
     """Validate the catalogue and write it as PutMetricAlarm JSON, CloudFormation or Terraform JSON."""
+    from alarms.cfn_template import check_limits
     from alarms.export import export
 
     cfg, defs = _load(config_path)
@@ -118,6 +119,8 @@ def export_cmd(config_path: Path, out: Path, fmt: str, dashboard: bool) -> None:
     if dashboard:
         formats.append(ExportFormat.DASHBOARD)
     try:
+        if ExportFormat.CLOUDFORMATION in formats:  # fail on a CloudFormation quota before any file is written
+            check_limits(len(defs), dashboard)
         for f in formats:
             written = export(defs, out, f, cfg.stack, cfg, dashboard)
             echo(f"{f.value}: {len(written)} file(s), {len(defs)} alarms -> {out / f.value}")

@@ -81,7 +81,8 @@ def live_cmd(profile: str | None, region: str | None, role_arn: str | None, endp
     def read(cfg: Any) -> Any:
         fns = functions or (tuple(f.name for f in cfg.functions) if cfg is not None else ())
         tables = (*kw["tables"], *([cfg.idempotency_table] if cfg is not None and cfg.idempotency_table else []))
-        return read_live(target, functions=fns, tables=tables)
+        queues = [q for f in cfg.functions for q in (f.queue, f.dlq) if q] if cfg is not None else []
+        return read_live(target, functions=fns, tables=tables, queues=queues)
 
     _run(read, **kw)
 

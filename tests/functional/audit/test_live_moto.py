@@ -299,15 +299,17 @@ def test_live_config_naming_absent_resources_fails_and_an_empty_audit_is_an_erro
 
     cfg = tmp_path / "stack.yaml"
     cfg.write_text(yaml.safe_dump({"service": "shop", "idempotency_table": "idempotency", "functions": [
-        {"name": "orders-consumer", "operation": "Orders", "event_source": "sqs"}]}), encoding="utf-8")
+        {"name": "orders-consumer", "operation": "Orders", "event_source": "sqs", "queue": "orders",
+         "dlq": "orders-dlq"}]}), encoding="utf-8")
     # us-west-2 of the same moto server holds nothing
     base = ["live", "--region", "us-west-2", "--endpoint-url", deployed]
     r = CliRunner().invoke(audit, [*base, "--config", str(cfg), "--format", "json"])
     assert r.exit_code == 1, (r.output, r.exception)
     doc = json.loads(r.stdout)
     assert sorted((f["rule"], f["resource"], f["status"], f["severity"]) for f in doc["findings"]) == [
-        ("IW016", "idempotency", "fail", "high"), ("IW016", "orders-consumer", "fail", "high")]
-    assert doc["summary"]["fail"] == 2
+        ("IW016", "idempotency", "fail", "high"), ("IW016", "orders", "fail", "high"),
+        ("IW016", "orders-consumer", "fail", "high"), ("IW016", "orders-dlq", "fail", "high")]
+    assert doc["summary"]["fail"] == 4
     r = CliRunner().invoke(audit, base)
     assert r.exit_code == 2, (r.output, r.exception)
     lines = [line for line in r.stderr.splitlines() if line.strip()]
@@ -346,7 +348,7 @@ def test_a_200_response_that_is_not_json_is_named_as_malformed(fake_aws_env):
         srv.shutdown()
     assert r.exit_code == 2, (r.output, r.exception)
     lines = [line for line in r.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and "lambda:ListFunctions returned a malformed response" in lines[0], r.stderr
+    assert len(lines) == 1 and "malformed AWS response to Lambda ListFunctions" in lines[0], r.stderr
 
 
 def test_describe_table_without_table_is_named_as_malformed():

@@ -214,3 +214,35 @@ def test_the_stack_name_never_leaves_the_output_folder(tmp_path):
     cfg = parse_config(_config(stack="../../escape"))
     written = export(build_catalogue(cfg), tmp_path / "out", "cloudformation", cfg.stack, cfg)
     assert all((tmp_path / "out").resolve() in p.resolve().parents for p in written)
+
+
+def test_export_all_writes_nothing_when_the_cloudformation_quota_fails(tmp_path):
+    """`alarms export --format all` checks the CloudFormation quota before the CLI files are written, so a refused
+    export leaves no half of its output behind."""
+    from alarms.commands import alarms
+
+    p = tmp_path / "stack.yaml"
+    p.write_text(yaml.safe_dump({"service": "s", "functions": [
+        {"name": f"f{i}", "operation": "P", "event_source": "sqs"} for i in range(200)]}), encoding="utf-8")
+    out = tmp_path / "out"
+    r = CliRunner().invoke(alarms, ["export", "--config", str(p), "--out", str(out)])
+    assert r.exit_code == 2 and "outputs (at most 200)" in r.output, r.output
+    assert not out.exists() or not any(out.rglob("*"))
+
+
+def test_a_custom_alarm_clashing_with_the_catalogue_is_a_one_line_config_error(tmp_path):
+    """build_catalogue's ConfigError (a custom alarm named like a catalogue alarm) used to surface as an internal
+    error from every alarms command that loads a config."""
+    from alarms.commands import alarms
+
+    custom = {"name": "orders-PayloadConflict", "title": "t", "severity": "critical", "description": "d",
+              "log_group": "/aws/lambda/orders",
+              "metric": {"namespace": "AWS/Lambda", "name": "Errors", "dimensions": {"FunctionName": "orders"},
+                         "statistic": "Sum"},
+              "period": 60, "evaluation_periods": 1, "threshold": 1, "treat_missing_data": "notBreaching",
+              "treat_missing_reason": "no invocations, no errors"}
+    p = tmp_path / "stack.yaml"
+    p.write_text(yaml.safe_dump(_config(custom_alarms=[custom])), encoding="utf-8")
+    for cmd in (["list"], ["validate"], ["export", "--out", str(tmp_path / "o")]):
+        r = CliRunner().invoke(alarms, [*cmd, "--config", str(p)])
+        assert r.exit_code == 2 and "defined twice" in r.output, (cmd, r.output, r.exception)
