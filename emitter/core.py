@@ -190,6 +190,13 @@ def _mark_recorded(exc: BaseException, outcome: str) -> None:
         pass
 
 
+def _identifier(value: Any) -> str:
+    """An ``itemIdentifier`` as an exact ``str``: a ``str`` (subclass) as the text it holds, read without calling its
+    methods (a subclass may override ``__len__``, ``__hash__``, ``__eq__`` or ``__str__`` and raise); anything else,
+    None included, as ``""`` (no identifier)."""
+    return str.__str__(value) if isinstance(value, str) else ""
+
+
 class _SlowPath(Exception):
     """Internal: the call needs the general record builder."""
 
@@ -745,28 +752,28 @@ class Emitter(InvocationLifecycle):
         """
         out: list[dict[str, str]] = []
         seen: set[str] = set()
-        problems: Problems | None = None  # made when needed (the usual call has none)
+        problems = Problems()
         items: list[tuple[EventRecord | None, str]] = []
-        for item in failed:
-            if item.__class__ is EventRecord and item.event_source is not _DYNAMODB:  # item_identifier, inlined
-                rec, ident = item, item.event_id
-            else:
+        try:
+            for item in failed:
                 rec = item if isinstance(item, EventRecord) else None
-                ident = rec.item_identifier if rec is not None else item
-            if ident.__class__ is not str and not isinstance(ident, str) or not ident:
-                if problems is None:
-                    problems = Problems()
-                problems.add(C.WarningCode.MISSING_ITEM_IDENTIFIER, "batchItemFailures",
-                             "item without identifier returned as '' (Lambda retries the whole batch)")
-                ident = ""
-            if ident in seen:
-                if problems is None:
-                    problems = Problems()
-                problems.add(C.WarningCode.DUPLICATE_ITEM_IDENTIFIER, "batchItemFailures", "item listed twice")
-                continue
-            seen.add(ident)
-            out.append({"itemIdentifier": ident})
-            items.append((rec, ident))
+                ident = _identifier(rec.item_identifier if rec is not None else item)
+                if not ident:
+                    problems.add(C.WarningCode.MISSING_ITEM_IDENTIFIER, "batchItemFailures",
+                                 "item without identifier returned as '' (Lambda retries the whole batch)")
+                if ident in seen:
+                    problems.add(C.WarningCode.DUPLICATE_ITEM_IDENTIFIER, "batchItemFailures", "item listed twice")
+                    continue
+                seen.add(ident)
+                out.append({"itemIdentifier": ident})
+                items.append((rec, ident))
+        except Exception as exc:  # a failing iterable or item: Lambda retries the whole batch ('' is no identifier)
+            if self.strict:
+                raise
+            self._count_warning(C.WarningCode.INTERNAL_ERROR, 1)
+            self._stderr(f"idemwatch: could not read the failed items: {type(exc).__name__}; whole batch failed")
+            if "" not in seen:
+                out.append({"itemIdentifier": ""})
         if problems:
             self._report(problems)
         for rec, ident in items:
