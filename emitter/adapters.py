@@ -462,17 +462,20 @@ def _websocket(e: dict[str, Any], now_ms: int) -> EventRecord:
     """API Gateway WebSocket API, Lambda proxy integration
     (https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-websocket-api-mapping-template-reference.html).
 
-    ``event_id``: ``requestContext.messageId`` ("a unique server-side ID for a message", MESSAGE events only), else
-    ``requestContext.requestId`` (CONNECT/DISCONNECT). ``requestContext.requestTimeEpoch``: epoch MILLISECONDS (the
-    record age); ``connectedAt``: epoch MILLISECONDS, kept as ``connected_at_ms``. ``eventType`` (CONNECT, MESSAGE,
-    DISCONNECT), ``routeKey`` and ``connectionId`` are details.
+    ``event_id``: for a MESSAGE event ``requestContext.messageId`` ("A unique server-side ID for a message.
+    Available only when the $context.eventType is MESSAGE"; ``requestId`` when it is missing); for CONNECT and
+    DISCONNECT ``requestContext.requestId``, even when the event carries a ``messageId``.
+    ``requestContext.requestTimeEpoch``: epoch MILLISECONDS (the record age); ``connectedAt``: epoch MILLISECONDS,
+    kept as ``connected_at_ms``. ``eventType`` (CONNECT, MESSAGE, DISCONNECT), ``routeKey`` and ``connectionId`` are
+    details.
     """
     rc = e.get("requestContext") or {}
+    event_type = _str_or_none(rc.get("eventType"))
+    message_id = _str_or_none(rc.get("messageId")) if event_type == "MESSAGE" else None
     return _request_record(
-        e, now_ms, EventSource.API_GATEWAY_WEBSOCKET,
-        _str_or_none(rc.get("messageId")) or _str_or_none(rc.get("requestId")),
+        e, now_ms, EventSource.API_GATEWAY_WEBSOCKET, message_id or _str_or_none(rc.get("requestId")),
         _epoch_ms(rc.get("requestTimeEpoch")), e.get("headers") or e.get("multiValueHeaders"),
-        {"event_type": _str_or_none(rc.get("eventType")), "route_key": _str_or_none(rc.get("routeKey")),
+        {"event_type": event_type, "route_key": _str_or_none(rc.get("routeKey")),
          "connection_id": _str_or_none(rc.get("connectionId")), "stage": _str_or_none(rc.get("stage")),
          "api_id": _str_or_none(rc.get("apiId")), "connected_at_ms": _epoch_ms(rc.get("connectedAt"))})
 
