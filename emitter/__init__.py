@@ -15,7 +15,11 @@ The contract (metric names, units, dimensions, log keys, outcome values) is :mod
 from emitter.constants import WarningCode
 from emitter.contract import (
     DEFAULT_REDACTED_KEYS,
+    ErrorClass,
     EventSource,
+    IdempotencyStatus,
+    LogKey,
+    Metric,
     Outcome,
 )
 from emitter.core import Emitter
@@ -25,16 +29,12 @@ from emitter.types import Classification, EventRecord
 
 
 def __getattr__(name: str) -> object:
-    """``emitter.ErrorClassifier`` is imported on first use (a cold start that records no failure never needs it);
-    ``emitter.ErrorClass``, ``IdempotencyStatus``, ``LogKey`` and ``Metric`` are made on first use (the emitter itself reads only their strings)."""
+    """``emitter.ErrorClassifier`` is imported on first use: a cold start that records no failure never needs
+    :mod:`emitter.classify`."""
     if name == "ErrorClassifier":
         from emitter.classify import ErrorClassifier
 
         return ErrorClassifier
-    if name in ("ErrorClass", "IdempotencyStatus", "LogKey", "Metric"):  # made on first use too (emitter.contract)
-        from emitter import contract
-
-        return getattr(contract, name)
     raise AttributeError(f"module 'emitter' has no attribute {name!r}")
 
 

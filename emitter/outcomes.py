@@ -10,19 +10,27 @@ from __future__ import annotations
 
 from emitter import constants as C
 
-# The _-names: strings of the enums and mappings emitter.contract makes on first use (the emitter needs only these)
 from emitter.contract import (
-    _MS_METRIC_VALUES,
-    _OUTCOME_METRIC_VALUES,
+    METRIC_UNITS,
+    OUTCOME_METRIC,
+    Dimension,
+    ErrorClass,
     EventSource,
+    IdempotencyStatus,
+    LogKey,
+    Metric,
     Outcome,
+    Unit,
 )
-from emitter.contract import _DimensionValues as _DIM
-from emitter.contract import _ErrorClassValues as _EC
-from emitter.contract import _IdempotencyStatusValues as _ST
-from emitter.contract import _LogKeyValues as _LK
-from emitter.contract import _MetricValues as _M
-from emitter.contract import _UnitValues as _U
+
+
+def _plain(enum_cls: type) -> type:
+    return type("_" + enum_cls.__name__, (), {m.name: m.value for m in enum_cls})  # type: ignore[attr-defined]
+
+
+_DIM, _EC, _ST, _LK, _M, _U = (_plain(e) for e in (Dimension, ErrorClass, IdempotencyStatus, LogKey, Metric, Unit))
+_OUTCOME_METRIC_VALUES = {o: None if m is None else m.value for o, m in OUTCOME_METRIC.items()}
+_MS_METRIC_VALUES = tuple(m.value for m, u in METRIC_UNITS.items() if u is Unit.MILLISECONDS)
 from emitter.exceptions import TimeoutBudgetExceeded
 from emitter.jsonfast import esc as _esc
 
