@@ -12,6 +12,7 @@ The contract (metric names, units, dimensions, log keys, outcome values) is :mod
 ``emitter/CONTRACT.md``. Importing this package loads only the standard library (json, threading, time, os).
 """
 
+from emitter.classify import ErrorClassifier
 from emitter.constants import WarningCode
 from emitter.contract import (
     DEFAULT_REDACTED_KEYS,
@@ -26,17 +27,6 @@ from emitter.core import Emitter
 from emitter.exceptions import EmfValidationError, EmitterError, SinkError, TimeoutBudgetExceeded
 from emitter.sinks import AgentSink, DiscardSink, FileSink, MemorySink, StdoutSink, StreamSink
 from emitter.types import Classification, EventRecord
-
-
-def __getattr__(name: str) -> object:
-    """``emitter.ErrorClassifier`` is imported on first use: a cold start that records no failure never needs
-    :mod:`emitter.classify`."""
-    if name == "ErrorClassifier":
-        from emitter.classify import ErrorClassifier
-
-        return ErrorClassifier
-    raise AttributeError(f"module 'emitter' has no attribute {name!r}")
-
 
 __all__ = [
     "DEFAULT_REDACTED_KEYS",
