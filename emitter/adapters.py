@@ -646,7 +646,14 @@ def _record_source(r: Any) -> EventSource:
 
 
 def detect_source(event: Any) -> EventSource:
-    """The :class:`EventSource` of a Lambda event (batch or single); ``generic`` for unknown shapes."""
+    """The :class:`EventSource` of a Lambda event (batch or single); ``generic`` for unknown shapes. Never raises."""
+    try:
+        return _detect_source(event)
+    except Exception:  # noqa: BLE001 - a hostile object in place of an event
+        return EventSource.GENERIC
+
+
+def _detect_source(event: Any) -> EventSource:
     if not isinstance(event, dict):
         return EventSource.GENERIC
     recs = event.get("Records")
@@ -717,6 +724,13 @@ def adapt_event(event: Any, now_ms: int) -> tuple[list[EventRecord], list[str]]:
 
     Returns (records, errors); ``errors`` has one reason per record that fell back to generic. Never raises.
     """
+    try:
+        return _adapt_event(event, now_ms)
+    except Exception as exc:  # noqa: BLE001 - a hostile object in place of an event or of its Records list
+        return [EventRecord(raw=event)], [f"event not understood ({type(exc).__name__})"]
+
+
+def _adapt_event(event: Any, now_ms: int) -> tuple[list[EventRecord], list[str]]:
     if isinstance(event, dict) and isinstance(event.get("Records"), list):
         out: list[EventRecord] = []
         errors: list[str] = []
@@ -736,6 +750,13 @@ def adapt_event(event: Any, now_ms: int) -> tuple[list[EventRecord], list[str]]:
 def adapt_single(event: Any, now_ms: int) -> tuple[EventRecord, str | None]:
     """Adapt a single (non-batch) event. A batch event with exactly one record gives that record; a larger batch
     gives a generic-shaped record of the batch's source with ``details['batch_size']``. Never raises."""
+    try:
+        return _adapt_single(event, now_ms)
+    except Exception as exc:  # noqa: BLE001 - a hostile object in place of an event or of its Records list
+        return EventRecord(raw=event), f"event not understood ({type(exc).__name__})"
+
+
+def _adapt_single(event: Any, now_ms: int) -> tuple[EventRecord, str | None]:
     if isinstance(event, dict) and isinstance(event.get("Records"), list):
         recs = event["Records"]
         if len(recs) == 1:

@@ -81,10 +81,11 @@ class MetricAggregator(SinkOutput):
         resolution) or 60. Names of the contract's metrics, dimensions and EMF members are refused (they would break
         the logs == metrics equality or the document). Invalid input: dropped + warning (strict: raises)."""
         problems = Problems()
-        element = f"metric:{name}" if isinstance(name, str) else "metric"
+        text = emf.plain_str(name)  # a str subclass is read as the text it holds (its methods may raise)
+        element = "metric" if text is None else f"metric:{text}"
         if reason := emf.check_metric_name(name):
             problems.add(C.WarningCode.INVALID_METRIC_NAME, element, reason)
-        elif name in CONTRACT_METRICS or name in ROOT_RESERVED or name in self._dimensions:
+        elif text in CONTRACT_METRICS or text in ROOT_RESERVED or text in self._dimensions:
             problems.add(C.WarningCode.NAME_CONFLICT, element, "name used by the contract, a dimension or EMF")
         v, reason = emf.coerce_metric_value(value)
         if reason:
@@ -94,20 +95,23 @@ class MetricAggregator(SinkOutput):
         if reason := emf.check_resolution(resolution):
             problems.add(C.WarningCode.INVALID_RESOLUTION, element, reason)
         inv = self._inv
-        op = operation if operation is not None else (inv.operation if inv is not None else self._default_operation)
-        if operation is not None and (reason := emf.check_dimension_value(operation)):
-            problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{_OPERATION}", reason)
+        op = inv.operation if inv is not None else self._default_operation
+        if operation is not None:
+            if reason := emf.check_dimension_value(operation):
+                problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{_OPERATION}", reason)
+            op = emf.plain_str(operation)
         es = None
         if self.event_source_dimension and inv is not None and inv.event_source is not None:
             es = inv.event_source.value
-        if not problems and v is not None:
+        unit_text, res = emf.plain_str(unit), emf.plain_int(resolution)
+        if not problems and text is not None and v is not None and unit_text is not None and res is not None:
             with self._lock:
-                existing = self._groups.get((op, es), {}).get(name)
-                if existing is not None and (existing.unit != unit or existing.resolution != resolution):
+                existing = self._groups.get((op, es), {}).get(text)
+                if existing is not None and (existing.unit != unit_text or existing.resolution != res):
                     problems.add(C.WarningCode.METRIC_DEFINITION_CONFLICT, element,
                                  "same metric added with another unit or resolution in this flush")
                 else:
-                    self._add(op, es, name, v, unit, resolution)
+                    self._add(op, es, text, v, unit_text, res)
         self._report(problems)
 
     def add_dimension(self, name: str, value: str) -> None:
@@ -137,26 +141,27 @@ class MetricAggregator(SinkOutput):
             self._dimensions.clear()
 
     def _add_dimension(self, name: Any, value: Any, problems: Problems, default: bool = False) -> None:
-        element = f"dimension:{name}" if isinstance(name, str) else "dimension"
-        if reason := emf.check_dimension_name(name):
-            problems.add(C.WarningCode.INVALID_DIMENSION_NAME, element, reason)
-        elif name.lower().replace("_", "").replace("-", "") in C.HIGH_CARDINALITY_DIMENSION_NAMES:
+        text, value_text = emf.plain_str(name), emf.plain_str(value)  # str subclasses read as the text they hold
+        element = "dimension" if text is None else f"dimension:{text}"
+        if (reason := emf.check_dimension_name(name)) or text is None:
+            problems.add(C.WarningCode.INVALID_DIMENSION_NAME, element, str(reason))
+        elif text.lower().replace("_", "").replace("-", "") in C.HIGH_CARDINALITY_DIMENSION_NAMES:
             problems.add(C.WarningCode.HIGH_CARDINALITY_DIMENSION, element, "unbounded values belong in log properties")
-        elif name in ROOT_RESERVED or name in CONTRACT_METRICS:
+        elif text in ROOT_RESERVED or text in CONTRACT_METRICS:
             problems.add(C.WarningCode.NAME_CONFLICT, element, "name used by the contract or EMF")
-        elif reason := emf.check_dimension_value(value):
-            problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, element, reason)
-        elif name not in self._dimensions and len(self._dimensions) >= C.MAX_CUSTOM_DIMENSIONS:
+        elif (reason := emf.check_dimension_value(value)) or value_text is None:
+            problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, element, str(reason))
+        elif text not in self._dimensions and len(self._dimensions) >= C.MAX_CUSTOM_DIMENSIONS:
             problems.add(C.WarningCode.TOO_MANY_DIMENSIONS, element,
                          f"at most {C.MAX_CUSTOM_DIMENSIONS} custom dimensions ({C.MAX_DIMENSIONS_PER_SET} per set)")
         else:
-            if name in self._redacted:  # the log keys' rule (emitter.redact): a secret never reaches a document
+            if text in self._redacted:  # the log keys' rule (emitter.redact): a secret never reaches a document
                 problems.add(C.WarningCode.SECRET_DIMENSION_REDACTED, element,
                              f"dimension name looks like a secret; value written as {REDACTED}")
-                value = REDACTED
-            self._dimensions[name] = value
+                value_text = REDACTED
+            self._dimensions[text] = value_text
             if default:
-                self._default_dims[name] = value
+                self._default_dims[text] = value_text
 
     def set_timestamp(self, timestamp_ms: int) -> None:
         """Use ``timestamp_ms`` (epoch ms) as ``_aws.Timestamp`` of the next flush. Must be within 14 days past /
@@ -165,7 +170,7 @@ class MetricAggregator(SinkOutput):
         if reason := emf.check_timestamp(timestamp_ms, self.clock()):
             problems.add(C.WarningCode.INVALID_TIMESTAMP, "timestamp", reason)
         else:
-            self._timestamp_ms = timestamp_ms
+            self._timestamp_ms = emf.plain_int(timestamp_ms)
         self._report(problems)
 
     def flush(self) -> list[str]:

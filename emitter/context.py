@@ -36,10 +36,13 @@ def _get(ctx: Any, *names: str) -> Any:
 
 
 def _str(v: Any) -> str | None:
-    """A context value as a non-empty str: a str (a subclass read as the str it holds), an int as its digits."""
-    if isinstance(v, str):
+    """A context value as a non-empty str: a str (a subclass read as the str it holds), an int as its digits.
+    Read through ``type(v)``: a hostile object's own methods are never called."""
+    t = type(v)
+    if issubclass(t, str):
         return str.__str__(v) or None
-    if isinstance(v, int) and not isinstance(v, bool):
+    if issubclass(t, int) and not issubclass(t, bool):
+        v = int.__index__(v)
         return int.__repr__(v) if -(10**18) < v < 10**18 else None
     return None
 
@@ -71,7 +74,7 @@ class InvocationInfo:
         rid = _get(context, "aws_request_id", "request_id")
         fname = _get(context, "function_name")
         arn = mem = None
-        if not isinstance(context, dict):  # a LambdaContext's keys as Powertools Logger writes them
+        if not issubclass(type(context), dict):  # a LambdaContext's keys as Powertools Logger writes them
             arn = _get(context, "invoked_function_arn")
             mem = _get(context, "memory_limit_in_mb")
         self.function_arn = arn if type(arn) is str and arn and len(arn) <= 2048 else None
@@ -103,11 +106,13 @@ class InvocationInfo:
             return None
         try:
             v = fn()
-        except Exception:
+        except Exception:  # noqa: BLE001 - a failing context: remaining time unknown
             return None
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+        t = type(v)
+        if issubclass(t, bool) or not issubclass(t, (int, float)):
             return None
-        return max(0, v)
+        v = int.__index__(v) if issubclass(t, int) else float.__float__(v)
+        return None if v != v else max(0, v)
 
 
 _UNRESOLVED: Any = object()
@@ -134,7 +139,7 @@ ENV_TRACE_ID = "_X_AMZN_TRACE_ID"
 def _remaining_fn(context: Any, clock: Callable[[], int], start_ms: int) -> Callable[[], Any] | None:
     if context is None:
         return None
-    if isinstance(context, dict):
+    if issubclass(type(context), dict):
         return _dict_remaining(context, clock, start_ms)
     fn = getattr(context, "get_remaining_time_in_millis", None)
     return fn if callable(fn) else None

@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_OPERATION", "Emitter", "exception_outcome"]
 
+_OUTCOME_VALUES = frozenset(o.value for o in Outcome)
 _METRIC_NAME = {o: None if m is None else m.value for o, m in OUTCOME_METRIC.items()}
 """Outcome -> the name of the metric it counts (contract.OUTCOME_METRIC), None for none."""
 _MS = Metric.RECORD_AGE.unit.value
@@ -76,7 +77,7 @@ def _identifier(value: Any) -> str:
     """An ``itemIdentifier`` as an exact ``str``: a ``str`` (subclass) as the text it holds, read without calling its
     methods (a subclass may override ``__len__``, ``__hash__``, ``__eq__`` or ``__str__`` and raise); anything else,
     None included, as ``""`` (no identifier)."""
-    return str.__str__(value) if isinstance(value, str) else ""
+    return emf.plain_str(value) or ""
 
 
 class Emitter(InvocationLifecycle):
@@ -320,8 +321,9 @@ class Emitter(InvocationLifecycle):
 
         ``failed``: EventRecords (their ``item_identifier``) or item id strings. Duplicates are reported once.
         An item without an identifier is returned as ``""``: Lambda then retries the whole batch (nothing is lost)
-        and a ``missing_item_identifier`` warning is written; so is an iterable that raises part-way (the items
-        read before are returned too, the error counted as ``internal_error``). Never raises (``strict``: raises).
+        and a ``missing_item_identifier`` warning is written; so is ``failed`` when it is not iterable or raises
+        part-way (the items read before are returned too; ``invalid_property``). Never raises (``strict``: raises
+        EmfValidationError).
         Returns ``{"batchItemFailures": [{"itemIdentifier": id}, ...]}``
         (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html#services-sqs-batchfailurereporting).
         """
@@ -342,11 +344,9 @@ class Emitter(InvocationLifecycle):
                 seen.add(ident)
                 out.append({"itemIdentifier": ident})
                 items.append((rec, ident))
-        except Exception as exc:  # a failing iterable or item: Lambda retries the whole batch ('' is no identifier)
-            if self.strict:
-                raise
-            self._count_warning(C.WarningCode.INTERNAL_ERROR, 1)
-            self._stderr(f"idemwatch: could not read the failed items: {type(exc).__name__}; whole batch failed")
+        except Exception as exc:  # noqa: BLE001 - not iterable, or failing part-way: Lambda retries the whole batch
+            problems.add(C.WarningCode.INVALID_PROPERTY, "batchItemFailures",
+                         f"failed items could not be read ({type(exc).__name__}); '' returned: the whole batch fails")
             if "" not in seen:
                 out.append({"itemIdentifier": ""})
         self._report(problems)
@@ -380,8 +380,8 @@ class Emitter(InvocationLifecycle):
     def classify(self, exc: BaseException, record: EventRecord | None = None) -> Classification:
         """The emitter classifier's verdict on ``exc`` (with the record's delivery attempt). Writes nothing; never
         raises (a failing custom classifier yields retryable with the class name as code)."""
-        attempt = record.attempt if isinstance(record, EventRecord) else 1
         try:
+            attempt = record.attempt if isinstance(record, EventRecord) else 1
             clf = self.classifier
             return clf(exc, attempt) if not isinstance(clf, ErrorClassifier) else clf.classify(exc, attempt)
         except Exception:
@@ -423,12 +423,12 @@ class Emitter(InvocationLifecycle):
         problems = Problems()
         try:
             if type(outcome) is not Outcome:
-                try:
-                    outcome = Outcome(outcome)
-                except ValueError:
+                value = emf.plain_str(outcome)  # a str subclass is read as the text it holds (its methods may raise)
+                if value not in _OUTCOME_VALUES:
                     problems.add(C.WarningCode.INVALID_PROPERTY, "outcome", "not an Outcome value; nothing recorded")
                     self._report(problems)
                     return
+                outcome = Outcome(value)
             self._commit(outcome, [self._outcome_line(outcome, record, key, props, problems)], problems)
         except EmfValidationError:
             raise

@@ -30,7 +30,21 @@ from emitter.compact_json import esc as _esc
 
 # --------------------------------------------------------------------------- element checks
 # Each returns None when valid, else a short reason (never containing the offending string value itself,
-# which could be large or sensitive).
+# which could be large or sensitive). None of them raises: a value is read through its type (``type(v)``, the
+# ``str``/``int``/``float`` methods), never through methods it may override, so a hostile object is a reason.
+
+
+def plain_str(value: Any) -> str | None:
+    """``value`` as an exact ``str`` when it is a ``str`` (a subclass is read as the text it holds, without calling
+    any method it overrides), else None."""
+    return str.__str__(value) if issubclass(type(value), str) else None
+
+
+def plain_int(value: Any) -> int | None:
+    """``value`` as an exact ``int`` when it is an ``int`` other than a bool (an IntEnum or other subclass read as
+    the number it holds), else None."""
+    t = type(value)
+    return int.__index__(value) if issubclass(t, int) and not issubclass(t, bool) else None
 
 
 def _has_control(s: str) -> bool:
@@ -39,13 +53,14 @@ def _has_control(s: str) -> bool:
 
 def check_namespace(namespace: Any) -> str | None:
     """Namespace: str of 1-255 chars from ``[A-Za-z0-9._#:/-]``, not starting with ``AWS/`` (reserved)."""
-    if not isinstance(namespace, str):
+    text = plain_str(namespace)
+    if text is None:
         return f"namespace must be a string, got {type(namespace).__name__}"
-    if not namespace or len(namespace) > C.MAX_NAMESPACE_CHARS:
-        return f"namespace length {len(namespace)} not in 1..{C.MAX_NAMESPACE_CHARS}"
-    if not C.NAMESPACE_ALLOWED_CHARS.issuperset(namespace):
+    if not text or len(text) > C.MAX_NAMESPACE_CHARS:
+        return f"namespace length {len(text)} not in 1..{C.MAX_NAMESPACE_CHARS}"
+    if not C.NAMESPACE_ALLOWED_CHARS.issuperset(text):
         return "namespace has characters outside [A-Za-z0-9._#:/-]"
-    if namespace.startswith("AWS/"):
+    if text.startswith("AWS/"):
         return "namespace prefix AWS/ is reserved for AWS services"
     return None
 
@@ -53,16 +68,17 @@ def check_namespace(namespace: Any) -> str | None:
 def _check_text(value: Any, what: str, max_chars: int, ascii_only: bool) -> str | None:
     """The rules dimension names, dimension values and metric names share: a str of 1..``max_chars`` chars with
     a non-whitespace char and no control chars (dimensions: ASCII only). Returns the first violation or None."""
-    if not isinstance(value, str):
+    text = plain_str(value)
+    if text is None:
         return f"{what} must be a string, got {type(value).__name__}"
-    if not value.strip():
+    if not text.strip():
         return f"{what} is empty or whitespace"
-    if len(value) > max_chars:
-        return f"{what} has {len(value)} characters (max {max_chars})"
+    if len(text) > max_chars:
+        return f"{what} has {len(text)} characters (max {max_chars})"
     if ascii_only:
-        if not value.isascii() or _has_control(value):
+        if not text.isascii() or _has_control(text):
             return f"{what} must be printable ASCII"
-    elif _has_control(value):
+    elif _has_control(text):
         return f"{what} has control characters"
     return None
 
@@ -71,7 +87,7 @@ def check_dimension_name(name: Any) -> str | None:
     """Dimension name: str of 1-250 ASCII chars, a non-whitespace char, no control chars, not starting with ':'."""
     if reason := _check_text(name, "dimension name", C.MAX_DIMENSION_NAME_CHARS, True):
         return reason
-    if name.startswith(":"):
+    if str.startswith(name, ":"):
         return "dimension name must not start with ':'"
     return None
 
@@ -85,7 +101,7 @@ def check_metric_name(name: Any) -> str | None:
     """Metric name: str of 1-250 chars with a non-whitespace char and no control characters."""
     if reason := _check_text(name, "metric name", C.MAX_METRIC_NAME_CHARS, False):
         return reason
-    if name == "_aws":
+    if str.__eq__(name, "_aws"):
         return "metric name _aws is the EMF metadata member"
     return None
 
@@ -96,50 +112,47 @@ def coerce_metric_value(value: Any) -> tuple[float | int | None, str | None]:
     Valid: int/float (not bool; Decimal accepted) that is finite and 0 or 2^-360 <= |v| <= 2^360 (PutMetricData).
     Subclasses of int/float (IntEnum, ...) are returned as the plain int/float. Never raises.
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        if type(value).__name__ == "Decimal":  # DynamoDB numbers; avoid importing decimal
-            try:
-                value = float(value)
-            except (ValueError, OverflowError):
-                return None, "Decimal value is not convertible to a number"
-        else:
-            return None, f"metric value must be a number, got {type(value).__name__}"
-    if isinstance(value, int):
-        if value.__class__ is not int:  # IntEnum / int subclasses: the plain number (their repr is not JSON)
-            value = int.__index__(value)
-        if value and not (C.MIN_ABS_VALUE <= abs(value) <= C.MAX_ABS_VALUE):
-            return None, "metric value magnitude outside 2^-360..2^360"
-        return value, None
-    if value.__class__ is not float:  # float subclasses
-        value = float.__float__(value)
-    if value - value != 0.0:  # inf - inf and nan - nan are nan: math.isfinite without importing math
-        return None, f"metric value {value!r} is not finite"
-    if value and not (C.MIN_ABS_VALUE <= abs(value) <= C.MAX_ABS_VALUE):
+    t = type(value)
+    if issubclass(t, int) and not issubclass(t, bool):
+        number: float | int = int.__index__(value)
+    elif issubclass(t, float):
+        number = float.__float__(value)
+    elif t.__name__ == "Decimal":  # DynamoDB numbers; avoid importing decimal
+        try:
+            number = float(value)
+        except Exception:  # noqa: BLE001 - NaN signalling, overflow, or a subclass whose __float__ raises
+            return None, "Decimal value is not convertible to a number"
+    else:
+        return None, f"metric value must be a number, got {t.__name__}"
+    if number - number != 0:  # inf - inf and nan - nan are nan: math.isfinite without importing math
+        return None, f"metric value {number!r} is not finite"
+    if number and not (C.MIN_ABS_VALUE <= abs(number) <= C.MAX_ABS_VALUE):
         return None, "metric value magnitude outside 2^-360..2^360"
-    return value, None
+    return number, None
 
 
 def check_unit(unit: Any) -> str | None:
     """Unit: one of the CloudWatch MetricDatum units (constants.UNITS)."""
-    if not isinstance(unit, str) or unit not in C.UNITS:
+    if plain_str(unit) not in C.UNITS:
         return "unit is not a CloudWatch unit"
     return None
 
 
 def check_resolution(resolution: Any) -> str | None:
     """StorageResolution: the int 1 (high resolution) or 60 (standard). ``True`` is not 1."""
-    if isinstance(resolution, bool) or not isinstance(resolution, int) or resolution not in C.STORAGE_RESOLUTIONS:
+    if plain_int(resolution) not in C.STORAGE_RESOLUTIONS:
         return "storage resolution must be the int 1 or 60"
     return None
 
 
 def check_timestamp(timestamp_ms: Any, now_ms: int) -> str | None:
     """Timestamp: int epoch ms within 14 days before and 2 hours after ``now_ms`` (CloudWatch metric window)."""
-    if isinstance(timestamp_ms, bool) or not isinstance(timestamp_ms, int):
+    ts = plain_int(timestamp_ms)
+    if ts is None:
         return "timestamp must be an int of epoch milliseconds"
-    if timestamp_ms < now_ms - C.MAX_TIMESTAMP_PAST_MS:
+    if ts < now_ms - C.MAX_TIMESTAMP_PAST_MS:
         return "timestamp more than 14 days in the past"
-    if timestamp_ms > now_ms + C.MAX_TIMESTAMP_FUTURE_MS:
+    if ts > now_ms + C.MAX_TIMESTAMP_FUTURE_MS:
         return "timestamp more than 2 hours in the future"
     return None
 

@@ -145,16 +145,16 @@ def _text(value: Any, name: str, problems: Problems) -> str:
     """str of a non-str contract value (Enum -> its value; ints and floats printed); never raises."""
     try:
         v = getattr(value, "value", value)
-        if isinstance(v, str):
+        if issubclass(type(v), str):
             return str.__str__(v)
-        if isinstance(v, bool):
+        if issubclass(type(v), bool):
             return "True" if v else "False"
-        if isinstance(v, int):
+        if issubclass(type(v), int):
             if v.bit_length() > _MAX_INT_DIGITS * 3:  # ~ 3.32 bits per digit: certainly too long to print
                 problems.add(C.WarningCode.VALUE_TRUNCATED, name, f"int of {v.bit_length()} bits not printed")
                 return "<int>"
             return int.__repr__(int.__index__(v))[: _MAX_FIELD + 1]
-        if isinstance(v, float):
+        if issubclass(type(v), float):
             return float.__repr__(float.__float__(v))
     except Exception as exc:  # a hostile ``value`` attribute or int conversion
         return _unserializable(value, name, problems, exc)
@@ -164,10 +164,9 @@ def _text(value: Any, name: str, problems: Problems) -> str:
 def _enum_text(value: Any) -> str | None:
     """An Enum's str value or a str as is; None for anything else (lists, hostile objects: never raises)."""
     try:
-        v = getattr(value, "value", value)
-    except Exception:
+        return emf.plain_str(getattr(value, "value", value))
+    except Exception:  # noqa: BLE001 - a hostile ``value`` attribute
         return None
-    return str.__str__(v) if isinstance(v, str) else None
 
 
 def _unserializable(value: Any, name: str, problems: Problems | None, exc: BaseException) -> str:
@@ -209,7 +208,7 @@ class LogRecordBuilder:
         inv = self._inv
         static = inv.static_json if inv is not None else self._idle_static
         op = inv.operation if inv is not None else self._default_operation
-        rec = record if isinstance(record, EventRecord) else None
+        rec = record if issubclass(type(record), EventRecord) else None
         explicit_status = False
         expires = corr = None
         if props:
@@ -217,8 +216,9 @@ class LogRecordBuilder:
                 o = props.pop("operation")
                 if o is not None:
                     if reason := emf.check_dimension_value(o):
-                        problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{Dimension.OPERATION.value}", reason)
-                    elif o != op:
+                        problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{Dimension.OPERATION.value}",
+                                     reason)
+                    elif (o := emf.plain_str(o)) != op:
                         op = o
                         static = self._static_json(inv, op)
             st = props.pop(LogKey.IDEMPOTENCY_STATUS, None)
@@ -231,7 +231,10 @@ class LogRecordBuilder:
                                  "not an IdempotencyStatus value")
             r = props.pop(LogKey.RETRYABLE, None)
             if r is not None:
-                retryable = bool(r)
+                try:
+                    retryable = bool(r)
+                except Exception:  # noqa: BLE001 - an object whose __bool__ raises: the outcome's default stays
+                    problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.RETRYABLE.value, "not readable as a bool")
             ec = props.pop(LogKey.ERROR_CLASS, None)
             if ec is not None:
                 ec = _enum_text(ec)
@@ -299,7 +302,13 @@ class LogRecordBuilder:
                     parts.append(_RECORD_AGE + _json_number(metric_value))
                 else:
                     problems.add(C.WarningCode.INVALID_METRIC_VALUE, Metric.RECORD_AGE.value, str(reason))
-            for name, value in rec.details.items():
+            try:
+                details = list(rec.details.items())
+            except Exception as exc:  # noqa: BLE001 - a hand-made record whose details are no dict
+                details = []
+                problems.add(C.WarningCode.INVALID_PROPERTY, "details",
+                             f"record details could not be read ({type(exc).__name__}); left out")
+            for name, value in details:
                 if value is None:
                     continue
                 if type(name) is not str:
@@ -373,12 +382,13 @@ class LogRecordBuilder:
 
     def _key(self, key: Any, problems: Problems) -> str:
         """An idempotency key as written: a str (ints and floats printed), hashed when hashing is on."""
-        if not isinstance(key, str):
-            if not isinstance(key, (int, float)) or isinstance(key, bool):
+        t = type(key)
+        if not issubclass(t, str):
+            if not issubclass(t, (int, float)) or issubclass(t, bool):
                 problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.IDEMPOTENCY_KEY.value, "key must be a string")
                 return "<invalid>"
             key = _text(key, LogKey.IDEMPOTENCY_KEY.value, problems)
-        elif type(key) is not str:
+        elif t is not str:
             key = str.__str__(key)
         if self._hasher is not None:
             return self._hasher(key)
@@ -388,7 +398,7 @@ class LogRecordBuilder:
         """``value`` as JSON text; a value JSON cannot hold becomes ``"<TypeName>"`` (counted)."""
         try:
             return _dumps(value)
-        except (ValueError, TypeError, OverflowError, RecursionError) as exc:  # e.g. an int too large to print
+        except Exception as exc:  # noqa: BLE001 - an int too large to print, a container whose methods raise
             return _esc(_unserializable(value, name, problems, exc))
 
     def _property(self, name: str, value: Any, problems: Problems) -> str:

@@ -273,7 +273,7 @@ def test_batch_item_failures_of_a_hostile_str_subclass_never_raises(make, read, 
 
 def test_batch_item_failures_of_an_iterable_that_raises_fails_the_whole_batch(make, read):
     """An iterable of failed items that raises part-way: the items read so far are returned and recorded, plus an
-    empty identifier so that Lambda retries the whole batch (nothing is lost); the error is counted, not raised."""
+    empty identifier so that Lambda retries the whole batch (nothing is lost); the error is reported, not raised."""
     em, sink = make()
 
     def failed():
@@ -282,5 +282,9 @@ def test_batch_item_failures_of_an_iterable_that_raises_fails_the_whole_batch(ma
 
     resp = em.batch_item_failures(failed())
     assert resp == {"batchItemFailures": [{"itemIdentifier": "m-1"}, {"itemIdentifier": ""}]}
-    assert em.warnings.get("internal_error") == 1
-    assert [o["event_id"] for o in read(sink).outcomes] == ["m-1"]
+    assert em.warnings == {"invalid_property": 1}
+    out = read(sink)
+    assert out.warnings[0]["idemwatch_dropped"][0]["reason"] == (
+        "failed items could not be read (RuntimeError); '' returned: the whole batch fails")
+    assert [o["event_id"] for o in out.outcomes] == ["m-1"]
+    assert em.batch_item_failures(None) == {"batchItemFailures": [{"itemIdentifier": ""}]}
