@@ -174,7 +174,7 @@ _SQS_FIFO_KEYS = (("MessageGroupId", "message_group_id"), ("MessageDeduplication
 def _sqs(r: dict[str, Any], now_ms: int) -> EventRecord:
     """One SQS message: ``SentTimestamp`` and ``ApproximateFirstReceiveTimestamp`` are epoch MILLISECONDS (decimal
     strings), ``ApproximateReceiveCount`` the delivery attempt; FIFO queues add the group, deduplication id and
-    sequence number."""
+    sequence number. Idempotency key and correlation id from the message attributes."""
     attrs = r.get("attributes") or _NO_ATTRS
     sent = _int(attrs.get("SentTimestamp"))
     first = _int(attrs.get("ApproximateFirstReceiveTimestamp"))
@@ -189,15 +189,15 @@ def _sqs(r: dict[str, Any], now_ms: int) -> EventRecord:
     mattrs = r.get("messageAttributes")
     mid = r.get("messageId")
     return EventRecord(
-        event_id=mid if isinstance(mid, str) else None,
-        event_source=EventSource.SQS,
-        attempt=attempt if attempt is not None and attempt > 1 else 1,
-        record_age_ms=_age(sent, now_ms),
-        sent_at_ms=sent,
-        idempotency_key=_attr_value(mattrs, IDEMPOTENCY_HEADER),
-        correlation_id=_attr_value(mattrs, CORRELATION_HEADERS[0]),
-        details=details,
-        raw=r,
+        mid if isinstance(mid, str) else None,  # event_id
+        EventSource.SQS,  # event_source
+        attempt if attempt is not None and attempt > 1 else 1,  # attempt
+        _age(sent, now_ms),  # record_age_ms
+        sent,  # sent_at_ms
+        _attr_value(mattrs, IDEMPOTENCY_HEADER) if mattrs else None,  # idempotency_key
+        _attr_value(mattrs, CORRELATION_HEADERS[0]) if mattrs else None,  # correlation_id
+        details,
+        r,  # raw
     )
 
 

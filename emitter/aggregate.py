@@ -60,13 +60,19 @@ class MetricAggregator(SinkOutput):
     _redacted: SecretNames
     _emf_props_head: dict[str | None, str]
 
-    def _add(self, op: str | None, es: str | None, name: str, value: float, unit: str = Unit.COUNT.value,
-             resolution: int = 60) -> None:
-        """Add ``value`` to metric ``name`` of group (``op``, ``es``): the contract's Count metrics are summed, any
-        other metric keeps every value. The caller holds the lock."""
+    def _group(self, op: str | None, es: str | None) -> dict[str, emf.MetricSeries]:
+        """The metrics of group (Operation ``op``, EventSource ``es``), made when first used. The caller holds the
+        lock."""
         group = self._groups.get((op, es))
         if group is None:
             group = self._groups[(op, es)] = {}
+        return group
+
+    @staticmethod
+    def _add(group: dict[str, emf.MetricSeries], name: str, value: float, unit: str = Unit.COUNT.value,
+             resolution: int = 60) -> None:
+        """Add ``value`` to metric ``name`` of ``group``: the contract's Count metrics are summed, any other metric
+        keeps every value. The caller holds the lock."""
         series = group.get(name)
         if series is None:
             group[name] = emf.MetricSeries(name, unit, resolution, [value])
@@ -106,12 +112,13 @@ class MetricAggregator(SinkOutput):
         unit_text, res = emf.plain_str(unit), emf.plain_int(resolution)
         if not problems and text is not None and v is not None and unit_text is not None and res is not None:
             with self._lock:
-                existing = self._groups.get((op, es), {}).get(text)
+                group = self._group(op, es)
+                existing = group.get(text)
                 if existing is not None and (existing.unit != unit_text or existing.resolution != res):
                     problems.add(C.WarningCode.METRIC_DEFINITION_CONFLICT, element,
                                  "same metric added with another unit or resolution in this flush")
                 else:
-                    self._add(op, es, text, v, unit_text, res)
+                    self._add(group, text, v, unit_text, res)
         self._report(problems)
 
     def add_dimension(self, name: str, value: str) -> None:

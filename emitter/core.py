@@ -156,6 +156,8 @@ class Emitter(InvocationLifecycle):
         self._cold = True
         self._timestamp_ms: int | None = None
         self._iso_second: tuple[int, str] = (-1, "")  # the last second's date and time (LogRecordBuilder._iso)
+        self._iso_last: tuple[int, str] = (-1, "")  # the last millisecond's text
+        self._member_heads: dict[str, str] = {}  # extra property name -> its JSON head (_property_member)
         self._static_cache: dict[tuple[Any, ...], str] = {}  # invocation-constant log members (_static_json)
         self.warnings: dict[str, int] = {}
         """Dropped/fixed elements so far, by WarningCode (also written as warning records)."""
@@ -250,10 +252,12 @@ class Emitter(InvocationLifecycle):
         """Write the ``received`` records of ``recs`` (timestamp ``ms``, epoch ms) with one warning record for the
         call's ``problems`` and one sink write. A record that cannot be written is counted as internal_error; the
         others are still written."""
+        inv = self._inv
+        prefix = self._prefix(Outcome.RECEIVED, ms, inv.static_json if inv is not None else self._idle_static)
         lines = []
         for rec in recs:
             try:
-                lines.append(self._outcome_line(Outcome.RECEIVED, rec, None, {}, problems, ms))
+                lines.append(self._outcome_line(Outcome.RECEIVED, rec, None, {}, problems, prefix))
             except Exception as exc:  # noqa: BLE001 - never break the handler
                 self._internal_error(Outcome.RECEIVED, exc)
         self._commit(Outcome.RECEIVED, lines, problems)
@@ -441,18 +445,19 @@ class Emitter(InvocationLifecycle):
         self._report(problems)
         metric = _METRIC_NAME[outcome]
         with self._lock:
-            for r in records:
+            for _, value, op, es, redelivered in records:
+                group = self._group(op, es)
                 if metric is _REMAINING_TIME_AT_SIDE_EFFECT:
-                    if r.metric_value is not None:
-                        self._add(r.operation, r.event_source, metric, r.metric_value, _MS)
+                    if value is not None:
+                        self._add(group, metric, value, _MS)
                 elif metric is not None:
-                    self._add(r.operation, r.event_source, metric, 1)
+                    self._add(group, metric, 1)
                 if outcome is Outcome.RECEIVED:
-                    if r.redelivered:
-                        self._add(r.operation, r.event_source, _REDELIVERY, 1)
-                    if r.metric_value is not None:
-                        self._add(r.operation, r.event_source, _RECORD_AGE, r.metric_value, _MS)
-            self._write([r.line for r in records])
+                    if redelivered:
+                        self._add(group, _REDELIVERY, 1)
+                    if value is not None:
+                        self._add(group, _RECORD_AGE, value, _MS)
+            self._write([r[0] for r in records])
 
     def _internal_error(self, outcome: Any, exc: Exception) -> None:
         """A record the emitter could not write: counted as ``internal_error`` and said on stderr (``strict``:

@@ -115,7 +115,8 @@ _IDEMPOTENCY_STATUS = _member(LogKey.IDEMPOTENCY_STATUS)
 _EXPIRES = _member(LogKey.IN_PROGRESS_EXPIRES_AT_MS)
 _ERROR_CODE = _member(LogKey.ERROR_CODE)
 _ERROR_CLASS = _member(LogKey.ERROR_CLASS)
-_RETRYABLE = _member(LogKey.RETRYABLE)
+_RETRYABLE_TRUE = _member(LogKey.RETRYABLE) + "true"
+_RETRYABLE_FALSE = _member(LogKey.RETRYABLE) + "false"
 _ATTEMPT = _member(LogKey.ATTEMPT)
 _CORRELATION_ID = _member(LogKey.CORRELATION_ID)
 _RECORD_AGE = _member(LogKey.RECORD_AGE_MS)
@@ -124,21 +125,11 @@ _SIDE_EFFECT_REF = _member(LogKey.SIDE_EFFECT_REF)
 _TENANT_ID = _member(LogKey.TENANT_ID)
 
 
-class RecordLine:
-    """One outcome record as written, with what its metrics need: ``line`` (the JSON text, no newline),
-    ``metric_value`` (RecordAge ms of a ``received`` record, RemainingTimeAtSideEffect ms of a
-    ``side_effect_started`` record, else None), ``operation`` and ``event_source`` (the metric group: the
-    event_source value only when the EventSource dimension is on) and ``redelivered`` (attempt > 1)."""
+_EVENT_SOURCE_MEMBER = {e: _EVENT_SOURCE + _esc(e.value) for e in EventSource}
 
-    __slots__ = ("event_source", "line", "metric_value", "operation", "redelivered")
-
-    def __init__(self, line: str, metric_value: float | None, operation: str | None, event_source: str | None,
-                 redelivered: bool) -> None:
-        self.line = line
-        self.metric_value = metric_value
-        self.operation = operation
-        self.event_source = event_source
-        self.redelivered = redelivered
+RecordLine = tuple[str, "float | None", "str | None", "str | None", bool]
+"""An outcome record as :meth:`LogRecordBuilder._outcome_line` returns it: (line, metric_value, operation,
+event_source, redelivered)."""
 
 
 def _text(value: Any, name: str, problems: Problems) -> str:
@@ -193,6 +184,8 @@ class LogRecordBuilder:
     _hasher: KeyHasher | None
     _redacted: SecretNames
     _iso_second: tuple[int, str]
+    _iso_last: tuple[int, str]
+    _member_heads: dict[str, str]
     _static_cache: dict[tuple[Any, ...], str]
     _inv: InvocationInfo | None
     _idle_static: str
@@ -200,13 +193,18 @@ class LogRecordBuilder:
     correlation_id_provider: Callable[[], Any] | None
 
     def _outcome_line(self, outcome: Outcome, record: Any, key: Any, props: dict[str, Any], problems: Problems,
-                      ms: int | None = None) -> RecordLine:
+                      prefix: str | None = None) -> RecordLine:
         """The record of ``outcome`` for ``record`` (an EventRecord, an event id, or None) and ``key`` (default: the
         record's idempotency key), with the known keyword values and extra properties of ``props`` (consumed).
-        ``ms``: the timestamp, epoch ms (default: the clock now). Problems found are added to ``problems``."""
+        ``prefix``: :meth:`_prefix` of the outcome (a batch of records shares it; default: made now, with the clock's
+        time). Problems found are added to ``problems``.
+
+        Returns ``(line, metric_value, operation, event_source, redelivered)``: the JSON text (no newline), the
+        RecordAge ms of a ``received`` record or the RemainingTimeAtSideEffect ms of a ``side_effect_started`` one
+        (else None), the metric group (``event_source`` only when the EventSource dimension is on) and whether the
+        record is a redelivery (attempt > 1)."""
         _, status, retryable, error_class, error_code, _ = OUTCOME_SPEC[outcome]
         inv = self._inv
-        static = inv.static_json if inv is not None else self._idle_static
         op = inv.operation if inv is not None else self._default_operation
         rec = record if issubclass(type(record), EventRecord) else None
         explicit_status = False
@@ -220,7 +218,7 @@ class LogRecordBuilder:
                                      reason)
                     elif (o := emf.plain_str(o)) != op:
                         op = o
-                        static = self._static_json(inv, op)
+                        prefix = self._prefix(outcome, None, self._static_json(inv, op))
             st = props.pop(LogKey.IDEMPOTENCY_STATUS, None)
             if st is not None:
                 st = _enum_text(st)
@@ -244,23 +242,28 @@ class LogRecordBuilder:
                     problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.ERROR_CLASS.value, "not an ErrorClass value")
             code = props.pop(LogKey.ERROR_CODE, None)
             if code is not None:
-                error_code = self._field(code, LogKey.ERROR_CODE.value, problems)
+                error_code = self._field(code, LogKey.ERROR_CODE, problems)
             expires = props.pop("expires_at_ms", None)
             if expires is None:
                 expires = props.pop(LogKey.IN_PROGRESS_EXPIRES_AT_MS, None)
             corr = props.pop(LogKey.CORRELATION_ID, None)
+        if prefix is None:
+            prefix = self._prefix(outcome, None, inv.static_json if inv is not None else self._idle_static)
 
-        parts = [_OUTCOME_MEMBER[outcome]]
+        parts = [prefix]
         es = rec.event_source if rec is not None else (inv.event_source if inv is not None else None)
-        if es is not None:  # an EventSource member is the str of its value
-            parts.append(_EVENT_SOURCE + _esc(es if type(es) is EventSource else
-                                              self._field(es, LogKey.EVENT_SOURCE.value, problems)))
+        if type(es) is EventSource:
+            parts.append(_EVENT_SOURCE_MEMBER[es])
+        elif es is not None:
+            parts.append(_EVENT_SOURCE + _esc(self._field(es, LogKey.EVENT_SOURCE, problems)))
         eid = rec.event_id if rec is not None else record
         if eid is not None:
-            parts.append(_EVENT_ID + _esc(self._field(eid, LogKey.EVENT_ID.value, problems)))
+            parts.append(_EVENT_ID + _esc(eid if type(eid) is str and len(eid) <= _MAX_FIELD else
+                                          self._field(eid, LogKey.EVENT_ID, problems)))
         k = key if key is not None else (rec.idempotency_key if rec is not None else None)
         if k is not None:
-            parts.append(_IDEMPOTENCY_KEY + _esc(self._key(k, problems)))
+            parts.append(_IDEMPOTENCY_KEY + _esc(k if type(k) is str and self._hasher is None and len(k) <= _MAX_FIELD
+                                                 else self._key(k, problems)))
         if status is not None and (k is not None or explicit_status):  # a status describes a key's record
             parts.append(_IDEMPOTENCY_STATUS + _esc(status))
         if expires is not None:
@@ -274,7 +277,7 @@ class LogRecordBuilder:
         if error_class is not None:
             parts.append(_ERROR_CLASS + _esc(error_class))
         if retryable is not None:
-            parts.append(_RETRYABLE + ("true" if retryable else "false"))
+            parts.append(_RETRYABLE_TRUE if retryable else _RETRYABLE_FALSE)
         redelivered = False
         if rec is not None:
             attempt = rec.attempt
@@ -282,7 +285,7 @@ class LogRecordBuilder:
                 parts.append(_ATTEMPT + int.__repr__(attempt))
                 redelivered = attempt > 1
             else:
-                parts.append(_ATTEMPT + self._json(attempt, LogKey.ATTEMPT.value, problems))
+                parts.append(_ATTEMPT + self._json(attempt, LogKey.ATTEMPT, problems))
             if corr is None:
                 corr = rec.correlation_id
         if corr is None and self.correlation_id_provider is not None:
@@ -291,7 +294,8 @@ class LogRecordBuilder:
             except Exception:  # noqa: BLE001 - a failing provider (a Logger gone) gives no correlation id
                 corr = None
         if corr is not None:
-            parts.append(_CORRELATION_ID + _esc(self._field(corr, LogKey.CORRELATION_ID.value, problems)))
+            parts.append(_CORRELATION_ID + _esc(corr if type(corr) is str and len(corr) <= _MAX_FIELD else
+                                                self._field(corr, LogKey.CORRELATION_ID, problems)))
 
         metric_value: float | None = None
         extras: list[tuple[int, str]] = []  # (index in parts, name) of the members a too large record can lose
@@ -299,24 +303,22 @@ class LogRecordBuilder:
             if rec.record_age_ms is not None:
                 metric_value, reason = emf.coerce_metric_value(rec.record_age_ms)
                 if metric_value is not None:
-                    parts.append(_RECORD_AGE + _json_number(metric_value))
+                    parts.append(_RECORD_AGE + repr(metric_value))  # a finite number: its repr is its JSON text
                 else:
                     problems.add(C.WarningCode.INVALID_METRIC_VALUE, Metric.RECORD_AGE.value, str(reason))
             try:
-                details = list(rec.details.items())
+                for name, value in rec.details.items():
+                    if value is None:
+                        continue
+                    if type(name) is not str:
+                        name = key_text(name)
+                    if name in _OWNED_KEYS or name in props:  # the contract's keys, or a property of the call
+                        continue
+                    extras.append((len(parts), name))
+                    parts.append(self._property_member(name, value, problems))
             except Exception as exc:  # noqa: BLE001 - a hand-made record whose details are no dict
-                details = []
                 problems.add(C.WarningCode.INVALID_PROPERTY, "details",
                              f"record details could not be read ({type(exc).__name__}); left out")
-            for name, value in details:
-                if value is None:
-                    continue
-                if type(name) is not str:
-                    name = key_text(name)
-                if name in _OWNED_KEYS or name in props:  # the contract's keys, or a property given with the call
-                    continue
-                extras.append((len(parts), name))
-                parts.append(f",{_esc(name)}:{self._property(name, value, problems)}")
         if props and LogKey.REMAINING_TIME_MS in props:
             rem = props.pop(LogKey.REMAINING_TIME_MS)
         elif outcome in REMAINING_OUTCOMES:
@@ -326,7 +328,7 @@ class LogRecordBuilder:
         if rem is not None:
             v, reason = emf.coerce_metric_value(rem)
             if v is not None and v >= 0:
-                parts.append(_REMAINING_TIME + _json_number(v))
+                parts.append(_REMAINING_TIME + repr(v))
                 if outcome is Outcome.SIDE_EFFECT_STARTED:
                     metric_value = v
             else:
@@ -335,36 +337,44 @@ class LogRecordBuilder:
         if props:
             ref = props.pop(LogKey.SIDE_EFFECT_REF, None)
             if ref is not None:
-                parts.append(_SIDE_EFFECT_REF + _esc(self._field(ref, LogKey.SIDE_EFFECT_REF.value, problems)))
+                parts.append(_SIDE_EFFECT_REF + _esc(self._field(ref, LogKey.SIDE_EFFECT_REF, problems)))
             tenant = props.pop(LogKey.TENANT_ID, None)
             if tenant is not None:
-                parts.append(_TENANT_ID + _esc(self._field(tenant, LogKey.TENANT_ID.value, problems)))
+                parts.append(_TENANT_ID + _esc(self._field(tenant, LogKey.TENANT_ID, problems)))
             for name, value in props.items():
                 if name in RESERVED_KEYS:
                     problems.add(C.WarningCode.NAME_CONFLICT, f"property:{name}", "the emitter owns this log key")
                     continue
                 extras.append((len(parts), name))
-                parts.append(f",{_esc(name)}:{self._property(name, value, problems)}")
-        line = self._line(_OUTCOME_HEAD[outcome], ms, static, "".join(parts))
+                parts.append(self._property_member(name, value, problems))
+        parts.append("}")
+        line = "".join(parts)
         if len(line) > _MAX_LINE and extras:
-            line = self._shrink(_OUTCOME_HEAD[outcome], line, ms, static, parts, extras, problems)
+            line = self._shrink(parts, extras, problems)
         # the EventSource dimension takes the contract's bounded values only
         es_dimension = es.value if self.event_source_dimension and type(es) is EventSource else None
-        return RecordLine(line, metric_value, op, es_dimension, redelivered)
+        return line, metric_value, op, es_dimension, redelivered
+
+    def _prefix(self, outcome: Outcome, ms: int | None, static: str) -> str:
+        """The start of every record of ``outcome`` written at ``ms`` (epoch ms; default: the clock now) with the
+        invocation members ``static``: its head (:func:`record_head`), timestamp, ``static`` and ``outcome``."""
+        return f'{_OUTCOME_HEAD[outcome]}{self._iso(self.clock() if ms is None else ms)}",{static},' \
+            f'{_OUTCOME_MEMBER[outcome]}'
 
     def _line(self, head: str, ms: int | None, static: str, body: str) -> str:
-        """A record: ``head`` (:func:`record_head`), the ``timestamp`` of ``ms`` (epoch ms; default: the clock now),
-        the invocation's members ``static`` and the record's members ``body`` (JSON members without braces)."""
+        """A record other than an outcome's (warning records): ``head`` (:func:`record_head`), the ``timestamp`` of
+        ``ms`` (epoch ms; default: the clock now), the invocation's members ``static`` and the record's members
+        ``body`` (JSON members without braces)."""
         return f'{head}{self._iso(self.clock() if ms is None else ms)}",{static},{body}}}'
 
-    def _shrink(self, head: str, line: str, ms: int | None, static: str, parts: list[str],
-                extras: list[tuple[int, str]], problems: Problems) -> str:
-        """Drop the largest extra properties until the record fits in a log event, each counted."""
+    def _shrink(self, parts: list[str], extras: list[tuple[int, str]], problems: Problems) -> str:
+        """Drop the largest extra properties until the record (``parts`` joined) fits in a log event, each counted."""
+        line = "".join(parts)
         for i, name in sorted(extras, key=lambda e: len(parts[e[0]]), reverse=True):
             problems.add(C.WarningCode.PROPERTY_TOO_LARGE, f"property:{name}",
                          f"record over {C.MAX_EVENT_BYTES} bytes; property dropped")
             parts[i] = ""
-            line = self._line(head, ms, static, "".join(parts))
+            line = "".join(parts)
             if len(line) <= _MAX_LINE:
                 break
         return line
@@ -401,28 +411,40 @@ class LogRecordBuilder:
         except Exception as exc:  # noqa: BLE001 - an int too large to print, a container whose methods raise
             return _esc(_unserializable(value, name, problems, exc))
 
-    def _property(self, name: str, value: Any, problems: Problems) -> str:
-        """An extra property's or record detail's value as JSON text: ``***REDACTED***`` when its name is a secret's
-        (:mod:`emitter.redact`), else the value made safe to log (:func:`emitter.sanitize.sanitize`)."""
-        if name in self._redacted:
-            return _REDACTED_JSON
+    def _property_member(self, name: str, value: Any, problems: Problems) -> str:
+        """An extra property or record detail as a JSON member (with its leading comma): ``***REDACTED***`` when its
+        name is a secret's (:mod:`emitter.redact`), else the value made safe to log
+        (:func:`emitter.sanitize.sanitize`). The member's head and redaction, by name, are cached (bounded): a
+        function logs the same few names over and over."""
+        head = self._member_heads.get(name)
+        if head is None:
+            head = f",{_esc(name)}:" + (_REDACTED_JSON if name in self._redacted else "")
+            if len(self._member_heads) < 1024:
+                self._member_heads[name] = head
+        if head[-1] != ":":  # redacted
+            return head
         if type(value) is str:
-            return _esc(value)
+            return head + _esc(value)
         if type(value) is int and -_SHORT_INT < value < _SHORT_INT:
-            return int.__repr__(value)
+            return head + int.__repr__(value)
         try:
-            return self._json(sanitize(value, self._redacted, problems, name, 0), name, problems)
-        except Exception as exc:  # a hostile object (__len__, __iter__, properties raising): replaced, counted
-            return _esc(_unserializable(value, name, problems, exc))
+            return head + self._json(sanitize(value, self._redacted, problems, name, 0), name, problems)
+        except Exception as exc:  # noqa: BLE001 - a hostile object (__len__, __iter__, properties raising)
+            return head + _esc(_unserializable(value, name, problems, exc))
 
     def _iso(self, ms: int) -> str:
-        """ISO-8601 UTC with milliseconds for epoch ms (the date and time of the last second are cached: the
-        records of one invocation mostly share it)."""
+        """ISO-8601 UTC with milliseconds for epoch ms. The last millisecond's text and the last second's date and
+        time are cached: the records of one invocation mostly share them."""
+        last = self._iso_last
+        if last[0] == ms:
+            return last[1]
         sec, milli = divmod(int(ms), 1000)
         cached = self._iso_second
         if cached[0] != sec:
             cached = self._iso_second = (sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)))
-        return f"{cached[1]}.{milli:03d}Z"
+        text = f"{cached[1]}.{milli:03d}Z"
+        self._iso_last = (ms, text)
+        return text
 
     def _static_json(self, inv: InvocationInfo | None, operation: str | None) -> str:
         """Invocation-constant keys as JSON members (no braces), built once per invocation: service, cold_start,
