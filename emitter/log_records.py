@@ -298,27 +298,12 @@ class LogRecordBuilder:
                                                 self._field(corr, LogKey.CORRELATION_ID, problems)))
 
         metric_value: float | None = None
-        extras: list[tuple[int, str]] = []  # (index in parts, name) of the members a too large record can lose
-        if outcome is Outcome.RECEIVED and rec is not None:
-            if rec.record_age_ms is not None:
-                metric_value, reason = emf.coerce_metric_value(rec.record_age_ms)
-                if metric_value is not None:
-                    parts.append(_RECORD_AGE + repr(metric_value))  # a finite number: its repr is its JSON text
-                else:
-                    problems.add(C.WarningCode.INVALID_METRIC_VALUE, Metric.RECORD_AGE.value, str(reason))
-            try:
-                for name, value in rec.details.items():
-                    if value is None:
-                        continue
-                    if type(name) is not str:
-                        name = key_text(name)
-                    if name in _OWNED_KEYS or name in props:  # the contract's keys, or a property of the call
-                        continue
-                    extras.append((len(parts), name))
-                    parts.append(self._property_member(name, value, problems))
-            except Exception as exc:  # noqa: BLE001 - a hand-made record whose details are no dict
-                problems.add(C.WarningCode.INVALID_PROPERTY, "details",
-                             f"record details could not be read ({type(exc).__name__}); left out")
+        if outcome is Outcome.RECEIVED and rec is not None and rec.record_age_ms is not None:
+            metric_value, reason = emf.coerce_metric_value(rec.record_age_ms)
+            if metric_value is not None:
+                parts.append(_RECORD_AGE + repr(metric_value))  # a finite number: its repr is its JSON text
+            else:
+                problems.add(C.WarningCode.INVALID_METRIC_VALUE, Metric.RECORD_AGE.value, str(reason))
         if props and LogKey.REMAINING_TIME_MS in props:
             rem = props.pop(LogKey.REMAINING_TIME_MS)
         elif outcome in REMAINING_OUTCOMES:
@@ -341,16 +326,35 @@ class LogRecordBuilder:
             tenant = props.pop(LogKey.TENANT_ID, None)
             if tenant is not None:
                 parts.append(_TENANT_ID + _esc(self._field(tenant, LogKey.TENANT_ID, problems)))
-            for name, value in props.items():
-                if name in RESERVED_KEYS:
-                    problems.add(C.WarningCode.NAME_CONFLICT, f"property:{name}", "the emitter owns this log key")
-                    continue
-                extras.append((len(parts), name))
-                parts.append(self._property_member(name, value, problems))
+
+        # after the contract's members: the received record's source details, then the call's extra properties;
+        # these (``parts[first_extra:]``, named in ``extras``) are what a record too large for an event loses
+        first_extra = len(parts)
+        extras: list[str] = []
+        if outcome is Outcome.RECEIVED and rec is not None:
+            try:
+                for name, value in rec.details.items():
+                    if value is None:
+                        continue
+                    if type(name) is not str:
+                        name = key_text(name)
+                    if name in _OWNED_KEYS or name in props:  # the contract's keys, or a property of the call
+                        continue
+                    extras.append(name)
+                    parts.append(self._property_member(name, value, problems))
+            except Exception as exc:  # noqa: BLE001 - a hand-made record whose details are no dict
+                problems.add(C.WarningCode.INVALID_PROPERTY, "details",
+                             f"record details could not be read ({type(exc).__name__}); left out")
+        for name, value in props.items():
+            if name in RESERVED_KEYS:
+                problems.add(C.WarningCode.NAME_CONFLICT, f"property:{name}", "the emitter owns this log key")
+                continue
+            extras.append(name)
+            parts.append(self._property_member(name, value, problems))
         parts.append("}")
         line = "".join(parts)
         if len(line) > _MAX_LINE and extras:
-            line = self._shrink(parts, extras, problems)
+            line = self._shrink(parts, first_extra, extras, problems)
         # the EventSource dimension takes the contract's bounded values only
         es_dimension = es.value if self.event_source_dimension and type(es) is EventSource else None
         return line, metric_value, op, es_dimension, redelivered
@@ -367,11 +371,12 @@ class LogRecordBuilder:
         ``body`` (JSON members without braces)."""
         return f'{head}{self._iso(self.clock() if ms is None else ms)}",{static},{body}}}'
 
-    def _shrink(self, parts: list[str], extras: list[tuple[int, str]], problems: Problems) -> str:
-        """Drop the largest extra properties until the record (``parts`` joined) fits in a log event, each counted."""
+    def _shrink(self, parts: list[str], first: int, names: list[str], problems: Problems) -> str:
+        """Drop the largest extra properties (``parts[first:first + len(names)]``, named ``names``) until the record
+        (``parts`` joined) fits in a log event, each counted."""
         line = "".join(parts)
-        for i, name in sorted(extras, key=lambda e: len(parts[e[0]]), reverse=True):
-            problems.add(C.WarningCode.PROPERTY_TOO_LARGE, f"property:{name}",
+        for i in sorted(range(first, first + len(names)), key=lambda i: len(parts[i]), reverse=True):
+            problems.add(C.WarningCode.PROPERTY_TOO_LARGE, f"property:{names[i - first]}",
                          f"record over {C.MAX_EVENT_BYTES} bytes; property dropped")
             parts[i] = ""
             line = "".join(parts)
