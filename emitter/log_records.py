@@ -83,7 +83,7 @@ RESERVED_KEYS = frozenset(k.value for k in (
 )) | {"idemwatch_dropped"}
 """Keys the emitter owns in a log record: an extra property of that name is refused (``name_conflict``)."""
 
-_OWNED_KEYS = RESERVED_KEYS | set(LOG_KEYS)
+_OWNED_KEYS = RESERVED_KEYS | frozenset(LOG_KEYS)
 """Names a record detail cannot take (the contract's keys): such a detail is left out."""
 _STATUS_VALUES = frozenset(s.value for s in IdempotencyStatus)
 _ERROR_CLASS_VALUES = frozenset(c.value for c in ErrorClass)
@@ -123,11 +123,9 @@ _RECORD_AGE = _member(LogKey.RECORD_AGE_MS)
 _REMAINING_TIME = _member(LogKey.REMAINING_TIME_MS)
 _SIDE_EFFECT_REF = _member(LogKey.SIDE_EFFECT_REF)
 _TENANT_ID = _member(LogKey.TENANT_ID)
+_EVENT_SOURCE_MEMBER = {e: _EVENT_SOURCE + _esc(e.value) for e in EventSource}  # the member of each source
 
-
-_EVENT_SOURCE_MEMBER = {e: _EVENT_SOURCE + _esc(e.value) for e in EventSource}
-
-RecordLine = tuple[str, "float | None", "str | None", "str | None", bool]
+RecordLine = tuple[str, float | None, str | None, str | None, bool]
 """An outcome record as :meth:`LogRecordBuilder._outcome_line` returns it: (line, metric_value, operation,
 event_source, redelivered)."""
 
