@@ -9,7 +9,7 @@
             em.succeeded(rec, key=rec.event_id)
 
 The contract (metric names, units, dimensions, log keys, outcome values) is :mod:`emitter.contract`, explained in
-``emitter/CONTRACT.md``. Importing this package loads only the standard library (json, threading, time, os).
+``emitter/CONTRACT.md``. Importing this package loads only the standard library (json, enum, time, os, _thread).
 """
 
 from emitter.classify import ErrorClassifier
