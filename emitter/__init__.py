@@ -9,34 +9,24 @@
             em.succeeded(rec, key=rec.event_id)
 
 The contract (metric names, units, dimensions, log keys, outcome values) is :mod:`emitter.contract`, explained in
-``emitter/CONTRACT.md``. Importing this package loads only the standard library (json, threading, time, os).
+``emitter/CONTRACT.md``. Importing this package loads only the standard library (json, enum, time, os, _thread).
 """
 
+from emitter.classify import ErrorClassifier
 from emitter.constants import WarningCode
 from emitter.contract import (
     DEFAULT_REDACTED_KEYS,
+    ErrorClass,
     EventSource,
+    IdempotencyStatus,
+    LogKey,
+    Metric,
     Outcome,
 )
 from emitter.core import Emitter
 from emitter.exceptions import EmfValidationError, EmitterError, SinkError, TimeoutBudgetExceeded
 from emitter.sinks import AgentSink, DiscardSink, FileSink, MemorySink, StdoutSink, StreamSink
 from emitter.types import Classification, EventRecord
-
-
-def __getattr__(name: str) -> object:
-    """``emitter.ErrorClassifier`` is imported on first use (a cold start that records no failure never needs it);
-    ``emitter.ErrorClass``, ``IdempotencyStatus``, ``LogKey`` and ``Metric`` are made on first use (the emitter itself reads only their strings)."""
-    if name == "ErrorClassifier":
-        from emitter.classify import ErrorClassifier
-
-        return ErrorClassifier
-    if name in ("ErrorClass", "IdempotencyStatus", "LogKey", "Metric"):  # made on first use too (emitter.contract)
-        from emitter import contract
-
-        return getattr(contract, name)
-    raise AttributeError(f"module 'emitter' has no attribute {name!r}")
-
 
 __all__ = [
     "DEFAULT_REDACTED_KEYS",

@@ -25,8 +25,6 @@ if TYPE_CHECKING:
 IDEMPOTENCY_HEADER = "idempotency-key"
 CORRELATION_HEADERS = ("x-correlation-id", "x-request-id")
 
-_SQS = EventSource.SQS
-_GENERIC = EventSource.GENERIC
 _BATCH_SOURCES = {
     "aws:sqs": EventSource.SQS,
     "aws:kinesis": EventSource.KINESIS,
@@ -56,8 +54,8 @@ _ARN_NAMES: dict[str, str | None] = {}
 
 
 def _arn_name(arn: Any) -> str | None:
-    """Resource name at the end of an ARN (queue, stream, table, topic); None if not an ARN string. Cached: a
-    function sees the same few ARNs on every record."""
+    """Resource name at the end of an ARN (queue, stream, table, topic); None if not an ARN string. Cached
+    (bounded): a function sees the same few ARNs on every record."""
     if not isinstance(arn, str) or not arn.startswith("arn:"):
         return None
     hit = _ARN_NAMES.get(arn)
@@ -81,7 +79,10 @@ def _arn_name_uncached(arn: str) -> str | None:
 
 
 def _int(v: Any) -> int | None:
-    if v.__class__ is str and v.isascii() and v.isdecimal():  # the usual SQS attribute: a decimal string
+    """An int from an int, a float or a decimal (or float) string; None for anything else (bools included). A
+    decimal string over Python's int conversion limit (4300 digits) raises ValueError: the adapter reports the
+    record as not understood."""
+    if type(v) is str and v.isascii() and v.isdecimal():
         return int(v)
     if isinstance(v, bool):
         return None
@@ -171,45 +172,32 @@ _SQS_FIFO_KEYS = (("MessageGroupId", "message_group_id"), ("MessageDeduplication
 
 
 def _sqs(r: dict[str, Any], now_ms: int) -> EventRecord:
-    """One SQS message. Hot path (every record of every SQS batch): str attributes go straight to ``int()`` (what
-    :func:`_int` does with a str too; anything else, or a ValueError, goes through :func:`_int`), and the queue ARN
-    is looked up in the cache first."""
+    """One SQS message: ``SentTimestamp`` and ``ApproximateFirstReceiveTimestamp`` are epoch MILLISECONDS (decimal
+    strings), ``ApproximateReceiveCount`` the delivery attempt; FIFO queues add the group, deduplication id and
+    sequence number. Idempotency key and correlation id from the message attributes."""
     attrs = r.get("attributes") or _NO_ATTRS
-    s, f, c = attrs.get("SentTimestamp"), attrs.get("ApproximateFirstReceiveTimestamp"), \
-        attrs.get("ApproximateReceiveCount")
-    try:  # the usual: three decimal strings, for which int() is what _int() does
-        if s.__class__ is not str or f.__class__ is not str or c.__class__ is not str:
-            raise ValueError
-        sent, first, attempt = int(s), int(f), int(c)
-    except ValueError:
-        sent, first, attempt = _int(s), _int(f), _int(c)
-    arn = r.get("eventSourceARN")
-    queue = _ARN_NAMES.get(arn) if arn.__class__ is str else None
-    details: dict[str, Any] = {"queue": queue if queue is not None else _arn_name(arn)}
+    sent = _int(attrs.get("SentTimestamp"))
+    first = _int(attrs.get("ApproximateFirstReceiveTimestamp"))
+    attempt = _int(attrs.get("ApproximateReceiveCount"))
+    details: dict[str, Any] = {"queue": _arn_name(r.get("eventSourceARN"))}
     if "MessageGroupId" in attrs:  # FIFO queues
         for key, name in _SQS_FIFO_KEYS:
             if attrs.get(key) is not None:
                 details[name] = attrs[key]
     if first is not None:
         details["first_receive_at_ms"] = first
-    if sent is not None:
-        age = int(now_ms) - sent
-        if age < 0:  # noqa: PLR1730 - never negative under clock skew (max() is a call per record)
-            age = 0
-    else:
-        age = None
     mattrs = r.get("messageAttributes")
     mid = r.get("messageId")
     return EventRecord(
-        mid if mid.__class__ is str or isinstance(mid, str) else None,  # event_id
-        _SQS,
-        attempt if attempt is not None and attempt > 1 else 1,  # attempt (>= 1)
-        age,  # record_age_ms
-        sent,
-        _attr_value(mattrs, IDEMPOTENCY_HEADER) if mattrs else None,
-        _attr_value(mattrs, CORRELATION_HEADERS[0]) if mattrs else None,
+        mid if isinstance(mid, str) else None,  # event_id
+        EventSource.SQS,  # event_source
+        attempt if attempt is not None and attempt > 1 else 1,  # attempt
+        _age(sent, now_ms),  # record_age_ms
+        sent,  # sent_at_ms
+        _attr_value(mattrs, IDEMPOTENCY_HEADER) if mattrs else None,  # idempotency_key
+        _attr_value(mattrs, CORRELATION_HEADERS[0]) if mattrs else None,  # correlation_id
         details,
-        r,
+        r,  # raw
     )
 
 
@@ -462,17 +450,20 @@ def _websocket(e: dict[str, Any], now_ms: int) -> EventRecord:
     """API Gateway WebSocket API, Lambda proxy integration
     (https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-websocket-api-mapping-template-reference.html).
 
-    ``event_id``: ``requestContext.messageId`` ("a unique server-side ID for a message", MESSAGE events only), else
-    ``requestContext.requestId`` (CONNECT/DISCONNECT). ``requestContext.requestTimeEpoch``: epoch MILLISECONDS (the
-    record age); ``connectedAt``: epoch MILLISECONDS, kept as ``connected_at_ms``. ``eventType`` (CONNECT, MESSAGE,
-    DISCONNECT), ``routeKey`` and ``connectionId`` are details.
+    ``event_id``: for a MESSAGE event ``requestContext.messageId`` ("A unique server-side ID for a message.
+    Available only when the $context.eventType is MESSAGE"; ``requestId`` when it is missing); for CONNECT and
+    DISCONNECT ``requestContext.requestId``, even when the event carries a ``messageId``.
+    ``requestContext.requestTimeEpoch``: epoch MILLISECONDS (the record age); ``connectedAt``: epoch MILLISECONDS,
+    kept as ``connected_at_ms``. ``eventType`` (CONNECT, MESSAGE, DISCONNECT), ``routeKey`` and ``connectionId`` are
+    details.
     """
     rc = e.get("requestContext") or {}
+    event_type = _str_or_none(rc.get("eventType"))
+    message_id = _str_or_none(rc.get("messageId")) if event_type == "MESSAGE" else None
     return _request_record(
-        e, now_ms, EventSource.API_GATEWAY_WEBSOCKET,
-        _str_or_none(rc.get("messageId")) or _str_or_none(rc.get("requestId")),
+        e, now_ms, EventSource.API_GATEWAY_WEBSOCKET, message_id or _str_or_none(rc.get("requestId")),
         _epoch_ms(rc.get("requestTimeEpoch")), e.get("headers") or e.get("multiValueHeaders"),
-        {"event_type": _str_or_none(rc.get("eventType")), "route_key": _str_or_none(rc.get("routeKey")),
+        {"event_type": event_type, "route_key": _str_or_none(rc.get("routeKey")),
          "connection_id": _str_or_none(rc.get("connectionId")), "stage": _str_or_none(rc.get("stage")),
          "api_id": _str_or_none(rc.get("apiId")), "connected_at_ms": _epoch_ms(rc.get("connectedAt"))})
 
@@ -655,15 +646,14 @@ def _record_source(r: Any) -> EventSource:
 
 
 def detect_source(event: Any) -> EventSource:
-    """The :class:`EventSource` of a Lambda event (batch or single); ``generic`` for unknown shapes."""
-    if event.__class__ is dict:  # a batch as Lambda delivers it (the wrapper asks at every invocation): inlined
-        recs = event.get("Records")
-        if recs.__class__ is list and recs:
-            r = recs[0]
-            if r.__class__ is dict:
-                src = r.get("eventSource")
-                if src.__class__ is str and src:
-                    return _BATCH_SOURCES.get(src, _GENERIC)
+    """The :class:`EventSource` of a Lambda event (batch or single); ``generic`` for unknown shapes. Never raises."""
+    try:
+        return _detect_source(event)
+    except Exception:  # noqa: BLE001 - a hostile object in place of an event
+        return EventSource.GENERIC
+
+
+def _detect_source(event: Any) -> EventSource:
     if not isinstance(event, dict):
         return EventSource.GENERIC
     recs = event.get("Records")
@@ -734,16 +724,17 @@ def adapt_event(event: Any, now_ms: int) -> tuple[list[EventRecord], list[str]]:
 
     Returns (records, errors); ``errors`` has one reason per record that fell back to generic. Never raises.
     """
+    try:
+        return _adapt_event(event, now_ms)
+    except Exception as exc:  # noqa: BLE001 - a hostile object in place of an event or of its Records list
+        return [EventRecord(raw=event)], [f"event not understood ({type(exc).__name__})"]
+
+
+def _adapt_event(event: Any, now_ms: int) -> tuple[list[EventRecord], list[str]]:
     if isinstance(event, dict) and isinstance(event.get("Records"), list):
         out: list[EventRecord] = []
         errors: list[str] = []
         for r in event["Records"]:
-            if r.__class__ is dict and r.get("eventSource") == "aws:sqs":  # the common batch: no dispatch
-                try:
-                    out.append(_sqs(r, now_ms))
-                    continue
-                except Exception:  # noqa: BLE001, S110 - malformed: adapt_record gives the generic record + reason
-                    pass
             rec, err = adapt_record(r, now_ms)
             out.append(rec)
             if err:
@@ -759,6 +750,13 @@ def adapt_event(event: Any, now_ms: int) -> tuple[list[EventRecord], list[str]]:
 def adapt_single(event: Any, now_ms: int) -> tuple[EventRecord, str | None]:
     """Adapt a single (non-batch) event. A batch event with exactly one record gives that record; a larger batch
     gives a generic-shaped record of the batch's source with ``details['batch_size']``. Never raises."""
+    try:
+        return _adapt_single(event, now_ms)
+    except Exception as exc:  # noqa: BLE001 - a hostile object in place of an event or of its Records list
+        return EventRecord(raw=event), f"event not understood ({type(exc).__name__})"
+
+
+def _adapt_single(event: Any, now_ms: int) -> tuple[EventRecord, str | None]:
     if isinstance(event, dict) and isinstance(event.get("Records"), list):
         recs = event["Records"]
         if len(recs) == 1:

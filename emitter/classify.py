@@ -23,8 +23,8 @@ The exception message is never used (it may carry payload data).
 
 from __future__ import annotations
 
-from emitter.contract import ENV_POISON_AFTER_ATTEMPTS, EXCEPTION_OUTCOME, OUTCOME_METRIC, ErrorClass
-from emitter.outcomes import OUTCOME_SPEC
+from emitter.contract import ENV_POISON_AFTER_ATTEMPTS, EXCEPTION_OUTCOME, OUTCOME_METRIC, ErrorClass, Outcome
+from emitter.log_records import OUTCOME_SPEC
 from emitter.types import Classification
 
 TYPE_CHECKING = False
@@ -44,9 +44,16 @@ RETRYABLE_AWS_CODES = frozenset(
 )
 """AWS error codes the SDK itself treats as transient (botocore retry handlers / standard retry mode)."""
 
+def _outcome_classification(outcome: Outcome) -> tuple[ErrorClass, str]:
+    """How a failure that means ``outcome`` classifies: retryable as the outcome's record says, its metric's name
+    as the error code."""
+    metric = OUTCOME_METRIC[outcome]
+    return (ErrorClass.RETRYABLE if OUTCOME_SPEC[outcome][2] else ErrorClass.PERMANENT,
+            metric.value if metric is not None else outcome.value)
+
+
 POWERTOOLS_IDEMPOTENCY: dict[str, tuple[ErrorClass, str]] = {
-    **{name: (ErrorClass.RETRYABLE if OUTCOME_SPEC[o][2] else ErrorClass.PERMANENT, OUTCOME_METRIC[o].value)  # type: ignore[union-attr]
-       for name, o in EXCEPTION_OUTCOME.items()},
+    **{name: _outcome_classification(o) for name, o in EXCEPTION_OUTCOME.items()},
     # Powertools exceptions that are ordinary failures (no idempotency outcome of their own):
     "IdempotencyInconsistentStateError": (ErrorClass.RETRYABLE, "IdempotencyInconsistentState"),
     "IdempotencyKeyError": (ErrorClass.PERMANENT, "IdempotencyKeyMissing"),
@@ -170,3 +177,41 @@ def _aws_status(exc: BaseException) -> int | None:
     meta = resp.get("ResponseMetadata")
     status = meta.get("HTTPStatusCode") if isinstance(meta, dict) else None
     return status if isinstance(status, int) else None
+
+
+def exception_outcome(exc: BaseException) -> Outcome | None:
+    """The outcome ``exc`` means by ``contract.EXCEPTION_OUTCOME`` (class names along the MRO), else None."""
+    try:
+        for klass in type(exc).__mro__:
+            o = EXCEPTION_OUTCOME.get(klass.__name__)
+            if o is not None:
+                return o
+    except Exception:  # noqa: BLE001 - a hostile __mro__/__name__
+        return None
+    return None
+
+
+RECORDED_MARK = "_idemwatch_recorded"
+"""The attribute an exception carries once its outcome is recorded: the outcome's value, or True for a
+TimeoutBudgetExceeded raised by ``Emitter.check_time_budget`` (its record is already written)."""
+
+
+def recorded_as(exc: BaseException | None, outcome: str) -> bool:
+    """True when ``exc`` or an exception it was raised from/during (``__cause__``/``__context__``, 8 deep) carries
+    the mark ``outcome``: the persistence layer recorded it where Powertools decided it."""
+    for _ in range(8):
+        if exc is None:
+            return False
+        if getattr(exc, RECORDED_MARK, None) == outcome:
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def mark_recorded(exc: BaseException, mark: str | bool) -> None:
+    """Put the mark ``mark`` on ``exc`` (see :data:`RECORDED_MARK`); an exception that takes no attribute (``__slots__``,
+    a read-only attribute) is left unmarked."""
+    try:
+        setattr(exc, RECORDED_MARK, mark)
+    except Exception:  # noqa: BLE001, S110 - an exception that takes no attribute stays unmarked
+        pass

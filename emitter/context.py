@@ -16,7 +16,7 @@ import os
 import sys
 import time
 
-from emitter.jsonfast import esc as _esc
+from emitter.compact_json import esc as _esc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,7 +36,15 @@ def _get(ctx: Any, *names: str) -> Any:
 
 
 def _str(v: Any) -> str | None:
-    return v if isinstance(v, str) and v else (str(v) if isinstance(v, int) and not isinstance(v, bool) else None)
+    """A context value as a non-empty str: a str (a subclass read as the str it holds), an int as its digits.
+    Read through ``type(v)``: a hostile object's own methods are never called."""
+    t = type(v)
+    if issubclass(t, str):
+        return str.__str__(v) or None
+    if issubclass(t, int) and not issubclass(t, bool):
+        v = int.__index__(v)
+        return int.__repr__(v) if -(10**18) < v < 10**18 else None
+    return None
 
 
 class InvocationInfo:
@@ -63,28 +71,18 @@ class InvocationInfo:
     def __init__(self, context: Any, clock: Callable[[], int], start_ms: int, operation: str | None = None,
                  event_source: Any = None) -> None:
         self.start_ms = start_ms
-        rid = fname = arn = mem = None
-        if context is not None:
-            try:  # a LambdaContext: plain attributes (the common case, kept cheap)
-                rid = context.aws_request_id
-                fname = context.function_name
-            except Exception:
-                rid = _get(context, "aws_request_id", "request_id")
-                fname = _get(context, "function_name")
-            if not isinstance(context, dict):
-                try:  # a LambdaContext has both: two plain reads (getattr with a default is a call each)
-                    arn = context.invoked_function_arn
-                    mem = context.memory_limit_in_mb
-                except Exception:  # noqa: BLE001 - one missing or failing: what _get reads, one name at a time
-                    arn = _get(context, "invoked_function_arn")
-                    mem = _get(context, "memory_limit_in_mb")
-        self.function_arn = arn if arn.__class__ is str and arn and len(arn) <= 2048 else None
-        self.function_memory_size = mem if mem.__class__ is int and 0 < mem < 1 << 31 else _memory(mem)
-        self.request_id = rid if rid.__class__ is str and rid else _str(rid)
+        rid = _get(context, "aws_request_id", "request_id")
+        fname = _get(context, "function_name")
+        arn = mem = None
+        if not issubclass(type(context), dict):  # a LambdaContext's keys as Powertools Logger writes them
+            arn = _get(context, "invoked_function_arn")
+            mem = _get(context, "memory_limit_in_mb")
+        self.function_arn = arn if type(arn) is str and arn and len(arn) <= 2048 else None
+        self.function_memory_size = _memory(mem)
+        self.request_id = _str(rid)
         # its JSON text, escaped once for the log records' and the EMF documents' invocation members
         self.request_id_json = None if self.request_id is None else _esc(self.request_id)
-        self.function_name = (fname if fname.__class__ is str and fname else _str(fname)) or \
-            os.environ.get("AWS_LAMBDA_FUNCTION_NAME") or None
+        self.function_name = _str(fname) or os.environ.get("AWS_LAMBDA_FUNCTION_NAME") or None
         # the remaining-time source is looked up when first asked for (most invocations never ask)
         self._context = context
         self._clock = clock
@@ -92,11 +90,7 @@ class InvocationInfo:
         self.cold_start = False
         self.operation = operation
         self.event_source = event_source
-        if _ENV_DATA is not None and os.environ is _ENVIRON:  # what os.environ.get reads, without its KeyError
-            trace = _ENV_DATA.get(_ENV_TRACE_KEY)
-            self.xray_trace_id = None if trace is None else _xray_root(_ENV_DECODE(trace))
-        else:
-            self.xray_trace_id = _xray_root(os.environ.get(ENV_TRACE_ID))
+        self.xray_trace_id = _xray_root(os.environ.get(ENV_TRACE_ID))
         self.static_json = ""
         self.emf_props_json: str | None = None
 
@@ -112,11 +106,13 @@ class InvocationInfo:
             return None
         try:
             v = fn()
-        except Exception:
+        except Exception:  # noqa: BLE001 - a failing context: remaining time unknown
             return None
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+        t = type(v)
+        if issubclass(t, bool) or not issubclass(t, (int, float)):
             return None
-        return max(0, v)
+        v = int.__index__(v) if issubclass(t, int) else float.__float__(v)
+        return None if v != v else max(0, v)
 
 
 _UNRESOLVED: Any = object()
@@ -124,37 +120,26 @@ _UNRESOLVED: Any = object()
 
 def _memory(v: Any) -> int | None:
     """``memory_limit_in_mb`` as an int (the runtime gives an int or a digit string), None if absent or odd."""
-    if v.__class__ is int:
+    if type(v) is int:
         return v if 0 < v < 1 << 31 else None
-    if v.__class__ is str and v.isascii() and v.isdigit() and len(v) <= 9:
+    if type(v) is str and v.isascii() and v.isdigit() and len(v) <= 9:
         return int(v)
     return None
 
 
-_time_ns = time.time_ns
-
-
-def _default_clock() -> int:
-    """The emitter's default clock: epoch milliseconds (int). Hot paths compare a clock with it and read
-    ``_time_ns() // 1_000_000`` in place of the call."""
-    return _time_ns() // 1_000_000
+def default_clock() -> int:
+    """The emitter's default clock: epoch milliseconds (int)."""
+    return time.time_ns() // 1_000_000
 
 
 ENV_TRACE_ID = "_X_AMZN_TRACE_ID"
 """The X-Ray trace header Lambda sets for each invocation (``Root=1-...;Parent=...;Sampled=0|1``)."""
-_ENVIRON = os.environ
-try:  # os.environ's own store: a missing key costs a KeyError raised and caught inside os.environ.get (~1 us)
-    _ENV_DATA: Any = _ENVIRON._data  # type: ignore[attr-defined]
-    _ENV_DECODE: Any = _ENVIRON.decodevalue  # type: ignore[attr-defined]
-    _ENV_TRACE_KEY = _ENVIRON.encodekey(ENV_TRACE_ID)  # type: ignore[attr-defined]
-except AttributeError:  # pragma: no cover - an os.environ without them
-    _ENV_DATA = None
 
 
 def _remaining_fn(context: Any, clock: Callable[[], int], start_ms: int) -> Callable[[], Any] | None:
     if context is None:
         return None
-    if isinstance(context, dict):
+    if issubclass(type(context), dict):
         return _dict_remaining(context, clock, start_ms)
     fn = getattr(context, "get_remaining_time_in_millis", None)
     return fn if callable(fn) else None

@@ -19,19 +19,12 @@ Rules it rests on:
 
 from __future__ import annotations
 
-import _thread
-from enum import Enum, EnumType
+from enum import Enum
 from types import MappingProxyType
 
-try:
-    from enum import _simple_enum  # CPython 3.11+; the standard library makes its own enums with it (re, http, ssl)
-except ImportError:  # pragma: no cover - another interpreter
-    _simple_enum = None
-
-TYPE_CHECKING = False  # typing costs ~2 ms to import; annotations only (Lambda cold start)
+TYPE_CHECKING = False  # annotations only: ``typing`` is not imported inside a Lambda cold start
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
-    from typing import Any
+    from collections.abc import Mapping
 
 SCHEMA_VERSION = "1"
 """Value of the ``schema_version`` log key; bumped on any incompatible change."""
@@ -139,26 +132,7 @@ def lambda_filtered_level(environ: Mapping[str, str] | None = None) -> str | Non
 
 
 # --------------------------------------------------------------------------- dimensions
-class _StrEnum(str, Enum):
-    """Base of the contract's enums: members are ``str`` (their value) with Enum's ``str()``/``repr()``/``format()``,
-    as ``class X(str, Enum)`` gives."""
-
-
-def _contract_enum(cls: type) -> type:
-    """``class X: NAME = "value"`` as the enum ``class X(str, Enum)`` would be (same members, values, lookups, str,
-    repr, format, pickling; a test compares them), built by the standard library's ``enum._simple_enum``: creating
-    the 89 members the regular way costs about 1 ms of every cold start (``EnumType`` runs ``__set_name__`` per
-    member). Without ``_simple_enum`` the regular metaclass builds it."""
-    if _simple_enum is not None:
-        return _simple_enum(_StrEnum)(cls)
-    ns = EnumType.__prepare__(cls.__name__, (_StrEnum,))  # pragma: no cover
-    for k, v in vars(cls).items():  # pragma: no cover
-        if k not in ("__dict__", "__weakref__"):
-            ns[k] = v
-    return EnumType(cls.__name__, (_StrEnum,), ns)  # pragma: no cover
-
-
-class Dimension:
+class Dimension(str, Enum):
     """EMF dimension names. Values are bounded by design (see module docstring)."""
 
     SERVICE = "Service"
@@ -166,32 +140,25 @@ class Dimension:
     EVENT_SOURCE = "EventSource"
 
 
-_DimensionValues = Dimension  # the members as a plain class; the enum is made on first use (``_lazy``, below)
-del Dimension
-
 DIMENSION_SETS: tuple[tuple[str, ...], ...] = (
-    (_DimensionValues.SERVICE, _DimensionValues.OPERATION),
-    (_DimensionValues.SERVICE,),
+    (Dimension.SERVICE.value, Dimension.OPERATION.value),
+    (Dimension.SERVICE.value,),
 )
 """Dimension sets written in every metric directive. Alarms use ``[Service, Operation]``."""
 
-EVENT_SOURCE_DIMENSION_SET: tuple[str, ...] = (_DimensionValues.SERVICE, _DimensionValues.EVENT_SOURCE)
+EVENT_SOURCE_DIMENSION_SET: tuple[str, ...] = (Dimension.SERVICE.value, Dimension.EVENT_SOURCE.value)
 """Extra dimension set added only when the EventSource dimension is enabled (opt-in)."""
 
 
 # --------------------------------------------------------------------------- metrics
-class Unit:
+class Unit(str, Enum):
     """The EMF/CloudWatch units this contract uses."""
 
     COUNT = "Count"
     MILLISECONDS = "Milliseconds"
 
 
-_UnitValues = Unit  # made on first use, as Dimension
-del Unit
-
-
-class Metric:
+class Metric(str, Enum):
     """Standard metrics. ``.unit`` gives the CloudWatch unit."""
 
     EVENTS_RECEIVED = "EventsReceived"
@@ -213,42 +180,42 @@ class Metric:
     COLD_START = "ColdStart"
 
     @property
-    def unit(self) -> Unit:  # noqa: F821 - the enum Unit, made on first use (below)
-        return _lazy("METRIC_UNITS")[self]  # type: ignore[no-any-return]
+    def unit(self) -> Unit:
+        """The metric's CloudWatch unit (``METRIC_UNITS``)."""
+        return METRIC_UNITS[self]
 
 
-_MetricValues = Metric  # made on first use, as Dimension
-del Metric
+METRIC_UNITS: Mapping[Metric, Unit] = MappingProxyType(
+    {m: Unit.MILLISECONDS if m in (Metric.RECORD_AGE, Metric.REMAINING_TIME_AT_SIDE_EFFECT) else Unit.COUNT
+     for m in Metric}
+)
+"""Metric -> its unit: Milliseconds for the two durations, Count for every other metric."""
 
-_MS_METRIC_VALUES: tuple[str, ...] = (_MetricValues.RECORD_AGE, _MetricValues.REMAINING_TIME_AT_SIDE_EFFECT)
-"""The metrics whose unit is Milliseconds (all others are Count): ``METRIC_UNITS`` is made from it."""
-
-_METRIC_DESCRIPTION_TEXTS: dict[str, str] = (  # METRIC_DESCRIPTIONS is made from it
+METRIC_DESCRIPTIONS: Mapping[Metric, str] = MappingProxyType(
     {
-        _MetricValues.EVENTS_RECEIVED: "an event or batch record the handler started on",
-        _MetricValues.EVENTS_SUCCEEDED: "first processing finished and recorded COMPLETED",
-        _MetricValues.DUPLICATE_COMPLETED: "key already COMPLETED with the same payload hash: stored result returned, side effect skipped",
-        _MetricValues.DUPLICATE_IN_PROGRESS: "key IN_PROGRESS and not expired: concurrent duplicate, told to retry later",
-        _MetricValues.PAYLOAD_CONFLICT: "key reused with a different payload hash: rejected",
-        _MetricValues.STALE_CLAIM_TAKEOVER: "an IN_PROGRESS claim past its expiry taken over (a stuck key recovered)",
-        _MetricValues.REDELIVERY: "delivery attempt > 1 (e.g. SQS ApproximateReceiveCount > 1)",
-        _MetricValues.RETRYABLE_FAILURE: "failure the source will retry (throttling, dependency unavailable)",
-        _MetricValues.PERMANENT_FAILURE: "validation or other permanent failure, not to be retried",
-        _MetricValues.POISON_MESSAGE: "event quarantined or routed to a DLQ",
-        _MetricValues.TIMEOUT_BUDGET_ABORT: "side effect refused: remaining time below the safe budget",
-        _MetricValues.AMBIGUOUS_COMMIT: "side-effect outcome unknown (e.g. timeout after the call): needs reconciliation",
-        _MetricValues.BATCH_ITEM_FAILURES: "items returned in batchItemFailures",
-        _MetricValues.RECORD_AGE: "now minus the record's arrival/sent time when processing starts (iterator age per record)",
-        _MetricValues.REMAINING_TIME_AT_SIDE_EFFECT: "remaining invocation time when a side effect starts",
-        _MetricValues.IDEMPOTENCY_STORE_ERROR: "the idempotency persistence layer failed",
-        _MetricValues.COLD_START: "first invocation of an execution environment (also on failing invocations)",
+        Metric.EVENTS_RECEIVED: "an event or batch record the handler started on",
+        Metric.EVENTS_SUCCEEDED: "first processing finished and recorded COMPLETED",
+        Metric.DUPLICATE_COMPLETED: "key already COMPLETED with the same payload hash: stored result returned, side effect skipped",
+        Metric.DUPLICATE_IN_PROGRESS: "key IN_PROGRESS and not expired: concurrent duplicate, told to retry later",
+        Metric.PAYLOAD_CONFLICT: "key reused with a different payload hash: rejected",
+        Metric.STALE_CLAIM_TAKEOVER: "an IN_PROGRESS claim past its expiry taken over (a stuck key recovered)",
+        Metric.REDELIVERY: "delivery attempt > 1 (e.g. SQS ApproximateReceiveCount > 1)",
+        Metric.RETRYABLE_FAILURE: "failure the source will retry (throttling, dependency unavailable)",
+        Metric.PERMANENT_FAILURE: "validation or other permanent failure, not to be retried",
+        Metric.POISON_MESSAGE: "event quarantined or routed to a DLQ",
+        Metric.TIMEOUT_BUDGET_ABORT: "side effect refused: remaining time below the safe budget",
+        Metric.AMBIGUOUS_COMMIT: "side-effect outcome unknown (e.g. timeout after the call): needs reconciliation",
+        Metric.BATCH_ITEM_FAILURES: "items returned in batchItemFailures",
+        Metric.RECORD_AGE: "now minus the record's arrival/sent time when processing starts (iterator age per record)",
+        Metric.REMAINING_TIME_AT_SIDE_EFFECT: "remaining invocation time when a side effect starts",
+        Metric.IDEMPOTENCY_STORE_ERROR: "the idempotency persistence layer failed",
+        Metric.COLD_START: "first invocation of an execution environment (also on failing invocations)",
     }
 )
 
 
 # --------------------------------------------------------------------------- outcomes
-@_contract_enum
-class Outcome:
+class Outcome(str, Enum):
     """Value of the ``outcome`` log key. Every call that changes a metric writes exactly
     one log record with one of these values (see OUTCOME_METRIC), so counts derived
     from the logs equal the metric counts for the same traffic.
@@ -286,24 +253,24 @@ EXCEPTION_OUTCOME: Mapping[str, Outcome] = MappingProxyType(
 """Exception class name -> the outcome it means (the one mapping; the emitter and the collector read it)."""
 
 
-_OUTCOME_METRIC_VALUES: dict[Outcome, str | None] = (
+OUTCOME_METRIC: Mapping[Outcome, Metric | None] = MappingProxyType(
     {
-        Outcome.RECEIVED: _MetricValues.EVENTS_RECEIVED,
+        Outcome.RECEIVED: Metric.EVENTS_RECEIVED,
         Outcome.CLAIMED: None,
-        Outcome.SUCCEEDED: _MetricValues.EVENTS_SUCCEEDED,
-        Outcome.DUPLICATE_COMPLETED: _MetricValues.DUPLICATE_COMPLETED,
-        Outcome.DUPLICATE_IN_PROGRESS: _MetricValues.DUPLICATE_IN_PROGRESS,
-        Outcome.PAYLOAD_CONFLICT: _MetricValues.PAYLOAD_CONFLICT,
-        Outcome.STALE_CLAIM_TAKEOVER: _MetricValues.STALE_CLAIM_TAKEOVER,
-        Outcome.RETRYABLE_FAILURE: _MetricValues.RETRYABLE_FAILURE,
-        Outcome.PERMANENT_FAILURE: _MetricValues.PERMANENT_FAILURE,
-        Outcome.POISON_MESSAGE: _MetricValues.POISON_MESSAGE,
-        Outcome.TIMEOUT_BUDGET_ABORT: _MetricValues.TIMEOUT_BUDGET_ABORT,
-        Outcome.AMBIGUOUS_COMMIT: _MetricValues.AMBIGUOUS_COMMIT,
-        Outcome.SIDE_EFFECT_STARTED: _MetricValues.REMAINING_TIME_AT_SIDE_EFFECT,
-        Outcome.BATCH_ITEM_FAILURE: _MetricValues.BATCH_ITEM_FAILURES,
-        Outcome.STORE_ERROR: _MetricValues.IDEMPOTENCY_STORE_ERROR,
-        Outcome.COLD_START: _MetricValues.COLD_START,
+        Outcome.SUCCEEDED: Metric.EVENTS_SUCCEEDED,
+        Outcome.DUPLICATE_COMPLETED: Metric.DUPLICATE_COMPLETED,
+        Outcome.DUPLICATE_IN_PROGRESS: Metric.DUPLICATE_IN_PROGRESS,
+        Outcome.PAYLOAD_CONFLICT: Metric.PAYLOAD_CONFLICT,
+        Outcome.STALE_CLAIM_TAKEOVER: Metric.STALE_CLAIM_TAKEOVER,
+        Outcome.RETRYABLE_FAILURE: Metric.RETRYABLE_FAILURE,
+        Outcome.PERMANENT_FAILURE: Metric.PERMANENT_FAILURE,
+        Outcome.POISON_MESSAGE: Metric.POISON_MESSAGE,
+        Outcome.TIMEOUT_BUDGET_ABORT: Metric.TIMEOUT_BUDGET_ABORT,
+        Outcome.AMBIGUOUS_COMMIT: Metric.AMBIGUOUS_COMMIT,
+        Outcome.SIDE_EFFECT_STARTED: Metric.REMAINING_TIME_AT_SIDE_EFFECT,
+        Outcome.BATCH_ITEM_FAILURE: Metric.BATCH_ITEM_FAILURES,
+        Outcome.STORE_ERROR: Metric.IDEMPOTENCY_STORE_ERROR,
+        Outcome.COLD_START: Metric.COLD_START,
     }
 )
 """The metric each outcome increments (Count metrics by 1; Milliseconds metrics by the
@@ -312,9 +279,11 @@ record's ``remaining_time_ms``). Derived metrics, not outcomes:
 - RecordAge: the ``record_age_ms`` of a ``received`` record, when present.
 """
 
+METRIC_OUTCOME: Mapping[Metric, Outcome] = MappingProxyType({m: o for o, m in OUTCOME_METRIC.items() if m is not None})
+"""Metric -> the outcome whose records it counts (the inverse of OUTCOME_METRIC)."""
 
 
-class IdempotencyStatus:
+class IdempotencyStatus(str, Enum):
     """Value of the ``idempotency_status`` log key: the record's state after the outcome."""
 
     IN_PROGRESS = "IN_PROGRESS"
@@ -323,11 +292,7 @@ class IdempotencyStatus:
     DELETED = "DELETED"  # claim released after a failure so the source can retry
 
 
-_IdempotencyStatusValues = IdempotencyStatus  # made on first use, as Dimension
-del IdempotencyStatus
-
-
-class ErrorClass:
+class ErrorClass(str, Enum):
     """How a failure is classified; decides the outcome written."""
 
     RETRYABLE = "retryable"
@@ -335,18 +300,17 @@ class ErrorClass:
     POISON = "poison"
 
 
-_ErrorClassValues = ErrorClass  # made on first use, as Dimension
-del ErrorClass
+ERROR_CLASS_OUTCOME: Mapping[ErrorClass, Outcome] = MappingProxyType(
+    {
+        ErrorClass.RETRYABLE: Outcome.RETRYABLE_FAILURE,
+        ErrorClass.PERMANENT: Outcome.PERMANENT_FAILURE,
+        ErrorClass.POISON: Outcome.POISON_MESSAGE,
+    }
+)
+"""ErrorClass -> the outcome a failure of that class is written as."""
 
-_ERROR_CLASS_OUTCOME_VALUES: dict[str, Outcome] = {  # ERROR_CLASS_OUTCOME (ErrorClass -> Outcome) is made from it
-    _ErrorClassValues.RETRYABLE: Outcome.RETRYABLE_FAILURE,
-    _ErrorClassValues.PERMANENT: Outcome.PERMANENT_FAILURE,
-    _ErrorClassValues.POISON: Outcome.POISON_MESSAGE,
-}
 
-
-@_contract_enum
-class EventSource:
+class EventSource(str, Enum):
     """Bounded values of the ``event_source`` log key and the optional EventSource dimension."""
 
     SQS = "sqs"
@@ -369,7 +333,7 @@ class EventSource:
 
 
 # --------------------------------------------------------------------------- log keys
-class LogKey:
+class LogKey(str, Enum):
     """Keys of the structured JSON log record written per outcome.
 
     The first eleven follow Powertools Logger. Units are in the key name where there is one
@@ -406,83 +370,8 @@ class LogKey:
     WARNING_CODE = "idemwatch_warning"  # on the emitter's own warning records (dropped values)
 
 
-_LogKeyValues = LogKey  # made on first use, as Dimension
-del LogKey
-
-LOG_KEYS: tuple[str, ...] = tuple(v for k, v in vars(_LogKeyValues).items() if not k.startswith("_"))
-
-# --------------------------------------------------------------------------- made on first use
-# Dimension, Unit, Metric, IdempotencyStatus, ErrorClass and LogKey are written above as plain classes (``_MetricValues.RECORD_AGE == "RecordAge"``):
-# the emitter reads only their strings at import, and creating those 6 enums (57 members) costs about 1 ms of every Lambda
-# cold start. The enums, and the mappings keyed by their members, are made from those classes on first use (module
-# ``__getattr__``: ``contract.Metric``, ``from emitter.contract import METRIC_UNITS``), once, under a lock: every
-# reader gets the same objects, equal to what ``class Metric(str, Enum)`` gives (test_contract_enums).
-_LAZY_ENUMS: dict[str, type] = {"Dimension": _DimensionValues, "Unit": _UnitValues, "Metric": _MetricValues,
-                                "IdempotencyStatus": _IdempotencyStatusValues, "ErrorClass": _ErrorClassValues,
-                                "LogKey": _LogKeyValues}
-
-
-def _metric_units() -> Mapping[Any, Any]:
-    metric, unit = _lazy("Metric"), _lazy("Unit")
-    return MappingProxyType({m: (unit.MILLISECONDS if m.value in _MS_METRIC_VALUES else unit.COUNT) for m in metric})
-
-
-def _metric_descriptions() -> Mapping[Any, str]:
-    metric = _lazy("Metric")
-    return MappingProxyType({metric(k): v for k, v in _METRIC_DESCRIPTION_TEXTS.items()})
-
-
-def _outcome_metric() -> Mapping[Outcome, Any]:
-    metric = _lazy("Metric")
-    return MappingProxyType({o: None if m is None else metric(m) for o, m in _OUTCOME_METRIC_VALUES.items()})
-
-
-def _metric_outcome() -> Mapping[Any, Outcome]:
-    return MappingProxyType({m: o for o, m in _lazy("OUTCOME_METRIC").items() if m is not None})
-
-
-def _error_class_outcome() -> Mapping[Any, Outcome]:
-    error_class = _lazy("ErrorClass")
-    return MappingProxyType({error_class(k): o for k, o in _ERROR_CLASS_OUTCOME_VALUES.items()})
-
-
-_LAZY_TABLES: dict[str, Callable[[], Any]] = {
-    "METRIC_UNITS": _metric_units,  # Metric -> Unit
-    "METRIC_DESCRIPTIONS": _metric_descriptions,  # Metric -> str
-    "OUTCOME_METRIC": _outcome_metric,  # Outcome -> Metric | None (rule: _OUTCOME_METRIC_VALUES)
-    "METRIC_OUTCOME": _metric_outcome,  # Metric -> Outcome
-    "ERROR_CLASS_OUTCOME": _error_class_outcome,  # ErrorClass -> Outcome
-}
-_lazy_lock = _thread.RLock()
-
-
-def _lazy(name: str) -> Any:
-    made = globals().get(name)
-    if made is not None:
-        return made
-    with _lazy_lock:
-        made = globals().get(name)
-        if made is None:
-            body = _LAZY_ENUMS.get(name)
-            if body is not None:
-                made = _contract_enum(body)
-            else:
-                factory = _LAZY_TABLES.get(name)
-                if factory is None:
-                    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-                made = factory()
-            globals()[name] = made
-    return made
-
-
-def __getattr__(name: str) -> Any:
-    """The enums and mappings made on first use (above)."""
-    return _lazy(name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY_ENUMS, *_LAZY_TABLES})
-
+LOG_KEYS: tuple[str, ...] = tuple(k.value for k in LogKey)
+"""Every log key's name, in the order of :class:`LogKey`."""
 
 # --------------------------------------------------------------------------- redaction (rule: emitter/redact.py, docs/secrets.md)
 DEFAULT_REDACTED_KEYS: frozenset[str] = frozenset(

@@ -38,3 +38,5 @@ class TimeoutBudgetExceeded(EmitterError):
 class SinkError(EmitterError):
     """A sink could not write (strict mode only; otherwise counted in ``Emitter.warnings``). A sink may raise it
     with ``lines_lost`` (int) set when only some of the lines it was given were lost; those are what is counted."""
+
+    lines_lost: int | None = None

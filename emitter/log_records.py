@@ -1,11 +1,14 @@
-"""Structured log records: one compact JSON object per outcome, built from the contract's log keys.
+"""Structured log records: the one writer of every log line the emitter writes (outcome and warning records).
 
-The general (slow-path) record builder and its helpers: contract string fields truncated to MAX_LOG_FIELD_CHARS,
-idempotency keys (optionally hashed), extra properties (redacted by name, sanitized to JSON), the ISO-8601 UTC
-``timestamp`` with milliseconds, the invocation-constant keys serialized once per invocation, and shrinking a record
-over the CloudWatch Logs event size (256 KB,
-https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/cloudwatch_limits_cwl.html) by dropping its largest extra
-properties. The fast paths in :mod:`emitter.core` write the same bytes for the common calls (tested).
+A record is one compact JSON object on one line, written as ``json.dumps(..., separators=(",", ":"))`` writes it
+(ASCII, non-ASCII escaped): the head (``level``, ``message``, ``timestamp``: constant per outcome, precomputed), the
+invocation's constant members (service, cold start, function, request id, X-Ray trace id, operation, schema
+version: serialized once per invocation, :meth:`LogRecordBuilder._static_json`), then the record's own members in
+the order of the contract (``emitter/CONTRACT.md``). Contract string fields are cut to MAX_LOG_FIELD_CHARS;
+idempotency keys are optionally hashed; extra properties and record details are redacted by name and sanitized to
+JSON (:mod:`emitter.sanitize`). A record over the CloudWatch Logs event size (256 KB,
+https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/cloudwatch_limits_cwl.html) loses its largest extra
+properties, each counted. Nothing here raises on a value: what cannot be written is replaced and counted.
 """
 
 from __future__ import annotations
@@ -14,11 +17,22 @@ import time
 
 from emitter import constants as C
 from emitter import emf
-from emitter import outcomes as _o
-from emitter.contract import LOG_KEYS, REDACTED, SCHEMA_VERSION, Outcome
-from emitter.jsonfast import dumps as _dumps
-from emitter.jsonfast import esc as _esc
-from emitter.redact import normalize_name
+from emitter.compact_json import dumps as _dumps
+from emitter.compact_json import esc as _esc
+from emitter.contract import (
+    LOG_KEYS,
+    REDACTED,
+    SCHEMA_VERSION,
+    Dimension,
+    ErrorClass,
+    EventSource,
+    IdempotencyStatus,
+    LogKey,
+    Metric,
+    Outcome,
+)
+from emitter.exceptions import TimeoutBudgetExceeded
+from emitter.sanitize import key_text, sanitize
 from emitter.types import EventRecord
 
 TYPE_CHECKING = False
@@ -28,65 +42,108 @@ if TYPE_CHECKING:
 
     from emitter.context import InvocationInfo
     from emitter.output import Problems
-    from emitter.redact import KeyHasher
+    from emitter.redact import KeyHasher, SecretNames
 
-# Plain-str copies of contract values (emitter.outcomes): module globals, one dict lookup each.
-_ERROR_CLASS_VALUES = _o.ERROR_CLASS_VALUES
-_ES_VALUE = _o.ES_VALUE
-_K_ATTEMPT = _o.K_ATTEMPT
-_K_COLD_START = _o.K_COLD_START
-_K_CORRELATION_ID = _o.K_CORRELATION_ID
-_K_ERROR_CLASS = _o.K_ERROR_CLASS
-_K_ERROR_CODE = _o.K_ERROR_CODE
-_K_EVENT_ID = _o.K_EVENT_ID
-_K_EVENT_SOURCE = _o.K_EVENT_SOURCE
-_K_FUNCTION_NAME = _o.K_FUNCTION_NAME
-_K_FUNCTION_ARN = _o.K_FUNCTION_ARN
-_K_FUNCTION_MEMORY_SIZE = _o.K_FUNCTION_MEMORY_SIZE
-_K_FUNCTION_REQUEST_ID = _o.K_FUNCTION_REQUEST_ID
-_K_IDEMPOTENCY_KEY = _o.K_IDEMPOTENCY_KEY
-_K_IDEMPOTENCY_STATUS = _o.K_IDEMPOTENCY_STATUS
-_K_IN_PROGRESS_EXPIRES_AT_MS = _o.K_IN_PROGRESS_EXPIRES_AT_MS
-_K_OPERATION = _o.K_OPERATION
-_K_OUTCOME = _o.K_OUTCOME
-_K_RECORD_AGE_MS = _o.K_RECORD_AGE_MS
-_K_REMAINING_TIME_MS = _o.K_REMAINING_TIME_MS
-_K_RETRYABLE = _o.K_RETRYABLE
-_K_SCHEMA_VERSION = _o.K_SCHEMA_VERSION
-_K_SERVICE = _o.K_SERVICE
-_K_SIDE_EFFECT_REF = _o.K_SIDE_EFFECT_REF
-_K_TENANT_ID = _o.K_TENANT_ID
-_K_XRAY_TRACE_ID = _o.K_XRAY_TRACE_ID
-_MAX_FIELD = _o.MAX_FIELD
-_M_RECORD_AGE = _o.M_RECORD_AGE
-_M_REMAINING_TIME_AT_SIDE_EFFECT = _o.M_REMAINING_TIME_AT_SIDE_EFFECT
-_OPERATION = _o.OPERATION
-_OUTCOME_SPEC = _o.OUTCOME_SPEC
-_OUTCOME_VALUE = _o.OUTCOME_VALUE
-_REMAINING_OUTCOMES = _o.REMAINING_OUTCOMES
-_RESERVED_KEYS = _o.RESERVED_KEYS
-_STATUS_VALUES = _o.STATUS_VALUES
-_Q_REQUEST_ID = f'"{_K_FUNCTION_REQUEST_ID}":'
-_Q_XRAY_TRACE_ID = f'"{_K_XRAY_TRACE_ID}":'
+OUTCOME_SPEC: dict[Outcome, tuple[str, str | None, bool | None, str | None, str | None, str]] = {
+    # outcome: (level, default idempotency_status, default retryable, default error_class, default error_code,
+    #           message); emitter/CONTRACT.md's outcome table says the same (a test compares)
+    Outcome.RECEIVED: ("INFO", None, None, None, None, "Event received"),
+    Outcome.CLAIMED: ("INFO", IdempotencyStatus.IN_PROGRESS, None, None, None, "Idempotency key claimed"),
+    Outcome.SUCCEEDED: ("INFO", IdempotencyStatus.COMPLETED, None, None, None, "Event processed"),
+    Outcome.DUPLICATE_COMPLETED: ("INFO", IdempotencyStatus.COMPLETED, None, None, None,
+                                  "Duplicate of a COMPLETED key: stored result returned"),
+    Outcome.DUPLICATE_IN_PROGRESS: ("WARNING", IdempotencyStatus.IN_PROGRESS, True, None, "DuplicateInProgress",
+                                    "Duplicate of an IN_PROGRESS key: retry later"),
+    Outcome.PAYLOAD_CONFLICT: ("WARNING", None, False, ErrorClass.PERMANENT, "PayloadConflict",
+                               "Idempotency key reused with a different payload"),
+    Outcome.STALE_CLAIM_TAKEOVER: ("WARNING", IdempotencyStatus.IN_PROGRESS, None, None, None,
+                                   "Expired IN_PROGRESS claim taken over"),
+    Outcome.RETRYABLE_FAILURE: ("WARNING", None, True, ErrorClass.RETRYABLE, "Unspecified", "Retryable failure"),
+    Outcome.PERMANENT_FAILURE: ("ERROR", None, False, ErrorClass.PERMANENT, "Unspecified", "Permanent failure"),
+    Outcome.POISON_MESSAGE: ("ERROR", None, False, ErrorClass.POISON, "Unspecified", "Poison message"),
+    Outcome.TIMEOUT_BUDGET_ABORT: ("WARNING", None, True, ErrorClass.RETRYABLE, TimeoutBudgetExceeded.error_code,
+                                   "Side effect refused: remaining time below budget"),
+    Outcome.AMBIGUOUS_COMMIT: ("ERROR", None, None, None, "AmbiguousCommit",
+                               "Side-effect outcome unknown: needs reconciliation"),
+    Outcome.SIDE_EFFECT_STARTED: ("INFO", None, None, None, None, "Side effect started"),
+    Outcome.BATCH_ITEM_FAILURE: ("WARNING", None, True, None, None, "Item returned in batchItemFailures"),
+    Outcome.STORE_ERROR: ("ERROR", None, True, None, "IdempotencyStoreError", "Idempotency store error"),
+    Outcome.COLD_START: ("INFO", None, None, None, None, "Cold start"),
+}
+"""What each outcome's record says by default; ``idempotency_status`` is written only with a key (or when given)."""
 
+REMAINING_OUTCOMES = frozenset({Outcome.SIDE_EFFECT_STARTED, Outcome.TIMEOUT_BUDGET_ABORT, Outcome.COLD_START})
+"""Outcomes whose record carries the invocation's remaining time (``remaining_time_ms``) when known."""
 
+RESERVED_KEYS = frozenset(k.value for k in (
+    LogKey.LEVEL, LogKey.MESSAGE, LogKey.TIMESTAMP, LogKey.SERVICE, LogKey.COLD_START, LogKey.FUNCTION_NAME,
+    LogKey.FUNCTION_ARN, LogKey.FUNCTION_MEMORY_SIZE, LogKey.FUNCTION_REQUEST_ID, LogKey.XRAY_TRACE_ID,
+    LogKey.OUTCOME, LogKey.SCHEMA_VERSION, LogKey.WARNING_CODE, LogKey.EVENT_SOURCE, LogKey.EVENT_ID,
+    LogKey.ATTEMPT, LogKey.RECORD_AGE_MS, LogKey.OPERATION, LogKey.IDEMPOTENCY_KEY,
+)) | {"idemwatch_dropped"}
+"""Keys the emitter owns in a log record: an extra property of that name is refused (``name_conflict``)."""
+
+_OWNED_KEYS = RESERVED_KEYS | frozenset(LOG_KEYS)
+"""Names a record detail cannot take (the contract's keys): such a detail is left out."""
+_STATUS_VALUES = frozenset(s.value for s in IdempotencyStatus)
+_ERROR_CLASS_VALUES = frozenset(c.value for c in ErrorClass)
+_MAX_FIELD = C.MAX_LOG_FIELD_CHARS
+_MAX_LINE = C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM
+_SHORT_INT = 10**18  # ints below this in magnitude are written with str() (no digit limit to reach)
 _MAX_INT_DIGITS = 4000  # below CPython's int max str digits (4300): str() of a larger int raises ValueError
+_REDACTED_JSON = _esc(REDACTED)
+
+
+def record_head(level: str, message: str) -> str:
+    """The constant start of a record: its ``level`` and ``message`` members and the opening of ``timestamp``."""
+    return (f'{{"{LogKey.LEVEL.value}":{_esc(level)},"{LogKey.MESSAGE.value}":{_esc(message)},'
+            f'"{LogKey.TIMESTAMP.value}":"')
+
+
+def _member(key: LogKey) -> str:
+    """The JSON head of a member after the first: ``,"name":``."""
+    return f',"{key.value}":'
+
+
+_OUTCOME_HEAD = {o: record_head(spec[0], spec[5]) for o, spec in OUTCOME_SPEC.items()}
+_OUTCOME_MEMBER = {o: f'"{LogKey.OUTCOME.value}":"{o.value}"' for o in Outcome}
+# the members a record may carry after ``outcome``, in the contract's order
+_EVENT_SOURCE = _member(LogKey.EVENT_SOURCE)
+_EVENT_ID = _member(LogKey.EVENT_ID)
+_IDEMPOTENCY_KEY = _member(LogKey.IDEMPOTENCY_KEY)
+_IDEMPOTENCY_STATUS = _member(LogKey.IDEMPOTENCY_STATUS)
+_EXPIRES = _member(LogKey.IN_PROGRESS_EXPIRES_AT_MS)
+_ERROR_CODE = _member(LogKey.ERROR_CODE)
+_ERROR_CLASS = _member(LogKey.ERROR_CLASS)
+_RETRYABLE_TRUE = _member(LogKey.RETRYABLE) + "true"
+_RETRYABLE_FALSE = _member(LogKey.RETRYABLE) + "false"
+_ATTEMPT = _member(LogKey.ATTEMPT)
+_CORRELATION_ID = _member(LogKey.CORRELATION_ID)
+_RECORD_AGE = _member(LogKey.RECORD_AGE_MS)
+_REMAINING_TIME = _member(LogKey.REMAINING_TIME_MS)
+_SIDE_EFFECT_REF = _member(LogKey.SIDE_EFFECT_REF)
+_TENANT_ID = _member(LogKey.TENANT_ID)
+_EVENT_SOURCE_MEMBER = {e: _EVENT_SOURCE + _esc(e.value) for e in EventSource}  # the member of each source
+
+RecordLine = tuple[str, float | None, str | None, str | None, bool]
+"""An outcome record as :meth:`LogRecordBuilder._outcome_line` returns it: (line, metric_value, operation,
+event_source, redelivered)."""
 
 
 def _text(value: Any, name: str, problems: Problems) -> str:
     """str of a non-str contract value (Enum -> its value; ints and floats printed); never raises."""
     try:
         v = getattr(value, "value", value)
-        if v.__class__ is str or isinstance(v, str):
+        if issubclass(type(v), str):
             return str.__str__(v)
-        if isinstance(v, bool):
+        if issubclass(type(v), bool):
             return "True" if v else "False"
-        if isinstance(v, int):
+        if issubclass(type(v), int):
             if v.bit_length() > _MAX_INT_DIGITS * 3:  # ~ 3.32 bits per digit: certainly too long to print
                 problems.add(C.WarningCode.VALUE_TRUNCATED, name, f"int of {v.bit_length()} bits not printed")
                 return "<int>"
-            return int.__repr__(int.__index__(v))[: C.MAX_LOG_FIELD_CHARS + 1]
-        if isinstance(v, float):
+            return int.__repr__(int.__index__(v))[: _MAX_FIELD + 1]
+        if issubclass(type(v), float):
             return float.__repr__(float.__float__(v))
     except Exception as exc:  # a hostile ``value`` attribute or int conversion
         return _unserializable(value, name, problems, exc)
@@ -96,297 +153,327 @@ def _text(value: Any, name: str, problems: Problems) -> str:
 def _enum_text(value: Any) -> str | None:
     """An Enum's str value or a str as is; None for anything else (lists, hostile objects: never raises)."""
     try:
-        v = getattr(value, "value", value)
-    except Exception:
+        return emf.plain_str(getattr(value, "value", value))
+    except Exception:  # noqa: BLE001 - a hostile ``value`` attribute
         return None
-    return v if v.__class__ is str else None
 
 
 def _unserializable(value: Any, name: str, problems: Problems | None, exc: BaseException) -> str:
-    """The placeholder for a property that cannot be serialized (counted as ``invalid_property``)."""
+    """The placeholder for a value that cannot be written (counted as ``invalid_property``)."""
     if problems is not None:
         problems.add(C.WarningCode.INVALID_PROPERTY, f"property:{name}",
                      f"value could not be serialized ({type(exc).__name__}); replaced")
     return f"<{type(value).__name__}>"
 
 
+def _json_number(value: float) -> str:
+    """The JSON text of a number ``emf.coerce_metric_value`` passed (a plain finite int or float: its repr)."""
+    return repr(value)
+
+
 class LogRecordBuilder:
-    """Emitter layer 1: builds log records (JSON text). Reads the emitter state below (set by ``Emitter.__init__``
-    and the invocation scope); writes nothing."""
+    """Emitter layer 1: writes log records (JSON text). Reads the emitter state below (set by ``Emitter.__init__``
+    and the invocation scope); writes nothing to the sink."""
 
     # Emitter state this layer reads (declarations for type checkers; no class attributes are created).
     service: str
     clock: Callable[[], int]
     event_source_dimension: bool
     _hasher: KeyHasher | None
-    _redacted: frozenset[str]
-    _redact_cache: dict[str, bool]
-    _ts_cache: tuple[int, str]
-    _ms_ts: tuple[Any, str]
-    _static_cache: dict[Any, tuple[str, str]]
+    _redacted: SecretNames
+    _iso_second: tuple[int, str]
+    _iso_last: tuple[int, str]
+    _member_heads: dict[str, str]
+    _static_cache: dict[tuple[Any, ...], str]
     _inv: InvocationInfo | None
     _idle_static: str
     _default_operation: str
     correlation_id_provider: Callable[[], Any] | None
 
-    def _build_record(self, outcome: Outcome, record: Any, key: Any, props: dict[str, Any],
-                      problems: Problems) -> tuple[str, float | None, str | None, str | None]:
-        level, status, retryable, error_class, error_code, message = _OUTCOME_SPEC[outcome]
-        inv = self._inv
-        static = inv.static_json if inv is not None else self._idle_static
-        op = inv.operation if inv is not None else self._default_operation
-        rec = record if isinstance(record, EventRecord) else None
-        explicit_status = False
-        f: dict[str, Any] = {_K_OUTCOME: _OUTCOME_VALUE[outcome]}
-        es = rec.event_source if rec is not None else (inv.event_source if inv is not None else None)
-        if es is not None:
-            es = _ES_VALUE.get(es, es)
-            f[_K_EVENT_SOURCE] = es
-        if rec is not None:
-            eid = rec.event_id
-            if eid is not None:
-                f[_K_EVENT_ID] = eid if eid.__class__ is str and len(eid) <= _MAX_FIELD else self._field(
-                    eid, _K_EVENT_ID, problems)
-        elif record is not None:
-            f[_K_EVENT_ID] = self._field(record, _K_EVENT_ID, problems)
+    def _outcome_line(self, outcome: Outcome, record: Any, key: Any, props: dict[str, Any], problems: Problems,
+                      prefix: str | None = None) -> RecordLine:
+        """The record of ``outcome`` for ``record`` (an EventRecord, an event id, or None) and ``key`` (default: the
+        record's idempotency key), with the known keyword values and extra properties of ``props`` (consumed).
+        ``prefix``: :meth:`_prefix` of the outcome (a batch of records shares it; default: made now, with the clock's
+        time). Problems found are added to ``problems``.
 
+        Returns ``(line, metric_value, operation, event_source, redelivered)``: the JSON text (no newline), the
+        RecordAge ms of a ``received`` record or the RemainingTimeAtSideEffect ms of a ``side_effect_started`` one
+        (else None), the metric group (``event_source`` only when the EventSource dimension is on) and whether the
+        record is a redelivery (attempt > 1)."""
+        _, status, retryable, error_class, error_code, _ = OUTCOME_SPEC[outcome]
+        inv = self._inv
+        op = inv.operation if inv is not None else self._default_operation
+        rec = record if issubclass(type(record), EventRecord) else None
+        explicit_status = False
+        expires = corr = None
         if props:
             if "operation" in props:
                 o = props.pop("operation")
                 if o is not None:
                     if reason := emf.check_dimension_value(o):
-                        problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{_OPERATION}", reason)
-                    elif o != op:
+                        problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{Dimension.OPERATION.value}",
+                                     reason)
+                    elif (o := emf.plain_str(o)) != op:
                         op = o
-                        static = self._static_json(inv, op)
-            st = props.pop(_K_IDEMPOTENCY_STATUS, None)
+                        prefix = self._prefix(outcome, None, self._static_json(inv, op))
+            st = props.pop(LogKey.IDEMPOTENCY_STATUS, None)
             if st is not None:
                 st = _enum_text(st)
                 if st in _STATUS_VALUES:
                     status, explicit_status = st, True
                 else:
-                    problems.add(C.WarningCode.INVALID_PROPERTY, _K_IDEMPOTENCY_STATUS,
+                    problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.IDEMPOTENCY_STATUS.value,
                                  "not an IdempotencyStatus value")
-            r = props.pop(_K_RETRYABLE, None)
+            r = props.pop(LogKey.RETRYABLE, None)
             if r is not None:
-                retryable = bool(r)
-            ec = props.pop(_K_ERROR_CLASS, None)
+                try:
+                    retryable = bool(r)
+                except Exception:  # noqa: BLE001 - an object whose __bool__ raises: the outcome's default stays
+                    problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.RETRYABLE.value, "not readable as a bool")
+            ec = props.pop(LogKey.ERROR_CLASS, None)
             if ec is not None:
                 ec = _enum_text(ec)
                 if ec in _ERROR_CLASS_VALUES:
                     error_class = ec
                 else:
-                    problems.add(C.WarningCode.INVALID_PROPERTY, _K_ERROR_CLASS, "not an ErrorClass value")
-            code = props.pop(_K_ERROR_CODE, None)
+                    problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.ERROR_CLASS.value, "not an ErrorClass value")
+            code = props.pop(LogKey.ERROR_CODE, None)
             if code is not None:
-                error_code = self._field(code, _K_ERROR_CODE, problems)
-            exp = props.pop("expires_at_ms", None)
-            if exp is None:
-                exp = props.pop(_K_IN_PROGRESS_EXPIRES_AT_MS, None)
-        else:
-            exp = None
+                error_code = self._field(code, LogKey.ERROR_CODE, problems)
+            expires = props.pop("expires_at_ms", None)
+            if expires is None:
+                expires = props.pop(LogKey.IN_PROGRESS_EXPIRES_AT_MS, None)
+            corr = props.pop(LogKey.CORRELATION_ID, None)
+        if prefix is None:
+            prefix = self._prefix(outcome, None, inv.static_json if inv is not None else self._idle_static)
 
+        parts = [prefix]
+        es = rec.event_source if rec is not None else (inv.event_source if inv is not None else None)
+        if type(es) is EventSource:
+            parts.append(_EVENT_SOURCE_MEMBER[es])
+        elif es is not None:
+            parts.append(_EVENT_SOURCE + _esc(self._field(es, LogKey.EVENT_SOURCE, problems)))
+        eid = rec.event_id if rec is not None else record
+        if eid is not None:
+            parts.append(_EVENT_ID + _esc(eid if type(eid) is str and len(eid) <= _MAX_FIELD else
+                                          self._field(eid, LogKey.EVENT_ID, problems)))
         k = key if key is not None else (rec.idempotency_key if rec is not None else None)
         if k is not None:
-            f[_K_IDEMPOTENCY_KEY] = k if (k.__class__ is str and self._hasher is None and len(k) <= _MAX_FIELD) \
-                else self._key(k, problems)
+            parts.append(_IDEMPOTENCY_KEY + _esc(k if type(k) is str and self._hasher is None and len(k) <= _MAX_FIELD
+                                                 else self._key(k, problems)))
         if status is not None and (k is not None or explicit_status):  # a status describes a key's record
-            f[_K_IDEMPOTENCY_STATUS] = status
-        if exp is not None:
-            v, reason = emf.coerce_metric_value(exp)
-            if reason is None:
-                f[_K_IN_PROGRESS_EXPIRES_AT_MS] = int(v)  # type: ignore[arg-type]
+            parts.append(_IDEMPOTENCY_STATUS + _esc(status))
+        if expires is not None:
+            v, reason = emf.coerce_metric_value(expires)
+            if v is not None:
+                parts.append(_EXPIRES + int.__repr__(int(v)))
             else:
-                problems.add(C.WarningCode.INVALID_PROPERTY, _K_IN_PROGRESS_EXPIRES_AT_MS, reason)
+                problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.IN_PROGRESS_EXPIRES_AT_MS.value, str(reason))
         if error_code is not None:
-            f[_K_ERROR_CODE] = error_code
+            parts.append(_ERROR_CODE + _esc(error_code))
         if error_class is not None:
-            f[_K_ERROR_CLASS] = error_class
+            parts.append(_ERROR_CLASS + _esc(error_class))
         if retryable is not None:
-            f[_K_RETRYABLE] = retryable
+            parts.append(_RETRYABLE_TRUE if retryable else _RETRYABLE_FALSE)
+        redelivered = False
         if rec is not None:
-            f[_K_ATTEMPT] = rec.attempt
-            corr = props.pop(_K_CORRELATION_ID, None) if props else None
-            corr = corr if corr is not None else rec.correlation_id
-            if corr is not None:
-                f[_K_CORRELATION_ID] = self._field(corr, _K_CORRELATION_ID, problems)
-
-        provider = self.correlation_id_provider
-        if provider is not None and _K_CORRELATION_ID not in f:
-            corr = props.pop(_K_CORRELATION_ID, None) if props else None
+            attempt = rec.attempt
+            if type(attempt) is int and -_SHORT_INT < attempt < _SHORT_INT:
+                parts.append(_ATTEMPT + int.__repr__(attempt))
+                redelivered = attempt > 1
+            else:
+                parts.append(_ATTEMPT + self._json(attempt, LogKey.ATTEMPT, problems))
             if corr is None:
-                try:
-                    corr = provider()
-                except Exception:
-                    corr = None
-            if corr is not None:
-                f[_K_CORRELATION_ID] = self._field(corr, _K_CORRELATION_ID, problems)
+                corr = rec.correlation_id
+        if corr is None and self.correlation_id_provider is not None:
+            try:
+                corr = self.correlation_id_provider()
+            except Exception:  # noqa: BLE001 - a failing provider (a Logger gone) gives no correlation id
+                corr = None
+        if corr is not None:
+            parts.append(_CORRELATION_ID + _esc(corr if type(corr) is str and len(corr) <= _MAX_FIELD else
+                                                self._field(corr, LogKey.CORRELATION_ID, problems)))
 
         metric_value: float | None = None
-        if outcome is Outcome.RECEIVED and rec is not None:
-            if rec.record_age_ms is not None:
-                metric_value, reason = emf.coerce_metric_value(rec.record_age_ms)
-                if reason is None:
-                    f[_K_RECORD_AGE_MS] = metric_value
-                else:
-                    problems.add(C.WarningCode.INVALID_METRIC_VALUE, _M_RECORD_AGE, reason)
-            for dk, dv in rec.details.items():
-                if dv is not None and dk not in f and dk not in props and dk not in _RESERVED_KEYS:
-                    if self._is_redacted(dk):
-                        f[dk] = REDACTED
-                    elif dv.__class__ in (str, int) and (dv.__class__ is int or len(dv) <= _MAX_FIELD):  # type: ignore[arg-type]
-                        f[dk] = dv  # adapter-made bounded values: no sanitizing needed
-                    else:
-                        props[dk] = dv
-        if props and _K_REMAINING_TIME_MS in props:
-            rem = props.pop(_K_REMAINING_TIME_MS)
-        elif outcome in _REMAINING_OUTCOMES:
+        if outcome is Outcome.RECEIVED and rec is not None and rec.record_age_ms is not None:
+            metric_value, reason = emf.coerce_metric_value(rec.record_age_ms)
+            if metric_value is not None:
+                parts.append(_RECORD_AGE + repr(metric_value))  # a finite number: its repr is its JSON text
+            else:
+                problems.add(C.WarningCode.INVALID_METRIC_VALUE, Metric.RECORD_AGE.value, str(reason))
+        if props and LogKey.REMAINING_TIME_MS in props:
+            rem = props.pop(LogKey.REMAINING_TIME_MS)
+        elif outcome in REMAINING_OUTCOMES:
             rem = inv.remaining_ms() if inv is not None else None
         else:
             rem = None
         if rem is not None:
             v, reason = emf.coerce_metric_value(rem)
-            if reason is None and v >= 0:  # type: ignore[operator]
-                f[_K_REMAINING_TIME_MS] = v
+            if v is not None and v >= 0:
+                parts.append(_REMAINING_TIME + repr(v))
                 if outcome is Outcome.SIDE_EFFECT_STARTED:
                     metric_value = v
             else:
-                problems.add(C.WarningCode.INVALID_METRIC_VALUE, _M_REMAINING_TIME_AT_SIDE_EFFECT,
+                problems.add(C.WarningCode.INVALID_METRIC_VALUE, Metric.REMAINING_TIME_AT_SIDE_EFFECT.value,
                              reason or "negative remaining time")
         if props:
-            for name in (_K_SIDE_EFFECT_REF, _K_TENANT_ID):
-                if name in props:
-                    v = props.pop(name)
-                    if v is not None:
-                        f[name] = self._field(v, name, problems)
-            if props:
-                self._extra_props(f, props, problems)
-        line = self._line(level, message, static, f, problems)
-        if len(line) > C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM:
-            line = self._shrink(level, message, static, f, problems)
-        return line, metric_value, op, es if self.event_source_dimension else None
+            ref = props.pop(LogKey.SIDE_EFFECT_REF, None)
+            if ref is not None:
+                parts.append(_SIDE_EFFECT_REF + _esc(self._field(ref, LogKey.SIDE_EFFECT_REF, problems)))
+            tenant = props.pop(LogKey.TENANT_ID, None)
+            if tenant is not None:
+                parts.append(_TENANT_ID + _esc(self._field(tenant, LogKey.TENANT_ID, problems)))
 
-
-    def _field(self, value: Any, name: str, problems: Problems) -> str:
-        """A contract string field: str (ints converted), truncated to MAX_LOG_FIELD_CHARS. Never raises: a value
-        that cannot be read (a hostile ``value`` attribute, an int too large to print) becomes ``<TypeName>``."""
-        if value.__class__ is not str:
-            value = _text(value, name, problems)
-        if len(value) > C.MAX_LOG_FIELD_CHARS:
-            problems.add(C.WarningCode.VALUE_TRUNCATED, name, f"{len(value)} characters truncated to {C.MAX_LOG_FIELD_CHARS}")
-            value = value[: C.MAX_LOG_FIELD_CHARS]
-        return value
-
-    def _key(self, key: Any, problems: Problems) -> str:
-        if not isinstance(key, str):
-            key = _text(key, _K_IDEMPOTENCY_KEY, problems) \
-                if isinstance(key, (int, float)) and not isinstance(key, bool) else None
-            if key is None:
-                problems.add(C.WarningCode.INVALID_PROPERTY, _K_IDEMPOTENCY_KEY, "key must be a string")
-                return "<invalid>"
-        if self._hasher is not None:
-            return self._hasher(key)
-        return self._field(key, _K_IDEMPOTENCY_KEY, problems)
-
-    def _extra_props(self, f: dict[str, Any], props: dict[str, Any], problems: Problems) -> None:
-        # extra properties are the general path's only: emitter.sanitize is not loaded by ``import emitter``
-        from emitter.sanitize import sanitize as _sanitize
-
+        # after the contract's members: the received record's source details, then the call's extra properties;
+        # these (``parts[first_extra:]``, named in ``extras``) are what a record too large for an event loses
+        first_extra = len(parts)
+        extras: list[str] = []
+        if outcome is Outcome.RECEIVED and rec is not None:
+            try:
+                for name, value in rec.details.items():
+                    if value is None:
+                        continue
+                    if type(name) is not str:
+                        name = key_text(name)
+                    if name in _OWNED_KEYS or name in props:  # the contract's keys, or a property of the call
+                        continue
+                    extras.append(name)
+                    parts.append(self._property_member(name, value, problems))
+            except Exception as exc:  # noqa: BLE001 - a hand-made record whose details are no dict
+                problems.add(C.WarningCode.INVALID_PROPERTY, "details",
+                             f"record details could not be read ({type(exc).__name__}); left out")
         for name, value in props.items():
-            if name in _RESERVED_KEYS:
+            if name in RESERVED_KEYS:
                 problems.add(C.WarningCode.NAME_CONFLICT, f"property:{name}", "the emitter owns this log key")
                 continue
-            if self._is_redacted(name):
-                f[name] = REDACTED
-                continue
-            try:
-                f[name] = _sanitize(value, self._redacted, problems, name, 0)
-            except Exception as exc:  # a hostile object (__len__, __iter__, properties raising): replaced, counted
-                f[name] = _unserializable(value, name, problems, exc)
+            extras.append(name)
+            parts.append(self._property_member(name, value, problems))
+        parts.append("}")
+        line = "".join(parts)
+        if len(line) > _MAX_LINE and extras:
+            line = self._shrink(parts, first_extra, extras, problems)
+        # the EventSource dimension takes the contract's bounded values only
+        es_dimension = es.value if self.event_source_dimension and type(es) is EventSource else None
+        return line, metric_value, op, es_dimension, redelivered
 
-    def _is_redacted(self, name: str) -> bool:
-        hit = self._redact_cache.get(name)
-        if hit is None:
-            hit = normalize_name(name) in self._redacted
-            if len(self._redact_cache) < 1024:
-                self._redact_cache[name] = hit
-        return hit
+    def _prefix(self, outcome: Outcome, ms: int | None, static: str) -> str:
+        """The start of every record of ``outcome`` written at ``ms`` (epoch ms; default: the clock now) with the
+        invocation members ``static``: its head (:func:`record_head`), timestamp, ``static`` and ``outcome``."""
+        return f'{_OUTCOME_HEAD[outcome]}{self._iso(self.clock() if ms is None else ms)}",{static},' \
+            f'{_OUTCOME_MEMBER[outcome]}'
 
-    def _line(self, level: str, message: str, static: str, f: dict[str, Any], problems: Problems | None = None,
-              ms: int | None = None) -> str:
-        """A log record: the head (level, message, ``timestamp`` of ``ms`` or the clock now), ``static``, ``f``."""
-        try:
-            body = _dumps(f)
-        except (ValueError, TypeError, OverflowError, RecursionError):  # e.g. an int too large to print, nested
-            for k in list(f):
-                try:
-                    _dumps(f[k])
-                except (ValueError, TypeError, OverflowError, RecursionError) as exc:
-                    f[k] = _unserializable(f[k], k, problems, exc)
-            body = _dumps(f)
-        return (f'{{"level":"{level}","message":"{message}","timestamp":"{self._iso(self.clock() if ms is None else ms)}",'
-                f'{static},{body[1:]}')
+    def _line(self, head: str, ms: int | None, static: str, body: str) -> str:
+        """A record other than an outcome's (warning records): ``head`` (:func:`record_head`), the ``timestamp`` of
+        ``ms`` (epoch ms; default: the clock now), the invocation's members ``static`` and the record's members
+        ``body`` (JSON members without braces)."""
+        return f'{head}{self._iso(self.clock() if ms is None else ms)}",{static},{body}}}'
 
-    def _shrink(self, level: str, message: str, static: str, f: dict[str, Any], problems: Problems) -> str:
-        """Drop the largest extra properties until the record fits in a log event."""
-        contract = set(LOG_KEYS)
-        extras = sorted((k for k in f if k not in contract), key=lambda k: len(_dumps(f[k])), reverse=True)
-        line = self._line(level, message, static, f)
-        for k in extras:
-            problems.add(C.WarningCode.PROPERTY_TOO_LARGE, f"property:{k}",
+    def _shrink(self, parts: list[str], first: int, names: list[str], problems: Problems) -> str:
+        """Drop the largest extra properties (``parts[first:first + len(names)]``, named ``names``) until the record
+        (``parts`` joined) fits in a log event, each counted."""
+        line = "".join(parts)
+        for i in sorted(range(first, first + len(names)), key=lambda i: len(parts[i]), reverse=True):
+            problems.add(C.WarningCode.PROPERTY_TOO_LARGE, f"property:{names[i - first]}",
                          f"record over {C.MAX_EVENT_BYTES} bytes; property dropped")
-            del f[k]
-            line = self._line(level, message, static, f)
-            if len(line) <= C.MAX_EVENT_BYTES - C.EVENT_SIZE_HEADROOM:
+            parts[i] = ""
+            line = "".join(parts)
+            if len(line) <= _MAX_LINE:
                 break
         return line
 
+    def _field(self, value: Any, name: str, problems: Problems) -> str:
+        """A contract string field: a str (ints converted, an Enum as its value) of at most MAX_LOG_FIELD_CHARS.
+        Never raises: a value that cannot be read (a hostile ``value`` attribute, an int too large to print, a str
+        subclass with hostile methods is read as the str it holds) becomes ``<TypeName>``."""
+        if type(value) is not str:
+            value = _text(value, name, problems)
+        if len(value) > _MAX_FIELD:
+            problems.add(C.WarningCode.VALUE_TRUNCATED, name, f"{len(value)} characters truncated to {_MAX_FIELD}")
+            value = value[:_MAX_FIELD]
+        return value
+
+    def _key(self, key: Any, problems: Problems) -> str:
+        """An idempotency key as written: a str (ints and floats printed), hashed when hashing is on."""
+        t = type(key)
+        if not issubclass(t, str):
+            if not issubclass(t, (int, float)) or issubclass(t, bool):
+                problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.IDEMPOTENCY_KEY.value, "key must be a string")
+                return "<invalid>"
+            key = _text(key, LogKey.IDEMPOTENCY_KEY.value, problems)
+        elif t is not str:
+            key = str.__str__(key)
+        if self._hasher is not None:
+            return self._hasher(key)
+        return self._field(key, LogKey.IDEMPOTENCY_KEY.value, problems)
+
+    def _json(self, value: Any, name: str, problems: Problems) -> str:
+        """``value`` as JSON text; a value JSON cannot hold becomes ``"<TypeName>"`` (counted)."""
+        try:
+            return _dumps(value)
+        except Exception as exc:  # noqa: BLE001 - an int too large to print, a container whose methods raise
+            return _esc(_unserializable(value, name, problems, exc))
+
+    def _property_member(self, name: str, value: Any, problems: Problems) -> str:
+        """An extra property or record detail as a JSON member (with its leading comma): ``***REDACTED***`` when its
+        name is a secret's (:mod:`emitter.redact`), else the value made safe to log
+        (:func:`emitter.sanitize.sanitize`). The member's head and redaction, by name, are cached (bounded): a
+        function logs the same few names over and over."""
+        head = self._member_heads.get(name)
+        if head is None:
+            head = f",{_esc(name)}:" + (_REDACTED_JSON if name in self._redacted else "")
+            if len(self._member_heads) < 1024:
+                self._member_heads[name] = head
+        if head[-1] != ":":  # redacted
+            return head
+        if type(value) is str:
+            return head + _esc(value)
+        if type(value) is int and -_SHORT_INT < value < _SHORT_INT:
+            return head + int.__repr__(value)
+        try:
+            return head + self._json(sanitize(value, self._redacted, problems, name, 0), name, problems)
+        except Exception as exc:  # noqa: BLE001 - a hostile object (__len__, __iter__, properties raising)
+            return head + _esc(_unserializable(value, name, problems, exc))
+
     def _iso(self, ms: int) -> str:
-        """ISO-8601 UTC with milliseconds for epoch ms. Cached: the last millisecond's text (the records of one
-        batch mostly share it) and the last second's date and time (read once each: another thread may replace
-        them)."""
-        last = self._ms_ts
+        """ISO-8601 UTC with milliseconds for epoch ms. The last millisecond's text and the last second's date and
+        time are cached: the records of one invocation mostly share them."""
+        last = self._iso_last
         if last[0] == ms:
             return last[1]
-        sec = int(ms) // 1000
-        ts = self._ts_cache
-        if ts[0] != sec:
-            ts = self._ts_entry(sec)
-        text = f"{ts[1]}.{int(ms) - sec * 1000:03d}Z"
-        self._ms_ts = (ms, text)
+        sec, milli = divmod(int(ms), 1000)
+        cached = self._iso_second
+        if cached[0] != sec:
+            cached = self._iso_second = (sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)))
+        text = f"{cached[1]}.{milli:03d}Z"
+        self._iso_last = (ms, text)
         return text
-
-    def _ts_entry(self, sec: int) -> tuple[int, str]:
-        ts = (sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)))
-        self._ts_cache = ts
-        return ts
 
     def _static_json(self, inv: InvocationInfo | None, operation: str | None) -> str:
         """Invocation-constant keys as JSON members (no braces), built once per invocation: service, cold_start,
         function_name, function_arn, function_memory_size, function_request_id, xray_trace_id, operation,
         schema_version. The members that stay the same from one invocation to the next (everything before the
         request id; operation and schema_version after the trace id) are cached as text."""
+        tail = (f',"{LogKey.OPERATION.value}":{_esc(operation)}' if operation is not None else "") + \
+            f',"{LogKey.SCHEMA_VERSION.value}":"{SCHEMA_VERSION}"'
         if inv is None:
-            tail = f',"{_K_OPERATION}":{_esc(operation)}' if operation is not None else ""
-            return f'"{_K_SERVICE}":{_esc(self.service)}{tail},"{_K_SCHEMA_VERSION}":"{SCHEMA_VERSION}"'
+            return f'"{LogKey.SERVICE.value}":{_esc(self.service)}{tail}'
         cache = self._static_cache
-        hkey = (inv.cold_start, inv.function_name, inv.function_arn, inv.function_memory_size, operation)
-        hit = cache.get(hkey)  # (the members before the request id, those after the trace id)
-        if hit is None:
-            head = f'"{_K_SERVICE}":{_esc(self.service)},"{_K_COLD_START}":{"true" if inv.cold_start else "false"}'
+        cache_key = (inv.cold_start, inv.function_name, inv.function_arn, inv.function_memory_size)
+        head = cache.get(cache_key)
+        if head is None:
+            head = (f'"{LogKey.SERVICE.value}":{_esc(self.service)},'
+                    f'"{LogKey.COLD_START.value}":{"true" if inv.cold_start else "false"}')
             if inv.function_name:
-                head += f',"{_K_FUNCTION_NAME}":{_esc(inv.function_name)}'
+                head += f',"{LogKey.FUNCTION_NAME.value}":{_esc(inv.function_name)}'
             if inv.function_arn:
-                head += f',"{_K_FUNCTION_ARN}":{_esc(inv.function_arn)}'
+                head += f',"{LogKey.FUNCTION_ARN.value}":{_esc(inv.function_arn)}'
             if inv.function_memory_size is not None:
-                head += f',"{_K_FUNCTION_MEMORY_SIZE}":{int.__repr__(inv.function_memory_size)}'
-            tail = (f',"{_K_OPERATION}":{_esc(operation)}' if operation is not None else "") + \
-                f',"{_K_SCHEMA_VERSION}":"{SCHEMA_VERSION}"'
-            hit = (head, tail)
+                head += f',"{LogKey.FUNCTION_MEMORY_SIZE.value}":{int.__repr__(inv.function_memory_size)}'
             if len(cache) < 64:
-                cache[hkey] = hit
-        rid, xray = inv.request_id_json, inv.xray_trace_id  # the request id as JSON text (None: absent)
-        if xray:
-            return (f'{hit[0]}{f",{_Q_REQUEST_ID}{rid}" if rid else ""},{_Q_XRAY_TRACE_ID}{_esc(xray)}'
-                    f'{hit[1]}')
-        return f"{hit[0]},{_Q_REQUEST_ID}{rid}{hit[1]}" if rid else hit[0] + hit[1]
+                cache[cache_key] = head
+        if inv.request_id_json:
+            head += f',"{LogKey.FUNCTION_REQUEST_ID.value}":{inv.request_id_json}'
+        if inv.xray_trace_id:
+            head += f',"{LogKey.XRAY_TRACE_ID.value}":{_esc(inv.xray_trace_id)}'
+        return head + tail

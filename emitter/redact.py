@@ -127,11 +127,13 @@ class SecretNames:
         return out
 
     def __contains__(self, name: object) -> bool:
-        hit = self._cache.get(name)  # type: ignore[call-overload]
+        if not isinstance(name, str):
+            return False
+        hit = self._cache.get(name)
         if hit is None:
-            hit = self.match(name) is not None if isinstance(name, str) else False
+            hit = self.match(name) is not None
             if len(self._cache) < _CACHE_MAX:
-                self._cache[name] = hit  # type: ignore[index]
+                self._cache[name] = hit
         return hit
 
     def match(self, name: str) -> str | None:

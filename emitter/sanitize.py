@@ -14,12 +14,15 @@ if TYPE_CHECKING:
 
     from emitter.redact import SecretNames
 
-def _key_text(k: Any) -> str:
+def key_text(k: Any) -> str:
     """A dict key as text: str as is, an Enum member as its value, a number as its digits, anything else as
-    ``<TypeName>`` (its str() could leak data, like any unknown object's)."""
-    if k.__class__ is str:
+    ``<TypeName>`` (its str() could leak data, like any unknown object's). Never raises."""
+    if type(k) is str:
         return k
-    k = getattr(k, "value", k)
+    try:
+        k = getattr(k, "value", k)
+    except Exception:  # noqa: BLE001 - a hostile ``value`` attribute
+        return f"<{type(k).__name__}>"
     if isinstance(k, str):
         return str.__str__(k)
     if isinstance(k, (int, float)) and not isinstance(k, bool):
@@ -49,7 +52,7 @@ def sanitize(value: Any, redacted: SecretNames, problems: Any, path: str, depth:
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
-            ks = _key_text(k)
+            ks = key_text(k)
             if ks in redacted:
                 out[ks] = REDACTED
             else:
@@ -63,9 +66,9 @@ def sanitize(value: Any, redacted: SecretNames, problems: Any, path: str, depth:
     if enum_value is not None and type(value).__class__.__name__ in ("EnumType", "EnumMeta"):
         return sanitize(enum_value, redacted, problems, path, depth + 1)
     if type(value).__name__ == "Decimal":
-        v, reason = emf.coerce_metric_value(value)
-        if reason is None:
-            return int(v) if float(v).is_integer() else v  # type: ignore[arg-type]
+        v, _ = emf.coerce_metric_value(value)
+        if v is not None:
+            return int(v) if float(v).is_integer() else v
         problems.add(C.WarningCode.INVALID_PROPERTY, f"property:{path}", "non-finite Decimal replaced by null")
         return None
     iso = getattr(value, "isoformat", None)

@@ -198,7 +198,7 @@ class AgentSink:
                     lost += 1
         if lost:
             exc = SinkError(f"{lost} of {len(lines)} line(s) not delivered to the CloudWatch agent at {self.endpoint}")
-            exc.lines_lost = lost  # type: ignore[attr-defined]
+            exc.lines_lost = lost
             raise exc
 
 

@@ -1,7 +1,7 @@
 """Data types handed to handlers: :class:`EventRecord` (one event or batch record) and :class:`Classification`.
 
-Plain ``__slots__`` classes rather than dataclasses: ``dataclasses`` imports ``inspect`` (~5 ms), and this package
-must import fast inside a Lambda cold start.
+Plain ``__slots__`` classes rather than dataclasses: ``dataclasses`` imports ``inspect``, a large module this package
+does not otherwise load inside a Lambda cold start.
 """
 
 from __future__ import annotations

@@ -10,30 +10,31 @@ raises instead, for tests).
 
 from __future__ import annotations
 
+import functools
 import os
 
 from emitter import constants as C
 from emitter import emf
-from emitter import outcomes as _o
 from emitter.adapters import detect_source
 from emitter.aggregate import MetricAggregator
+from emitter.classify import exception_outcome, recorded_as
+from emitter.compact_json import dumps as _dumps
 from emitter.constants import DEFAULT_OPERATION
-from emitter.context import InvocationInfo, _default_clock, _time_ns, powertools_logger_correlation
-from emitter.contract import Outcome
-from emitter.output import Problems
+from emitter.context import InvocationInfo, powertools_logger_correlation
+from emitter.contract import Dimension, LogKey, Outcome
+from emitter.log_records import record_head
+from emitter.output import K_DROPPED, Problems
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from types import TracebackType
     from typing import Any
 
     from emitter.core import Emitter
-    from emitter.types import EventRecord
+    from emitter.types import Classification, EventRecord
 
-_CO_COROUTINE = 0x80  # inspect.CO_COROUTINE, without importing inspect
-_new = object.__new__
-# Plain-str copies of contract values (emitter.outcomes): module globals, one dict lookup each.
-_OPERATION = _o.OPERATION
+_CO_COROUTINE = 0x80  # inspect.CO_COROUTINE, without importing inspect (a module a cold start does not need)
 
 
 class InvocationScope:
@@ -49,15 +50,17 @@ class InvocationScope:
         self._prev = self._em._begin(self._context, self._operation, self._event, self._cold)
         return self._em  # type: ignore[return-value]  # always an Emitter (the one subclass of the layers)
 
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if exc is not None:
-            self._em._escaped(exc)  # type: ignore[arg-type]
+            self._em._escaped(exc)
         self._em._end(self._prev, failed=exc_type is not None)
 
     async def __aenter__(self) -> Emitter:
         return self.__enter__()
 
-    async def __aexit__(self, exc_type: object, exc: object, tb: object) -> None:
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
         self.__exit__(exc_type, exc, tb)
 
 
@@ -71,9 +74,12 @@ class InvocationLifecycle(MetricAggregator):
     service: str
     correlation_id_provider: Callable[[], Any] | None
 
-    if TYPE_CHECKING:  # defined by Emitter (the cold_start record)
+    if TYPE_CHECKING:  # defined by Emitter (the cold_start record, an exception's outcome)
         def record_outcome(self, outcome: Outcome | str, /, record: EventRecord | str | None = None,
                            key: str | None = None, **props: Any) -> None: ...
+
+        def failure(self, exc: BaseException, record: EventRecord | None = None, key: str | None = None,
+                    **props: Any) -> Classification: ...
 
     def handler(self, fn: Callable[..., Any] | None = None, *, operation: str | None = None) -> Any:
         """Decorator for a Lambda handler ``(event, context)``, sync or ``async def``.
@@ -96,15 +102,13 @@ class InvocationLifecycle(MetricAggregator):
             else:
 
                 def wrapper(event: Any, context: Any = None, *args: Any, **kwargs: Any) -> Any:
-                    prev = self._begin(context, op, event, None)  # inlined `with invocation()`: per-call cost
+                    prev = self._begin(context, op, event, None)
                     failed = True
                     pending = False
                     try:
-                        result = func(event, context, *args, **kwargs) if args or kwargs else func(event, context)
+                        result = func(event, context, *args, **kwargs)
                         failed = False
-                        # an async handler hidden behind another decorator (a plain dict or None, the usual
-                        # results, has no __await__: not looked up)
-                        if result is not None and result.__class__ is not dict and hasattr(result, "__await__"):
+                        if hasattr(type(result), "__await__"):  # an async handler behind another decorator
                             pending = True
                             return self._finish_awaitable(result, prev)
                         return result
@@ -115,13 +119,7 @@ class InvocationLifecycle(MetricAggregator):
                         if not pending:
                             self._end(prev, failed)
 
-            for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
-                try:
-                    setattr(wrapper, attr, getattr(func, attr))
-                except (AttributeError, TypeError):
-                    pass
-            wrapper.__wrapped__ = func  # type: ignore[attr-defined]
-            return wrapper
+            return functools.update_wrapper(wrapper, func)
 
         return decorate(fn) if fn is not None else decorate
 
@@ -147,24 +145,21 @@ class InvocationLifecycle(MetricAggregator):
         return InvocationScope(self, context, operation, event, cold_start)
 
     def _begin(self, context: Any, operation: str | None, event: Any, cold_start: bool | None) -> InvocationInfo | None:
-        problems = None
+        """Start an invocation: capture the context, decide cold start, write the ``cold_start`` record. Returns the
+        invocation it replaces (restored by :meth:`_end`: scopes nest). Never raises (``strict``: raises)."""
+        problems = Problems()
         try:
-            clock = self.clock
-            now = _time_ns() // 1_000_000 if clock is _default_clock else clock()  # _default_clock inlined
             op: str | None = operation if operation is not None else self._default_operation
             if op not in self._valid_ops:
                 if reason := emf.check_dimension_value(op):
-                    problems = Problems()
-                    problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{_OPERATION}", reason)
+                    problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{Dimension.OPERATION.value}",
+                                 reason)
                     op = None
-                elif len(self._valid_ops) < 256:
-                    self._valid_ops.add(op)  # type: ignore[arg-type]  # checked: a valid str
-            # InvocationInfo(...) without the class call: CPython 3.11 does not specialize calls of a class with a
-            # Python __init__ (about 0.6 us each); a method call is specialized
-            info = _new(InvocationInfo)
-            info.__init__(context, clock, now, op, detect_source(event) if event is not None else None)  # type: ignore[misc]
-            self._lock.acquire()  # not `with`: a with-block on a C lock costs ~0.4 us more on CPython 3.11
-            try:
+                elif op is not None and len(self._valid_ops) < 256:
+                    self._valid_ops.add(op)
+            info = InvocationInfo(context, self.clock, self.clock(), op,
+                                  detect_source(event) if event is not None else None)
+            with self._lock:
                 if cold_start is None:
                     cold = self._cold and os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") != "provisioned-concurrency"
                 else:
@@ -173,8 +168,6 @@ class InvocationLifecycle(MetricAggregator):
                 info.cold_start = cold
                 info.static_json = self._static_json(info, op)
                 prev, self._inv = self._inv, info
-            finally:
-                self._lock.release()
         except Exception as exc:  # never break the handler
             if self.strict:
                 raise
@@ -184,8 +177,7 @@ class InvocationLifecycle(MetricAggregator):
         if self.correlation_id_provider is None and not self._logger_explicit:
             # Powertools Logger in use and not told otherwise (use_logger): its correlation id, found by itself
             self.correlation_id_provider = powertools_logger_correlation(self.service)
-        if problems:
-            self._report(problems)
+        self._report(problems)
         if info.cold_start:
             if self._emf_level is not None and not self._filter_warned:
                 self._warn_log_level_filtered()
@@ -202,24 +194,22 @@ class InvocationLifecycle(MetricAggregator):
         self._count_warning(C.WarningCode.LOG_LEVEL_FILTERED, 1)
         inv = self._inv
         static = inv.static_json if inv is not None else self._idle_static
-        f = {_o.K_WARNING_CODE: C.WarningCode.LOG_LEVEL_FILTERED,
+        f = {LogKey.WARNING_CODE.value: C.WarningCode.LOG_LEVEL_FILTERED,
              "lambda_log_level": level,
-             "idemwatch_dropped": [{"code": C.WarningCode.LOG_LEVEL_FILTERED, "element": "records",
-                                    "reason": f"AWS_LAMBDA_LOG_LEVEL={level} with the JSON log format drops INFO "
-                                              "outcome records; EMF metrics are kept (written with this level)"}]}
-        self._write([self._line(level, "idemwatch outcome records below the Lambda log level are filtered",  # type: ignore[arg-type]
-                                static, f)])
+             K_DROPPED: [{"code": C.WarningCode.LOG_LEVEL_FILTERED, "element": "records",
+                          "reason": f"AWS_LAMBDA_LOG_LEVEL={level} with the JSON log format drops INFO "
+                                    "outcome records; EMF metrics are kept (written with this level)"}]}
+        head = record_head(str(level), "idemwatch outcome records below the Lambda log level are filtered")
+        self._write([self._line(head, None, static, _dumps(f)[1:-1])])
 
     def _escaped(self, exc: BaseException) -> None:
         """An exception leaving the handler: if it means an idempotency outcome (contract.EXCEPTION_OUTCOME, e.g.
         IdempotencyAlreadyInProgressError out of ``@idempotent``) and nothing recorded it yet, record that outcome.
         Other exceptions are the handler's business (they are not classified here). Never raises."""
         try:
-            from emitter.core import _recorded_as, exception_outcome
-
             o = exception_outcome(exc)
-            if o is not None and not _recorded_as(exc, o.value):
-                self.failure(exc)  # type: ignore[attr-defined]
+            if o is not None and not recorded_as(exc, o.value):
+                self.failure(exc)
         except Exception:
             self._count_warning(C.WarningCode.INTERNAL_ERROR, 1)
 

@@ -107,6 +107,22 @@ def test_websocket_connect_uses_the_request_id(make, load_event, clock):
     assert r.details["event_type"] == "CONNECT" and r.details["route_key"] == "$connect"
 
 
+@pytest.mark.parametrize("event_type", ["CONNECT", "DISCONNECT"])
+def test_websocket_connect_and_disconnect_use_the_request_id_even_with_a_message_id(load_event, event_type):
+    """Issue 40: "$context.messageId ... Available only when the $context.eventType is MESSAGE" (API Gateway
+    WebSocket context variables), so a CONNECT or DISCONNECT event that carries one anyway is identified by its
+    ``requestId``, never by the ``messageId``; a MESSAGE event by its ``messageId``."""
+    ev = load_event("websocket_connect")
+    ev["requestContext"]["eventType"] = event_type
+    ev["requestContext"]["messageId"] = "not-for-connect-or-disconnect"
+    (rec,), errors = adapt_event(ev, 1552988358425)
+    assert errors == [] and rec.event_source is EventSource.API_GATEWAY_WEBSOCKET
+    assert rec.event_id == "WyHPAHbQBcwFWMw="
+    ev["requestContext"]["eventType"] = "MESSAGE"
+    (rec,), _ = adapt_event(ev, 1552988358425)
+    assert rec.event_id == "not-for-connect-or-disconnect"
+
+
 # --------------------------------------------------------------------------- Kafka
 def test_msk_batch(make, read, load_event, clock):
     clock[0] = 1545084652500

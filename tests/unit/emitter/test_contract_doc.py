@@ -16,7 +16,7 @@ from emitter.contract import (
     Metric,
     Outcome,
 )
-from emitter.outcomes import OUTCOME_SPEC as _OUTCOME_SPEC
+from emitter.log_records import OUTCOME_SPEC as _OUTCOME_SPEC
 
 DOC = (Path(__file__).resolve().parents[3] / "emitter" / "CONTRACT.md").read_text()
 

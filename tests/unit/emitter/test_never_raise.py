@@ -228,3 +228,63 @@ def test_unhashable_status_or_class_is_a_counted_invalid_property(make, read, pr
     em.succeeded(key="k", **{prop: value})
     assert read(sink).count("succeeded") == 1
     assert em.warnings.get("invalid_property") == 1
+
+
+class _LenRaises(str):
+    def __len__(self):
+        raise RuntimeError("len")
+
+
+class _HashRaises(str):
+    def __hash__(self):
+        raise RuntimeError("hash")
+
+
+class _EqRaises(str):
+    __hash__ = str.__hash__
+
+    def __eq__(self, other):
+        raise RuntimeError("eq")
+
+
+class _StrRaises(str):
+    def __str__(self):
+        raise RuntimeError("str")
+
+    def __repr__(self):
+        raise RuntimeError("repr")
+
+
+@pytest.mark.parametrize("cls", [_LenRaises, _HashRaises, _EqRaises, _StrRaises], ids=lambda c: c.__name__)
+def test_batch_item_failures_of_a_hostile_str_subclass_never_raises(make, read, cls):
+    """Issue 36: a ``str`` subclass whose ``__len__`` (or ``__hash__``, ``__eq__``, ``__str__``) raises was the
+    emitter's one raise into a handler. The identifier is read as the plain ``str`` it holds (``str.__str__`` does
+    not call the subclass' methods): returned as an exact ``str``, listed once, and recorded."""
+    em, sink = make()
+    resp = em.batch_item_failures([cls("m-1"), cls("m-1"), "m-2"])
+    assert resp == {"batchItemFailures": [{"itemIdentifier": "m-1"}, {"itemIdentifier": "m-2"}]}
+    assert all(type(item["itemIdentifier"]) is str for item in resp["batchItemFailures"])
+    em.flush()
+    out = read(sink)
+    assert [o["event_id"] for o in out.outcomes] == ["m-1", "m-2"]
+    assert out.metric_sum("BatchItemFailures") == 2
+    assert em.warnings == {"duplicate_item_identifier": 1}
+
+
+def test_batch_item_failures_of_an_iterable_that_raises_fails_the_whole_batch(make, read):
+    """An iterable of failed items that raises part-way: the items read so far are returned and recorded, plus an
+    empty identifier so that Lambda retries the whole batch (nothing is lost); the error is reported, not raised."""
+    em, sink = make()
+
+    def failed():
+        yield "m-1"
+        raise RuntimeError("handler bug")
+
+    resp = em.batch_item_failures(failed())
+    assert resp == {"batchItemFailures": [{"itemIdentifier": "m-1"}, {"itemIdentifier": ""}]}
+    assert em.warnings == {"invalid_property": 1}
+    out = read(sink)
+    assert out.warnings[0]["idemwatch_dropped"][0]["reason"] == (
+        "failed items could not be read (RuntimeError); '' returned: the whole batch fails")
+    assert [o["event_id"] for o in out.outcomes] == ["m-1"]
+    assert em.batch_item_failures(None) == {"batchItemFailures": [{"itemIdentifier": ""}]}

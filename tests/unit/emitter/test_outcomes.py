@@ -358,51 +358,32 @@ def test_classifier_on_real_botocore_client_error():
     assert clf(cond) == Classification(ErrorClass.PERMANENT, "ConditionalCheckFailedException", False)
 
 
-@pytest.mark.parametrize("method,outcome,kwargs", CALLS)
-@pytest.mark.parametrize("hashing", [False, True])
-def test_fast_path_writes_exactly_what_record_outcome_writes(make, method, outcome, kwargs, hashing):
-    """Outcome methods take a fast path for plain calls; record_outcome is the general builder. Same bytes."""
-    fast, fast_sink = make(hash_idempotency_keys=hashing)
-    slow, slow_sink = make(hash_idempotency_keys=hashing)
-    r = EventRecord(event_id="m-9", event_source=EventSource.KINESIS, attempt=3, correlation_id="c-1",
-                    idempotency_key="acme:from-record")
-    for em in (fast, slow):
-        em._cold = False
-    with fast.invocation(Ctx(), operation="Op"):
-        getattr(fast, method)(r, key="acme:k", **kwargs)
-        getattr(fast, method)(r, **kwargs)
-        getattr(fast, method)(None, **kwargs)
-    with slow.invocation(Ctx(), operation="Op"):
-        slow.record_outcome(outcome, r, "acme:k", **kwargs)
-        slow.record_outcome(outcome, r, **kwargs)
-        slow.record_outcome(outcome, None, **kwargs)
-    assert fast_sink.lines == slow_sink.lines
-
-
-@pytest.mark.parametrize("sample", ["sqs_standard", "sqs_fifo", "kinesis", "dynamodb", "sns", "eventbridge",
-                                    "apigw_rest", "apigw_http", "alb", "s3_unknown"])
-@pytest.mark.parametrize("hashing", [False, True])
-def test_received_fast_path_writes_exactly_what_record_outcome_writes(make, read, load_event, sample, hashing):
-    from emitter.adapters import adapt_event
-
-    fast, fast_sink = make(hash_idempotency_keys=hashing, redact_keys={"queue"})
-    slow, slow_sink = make(hash_idempotency_keys=hashing, redact_keys={"queue"})
-    event = load_event(sample)
-    with fast.invocation(Ctx(), operation="Op", cold_start=False):
-        recs = fast.records(event)
-    with slow.invocation(Ctx(), operation="Op", cold_start=False):
-        for r in adapt_event(event, slow.clock())[0]:
-            slow.record_outcome(Outcome.RECEIVED, r)
-    assert fast_sink.lines == slow_sink.lines
-    assert read(fast_sink).count("received") == len(recs)
-
-
-def test_received_with_unusual_values_takes_the_general_path(make, read):
+def test_received_of_a_hand_made_record_with_unusual_values(make, read):
+    """``received()`` and ``record_outcome(RECEIVED, ...)`` write the same record: a float age as it is, a nested
+    detail sanitized to JSON, a bool detail as a JSON bool."""
     em, sink = make()
     r = EventRecord(event_id="e", event_source=EventSource.SQS, attempt=2, record_age_ms=12.5,
                     details={"nested": {"a": 1}, "flag": True})
     em.record_outcome(Outcome.RECEIVED, r)
-    em._received(r)
+    em.received(r)
+    em.flush()
     out = read(sink)
     assert out.lines[0] == out.lines[1]
-    assert out.outcomes[0]["nested"] == {"a": 1} and out.outcomes[0]["record_age_ms"] == 12.5
+    assert out.outcomes[0]["nested"] == {"a": 1} and out.outcomes[0]["flag"] is True
+    assert out.outcomes[0]["record_age_ms"] == 12.5 and out.outcomes[0]["attempt"] == 2
+    assert out.metric_sum("EventsReceived") == 2 and out.metric_sum("Redelivery") == 2
+    assert out.metric_values("RecordAge") == [12.5, 12.5]
+
+
+@pytest.mark.parametrize("sample,count", [("sqs_standard", 2), ("sqs_fifo", 1), ("kinesis", 2), ("dynamodb", 2),
+                                          ("sns", 1), ("eventbridge", 1), ("apigw_rest", 1), ("apigw_http", 1),
+                                          ("alb", 1), ("s3_unknown", 1)])
+def test_records_writes_one_received_record_per_record(make, read, load_event, sample, count):
+    em, sink = make(redact_keys={"queue"})
+    with em.invocation(Ctx(), operation="Op", cold_start=False):
+        recs = em.records(load_event(sample))
+    out = read(sink)
+    assert len(recs) == count and out.count("received") == count and out.warnings == []
+    assert [o.get("event_id") for o in out.outcomes] == [r.event_id for r in recs]
+    assert all(o.get("queue", "***REDACTED***") == "***REDACTED***" for o in out.outcomes)
+    assert out.metric_sum("EventsReceived") == count

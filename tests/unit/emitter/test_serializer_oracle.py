@@ -2,11 +2,11 @@
 
 - EMF: :func:`emf.fast_document` (the flush's serializer) writes what ``json.dumps`` writes for the same document,
   for random contract-metric groups and values (huge ints, subnormal and huge floats); the values the emitter refuses
-  (NaN, inf, magnitudes beyond 2^360) are refused by ``coerce_metric_value`` as before.
+  (NaN, inf, magnitudes beyond 2^360) are refused by ``coerce_metric_value``; :func:`emf.write_documents` splits a
+  group into valid documents holding every value once.
 - Log records: every line the outcome calls write is exactly ``json.dumps`` of its own parse (compact, ASCII
   escapes: so unicode, lone surrogates, quotes, controls and U+2028 come out as json.dumps escapes them), carries
-  the values given (keys, error codes, ids; cut to MAX_LOG_FIELD_CHARS), never a secret, and is byte for byte what
-  the general builder (``record_outcome``) writes for the same call.
+  the values given (keys, error codes, ids; cut to MAX_LOG_FIELD_CHARS) and never a secret.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def test_fast_document_equals_json_dumps(names, raw, dims):
                 kept.append(c)
         if kept:
             unit = METRIC_UNITS[m].value
-            series.append(emf.new_series(m.value, unit, 60, kept if unit != "Count" else [sum(kept)]))
+            series.append(emf.MetricSeries(m.value, unit, 60, kept if unit != "Count" else [sum(kept)]))
     if not series:
         return
     sets = [["Service", "Operation"], ["Service"]]
@@ -79,66 +79,59 @@ def test_fast_document_equals_json_dumps(names, raw, dims):
 @settings(max_examples=300, deadline=None)
 @given(names=metrics, raw=st.lists(st.lists(numbers, min_size=1, max_size=130), min_size=len(Metric),
                                    max_size=len(Metric)),
-       body=st.sampled_from(["", '"Service":"orders"', '"Service":"o\\u00fc","function_request_id":"r"']))
-def test_contract_group_document_equals_fast_document(names, raw, body):
-    """emf.group_document, the flush's path for a group of contract metrics (plain ints and lists, encoded in C at once) writes what
-    fast_document writes for the same metrics as MetricSeries, and refuses (None) exactly when it refuses: a metric
-    over 100 values, or over the size limit."""
-    from emitter.aggregate import _PLAIN_UNITS, _group_shape
-
-    group: dict[str, object] = {}
+       body=st.sampled_from(['"Service":"orders"', '"Service":"orders","function_request_id":"r-\\u00fc"']))
+def test_write_documents_splits_a_group_into_valid_documents_holding_every_value_once(names, raw, body):
+    """emf.write_documents, the flush's writer: one document equal to json.dumps when the group fits; otherwise
+    documents of at most 100 values per metric, each valid EMF, together holding every value exactly once and in
+    order, and no more documents than the longest metric needs."""
+    series = []
     for m, values in zip(names, raw):
         kept = [c for c, reason in map(emf.coerce_metric_value, values) if reason is None]
         if kept:
-            group[m.value] = sum(kept) if METRIC_UNITS[m].value == "Count" else kept
-    if not group:
+            unit = METRIC_UNITS[m].value
+            series.append(emf.MetricSeries(m.value, unit, 60, [sum(kept)] if unit == "Count" else kept))
+    if not series:
         return
-    header = emf.directive_header("Idempotency", [["Service", "Operation"], ["Service"]])
-    shape = _group_shape(tuple(group))
-    assert shape is not None
-    before = {k: (list(v) if isinstance(v, list) else v) for k, v in group.items()}
-    got = emf.group_document(header, NOW, body, group, shape)
-    assert got == emf.fast_document(header, NOW, body, emf.group_series(group, _PLAIN_UNITS))
-    assert group == before  # not modified (single values are unwrapped in a copy)
-    if got is not None:
-        json.loads(got, parse_constant=_no_constants)
+    header = emf.directive_header("Idempotency", [["Service"]])
+    lines = emf.write_documents(header, NOW, body, series)
+    docs = [json.loads(line, parse_constant=_no_constants) for line in lines]
+    for line, doc in zip(lines, docs):
+        assert line == compact(doc)
+        assert emf.validate_document(line, NOW) == []
+    longest = max(len(s.values) for s in series)
+    assert len(lines) == (1 if longest <= 100 else -(-longest // 100))
+    for s in series:
+        got: list = []
+        for doc in docs:
+            if s.name in doc:
+                got.extend(doc[s.name] if isinstance(doc[s.name], list) else [doc[s.name]])
+        assert got == s.values
 
 
 @pytest.mark.parametrize("n", [1, 2, 100, 101])
-def test_contract_group_document_value_counts(n):
-    """A Milliseconds metric with one value is written as a number, with 2..100 values as a list; 101 values need
-    the splitting serializer (None), as fast_document decides."""
-    from emitter.aggregate import _PLAIN_UNITS, _group_shape
-
-    group = {"EventsReceived": 3, "RecordAge": list(range(7, 7 + n)), "Redelivery": 1}
+def test_write_documents_value_counts(n):
+    """A Milliseconds metric with one value is written as a number, with 2..100 values as a list; 101 values go to
+    two documents (100 and 1), the Count metrics in the first."""
+    series = [emf.MetricSeries("EventsReceived", "Count", 60, [3]),
+              emf.MetricSeries("RecordAge", "Milliseconds", 60, list(range(7, 7 + n))),
+              emf.MetricSeries("Redelivery", "Count", 60, [1])]
     header = emf.directive_header("Idempotency", [["Service"]])
-    got = emf.group_document(header, NOW, '"Service":"s"', group, _group_shape(tuple(group)))
-    assert got == emf.fast_document(header, NOW, '"Service":"s"', emf.group_series(group, _PLAIN_UNITS))
+    lines = emf.write_documents(header, NOW, '"Service":"s"', series)
+    docs = [json.loads(line) for line in lines]
     if n == 101:
-        assert got is None
+        assert [d["RecordAge"] for d in docs] == [list(range(7, 107)), 107]
+        assert (docs[0]["EventsReceived"], docs[0]["Redelivery"]) == (3, 1)
+        assert "EventsReceived" not in docs[1]
     else:
-        assert json.loads(got)["RecordAge"] == (7 if n == 1 else list(range(7, 7 + n)))
-        assert got.endswith(',"EventsReceived":3,"RecordAge":' + (
+        (doc,) = docs
+        assert doc["RecordAge"] == (7 if n == 1 else list(range(7, 7 + n)))
+        assert lines[0].endswith(',"EventsReceived":3,"RecordAge":' + (
             "7" if n == 1 else compact(list(range(7, 7 + n)))) + ',"Redelivery":1}')
 
 
-def test_contract_group_document_hands_back_values_json_cannot_write():
-    """Values the emitter never stores (NaN, non-numbers) make the C encoding fail: the group goes to the general
-    serializers instead of the flush raising (and losing the invocation's metrics)."""
-    from emitter.aggregate import _group_shape
-
-    header = emf.directive_header("Idempotency", [["Service"]])
-    for group in ({"EventsReceived": 1, "RecordAge": [float("nan"), 2]}, {"EventsReceived": object()}):
-        assert emf.group_document(header, NOW, "", group, _group_shape(tuple(group))) is None
-
-
-def test_group_shape_refuses_custom_metrics_and_flush_writes_them_as_before():
-    """A group holding a custom metric is not cached as a contract shape; the flush writes it through
-    fast_document with its own unit and resolution, beside the contract metrics, in the order they were added."""
-    from emitter.aggregate import _group_shape
-
-    assert _group_shape(("EventsSucceeded", "MyLatency")) is None
-    assert _group_shape(()) is None
+def test_flush_writes_custom_metrics_beside_the_contract_metrics():
+    """The flush writes a custom metric with its own unit and resolution, beside the contract metrics, in the order
+    they were added; a contract Count metric holds its sum."""
     sink = MemorySink()
     em = Emitter(service="orders", sink=sink, clock=lambda: NOW)
     em.succeeded(key="k")
@@ -199,8 +192,8 @@ def _record(d: dict | None) -> EventRecord | None:
                        idempotency_key=d["key"], correlation_id=d["corr"])
 
 
-def _invoke(em: Emitter, c: dict, general: bool) -> None:
-    outcome, field = METHODS[c["method"]]
+def _invoke(em: Emitter, c: dict) -> None:
+    _, field = METHODS[c["method"]]
     props: dict = {}
     if field is not None and c["value"] is not None and (field == "expires_at_ms") == isinstance(c["value"], int):
         props[field] = c["value"]
@@ -208,10 +201,7 @@ def _invoke(em: Emitter, c: dict, general: bool) -> None:
         props[c["secret"]] = SECRET
     if c["extra"] is not None:
         props["note"] = c["extra"]
-    if general:
-        em.record_outcome(outcome, _record(c["record"]), c["key"], **props)
-    else:
-        getattr(em, c["method"])(_record(c["record"]), c["key"], **props)
+    getattr(em, c["method"])(_record(c["record"]), c["key"], **props)
 
 
 def _logger_gone() -> str:
@@ -227,100 +217,85 @@ providers = st.sampled_from([None, lambda: "corr-from-logger", lambda: None, lam
 @given(calls=st.lists(call, min_size=1, max_size=6), hashing=st.booleans(),
        service=st.text(chars, min_size=1, max_size=12), rid=st.text(chars, min_size=1, max_size=40),
        fname=st.text(chars, min_size=1, max_size=20), provider=providers)
-def test_outcome_lines_are_json_dumps_of_themselves_and_equal_the_general_builder(calls, hashing, service, rid,
-                                                                                  fname, provider):
-    sinks = []
-    for general in (False, True):
-        em = Emitter(service=service, sink=MemorySink(), clock=lambda: NOW, hash_idempotency_keys=hashing)
-        em.correlation_id_provider = provider
-        em._logger_explicit = True  # as use_logger sets it: no detection at the invocation's start
-        em.sink.lines.clear()  # a warning about the service name itself (written before the invocation)
-        with em.invocation(Ctx(rid, fname), operation="Op", cold_start=False):
-            for c in calls:
-                _invoke(em, c, general)
-            lines = list(em.sink.lines)
-        sinks.append((lines, dict(em.warnings)))
-        assert "internal_error" not in em.warnings  # every value is written or dropped with a warning, never lost
-        for line in lines:
-            rec = json.loads(line, parse_constant=_no_constants)
-            assert line == json.dumps(rec, separators=(",", ":"))  # the oracle: compact, ASCII-escaped json.dumps
-            assert SECRET not in line
-            assert rec["function_request_id"] == rid[:MAX] and rec["service"] == service
-        outcomes = [r for r in map(json.loads, lines) if "outcome" in r]
-        assert len(outcomes) == len(calls)  # one record per call
-        for c, rec in zip(calls, outcomes):
-            outcome, field = METHODS[c["method"]]
-            assert rec["outcome"] == outcome.value
-            key = c["key"] if c["key"] is not None else (c["record"] or {}).get("key")
-            if key is not None and not hashing:
-                assert rec["idempotency_key"] == key[:MAX]
-            if c["secret"] is not None:
-                assert rec[c["secret"]] == REDACTED
-            r = c["record"]
-            if r is not None and r["event_id"] is not None:
-                assert rec["event_id"] == r["event_id"][:MAX]
-            v = c["value"]
-            if field == "error_code" and isinstance(v, str):
-                assert rec["error_code"] == v[:MAX]
-            if provider is not None and (r is None or r["corr"] is None):  # a record's own id wins
-                want = None if provider is _logger_gone else provider()
-                if want is None:
-                    assert "correlation_id" not in rec
-                else:
-                    assert rec["correlation_id"] == str(want)[:MAX]
-            if field == "expires_at_ms" and isinstance(v, int):
-                if abs(v) <= 2**360:
-                    assert rec["in_progress_expires_at_ms"] == v
-                else:  # beyond what a metric value may be: dropped from the record, with a warning
-                    assert "in_progress_expires_at_ms" not in rec
-    (fast_lines, fast_warnings), (general_lines, general_warnings) = sinks
-    assert fast_lines == general_lines
-    assert fast_warnings == general_warnings
+def test_outcome_lines_are_json_dumps_of_themselves_and_carry_the_values_given(calls, hashing, service, rid, fname,
+                                                                              provider):
+    em = Emitter(service=service, sink=MemorySink(), clock=lambda: NOW, hash_idempotency_keys=hashing)
+    em.correlation_id_provider = provider
+    em._logger_explicit = True  # as use_logger sets it: no detection at the invocation's start
+    em.sink.lines.clear()  # a warning about the service name itself (written before the invocation)
+    with em.invocation(Ctx(rid, fname), operation="Op", cold_start=False):
+        for c in calls:
+            _invoke(em, c)
+        lines = list(em.sink.lines)
+    assert "internal_error" not in em.warnings  # every value is written or dropped with a warning, never lost
+    for line in lines:
+        rec = json.loads(line, parse_constant=_no_constants)
+        assert line == json.dumps(rec, separators=(",", ":"))  # the oracle: compact, ASCII-escaped json.dumps
+        assert SECRET not in line
+        assert rec["function_request_id"] == rid[:MAX] and rec["service"] == service
+    outcomes = [r for r in map(json.loads, lines) if "outcome" in r]
+    assert len(outcomes) == len(calls)  # one record per call
+    for c, rec in zip(calls, outcomes):
+        outcome, field = METHODS[c["method"]]
+        assert rec["outcome"] == outcome.value
+        key = c["key"] if c["key"] is not None else (c["record"] or {}).get("key")
+        if key is not None and not hashing:
+            assert rec["idempotency_key"] == key[:MAX]
+        if c["secret"] is not None:
+            assert rec[c["secret"]] == REDACTED
+        r = c["record"]
+        if r is not None and r["event_id"] is not None:
+            assert rec["event_id"] == r["event_id"][:MAX]
+        v = c["value"]
+        if field == "error_code" and isinstance(v, str):
+            assert rec["error_code"] == v[:MAX]
+        if provider is not None and (r is None or r["corr"] is None):  # a record's own id wins
+            want = None if provider is _logger_gone else provider()
+            if want is None:
+                assert "correlation_id" not in rec
+            else:
+                assert rec["correlation_id"] == str(want)[:MAX]
+        if field == "expires_at_ms" and isinstance(v, int):
+            if abs(v) <= 2**360:
+                assert rec["in_progress_expires_at_ms"] == v
+            else:  # beyond what a metric value may be: dropped from the record, with a warning
+                assert "in_progress_expires_at_ms" not in rec
 
 
 @pytest.mark.parametrize("value", [2**53, 2**360, 2**360 + 1, -(2**360) - 1, 10**400, 10**5000],
                          ids=["2^53", "2^360", "2^360+1", "-2^360-1", "10^400", "10^5000"])
 @pytest.mark.parametrize("method", ["claimed", "stale_claim_takeover"])
-def test_expiry_ints_beyond_a_metric_value_are_dropped_with_a_warning_on_both_paths(method, value):
-    """An ``expires_at_ms`` int the general builder refuses (magnitude over 2^360; over 4300 digits ``int.__repr__``
-    raises) takes the general path: the record is written without it and the drop is counted, never lost as an
-    internal error (the fast path wrote the first and lost the record of the second before)."""
-    out = []
-    for general in (False, True):
-        em = Emitter(service="s", sink=MemorySink(), clock=lambda: NOW)
-        c = {"method": method, "key": "k", "value": value, "record": None, "secret": None, "extra": None}
-        _invoke(em, c, general)
-        out.append((em.sink.lines, em.warnings))
-        rec = next(r for r in map(json.loads, em.sink.lines) if "outcome" in r)
-        assert rec["outcome"] == METHODS[method][0].value
-        if value <= 2**360 and value >= -(2**360):
-            assert rec["in_progress_expires_at_ms"] == value and em.warnings == {}
-        else:
-            assert "in_progress_expires_at_ms" not in rec and em.warnings == {"invalid_property": 1}
-    assert out[0] == out[1]
+def test_expiry_ints_beyond_a_metric_value_are_dropped_with_a_warning(method, value):
+    """An ``expires_at_ms`` int of a magnitude over 2^360 (over 4300 digits ``int.__repr__`` raises) is not a
+    metric value: the record is written without it and the drop is counted, never lost as an internal error."""
+    em = Emitter(service="s", sink=MemorySink(), clock=lambda: NOW)
+    _invoke(em, {"method": method, "key": "k", "value": value, "record": None, "secret": None, "extra": None})
+    rec = next(r for r in map(json.loads, em.sink.lines) if "outcome" in r)
+    assert rec["outcome"] == METHODS[method][0].value
+    if value <= 2**360 and value >= -(2**360):
+        assert rec["in_progress_expires_at_ms"] == value and em.warnings == {}
+    else:
+        assert "in_progress_expires_at_ms" not in rec and em.warnings == {"invalid_property": 1}
 
 
 @pytest.mark.parametrize(("method", "kwargs"), [("claimed", {"expires_at_ms": 1.5e12}),
                                                 ("retryable_failure", {"error_code": "E" * (MAX + 1)}),
                                                 ("ambiguous_commit", {"side_effect_ref": "r" * (MAX + 1)})])
-def test_a_call_the_fast_path_hands_on_hashes_its_key_once(method, kwargs):
-    """A keyword value the fast path does not write itself sends the call to the general builder with the caller's
-    key (not the hash the fast path already made): the record carries the key hashed once, as record_outcome
-    writes it, with a Powertools Logger's correlation id read once."""
-    lines = []
-    for general in (False, True):
-        em = Emitter(service="orders", sink=MemorySink(), clock=lambda: NOW, hash_idempotency_keys=True)
-        reads = []
-        em.correlation_id_provider = lambda reads=reads: reads.append(1) or "corr-1"
-        rec = EventRecord(event_id="m-1", event_source=EventSource.SQS)
-        with em.invocation(None, operation="Op", cold_start=False):
-            if general:
-                em.record_outcome(METHODS[method][0], rec, "acme:k-1", **kwargs)
-            else:
-                getattr(em, method)(rec, "acme:k-1", **kwargs)
-        assert len(reads) == 1
-        lines.append(em.sink.lines)
-    assert lines[0] == lines[1]
-    (r,) = [r for r in map(json.loads, lines[0]) if "outcome" in r]
+def test_a_key_is_hashed_once_and_the_correlation_id_read_once(method, kwargs):
+    """Whatever keyword value comes with it, the record carries the caller's key hashed once and a Powertools
+    Logger's correlation id read once; a float expiry is written as its int, a long code or ref cut to 1,024."""
+    em = Emitter(service="orders", sink=MemorySink(), clock=lambda: NOW, hash_idempotency_keys=True)
+    reads = []
+    em.correlation_id_provider = lambda: reads.append(1) or "corr-1"
+    rec = EventRecord(event_id="m-1", event_source=EventSource.SQS)
+    with em.invocation(None, operation="Op", cold_start=False):
+        getattr(em, method)(rec, "acme:k-1", **kwargs)
+    assert len(reads) == 1
+    (r,) = [r for r in map(json.loads, em.sink.lines) if "outcome" in r]
     assert r["idempotency_key"] == "acme:sha256:" + __import__("hashlib").sha256(b"k-1").hexdigest()[:32]
     assert r["correlation_id"] == "corr-1"
+    field, value = next(iter(kwargs.items()))
+    if field == "expires_at_ms":
+        assert r["in_progress_expires_at_ms"] == 1_500_000_000_000
+    else:
+        assert r[field] == value[:MAX] and em.warnings == {"value_truncated": 1}

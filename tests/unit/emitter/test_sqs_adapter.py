@@ -1,5 +1,5 @@
-"""The SQS adapter's hot path (str attributes straight to int()) gives what the general helper gives, for odd
-attribute values too, and a malformed record still becomes a generic record with its reason."""
+"""The SQS adapter on odd attribute values (decimal strings with spaces, float text, ints, bools, junk), and a
+malformed record becoming a generic record with its reason."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""The internal forms the hot paths use, each checked against an independent reading (json.loads, json.dumps, the
-general record builder): the metric group keys (``aggregate.group_key``), the request id escaped once per
-invocation, the flush writer's flat value list with several value lists, the first-delivery line end, and the
-LambdaContext attributes read in one go."""
+"""Forms the writers use, each checked against an independent reading (json.loads, json.dumps): the metric groups
+as ``pending()`` reads them back, the request id escaped once per invocation, a document with several value
+lists, any delivery attempt, and the LambdaContext attributes."""
 
 from __future__ import annotations
 
@@ -9,8 +8,8 @@ import json
 
 import pytest
 
-from emitter import Emitter, EventRecord, EventSource, MemorySink, Outcome, emf
-from emitter.aggregate import _PLAIN_UNITS, _group_shape, group_key
+from emitter import Emitter, EventRecord, EventSource, MemorySink, emf
+from emitter.contract import METRIC_UNITS, Metric
 
 NOW = 1_767_608_401_000
 
@@ -19,11 +18,9 @@ def _lines(sink: MemorySink) -> list[dict]:
     return [json.loads(line) for line in sink.lines]
 
 
-def test_group_keys_read_back_as_operation_and_event_source():
-    """A group without an EventSource is keyed by its Operation alone, one with it by the pair: pending() gives
-    (Operation, EventSource) either way, and the flush writes the groups in the order they were first used."""
-    assert group_key("Op", None) == "Op" and group_key(None, None) is None
-    assert group_key("Op", "sqs") == ("Op", "sqs")
+def test_groups_read_back_as_operation_and_event_source():
+    """pending() gives each group as (Operation, EventSource or None), and the flush writes the groups in the order
+    they were first used."""
     sink = MemorySink()
     em = Emitter(service="orders", sink=sink, clock=lambda: NOW, event_source_dimension=True)
     sqs = EventRecord(event_id="m-1", event_source=EventSource.SQS)
@@ -69,48 +66,39 @@ def test_the_request_id_escaped_once_is_what_json_reads_in_records_and_documents
     ("RemainingTimeAtSideEffect", "RecordAge"),  # lists only
 ])
 @pytest.mark.parametrize("lengths", [(1, 1), (1, 3), (4, 2), (100, 1), (101, 2), (2, 0)])
-def test_group_document_with_several_value_lists_equals_json(names, lengths):
-    """The flush writer splices every value list into one flat list (from the last, so the positions stay right)
-    and formats the whole group once: the document equals json.dumps of the same document, a one-value list is
-    written as a number, and a list of 0 or more than 100 values hands the group to the splitting writer."""
+def test_document_with_several_value_lists_equals_json(names, lengths):
+    """A document with several value lists equals json.dumps of the same document, a one-value list is written as
+    a number, and a list of 0 or more than 100 values is no single document (write_documents splits it)."""
     lists = iter(lengths)
-    group: dict = {}
+    series = []
     for n in names:
-        if _PLAIN_UNITS[n] == "Count":
-            group[n] = 7
-        else:
-            k = next(lists)
-            group[n] = [1000 + i + 0.5 * (i % 2) for i in range(k)]
+        unit = METRIC_UNITS[Metric(n)].value
+        values = [7] if unit == "Count" else [1000 + i + 0.5 * (i % 2) for i in range(next(lists))]
+        series.append(emf.MetricSeries(n, unit, 60, values))
     header = emf.directive_header("Idempotency", [["Service"]])
-    got = emf.group_document(header, NOW, '"Service":"s"', group, _group_shape(names))
-    if any(not 0 < len(v) <= 100 for v in group.values() if isinstance(v, list)):
+    got = emf.fast_document(header, NOW, '"Service":"s"', series)
+    if any(not 0 < len(s.values) <= 100 for s in series):
         assert got is None
         return
-    members = {n: (v[0] if isinstance(v, list) and len(v) == 1 else v) for n, v in group.items()}
+    members = {s.name: (s.values[0] if len(s.values) == 1 else s.values) for s in series}
     want = {"_aws": {"Timestamp": NOW, "CloudWatchMetrics": [{"Namespace": "Idempotency", "Dimensions": [["Service"]],
-            "Metrics": [{"Name": n, "Unit": _PLAIN_UNITS[n]} for n in names]}]}, "Service": "s", **members}
+            "Metrics": [{"Name": s.name, "Unit": s.unit} for s in series]}]}, "Service": "s", **members}
     assert got == json.dumps(want, separators=(",", ":"), allow_nan=False)
-    assert got == emf.fast_document(header, NOW, '"Service":"s"', emf.group_series(group, _PLAIN_UNITS))
+    assert emf.write_documents(header, NOW, '"Service":"s"', series) == [got]
 
 
 @pytest.mark.parametrize("attempt", [1, 2, 10**20])
 @pytest.mark.parametrize("key", [None, "acme:k"])
-def test_outcome_line_end_for_any_attempt_equals_the_general_builder(attempt, key):
-    """A first delivery's outcome line ends with one constant; any other attempt is formatted: both are what
-    record_outcome writes, and the record reads back its attempt."""
-    out = []
-    for general in (False, True):
-        sink = MemorySink()
-        em = Emitter(service="orders", sink=sink, clock=lambda: NOW)
-        r = EventRecord(event_id="m-1", event_source=EventSource.SQS, attempt=attempt)
-        with em.invocation({"aws_request_id": "r-1"}, operation="Op", cold_start=False):
-            if general:
-                em.record_outcome(Outcome.RETRYABLE_FAILURE, r, key, error_code="Throttled")
-            else:
-                em.retryable_failure(r, key, error_code="Throttled")
-        out.append(sink.lines)
-    assert out[0] == out[1]
-    assert json.loads(out[0][0])["attempt"] == attempt
+def test_outcome_record_of_any_attempt(attempt, key):
+    """The record reads back its attempt, small or large, with and without a key."""
+    sink = MemorySink()
+    em = Emitter(service="orders", sink=sink, clock=lambda: NOW)
+    r = EventRecord(event_id="m-1", event_source=EventSource.SQS, attempt=attempt)
+    with em.invocation({"aws_request_id": "r-1"}, operation="Op", cold_start=False):
+        em.retryable_failure(r, key, error_code="Throttled")
+    rec = json.loads(sink.lines[0])
+    assert (rec["attempt"], rec.get("idempotency_key"), rec["error_code"]) == (attempt, key, "Throttled")
+    assert sink.lines[0] == json.dumps(rec, separators=(",", ":"))
 
 
 class _Context:
