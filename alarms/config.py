@@ -238,7 +238,7 @@ def parse_config(data: Any) -> StackConfig:
     prefix = data.get("alarm_name_prefix", f"{stack}-")
     if not isinstance(prefix, str):
         raise ConfigError("must be a string", "alarm_name_prefix")
-    if reason := _ALARM_NAME_PART(prefix) or ("${" in prefix and _PREFIX_VARIABLE):
+    if reason := _ALARM_NAME_PART(prefix) or (_PREFIX_VARIABLE if "${" in prefix else None):
         raise ConfigError(reason, "alarm_name_prefix" if "alarm_name_prefix" in data else "stack")
     functions_raw = data.get("functions")
     if not isinstance(functions_raw, list) or not functions_raw:
