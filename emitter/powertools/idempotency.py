@@ -103,10 +103,6 @@ def _mark(exc: BaseException, outcome: Outcome) -> None:
         pass
 
 
-def _marked(exc: BaseException) -> bool:
-    return getattr(exc, _MARK, None) is not None
-
-
 def _error_code(exc: BaseException) -> str:
     """botocore ClientError -> the service error code; anything else -> its class name (never the message)."""
     resp = getattr(exc, "response", None)
@@ -234,10 +230,11 @@ class _Instrumentation:
         getattr(self.em, outcome.value)(sc.record if sc is not None else None, key, **props)
 
     def _record_marked(self, exc: BaseException, outcome: Outcome, key: Any, **props: Any) -> None:
-        """Record ``outcome`` for ``exc`` (or the exception it leads to) once: mark it for the other paths."""
-        if not _marked(exc):
-            _mark(exc, outcome)
-            self._record(outcome, key, **props)
+        """Record ``outcome`` for ``exc``, and mark it so that the paths it reaches later (``em.failure``, the
+        handler wrapper) do not record it again. Always recorded here: each call through the layer is a decision of
+        its own, even when a store (or a test's ``side_effect``) raises the same exception object again."""
+        _mark(exc, outcome)
+        self._record(outcome, key, **props)
 
     def _decide(self, record: Any, ctx: BaseException) -> None:
         """What Powertools' ``_handle_for_status`` does with the existing record after a failed claim (``ctx``: the
@@ -310,8 +307,10 @@ class _Instrumentation:
         return record
 
     def get_record(self, *args: Any, **kwargs: Any) -> Any:
-        ctx = sys.exc_info()[1]  # Powertools calls this while handling IdempotencyItemAlreadyExistsError
-        after_claim = isinstance(ctx, self._exists) and not _marked(ctx)
+        # Powertools calls this while handling the failed claim's IdempotencyItemAlreadyExistsError when it carries
+        # no existing record (``exc.old_data_record or self._get_idempotency_record()``)
+        ctx = sys.exc_info()[1]
+        after_claim = isinstance(ctx, self._exists) and getattr(ctx, "old_data_record", None) is None
         try:
             record = _resolve(self.layer, "get_record")(*args, **kwargs)
         except self._not_found as exc:
