@@ -128,7 +128,7 @@ def _was_in_progress(record: Any) -> bool:
 class _Claim:
     """What the integration learns during one ``_put_record`` call on this thread."""
 
-    __slots__ = ("old_item", "observed")
+    __slots__ = ("observed", "old_item")
 
     def __init__(self) -> None:
         self.old_item: Any = None  # DynamoDB: the ``Attributes`` of the PutItem response (ReturnValues=ALL_OLD)

@@ -114,9 +114,9 @@ def test_a_store_failure_patched_on_the_class_raises_as_bare(table):
     bare = create_order(MyLayer(table_name=name, boto3_client=ddb))
     instrumented = create_order(instrument(MyLayer(table_name=name, boto3_client=ddb), Emitter(sink=sink)))
     for create in (bare, instrumented):
-        with mock.patch.object(MyLayer, "_put_record", side_effect=ConnectionError("store down")) as put:
-            with pytest.raises(IdempotencyPersistenceLayerError):
-                create(order={"order_id": "o-2"})
+        with (mock.patch.object(MyLayer, "_put_record", side_effect=ConnectionError("store down")) as put,
+              pytest.raises(IdempotencyPersistenceLayerError)):
+            create(order={"order_id": "o-2"})
         assert put.call_count == 1
         assert put.call_args == mock.call(data_record=mock.ANY)  # called unbound, as the class attribute
     err = outcomes(sink)
@@ -139,9 +139,9 @@ def test_subclass_overrides_and_later_patches_act_as_bare(table):
     create(order={"order_id": "o-3"})
     assert seen == ["COMPLETED"]
     # a patch made after instrument(), autospec'd (bound as a method), is what the instance calls
-    with mock.patch.object(Audited, "_update_record", autospec=True, side_effect=OSError("late")) as upd:
-        with pytest.raises(IdempotencyPersistenceLayerError):
-            create(order={"order_id": "o-4"})
+    with (mock.patch.object(Audited, "_update_record", autospec=True, side_effect=OSError("late")) as upd,
+          pytest.raises(IdempotencyPersistenceLayerError)):
+        create(order={"order_id": "o-4"})
     assert upd.call_args.args[0] is layer
     assert counts(sink) == Counter({"claimed": 2, "succeeded": 1, "store_error": 1})
 
@@ -182,7 +182,7 @@ def test_streams_process_every_record_as_powertools_does(event_type, make):
     for process in (pt_process_partial_response, process_partial_response):
         calls: list[str] = []
 
-        def handler(record):
+        def handler(record, calls=calls):
             calls.append(kind_of(record))
             if kind_of(record) == "fail":
                 raise ConnectionError("downstream")
