@@ -103,17 +103,6 @@ def _mark(exc: BaseException, outcome: Outcome) -> None:
         pass
 
 
-def _error_code(exc: BaseException) -> str:
-    """botocore ClientError -> the service error code; anything else -> its class name (never the message)."""
-    resp = getattr(exc, "response", None)
-    if isinstance(resp, dict):
-        err = resp.get("Error")
-        code = err.get("Code") if isinstance(err, dict) else None
-        if isinstance(code, str) and code:
-            return code
-    return type(exc).__name__
-
-
 def _now_ms() -> int:
     """Epoch ms, read as Powertools reads it in ``IdempotencyHandler._handle_for_status``."""
     return int(dt.datetime.now().timestamp() * 1000)
@@ -260,7 +249,7 @@ class _Instrumentation:
         if isinstance(exc, self._validation):
             self._record_marked(exc, Outcome.PAYLOAD_CONFLICT, key)
         elif not isinstance(exc, self._passthrough) and isinstance(exc, Exception):
-            self._record_marked(exc, Outcome.STORE_ERROR, key, error_code=_error_code(exc))
+            self._record_marked(exc, Outcome.STORE_ERROR, key, error_code=self.em.classify(exc).error_code)
 
     # ------------------------------------------------------------------ the wrapped methods
     def _put_record(self, *args: Any, **kwargs: Any) -> Any:
