@@ -203,7 +203,8 @@ def test_streams_process_every_record_as_powertools_does(event_type, make):
 
 def sqs_event(n: int) -> dict:
     return {"Records": [{"messageId": f"m{i}", "receiptHandle": "h", "body": "{}", "md5OfBody": "x",
-                         "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": "1700000000000"},
+                         "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": "1700000000000",
+                                        "SenderId": "s", "ApproximateFirstReceiveTimestamp": "1700000000000"},
                          "messageAttributes": {}, "eventSource": "aws:sqs",
                          "eventSourceARN": "arn:aws:sqs:us-east-1:1:q", "awsRegion": "us-east-1"} for i in range(n)]}
 
@@ -311,3 +312,53 @@ def test_return_values_on_the_claim_is_seen_by_a_stubber():
                                               "ExpressionAttributeNames": ANY, "ExpressionAttributeValues": ANY})
         assert create(order={"order_id": "o-6"}) == {"created": "o-6"}
         stub.assert_no_pending_responses()
+
+
+# --------------------------------------------------------------------------- processors the handler never sees
+def test_fifo_and_model_failures_keep_powertools_response_and_are_counted():
+    """SqsFifoPartialProcessor short-circuits the records after a failure (never started: no outcome but their batch
+    item failure); a model= that rejects a record fails it before the handler (received + its failure)."""
+    from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor
+    from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
+    from pydantic import field_validator
+
+    def handler(record):
+        if json.loads(record.body if isinstance(record.body, str) else "{}").get("fail"):
+            raise ConnectionError("downstream")
+
+    event = sqs_event(4)
+    event["Records"][1]["body"] = '{"fail": true}'
+    bare = pt_process_partial_response(copy_event(event), handler, SqsFifoPartialProcessor(), Ctx())
+    sink = MemorySink()
+    ours = process_partial_response(copy_event(event), handler, SqsFifoPartialProcessor(), Ctx(),
+                                    emitter=Emitter(sink=sink))
+    assert ours == bare == {"batchItemFailures": [{"itemIdentifier": f"m{i}"} for i in (1, 2, 3)]}
+    assert counts(sink) == Counter({"received": 2, "succeeded": 1, "retryable_failure": 1, "batch_item_failure": 3})
+
+    class Order(SqsRecordModel):
+        @field_validator("body")
+        @classmethod
+        def not_empty(cls, v: str) -> str:
+            if v == "{}":
+                raise ValueError("empty order")
+            return v
+
+    event = sqs_event(3)
+    event["Records"][0]["body"] = '{"id": 1}'
+    event["Records"][2]["body"] = '{"id": 3}'
+    results = []
+    for process in (pt_process_partial_response, process_partial_response):
+        sink = MemorySink()
+        kw = {"emitter": Emitter(sink=sink)} if process is process_partial_response else {}
+        results.append(process(copy_event(event), lambda record: None,
+                               BatchProcessor(event_type=EventType.SQS, model=Order), Ctx(), **kw))
+    assert results[0] == results[1] == {"batchItemFailures": [{"itemIdentifier": "m1"}]}
+    recs = outcomes(sink)
+    assert Counter(o["outcome"] for o in recs) == Counter({"received": 3, "succeeded": 2, "permanent_failure": 1,
+                                                           "batch_item_failure": 1})
+    assert {(o["outcome"], o["event_id"]) for o in recs if o["outcome"] != "received"} == {
+        ("succeeded", "m0"), ("succeeded", "m2"), ("permanent_failure", "m1"), ("batch_item_failure", "m1")}
+
+
+def copy_event(event: dict) -> dict:
+    return json.loads(json.dumps(event))
