@@ -258,13 +258,13 @@ class _Instrumentation:
         put = _resolve(self.layer, "_put_record")
         prior = self._probe(key) if self.mode == "read" else None
         loc = self._local
+        loc.claim_key = key  # the key a NotFound in get_record, next, is about
         outer = getattr(loc, "claim", None)
         claim = loc.claim = _Claim()
         try:
             result = put(*args, **kwargs)
         except BaseException as exc:
             loc.claim = outer
-            loc.failed_key = key
             if isinstance(exc, self._exists):
                 if exc.old_data_record is not None:
                     self._decide(exc.old_data_record, exc)
@@ -304,7 +304,7 @@ class _Instrumentation:
             record = _resolve(self.layer, "get_record")(*args, **kwargs)
         except self._not_found as exc:
             if after_claim:  # Powertools raises IdempotencyInconsistentStateError (from this one) and claims again
-                self._record_marked(exc, Outcome.STORE_ERROR, getattr(self._local, "failed_key", None),
+                self._record_marked(exc, Outcome.STORE_ERROR, getattr(self._local, "claim_key", None),
                                     error_code=self._inconsistent_code)
             raise
         except BaseException as exc:
