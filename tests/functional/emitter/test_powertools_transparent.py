@@ -362,3 +362,29 @@ def test_fifo_and_model_failures_keep_powertools_response_and_are_counted():
 
 def copy_event(event: dict) -> dict:
     return json.loads(json.dumps(event))
+
+
+def test_async_batches_behave_as_powertools():
+    from aws_lambda_powertools.utilities.batch import AsyncBatchProcessor
+    from aws_lambda_powertools.utilities.batch import async_process_partial_response as pt_async
+
+    from emitter.powertools import async_process_partial_response
+
+    results = []
+    for process in (pt_async, async_process_partial_response):
+        calls: list[str] = []
+
+        async def handler(record, lambda_context, calls=calls):
+            calls.append(record.message_id)
+            if record.message_id in ("m1", "m3"):
+                raise ConnectionError("downstream")
+            return lambda_context.function_name
+
+        kw = {"emitter": Emitter(sink=MemorySink())} if process is async_process_partial_response else {}
+        resp = process(sqs_event(4), handler, AsyncBatchProcessor(event_type=EventType.SQS), Ctx(), **kw)
+        with pytest.raises(BatchProcessingError) as all_failed:
+            process({"Records": sqs_event(4)["Records"][1:4:2]}, handler, AsyncBatchProcessor(event_type=EventType.SQS),
+                    Ctx(), **kw)
+        results.append((resp, calls, all_failed.value.msg))
+    assert results[0] == results[1]
+    assert results[1][0] == {"batchItemFailures": [{"itemIdentifier": "m1"}, {"itemIdentifier": "m3"}]}
