@@ -52,10 +52,12 @@ observed doing so (``"observe"``, no extra request). ``"read"`` adds one ``_get_
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import sys
 import threading
 import warnings
 
+from emitter.constants import WarningCode
 from emitter.contract import Outcome
 from emitter.powertools import constants as PC
 from emitter.powertools import scope as _scope
@@ -112,6 +114,24 @@ def _was_in_progress(record: Any) -> bool:
     """The stored status (``DataRecord._status``, not the ``status`` property, which says EXPIRED once the whole
     record expired) was IN_PROGRESS: the record overwritten was a claim whose holder never finished."""
     return getattr(record, "_status", None) == PC.STATUS_INPROGRESS
+
+
+def _never_raises(method: Callable[..., None]) -> Callable[..., None]:
+    """For the bookkeeping around a wrapped call: whatever goes wrong in it (a record shaped unlike Powertools' own,
+    a failing ``detect_takeover`` callable) is counted as the emitter's internal error (``strict`` emitters raise
+    it), and the call goes on as it would without idemwatch."""
+
+    @functools.wraps(method)
+    def guarded(self: _Instrumentation, *args: Any, **kwargs: Any) -> None:
+        try:
+            method(self, *args, **kwargs)
+        except Exception as exc:
+            if self.em.strict:  # tests: the emitter's own errors raise
+                raise
+            self.em._count_warning(WarningCode.INTERNAL_ERROR, 1)
+            self.em._stderr(f"idemwatch: could not record a Powertools decision ({type(exc).__name__})")
+
+    return guarded
 
 
 class _Claim:
@@ -207,6 +227,7 @@ class _Instrumentation:
         return False
 
     # ------------------------------------------------------------------ recording
+    @_never_raises
     def _record(self, outcome: Outcome, key: Any = None, **props: Any) -> None:
         if key is not None and self.log_key is not None:
             try:
@@ -225,6 +246,7 @@ class _Instrumentation:
         _mark(exc, outcome)
         self._record(outcome, key, **props)
 
+    @_never_raises
     def _decide(self, record: Any, ctx: BaseException) -> None:
         """What Powertools' ``_handle_for_status`` does with the existing record after a failed claim (``ctx``: the
         IdempotencyItemAlreadyExistsError it handles, which the exception it raises next has as ``__context__``)."""
@@ -244,6 +266,7 @@ class _Instrumentation:
         else:
             self._record_marked(ctx, Outcome.DUPLICATE_COMPLETED, key)
 
+    @_never_raises
     def _failed(self, exc: BaseException, key: Any) -> None:
         """An exception of the store (or of Powertools' checks inside it), at the layer boundary."""
         if isinstance(exc, self._validation):
@@ -272,13 +295,14 @@ class _Instrumentation:
                 self._failed(exc, key)
             raise
         loc.claim = outer
-        try:
-            took_over = self._took_over(data_record, claim, prior)
-        except Exception:  # a failing detect_takeover callable: the claim stands
-            took_over = False
+        self._claimed(data_record, key, claim, prior)
+        return result
+
+    @_never_raises
+    def _claimed(self, data_record: Any, key: Any, claim: _Claim, prior: Any) -> None:
+        took_over = self._took_over(data_record, claim, prior)
         self._record(Outcome.STALE_CLAIM_TAKEOVER if took_over else Outcome.CLAIMED, key,
                      expires_at_ms=getattr(data_record, "in_progress_expiry_timestamp", None))
-        return result
 
     def _probe(self, key: Any) -> Any:
         """detect_takeover="read": the stored record before the claim (None when absent or unreadable)."""

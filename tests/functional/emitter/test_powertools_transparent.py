@@ -388,3 +388,26 @@ def test_async_batches_behave_as_powertools():
         results.append((resp, calls, all_failed.value.msg))
     assert results[0] == results[1]
     assert results[1][0] == {"batchItemFailures": [{"itemIdentifier": "m1"}, {"itemIdentifier": "m3"}]}
+
+
+def test_a_record_unlike_powertools_own_is_counted_not_raised():
+    """A layer of one's own returning a record whose in-progress expiry is a string: Powertools' own comparison then
+    fails where Powertools makes it, exactly as bare; the integration's bookkeeping counts its error instead."""
+    from emitter.constants import WarningCode
+
+    results, ems = [], []
+    for instrumented in (False, True):
+        layer = ExistsLayer()
+        if instrumented:
+            ems.append(Emitter(sink=MemorySink()))
+            instrument(layer, ems[-1])
+        create = create_order(layer)
+        create(order={"order_id": "o-7"})  # COMPLETED
+        rec = next(iter(layer.items.values()))
+        rec._status, rec.in_progress_expiry_timestamp = "INPROGRESS", "soon"
+        try:
+            create(order={"order_id": "o-7"})
+        except Exception as exc:  # noqa: BLE001 - what a user sees, whatever it is
+            results.append((type(exc).__name__, str(exc)))
+    assert results[0] == results[1] and results[0][0] == "TypeError"
+    assert ems[0].warnings.get(WarningCode.INTERNAL_ERROR) == 1
