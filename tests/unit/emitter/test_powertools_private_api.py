@@ -11,6 +11,7 @@ import inspect
 import pytest
 
 pytest.importorskip("aws_lambda_powertools")
+pytest.importorskip("redis")  # Powertools' cache layer module imports it (dev extra)
 
 from aws_lambda_powertools.utilities.batch import base as batch_base
 from aws_lambda_powertools.utilities.idempotency import base as handler_base
