@@ -248,6 +248,9 @@ EXCEPTION_OUTCOME: Mapping[str, Outcome] = MappingProxyType(
         "IdempotencyPersistenceLayerError": Outcome.STORE_ERROR,
         "IdempotencyPersistenceConnectionError": Outcome.STORE_ERROR,
         "IdempotencyPersistenceConsistencyError": Outcome.STORE_ERROR,
+        "IdempotencyInconsistentStateError": Outcome.STORE_ERROR,
+        "IdempotencyInvalidStatusError": Outcome.STORE_ERROR,
+        "IdempotencyKeyError": Outcome.PERMANENT_FAILURE,
     }
 )
 """Exception class name -> the outcome it means (the one mapping; the emitter and the collector read it)."""

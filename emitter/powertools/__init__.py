@@ -12,15 +12,17 @@ alone never does. Guide: ``docs/powertools.md``.
 """
 
 from emitter.powertools.batch import async_process_partial_response, process_partial_response
-from emitter.powertools.exceptions import IntegrationError
+from emitter.powertools.exceptions import BatchStopped, IntegrationError, IntegrationWarning
 from emitter.powertools.idempotency import instrument
 from emitter.powertools.logger import use_logger
 from emitter.powertools.memory import InMemoryPersistenceLayer
 from emitter.powertools.scope import record_scope
 
 __all__ = [
+    "BatchStopped",
     "InMemoryPersistenceLayer",
     "IntegrationError",
+    "IntegrationWarning",
     "async_process_partial_response",
     "instrument",
     "process_partial_response",

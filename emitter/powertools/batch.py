@@ -1,37 +1,45 @@
-"""Powertools batch processing with outcomes taken from the batch result itself.
+"""Powertools batch processing with idemwatch outcomes, and with Powertools' behaviour unchanged.
 
-``process_partial_response`` here is Powertools' function of the same name plus ``emitter=``: each record gets
-``received`` when its processing starts, then ``succeeded`` (unless an instrumented persistence layer recorded its
-final outcome, e.g. ``duplicate_completed``) or the failure Powertools caught (``em.failure``: retryable / permanent
-/ poison, or the idempotency outcome the exception means); the ``batchItemFailures`` Powertools returns are counted
-as BatchItemFailures (one ``batch_item_failure`` record each). The response is Powertools' own.
+``process_partial_response`` here is Powertools' function of the same name plus ``emitter=``. It hands Powertools
+the user's record handler wrapped (same signature, so Powertools passes ``lambda_context`` exactly when it would) and
+leaves the processor alone: its ``_process_record`` (a subclass's, or one set on the instance), its order, its
+``batchItemFailures`` and its ``BatchProcessingError`` when every record failed are Powertools' own. Per record the
+wrapper writes ``received`` when the handler starts, then ``succeeded`` (unless an instrumented persistence layer
+recorded the record's final outcome, e.g. ``duplicate_completed``) or the failure the handler raised
+(``em.failure``: retryable / permanent / poison, or the idempotency outcome the exception means). A record
+Powertools fails before calling the handler (a ``model=`` that does not validate it) gets ``received`` and that
+failure after the batch; records a ``SqsFifoPartialProcessor`` short-circuits are never started, so they have
+no outcome but their batch item failure. The ``batchItemFailures`` Powertools returns are counted as
+BatchItemFailures (one ``batch_item_failure`` record each).
 
-Streams (Kinesis, DynamoDB Streams): Lambda checkpoints at the lowest failed sequence number and retries every
-record after it (https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-batchfailurereporting.html,
-https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-batchfailurereporting.html), so records processed after a
-failure would run twice. The integration stops at the first failure: later records are neither processed nor
-``received``, and ``batchItemFailures`` holds the first failed record only. Queues (SQS) process every record.
+Streams (Kinesis, DynamoDB Streams) process every record by default, as in Powertools. With
+``stop_at_first_failure=True`` the handler is not called for the records after the first failure: they are
+reported failed (``BatchStopped``) like Powertools' ``SqsFifoPartialProcessor`` does for FIFO queues. For streams
+with ReportBatchItemFailures Lambda checkpoints at the lowest failed sequence number and retries every record after
+it (https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-batchfailurereporting.html,
+https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-batchfailurereporting.html), so a record processed after
+a failure runs again; the option avoids that second run. If the first record fails, every record has then failed
+and Powertools raises ``BatchProcessingError`` (unless ``raise_on_entire_batch_failure=False``).
 
 Poison: with ``quarantine=`` given, a record whose failure classifies as permanent or poison is handed to
-``quarantine(record, exc)``; when that returns, the record is written as ``poison_message`` and left out of
-``batchItemFailures`` (it is safe elsewhere, retrying it would only fail again). Without ``quarantine``, or when it
-raises, the record is reported as failed and the source's own redrive (maxReceiveCount -> DLQ) takes over.
+``quarantine(record, exc)``; when that returns, the record is written as ``poison_message`` and its handler call
+counts as returned (so it is not in ``batchItemFailures``: it is safe elsewhere, retrying it would only fail
+again). Without ``quarantine``, or when it raises, the record is reported as failed and the source's own redrive
+(maxReceiveCount -> DLQ) takes over.
 
 ``async_process_partial_response`` does the same for Powertools' ``AsyncBatchProcessor``, which runs the records'
 coroutines concurrently (``asyncio.gather``): each record's outcomes attach to it (the record scope is a ContextVar,
-so each task has its own). All records start before any finishes, so a stream batch cannot stop at its first
-failure: every record runs, ``batchItemFailures`` lists every failed one as Powertools returns it, and Lambda
-restarts the shard at the lowest of them (records after it that succeeded run again: an instrumented idempotency
-layer then records ``duplicate_completed``). Use the sync ``BatchProcessor`` where a stream must stop at a failure.
+so each task has its own).
 """
 
 from __future__ import annotations
 
+import functools
+
 from emitter.contract import ErrorClass
 from emitter.core import exception_outcome
-from emitter.powertools import constants as PC
 from emitter.powertools import scope as _scope
-from emitter.powertools.exceptions import IntegrationError
+from emitter.powertools.exceptions import BatchStopped, IntegrationError
 from emitter.powertools.types import RecordScope
 
 TYPE_CHECKING = False
@@ -49,73 +57,50 @@ _QUARANTINABLE = (ErrorClass.PERMANENT, ErrorClass.POISON)
 
 
 class _BatchRun:
-    """One call of :func:`process_partial_response`: the per-record hook put on the processor for that call."""
+    """One call of :func:`process_partial_response`: the wrapped record handler and what it saw."""
 
     def __init__(self, processor: Any, emitter: Emitter, recs: list[EventRecord], quarantine: Quarantine | None,
-                 checkpoint: bool) -> None:
+                 stop_at_first_failure: bool) -> None:
         self.processor = processor
         self.em = emitter
         self.recs = recs
         self.quarantine = quarantine
-        self.checkpoint = checkpoint
-        self.index = 0
+        self.stop = stop_at_first_failure
         self.stopped = False
-        self.orig = type(processor)._process_record
-        self.orig_async = type(processor)._async_process_record
+        self.calls = 0
         self.by_raw = {id(r.raw): r for r in recs}
+        self.raised: dict[int, BaseException] = {}  # the exceptions the wrapper recorded (by id; kept alive here)
 
-    def _start(self, record: dict[str, Any]) -> tuple[EventRecord, RecordScope, RecordScope | None]:
-        """The record's EventRecord, written ``received``, and its scope made current (returns the previous one)."""
-        i = self.index
-        self.index += 1
-        rec = self.by_raw.get(id(record))
-        if rec is None:  # the adapter saw another shape: still count the record
-            rec = self.recs[i] if i < len(self.recs) else _fallback_record(record)
+    def record_of(self, data: Any, index: int | None = None) -> EventRecord:
+        """The EventRecord of the record Powertools hands the handler: the same dict (event source data classes
+        keep it as ``raw_event``), else the record at ``index`` (a ``model=`` instance)."""
+        rec = self.by_raw.get(id(getattr(data, "raw_event", None)))
+        if rec is not None:
+            return rec
+        if index is not None and 0 <= index < len(self.recs):
+            return self.recs[index]
+        from emitter.types import EventRecord
+
+        return EventRecord(raw=data)
+
+    def _start(self, args: tuple[Any, ...], kwargs: dict[str, Any], index: int) -> tuple[EventRecord, RecordScope]:
+        rec = self.record_of(kwargs["record"] if "record" in kwargs else (args[0] if args else None), index)
         self.em.received(rec)
-        sc = RecordScope(rec)
-        return rec, sc, _scope.enter(sc)
+        return rec, RecordScope(rec)
 
-    def process_record(self, record: dict[str, Any]) -> Any:
-        if self.stopped:
-            self.index += 1
-            return (PC.SKIPPED, None, record)
-        rec, sc, prev = self._start(record)
-        try:
-            result = self.orig(self.processor, record)
-        finally:
-            _scope.leave(prev)
-        return self._finish(rec, sc, result)
-
-    async def async_process_record(self, record: dict[str, Any]) -> Any:
-        rec, sc, prev = self._start(record)
-        try:
-            result = await self.orig_async(self.processor, record)
-        finally:
-            _scope.leave(prev)
-        # No await between Powertools' failure_handler and here: its exceptions[-1] is this record's (one thread)
-        return self._finish(rec, sc, result)
-
-    def _finish(self, rec: EventRecord, sc: RecordScope, result: Any) -> Any:
-        """The record's final outcome from Powertools' result: succeeded (unless the layer recorded it), or the
-        failure Powertools registered last (this record's), quarantined or recorded."""
-        em = self.em
-        if result[0] == "success":
-            if not sc.terminal:
-                em.succeeded(rec)
-            return result
-        p = self.processor
-        exc = p.exceptions[-1][1] if p.exceptions else None
-        if exc is None:  # Powertools' model-validation path registers a failure without exception info
-            em.permanent_failure(rec, error_code="ModelValidationError")
-        elif self._quarantined(rec, exc):
-            p.exceptions.pop()
-            p.fail_messages.pop()
-            return result
-        else:
-            em.failure(exc, rec)
-        if self.checkpoint:
+    def _failed(self, rec: EventRecord, exc: Exception) -> bool:
+        """Record the handler's failure; True when the record was quarantined (the handler call then returns)."""
+        self.raised[id(exc)] = exc
+        if self._quarantined(rec, exc):
+            return True
+        self.em.failure(exc, rec)
+        if self.stop:
             self.stopped = True
-        return result
+        return False
+
+    def _succeeded(self, rec: EventRecord, sc: RecordScope) -> None:
+        if not sc.terminal:
+            self.em.succeeded(rec)
 
     def _quarantined(self, rec: EventRecord, exc: BaseException) -> bool:
         if self.quarantine is None or exception_outcome(exc) is not None:
@@ -131,28 +116,106 @@ class _BatchRun:
         self.em.poison_message(rec, error_code=c.error_code)
         return True
 
+    def _index(self) -> int:
+        """The position of the record a sync processor is on: one success or failure entry per record before it."""
+        p = self.processor
+        return len(p.success_messages) + len(p.fail_messages)
 
-def _fallback_record(record: Any) -> EventRecord:
-    from emitter.types import EventRecord
+    def wrap(self, handler: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(handler)  # inspect.signature follows __wrapped__: Powertools sees the user's parameters
+        def record_handler(*args: Any, **kwargs: Any) -> Any:
+            if self.stopped:
+                raise BatchStopped("an earlier record of this batch failed; not processed")
+            rec, sc = self._start(args, kwargs, self._index())
+            prev = _scope.enter(sc)
+            try:
+                try:
+                    result = handler(*args, **kwargs)
+                finally:
+                    _scope.leave(prev)
+            except Exception as exc:
+                if self._failed(rec, exc):
+                    return None
+                raise
+            self._succeeded(rec, sc)
+            return result
 
-    return EventRecord(raw=record)
+        return record_handler
+
+    def wrap_async(self, handler: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(handler)
+        async def record_handler(*args: Any, **kwargs: Any) -> Any:
+            index = self.calls  # the tasks start in the records' order
+            self.calls += 1
+            rec, sc = self._start(args, kwargs, index)
+            _scope.enter(sc)  # this task's own context: nothing to restore
+            try:
+                result = await handler(*args, **kwargs)
+            except Exception as exc:
+                if self._failed(rec, exc):
+                    return None
+                raise
+            self._succeeded(rec, sc)
+            return result
+
+        return record_handler
+
+    def failed_before_handler(self, before: list[Any]) -> None:
+        """Records Powertools failed without calling the handler (its model did not validate them): ``received``
+        and their failure, after the batch. ``before``: ``processor.exceptions`` before the call (a call that
+        failed before processing leaves them in place)."""
+        from aws_lambda_powertools.utilities.batch.exceptions import (
+            SQSFifoCircuitBreakerError,
+            SQSFifoMessageGroupCircuitBreakerError,
+        )
+
+        p = self.processor
+        if len(p.exceptions) == len(before) and all(a is b for a, b in zip(p.exceptions, before, strict=True)):
+            return
+        not_started = (SQSFifoCircuitBreakerError, SQSFifoMessageGroupCircuitBreakerError, BatchStopped)
+        for i, (info, msg) in enumerate(zip(p.exceptions, p.fail_messages, strict=False)):
+            exc = info[1] if isinstance(info, tuple) and len(info) > 1 else None
+            if (exc is not None and id(exc) in self.raised) or isinstance(exc, not_started):
+                continue
+            rec = self.record_of(msg)
+            self.em.received(rec)
+            if exc is None:
+                self.em.permanent_failure(rec, error_code="ModelValidationError")
+            else:
+                self.em.failure(exc, rec)
+
+    def count_failures(self, response: dict[str, Any]) -> None:
+        """One batch_item_failure per item of Powertools' response."""
+        by_id = {r.item_identifier: r for r in self.recs}
+        msgs = list(self.processor.fail_messages)
+        failed: list[Any] = []
+        for i, item in enumerate(response.get("batchItemFailures", [])):
+            ident = item.get("itemIdentifier") if isinstance(item, dict) else None
+            rec = by_id.get(ident) if isinstance(ident, str) else None
+            if rec is None and i < len(msgs):
+                rec = self.record_of(msgs[i])
+            failed.append(rec if rec is not None else ident)
+        self.em.batch_item_failures(failed)
 
 
 def process_partial_response(event: dict[str, Any], record_handler: Callable[..., Any], processor: Any,
                              context: Any = None, *, emitter: Emitter, quarantine: Quarantine | None = None,
-                             stop_at_first_failure: bool | None = None) -> dict[str, Any]:
+                             stop_at_first_failure: bool = False) -> dict[str, Any]:
     """Powertools' ``process_partial_response`` with idemwatch outcomes; returns its ``{"batchItemFailures": [...]}``.
 
     Args:
-        event: the Lambda event (SQS, Kinesis or DynamoDB Streams batch).
-        record_handler: called once per record as Powertools calls it (``record`` and, if it takes it,
+        event: the Lambda event (SQS, Kinesis, DynamoDB Streams or Kafka batch).
+        record_handler: called once per record exactly as Powertools calls it (``record`` and, if it takes it,
             ``lambda_context``); may use ``@idempotent_function`` over an instrumented persistence layer.
-        processor: a Powertools ``BatchProcessor`` (sync; reused across invocations as Powertools allows).
+        processor: a Powertools ``BatchProcessor`` (or subclass, e.g. ``SqsFifoPartialProcessor``; sync; reused
+            across invocations as Powertools allows). It is not modified.
         context: the Lambda context.
         emitter: the :class:`emitter.Emitter`. Outside ``@em.handler`` the call runs in its own
             ``em.invocation(context, event=event)`` (flushed at the end).
         quarantine: ``quarantine(record, exc)`` for permanent/poison failures (see module docstring).
-        stop_at_first_failure: default True for Kinesis / DynamoDB Streams processors, False for SQS.
+        stop_at_first_failure: False (default, Powertools' behaviour for every source): every record is processed.
+            True: the records after the first failure are not processed and are reported failed (module
+            docstring: Lambda's checkpoint rule for streams).
 
     Raises: what Powertools raises (ValueError for an event of the wrong shape, BatchProcessingError when every
     record failed); IntegrationError for a processor that is not a Powertools BatchProcessor; the emitter itself
@@ -165,8 +228,8 @@ def process_partial_response(event: dict[str, Any], record_handler: Callable[...
         raise IntegrationError(f"expected a Powertools BatchProcessor, got {type(processor).__name__}"
                                + (" (use async_process_partial_response)" if isinstance(processor, AsyncBatchProcessor)
                                   else ""))
-    return _run(event, record_handler, processor, context, emitter, quarantine, stop_at_first_failure, pt_process,
-                "_process_record")
+    return _run(event, record_handler, processor, context, emitter, quarantine, bool(stop_at_first_failure),
+                pt_process, False)
 
 
 def async_process_partial_response(event: dict[str, Any], record_handler: Callable[..., Any], processor: Any,
@@ -175,9 +238,8 @@ def async_process_partial_response(event: dict[str, Any], record_handler: Callab
     """Powertools' ``async_process_partial_response`` (an ``AsyncBatchProcessor`` running ``async def``
     record handlers concurrently) with idemwatch outcomes; returns its ``{"batchItemFailures": [...]}``.
 
-    Same arguments and outcomes as :func:`process_partial_response`, except that a stream batch does not stop at
-    its first failure (its records run concurrently; module docstring). Called from a sync handler, as Powertools
-    requires (it runs the event loop itself).
+    Same arguments and outcomes as :func:`process_partial_response`, without ``stop_at_first_failure`` (the
+    records run concurrently). Called from a sync handler, as Powertools requires (it runs the event loop itself).
 
     Raises: what Powertools raises; IntegrationError for a processor that is not an ``AsyncBatchProcessor``.
     """
@@ -186,32 +248,24 @@ def async_process_partial_response(event: dict[str, Any], record_handler: Callab
 
     if not isinstance(processor, AsyncBatchProcessor):
         raise IntegrationError(f"expected a Powertools AsyncBatchProcessor, got {type(processor).__name__}")
-    return _run(event, record_handler, processor, context, emitter, quarantine, False, pt_async,
-                "_async_process_record")
+    return _run(event, record_handler, processor, context, emitter, quarantine, False, pt_async, True)
 
 
 def _run(event: dict[str, Any], record_handler: Callable[..., Any], processor: Any, context: Any, emitter: Emitter,
-         quarantine: Quarantine | None, stop_at_first_failure: bool | None, pt_process: Callable[..., Any],
-         hook: str) -> dict[str, Any]:
-    """Run Powertools' ``pt_process`` with the per-record hook on the processor's ``hook`` method for this call,
-    then count the batchItemFailures it returns."""
+         quarantine: Quarantine | None, stop_at_first_failure: bool, pt_process: Callable[..., Any],
+         is_async: bool) -> dict[str, Any]:
+    """Run Powertools' ``pt_process`` with the wrapped record handler, then count the batchItemFailures it returns."""
     if emitter._inv is None:
         with emitter.invocation(context, event=event):
             return _run(event, record_handler, processor, context, emitter, quarantine, stop_at_first_failure,
-                        pt_process, hook)
-    recs = emitter.adapt(event)
-    checkpoint = stop_at_first_failure if stop_at_first_failure is not None else (
-        getattr(processor.event_type, "name", "") in PC.STREAM_EVENT_TYPES)
-    run = _BatchRun(processor, emitter, recs, quarantine, checkpoint)
-    setattr(processor, hook, run.process_record if hook == "_process_record" else run.async_process_record)
+                        pt_process, is_async)
+    run = _BatchRun(processor, emitter, emitter.adapt(event), quarantine, stop_at_first_failure)
+    handler = run.wrap_async(record_handler) if is_async else run.wrap(record_handler)
+    before = list(processor.exceptions)
     try:
-        response = pt_process(event=event, record_handler=record_handler, processor=processor, context=context)
+        response: dict[str, Any] = pt_process(event=event, record_handler=handler, processor=processor,
+                                              context=context)
     finally:
-        delattr(processor, hook)
-    by_id = {r.item_identifier: r for r in recs}
-    failed: list[Any] = []
-    for item in response.get("batchItemFailures", []):
-        ident = item.get("itemIdentifier")
-        failed.append(by_id.get(ident, ident))
-    emitter.batch_item_failures(failed)
+        run.failed_before_handler(before)
+    run.count_failures(response)
     return response

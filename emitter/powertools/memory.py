@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
-import time
 
 from emitter.powertools import constants as PC
 
@@ -18,8 +18,10 @@ def InMemoryPersistenceLayer() -> Any:  # a class factory (CapWords): Powertools
     """A ``BasePersistenceLayer`` over a dict with DynamoDBPersistenceLayer's claim condition: a claim succeeds when
     the key is absent, its record expired (``expiry_timestamp``, epoch seconds) or it is IN_PROGRESS past its
     ``in_progress_expiry_timestamp`` (epoch ms); otherwise ``IdempotencyItemAlreadyExistsError`` carries the existing
-    record (as DynamoDB's ``ReturnValuesOnConditionCheckFailure``). One process only; thread-safe. ``items`` holds
-    the DataRecords by key, ``reads`` counts ``_get_record`` calls."""
+    record (as DynamoDB's ``ReturnValuesOnConditionCheckFailure``). The claim reads the existing record through
+    ``_get_record``, as Powertools' cache layer does, so an instrumented layer sees what it overwrites. The clock is
+    Powertools' (``datetime.now()``). One process only; thread-safe. ``items`` holds the DataRecords by key,
+    ``reads`` counts ``_get_record`` calls (the claims' included)."""
     from aws_lambda_powertools.utilities.idempotency.exceptions import (
         IdempotencyItemAlreadyExistsError,
         IdempotencyItemNotFoundError,
@@ -31,22 +33,26 @@ def InMemoryPersistenceLayer() -> Any:  # a class factory (CapWords): Powertools
             super().__init__()
             self.items: dict[str, Any] = {}
             self.reads = 0
-            self._lock = threading.Lock()
+            self._lock = threading.RLock()
 
         def _get_record(self, idempotency_key: str) -> Any:
-            self.reads += 1
-            rec = self.items.get(idempotency_key)
+            with self._lock:
+                self.reads += 1
+                rec = self.items.get(idempotency_key)
             if rec is None:
                 raise IdempotencyItemNotFoundError
             return rec
 
         def _put_record(self, data_record: Any) -> None:
-            now = time.time()
+            now = dt.datetime.now().timestamp()
             with self._lock:
-                old = self.items.get(data_record.idempotency_key)
-                if old is not None and (old.expiry_timestamp or 0) >= now and not (
+                try:
+                    old = self._get_record(idempotency_key=data_record.idempotency_key)
+                except IdempotencyItemNotFoundError:
+                    old = None
+                if old is not None and (old.expiry_timestamp or 0) >= int(now) and not (
                         old._status == PC.STATUS_INPROGRESS and old.in_progress_expiry_timestamp is not None
-                        and old.in_progress_expiry_timestamp < now * 1000):
+                        and old.in_progress_expiry_timestamp < int(now * 1000)):
                     raise IdempotencyItemAlreadyExistsError(old_data_record=old)
                 self.items[data_record.idempotency_key] = data_record
 

@@ -357,7 +357,11 @@ def kinesis_event(n: int) -> dict:
          "eventSourceARN": "arn:aws:kinesis:us-east-1:123456789012:stream/ledger"} for i in range(n)]}
 
 
-def test_stream_batch_checkpoints_at_the_first_failure():
+def test_stream_batch_processes_every_record_by_default_and_stops_when_asked():
+    """Powertools' semantics by default (every record runs, every failure reported); stop_at_first_failure=True
+    runs none after the first failure and reports them failed, as Lambda's checkpoint rule retries them anyway."""
+    from emitter.powertools import BatchStopped
+
     sink = MemorySink()
     em = Emitter(service="ledger", sink=sink)
     processor = BatchProcessor(event_type=EventType.KinesisDataStreams)
@@ -371,16 +375,20 @@ def test_stream_batch_checkpoints_at_the_first_failure():
 
     resp = process_partial_response(kinesis_event(4), record_handler, processor, Ctx(), emitter=em)
     assert resp == {"batchItemFailures": [{"itemIdentifier": "49590001"}]}
-    assert seen == [0, 1]  # records 2 and 3 are retried from the checkpoint: not run now
+    assert seen == [0, 1, 2, 3]
     out = Out(sink.lines)
-    assert out.counts() == Counter({"received": 2, "succeeded": 1, "retryable_failure": 1, "batch_item_failure": 1})
-    # queues process every record
+    assert out.counts() == Counter({"received": 4, "succeeded": 3, "retryable_failure": 1, "batch_item_failure": 1})
+
     sink.lines.clear()
-    processor = BatchProcessor(event_type=EventType.KinesisDataStreams)
     seen.clear()
     resp = process_partial_response(kinesis_event(4), record_handler, processor, Ctx(), emitter=em,
-                                    stop_at_first_failure=False)
-    assert seen == [0, 1, 2, 3] and len(resp["batchItemFailures"]) == 1
+                                    stop_at_first_failure=True)
+    assert seen == [0, 1]  # records 2 and 3 come again from the checkpoint: not run now
+    assert resp == {"batchItemFailures": [{"itemIdentifier": "49590001"}, {"itemIdentifier": "49590002"},
+                                          {"itemIdentifier": "49590003"}]}
+    assert all(isinstance(e[1], BatchStopped) for e in processor.exceptions[1:])
+    out = Out(sink.lines)  # records never started have no outcome but their batch item failure
+    assert out.counts() == Counter({"received": 2, "succeeded": 1, "retryable_failure": 1, "batch_item_failure": 3})
 
 
 def test_logger_correlation_id_is_carried(ddb, table):

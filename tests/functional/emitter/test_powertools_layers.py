@@ -46,7 +46,9 @@ def outcomes(sink):
         {"cold_start": 10**6})
 
 
-def test_own_layer_takeover_detected_by_the_read_probe():
+def test_own_layer_takeover_observed_in_its_claim():
+    """The in-memory layer reads the record it may overwrite during its claim (as the cache layer does): the default
+    "observe" mode sees the IN_PROGRESS record it overwrote, with no extra read."""
     sink = MemorySink()
     em = Emitter(service="s", sink=sink)
     layer = instrument(InMemoryPersistenceLayer(), em)
@@ -80,14 +82,20 @@ def test_probe_off_and_callable_detection():
     fn = idempotent_function(data_keyword_argument="d", persistence_store=layer,
                              config=IdempotencyConfig(event_key_jmespath="id"))(lambda d: d)
     fn(d={"id": 1})
-    assert layer.reads == 0 and outcomes(sink) == Counter({"claimed": 1, "succeeded": 1})
+    assert layer.reads == 1 and outcomes(sink) == Counter({"claimed": 1, "succeeded": 1})  # the claim's own read
 
     sink2 = MemorySink()
     em2 = Emitter(service="s", sink=sink2)
     layer2 = instrument(InMemoryPersistenceLayer(), em2, detect_takeover=lambda lay, record: True)
     idempotent_function(data_keyword_argument="d", persistence_store=layer2,
                         config=IdempotencyConfig(event_key_jmespath="id"))(lambda d: d)(d={"id": 1})
-    assert layer2.reads == 0 and outcomes(sink2) == Counter({"stale_claim_takeover": 1, "succeeded": 1})
+    assert layer2.reads == 1 and outcomes(sink2) == Counter({"stale_claim_takeover": 1, "succeeded": 1})
+
+    sink3 = MemorySink()
+    layer3 = instrument(InMemoryPersistenceLayer(), Emitter(service="s", sink=sink3), detect_takeover="read")
+    idempotent_function(data_keyword_argument="d", persistence_store=layer3,
+                        config=IdempotencyConfig(event_key_jmespath="id"))(lambda d: d)(d={"id": 1})
+    assert layer3.reads == 2 and outcomes(sink3) == Counter({"claimed": 1, "succeeded": 1})  # + the probe
 
 
 def test_record_scope_and_log_key_for_a_single_event_handler():
