@@ -84,7 +84,7 @@ def test_out_of_range_literals(con):
 
 
 def test_unsupported_commands_name_themselves_not_the_users_syntax(con):
-    for cmd in ("pattern @message", "diff", "anomaly @duration", "lookup t k", "addtotals", "join x"):
+    for cmd in ("pattern @message", "diff", "anomaly @duration", "lookup t k", "addtotals"):
         e = err(con, f"fields a | {cmd}")
         assert e.message.startswith(f"unsupported command '{cmd.split()[0]}': ") and e.column == 12
 
