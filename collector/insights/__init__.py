@@ -37,6 +37,7 @@ Semantics (as documented by AWS; where AWS leaves it open, the choice is stated)
 from collector.insights.compiler import DEFAULT_LIMIT, CompiledQuery, compile_query
 from collector.insights.engine import run_query
 from collector.insights.exceptions import QueryError
+from collector.insights.field_check import MissingField, missing_fields
 from collector.insights.functions import AGGREGATE_FUNCTIONS, SCALAR_FUNCTIONS
 from collector.insights.parser import parse_query
 from collector.insights.references import QueryReferences, query_references
@@ -49,6 +50,7 @@ __all__ = [
     "DEFAULT_LIMIT",
     "SCALAR_FUNCTIONS",
     "CompiledQuery",
+    "MissingField",
     "QueryError",
     "QueryReferences",
     "QueryResult",
@@ -56,6 +58,7 @@ __all__ = [
     "compile_query",
     "format_timestamp",
     "harden_connection",
+    "missing_fields",
     "parse_query",
     "query_references",
     "run_query",

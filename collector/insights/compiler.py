@@ -743,7 +743,7 @@ class _QueryCompiler:
         for n in names:
             refs = [f"{lst}[{i}]" for i in index[n]]
             sql = refs[0] if len(refs) == 1 else f"coalesce({', '.join(refs)})"
-            cols[n] = Column(n, sql, V.DYNAMIC)
+            cols[n] = Column(n, sql, V.DYNAMIC, event_field=n)
         return stage, scope.with_columns(cols)
 
     def _base_scope(self) -> _Scope:

@@ -11,10 +11,11 @@ from collector.insights.exceptions import QueryError
 from collector.insights.result import QueryResult, decode_value
 from collector.insights.sql import harden_connection, register_functions
 
-__all__ = ["prepare_query", "run_query", "table_columns"]
+__all__ = ["connection_and_table", "prepare_query", "run_query", "table_columns"]
 
 
-def _connection_and_table(store: Any) -> tuple[Any, str]:
+def connection_and_table(store: Any) -> tuple[Any, str]:
+    """(DuckDB connection, events table name) of an ``EventStore`` or a bare connection holding ``events``."""
     if hasattr(store, "connection"):
         return store.connection, getattr(store, "table", "events")
     return store, "events"  # a bare duckdb connection holding an ``events`` table
@@ -51,7 +52,7 @@ def prepare_query(store: Any, query: str, start: float | None = None, end: float
     ``check_regexes``: compile every regex with DuckDB first (one tiny query each), so a bad
     one is a positioned QueryError before the caller runs the SQL.
     """
-    con, table = _connection_and_table(store)
+    con, table = connection_and_table(store)
     if harden and con not in _HARDENED:
         harden_connection(con)
         _HARDENED.add(con)
