@@ -6,7 +6,8 @@ had (``SELECT *, <new> AS __iw_cN``), so a later command can still see a field a
 displayed columns and the row order are tracked beside the stages and applied at the end:
 
 - displayed: the last ``display``; else every field named by ``fields`` commands; else the
-  last ``stats`` output; else ``@timestamp, @message`` (what the console shows).
+  last ``stats`` output; else ``@timestamp, @message`` (what the console shows) and the fields
+  ``parse`` made (as AWS's published output of such a query shows them).
 - order: the last ``sort`` (ties broken by ingest order ``@seq``); without one, non-stats
   results are ``@timestamp`` descending and stats results are ordered by their group keys.
 - limit: ``limit N`` where written; the result is capped at ``limit_cap`` rows (10,000 as
@@ -207,6 +208,8 @@ def compile_query(
     start_ms: int | None = None,
     end_ms: int | None = None,
     limit_cap: int | None = DEFAULT_LIMIT,
+    *,
+    log_groups: Sequence[str] | None = None,
 ) -> CompiledQuery:
     """Compile Logs Insights text to DuckDB SQL.
 
@@ -217,12 +220,15 @@ def compile_query(
         table: events table name.
         start_ms, end_ms: inclusive bounds on ``@timestamp`` (epoch ms), None = unbounded.
         limit_cap: maximum rows (10,000 as on CloudWatch); None = no cap.
+        log_groups: the log groups (names) the query runs on, as StartQuery's ``logGroupNames``; None = every
+            group in the table. A (sub)query that starts with ``SOURCE`` chooses its own groups instead.
     Raises:
         QueryError: syntax error, unsupported command/function, or invalid argument.
     """
     parsed = query if isinstance(query, Query) else parse_query(query)
     cols = list(table_columns) if table_columns is not None else list(EVENT_COLUMN_TYPES.items())
-    compiler = _QueryCompiler(parsed, cols, table, start_ms, end_ms, limit_cap)
+    compiler = _QueryCompiler(parsed, cols, table, start_ms, end_ms, limit_cap,
+                              tuple(log_groups) if log_groups is not None else None)
     try:
         return compiler.compile()
     except QueryError as exc:
@@ -389,8 +395,7 @@ class ExprCompiler:
         (AWS leaves its size open), and a missing value matches neither ``in`` nor ``not in``."""
         left = self.compile(e.operand)
         sub = self.owner.pipeline(e.query)
-        shown = sub.visible if sub.visible is not None else [n for n in (TIMESTAMP_FIELD, "@message")
-                                                               if n in sub.scope.columns]
+        shown = sub.shown()
         if e.column not in shown:
             raise self.error(f"the subquery returns no field '{e.column}' (it returns "
                              f"{', '.join(shown) or 'no field'}); end it with '| fields {e.column}'", e.pos)
@@ -486,8 +491,10 @@ def _order_terms(col: Column, desc: bool) -> list[str]:
 
 class _QueryCompiler:
     def __init__(self, query: Query, table_columns: list[tuple[str, str]], table: str,
-                 start_ms: int | None, end_ms: int | None, limit_cap: int | None) -> None:
+                 start_ms: int | None, end_ms: int | None, limit_cap: int | None,
+                 log_groups: tuple[str, ...] | None = None) -> None:
         self.query = query
+        self.log_groups = log_groups
         self.table_columns = table_columns
         self.table = table
         self.start_ms, self.end_ms = start_ms, end_ms
@@ -529,8 +536,11 @@ class _QueryCompiler:
             if pos is not None and col.event_json:
                 self.field_reads.append(FieldRead(rest, pos))
             return self._json_value(col.ident, rest)
-        json_name = name[1:] if name.startswith("@@") else name  # a JSON key "@x" is the field "@@x"
-        if scope.json_ident is None or json_name.startswith("@"):
+        # a JSON key "@x" is the field "@@x" (CWL_AnalyzeLogData-discoverable-fields); "@x" is a generated field
+        json_name: str | None = name
+        if name.startswith("@"):
+            json_name = name[1:] if name.startswith("@@") else None
+        if scope.json_ident is None or json_name is None:
             if pos is not None:
                 self.field_reads.append(FieldRead(name, pos, False, tuple(scope.columns)))
             return Typed(V.DYNAMIC, "CAST(NULL AS JSON)", text_sql="CAST(NULL AS VARCHAR)")
@@ -550,9 +560,7 @@ class _QueryCompiler:
     # ---- main
     def compile(self) -> CompiledQuery:
         st = self.pipeline(self.query)
-        scope, visible = st.scope, st.visible
-        if visible is None:
-            visible = [n for n in (TIMESTAMP_FIELD, "@message") if n in scope.columns]
+        scope, visible = st.scope, st.shown()
         out_cols: list[tuple[str, V]] = []
         select = []
         for name in visible:
@@ -589,8 +597,11 @@ class _QueryCompiler:
                 where.append(f"{ts_ident} {op} {int(bound)}")
             else:  # offset: the events of the window shifted back by the offset
                 where.append(f"{ts_ident} {op} epoch_ms(epoch_ms({int(bound)}) - {period_interval(offset)})")
+        scope = self._base_scope()
+        if self.log_groups is not None and not (query.commands and isinstance(query.commands[0], SourceCmd)):
+            where.append(self._group_in(scope, self.log_groups, None))
         base = f"SELECT * FROM {quote_ident(self.table)}" + (f" WHERE {' AND '.join(where)}" if where else "")
-        st = _State(self.add_stage(base), self._base_scope())
+        st = _State(self.add_stage(base), scope)
         for cmd in query.commands:
             if st.after_dedup and not isinstance(cmd, LimitCmd):
                 raise self.error("only limit can follow dedup", cmd.pos)
@@ -615,6 +626,7 @@ class _QueryCompiler:
 
     def _parse_cmd(self, st: _State, cmd: ParseCmd) -> None:
         st.prev, st.scope = self._parse(st.prev, st.scope, cmd)
+        st.parsed += [a for a in cmd.aliases if a not in st.parsed]
 
     def _stats_cmd(self, st: _State, cmd: StatsCmd) -> None:
         st.prev, st.scope, st.visible = self._stats(st.prev, st.scope, cmd)
@@ -694,18 +706,14 @@ class _QueryCompiler:
         documents it, and as the local ingest builds it) or, in a table built otherwise, a bare group
         name; prefixes match the group name, account identifiers the account part (a bare name has
         none, so it matches no account list)."""
-        log = st.scope.columns.get("@log")
-        if log is None:
-            raise self.error("SOURCE needs the @log field, which is not in the events table", cmd.pos)
         unknown = [c for c in cmd.classes if c not in _LOG_GROUP_CLASSES]
         if unknown:
             raise self.error(f"unknown log group class {unknown[0]!r} (STANDARD, INFREQUENT_ACCESS, DELIVERY)",
                              cmd.pos)
-        text = as_text(log.typed())
-        name = f"regexp_replace({text}, '^{ACCOUNT_ID_PATTERN}:', '')"
+        text, name = self._log_group_sql(st.scope, cmd.pos)
         terms = []
         if cmd.names:  # SOURCE '<log group>': that log group, by its exact name
-            terms.append(f"({name} IN ({', '.join(self.params.add(n) for n in cmd.names)}))")
+            terms.append(self._group_in(st.scope, cmd.names, cmd.pos))
         if cmd.name_prefixes:
             terms.append("(" + " OR ".join(f"starts_with({name}, {self.params.add(p)})"
                                            for p in cmd.name_prefixes) + ")")
@@ -716,6 +724,19 @@ class _QueryCompiler:
             terms.append(f"(regexp_extract({text}, '^({ACCOUNT_ID_PATTERN}):', 1) IN ({accounts}))")
         if terms:
             st.prev = self.add_stage(f"SELECT * FROM {st.prev} WHERE {' AND '.join(terms)}")
+
+    def _log_group_sql(self, scope: _Scope, pos: int | None) -> tuple[str, str]:
+        """SQL of (``@log`` as text, its log group name) in ``scope``."""
+        log = scope.columns.get("@log")
+        if log is None:
+            raise self.error("selecting log groups needs the @log field, which is not in the events table", pos)
+        text = as_text(log.typed())
+        return text, f"regexp_replace({text}, '^{ACCOUNT_ID_PATTERN}:', '')"
+
+    def _group_in(self, scope: _Scope, names: Sequence[str], pos: int | None) -> str:
+        """SQL: the event's log group is one of ``names`` (exact names)."""
+        name = self._log_group_sql(scope, pos)[1]
+        return f"({name} IN ({', '.join(self.params.add(n) for n in names) or 'NULL'}))"
 
     def _prefetch_json(self, prev: str, scope: _Scope, cmd) -> tuple[str, _Scope]:
         """Read every JSON field a command uses with ONE parse of ``@json`` per row
@@ -939,6 +960,15 @@ class _State:
     ordering: list[str] | None = None  # ORDER BY terms; None = default order of the scope
     after_dedup: bool = False
     plain_order: tuple[str, str] | None = None  # (key, seq) idents when the last command is a plain event sort
+    parsed: list[str] = field(default_factory=list)  # the fields parse commands made, in order
+
+    def shown(self) -> list[str]:
+        """The result columns: ``visible``, else ``@timestamp``, ``@message`` and the fields ``parse`` made (the
+        output AWS prints for a parse query without fields, repost.aws/knowledge-center/cloudwatch-vpc-flow-logs)."""
+        if self.visible is not None:
+            return self.visible
+        shown = [n for n in (TIMESTAMP_FIELD, "@message") if n in self.scope.columns]
+        return shown + [n for n in self.parsed if n not in shown]
 
 
 _LOG_GROUP_CLASSES = {"STANDARD", "INFREQUENT_ACCESS", "DELIVERY"}  # LogGroupSummary.logGroupClass values

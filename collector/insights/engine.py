@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Sequence
 from typing import Any
 
 from collector.insights.compiler import DEFAULT_LIMIT, CompiledQuery, compile_query
@@ -43,7 +44,7 @@ def seconds_to_ms(value: float | None, *, upper: bool) -> int | None:
 
 def prepare_query(store: Any, query: str, start: float | None = None, end: float | None = None,
                   limit_cap: int | None = DEFAULT_LIMIT, *, harden: bool = True,
-                  check_regexes: bool = True) -> tuple[Any, CompiledQuery]:
+                  check_regexes: bool = True, log_groups: Sequence[str] | None = None) -> tuple[Any, CompiledQuery]:
     """Compile ``query`` against ``store``'s events table without running it.
 
     Returns (DuckDB connection, CompiledQuery) so a caller can run ``compiled.sql`` with
@@ -57,7 +58,8 @@ def prepare_query(store: Any, query: str, start: float | None = None, end: float
         harden_connection(con)
         _HARDENED.add(con)
     compiled = compile_query(query, table_columns(con, table), table,
-                             seconds_to_ms(start, upper=False), seconds_to_ms(end, upper=True), limit_cap)
+                             seconds_to_ms(start, upper=False), seconds_to_ms(end, upper=True), limit_cap,
+                             log_groups=log_groups)
     if compiled.udfs:
         register_functions(con, compiled.udfs)
     if check_regexes:
@@ -135,7 +137,8 @@ def _command_word(query: str, pos: int) -> str:
 
 
 def run_query(store: Any, query: str, start: float | None = None, end: float | None = None,
-              limit_cap: int | None = DEFAULT_LIMIT, *, harden: bool = True) -> QueryResult:
+              limit_cap: int | None = DEFAULT_LIMIT, *, harden: bool = True,
+              log_groups: Sequence[str] | None = None) -> QueryResult:
     """Run a Logs Insights query over the events of ``store``.
 
     Args:
@@ -149,6 +152,9 @@ def run_query(store: Any, query: str, start: float | None = None, end: float | N
             harden_connection`: no file/URL access, no extension install/load, configuration
             locked). It stays hardened afterwards: do every ingest/COPY on that database
             before the first query. ``False`` only for a caller that hardens it itself.
+        log_groups: the log groups (names, without account) the query runs on, as StartQuery's
+            ``logGroupNames``; None = every group of the store. A ``SOURCE`` at the start of the
+            query (or of a subquery) chooses its groups instead.
     Returns:
         QueryResult.
     Raises:
@@ -158,7 +164,7 @@ def run_query(store: Any, query: str, start: float | None = None, end: float | N
             command whose stage fails and its line/column (:func:`_failing_command`), or
             carries no position when no single command can be blamed.
     """
-    con, compiled = prepare_query(store, query, start, end, limit_cap, harden=harden)
+    con, compiled = prepare_query(store, query, start, end, limit_cap, harden=harden, log_groups=log_groups)
     try:
         raw_rows = con.execute(compiled.sql, compiled.params).fetchall()
     except Exception as exc:  # a runtime error in DuckDB is a query error

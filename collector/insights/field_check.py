@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,7 +60,8 @@ class MissingField:
         return f"field '{self.name}'{where} {why}{hint}"
 
 
-def missing_fields(store: Any, query: str, start: float | None = None, end: float | None = None) -> list[MissingField]:
+def missing_fields(store: Any, query: str, start: float | None = None, end: float | None = None, *,
+                   log_groups: Sequence[str] | None = None) -> list[MissingField]:
     """The fields ``query`` reads that none of ``store``'s events in the window has, in query order.
 
     Args:
@@ -67,13 +69,15 @@ def missing_fields(store: Any, query: str, start: float | None = None, end: floa
             run_query`).
         query: Logs Insights query text.
         start, end: the query's window, epoch seconds, inclusive (None: unbounded).
+        log_groups: the query's log groups (as ``run_query``); the check scans every group, the ones a ``SOURCE``
+            reads included.
     Returns:
         One :class:`MissingField` per field (its first read); empty when every field is present somewhere, or when
         the window holds no event (nothing to compare with).
     Raises:
         collector.insights.QueryError: the query does not compile (as ``run_query`` would raise).
     """
-    con, compiled = prepare_query(store, query, start, end, check_regexes=False)
+    con, compiled = prepare_query(store, query, start, end, check_regexes=False, log_groups=log_groups)
     reads: dict[str, FieldRead] = {}
     for read in compiled.field_reads:
         reads.setdefault(read.name, read)
