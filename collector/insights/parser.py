@@ -13,7 +13,7 @@ Grammar (classic Logs Insights QL)::
               | unnest expr into name | unmask [field ("," field)*]
               | join [type "=" (inner|left)] left "=" name right "=" name where name "=" name subquery
     items    := expr [as name] ("," expr [as name])*
-    expr     := or;  or := and ("or" and)*;  and := not ("and" not)*;  not := "not" not | cmp
+    expr     := or;  or := and ("or" and)*;  and := not ("and" not)*;  not := ("not" | "!") not | cmp
     cmp      := add [(= != < <= > >= =~) add | [not] like (STRING|REGEX) | [not] in "[" list "]"
                      | [not] in subquery]
     add      := mul (("+"|"-") mul)*;  mul := pow (("*"|"/"|"%") pow)*
@@ -463,7 +463,9 @@ class _Parser:
         return left
 
     def not_expr(self) -> Expr:
-        if self.tok.is_word("not"):
+        # ``!x`` is ``not x``: AWS's operator tables list only ``not``, but published query definitions (AWS's
+        # GenAI dashboard guide, Terraform modules in production) write ``!isPresent(...)``
+        if self.tok.is_word("not") or self.at_op("!"):
             t = self.advance()
             self.nest()
             operand = self.not_expr()

@@ -38,7 +38,7 @@ class TokenType(str, Enum):
     NUMBER = "NUMBER"  # 12, 1.5, 2e3 (ASCII digits)
     DURATION = "DURATION"  # 5m, 1h, 100ms
     REGEX = "REGEX"  # /.../
-    OP = "OP"  # = != < <= > >= =~ + - * / % ^
+    OP = "OP"  # = != < <= > >= =~ + - * / % ^ ! (``!`` is ``not``)
     PIPE = "PIPE"
     COMMA = "COMMA"
     COLON = "COLON"  # SOURCE logGroups(namePrefix: [...])
@@ -60,7 +60,7 @@ _DIGITS = frozenset("0123456789")
 _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _IDENT_START = _LETTERS | set("_@$")
 _IDENT_PART = _IDENT_START | _DIGITS | {"."}
-_OPERATORS = ("=~", "!=", "<=", ">=", "==", "=", "<", ">", "+", "-", "*", "/", "%", "^")
+_OPERATORS = ("=~", "!=", "<=", ">=", "==", "=", "<", ">", "+", "-", "*", "/", "%", "^", "!")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "0": "\0"}
 _SINGLE = {"|": TokenType.PIPE, ",": TokenType.COMMA, ":": TokenType.COLON, "(": TokenType.LPAREN,
            ")": TokenType.RPAREN, "[": TokenType.LBRACKET, "]": TokenType.RBRACKET}
