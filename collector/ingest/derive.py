@@ -50,7 +50,6 @@ MACROS = (
             iw_ms_range(CASE WHEN CAST(v AS DOUBLE) < 1e11 THEN CAST(v AS DOUBLE) * 1000 ELSE CAST(v AS DOUBLE) END)
         ELSE epoch_ms(TRY_CAST(replace(v, ',', '.') AS TIMESTAMPTZ)) END)""",
     """CREATE OR REPLACE MACRO iw_num(s) AS TRY_CAST(NULLIF(s, '') AS DOUBLE)""",
-    *vended.MACROS,  # the fields of VPC flow log and Route 53 records (collector.ingest.vended)
 )
 
 REPORT_FIELDS: dict[str, tuple[str, str, bool]] = {
@@ -115,7 +114,7 @@ def insert_sql(table: str, src: str, hot: Mapping[str, str], *, own_ts: bool, wi
     i = _INTERNAL
     platform_case = " ".join(f"WHEN {sql_literal(t)} THEN {sql_literal(v)}" for t, v in _PLATFORM.items())
     own = ('COALESCE(iw_ms_range(TRY_CAST("_aws"."Timestamp" AS DOUBLE)), iw_text_ts("timestamp"), '
-           f'iw_text_ts("time"), iw_vended_time({i}msg))')
+           f'iw_text_ts("time"), {vended.time_sql(f"{i}msg", f"{i}words")})')
     ts_expr = f"COALESCE({i}ts, {own})" if own_ts else f"{i}ts"
     rep = f"{i}t = 'REPORT' AND NOT {i}isj"
     prep = f"{i}t = 'REPORT' AND {i}isj"
@@ -142,7 +141,7 @@ SELECT {ts_expr} AS "@timestamp", {i}msg AS "@message", {i}stream AS "@logStream
          ELSE "record"."requestId" END AS "@requestId",
 {reports}    {xray_trace} AS "@xrayTraceId", {xray_segment} AS "@xraySegmentId",
     {i}seq AS "@seq", {i}isj AS {_q(JSON_MESSAGE_COLUMN)},
-    CASE WHEN NOT {i}isj THEN iw_vended_fields({i}msg) END AS {_q(JSON_FIELDS_COLUMN)},
+    {vended.fields_sql(f"{i}msg", f"{i}words")} AS {_q(JSON_FIELDS_COLUMN)},
     CAST({ingest_checks_sql(f"{i}msg", f"{i}isj")} AS TINYINT) AS {_q(INGEST_CHECKS_COLUMN)}{hot_cols}
 FROM (
     SELECT *,
@@ -153,10 +152,11 @@ FROM (
              ELSE CASE "type" {platform_case} END
         END AS {i}t
     FROM (
-        SELECT {i}seq, {i}ts, {i}msg, {i}stream, {i}lg, {i}ing, {i}doc IS NOT NULL AS {i}isj, unnest({i}doc)
+        SELECT {i}seq, {i}ts, {i}msg, {i}stream, {i}lg, {i}ing, {i}words, {i}doc IS NOT NULL AS {i}isj, unnest({i}doc)
         FROM (
             SELECT seq AS {i}seq, ts AS {i}ts, msg AS {i}msg, stream AS {i}stream, lg AS {i}lg, ing AS {i}ing,
-                CASE WHEN starts_with(msg, '{{') THEN TRY(json_transform(msg, {sql_literal(spec)})) END AS {i}doc
+                CASE WHEN starts_with(msg, '{{') THEN TRY(json_transform(msg, {sql_literal(spec)})) END AS {i}doc,
+                {vended.words_sql("msg")} AS {i}words
             FROM {src}
         )
     )

@@ -27,8 +27,9 @@ captured in the flow log record" (https://docs.aws.amazon.com/vpc/latest/usergui
 record's is its query timestamp. The ingest uses them for events that come without a CloudWatch timestamp (a file
 of bare records).
 
-Everything is SQL over the message (:data:`MACROS`), so detection costs a ``starts_with`` per text line and each
-record is matched once; one regular expression per format is the one definition of its shape.
+Everything is SQL over the message that the ingest's INSERT embeds: detection costs a ``starts_with`` per text line,
+each record is matched once (:func:`words_sql`), and one regular expression per format is the one definition of its
+shape.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from dataclasses import dataclass
 
 from collector.insights.sql import sql_literal
 
-__all__ = ["FORMATS", "MACROS", "XRAY_SEGMENT_SQL", "XRAY_TRACE_SQL", "VendedFormat", "fields_sql", "time_sql"]
+__all__ = ["FORMATS", "XRAY_SEGMENT_SQL", "XRAY_TRACE_SQL", "VendedFormat", "fields_sql", "time_sql", "words_sql"]
 
 
 @dataclass(frozen=True)
@@ -56,69 +57,78 @@ class VendedFormat:
 
     @property
     def regex(self) -> str:
-        """RE2 of a whole record (anchored; the values are its groups)."""
-        return "^" + " ".join(f"({r})" for _, r in self.groups) + "$"
+        """RE2 of a whole record (anchored; one group per value)."""
+        return "^" + " ".join(f"(?:{r})" for _, r in self.groups) + "$"
 
 
-_NUMBER_OR_DASH = "[0-9]{1,18}|-"
+_NUMBER = "0|[1-9][0-9]{0,17}"  # a JSON number as written (no leading zero), within BIGINT
+_NUMBER_OR_DASH = f"{_NUMBER}|-"
+_ADDRESS = "[0-9a-fA-F.:]+|-"
 VPC_FLOW = VendedFormat(
     "vpc-flow-log", "2 ",
     (("version", "2"), ("accountId", "[0-9]{12}|unknown"), ("interfaceId", "eni-[0-9a-f]+"),
-     ("srcAddr", r"[0-9a-fA-F.:]+|-"), ("dstAddr", r"[0-9a-fA-F.:]+|-"), ("srcPort", _NUMBER_OR_DASH),
-     ("dstPort", _NUMBER_OR_DASH), ("protocol", _NUMBER_OR_DASH), ("packets", _NUMBER_OR_DASH),
-     ("bytes", _NUMBER_OR_DASH), ("startTime", "[0-9]{1,12}"), ("endTime", "[0-9]{1,12}"),
-     ("action", "ACCEPT|REJECT|-"), ("logStatus", "OK|NODATA|SKIPDATA")),
+     ("srcAddr", _ADDRESS), ("dstAddr", _ADDRESS), ("srcPort", _NUMBER_OR_DASH), ("dstPort", _NUMBER_OR_DASH),
+     ("protocol", _NUMBER_OR_DASH), ("packets", _NUMBER_OR_DASH), ("bytes", _NUMBER_OR_DASH), ("startTime", _NUMBER),
+     ("endTime", _NUMBER), ("action", "ACCEPT|REJECT|-"), ("logStatus", "OK|NODATA|SKIPDATA")),
     frozenset({"version", "srcPort", "dstPort", "protocol", "packets", "bytes", "startTime", "endTime"}),
     "startTime", "epoch_s")
 ROUTE53_QUERY = VendedFormat(
     "route53-query-log", "1.0 ",
     (("version", r"1\.0"), ("queryTimestamp", r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z"), ("hostZoneId", "Z[0-9A-Z]+"),
-     ("queryName", r"\S+"), ("queryType", "[A-Z0-9]+"), ("responseCode", "[A-Z]+"), ("protocol", "UDP|TCP"),
-     ("edgeLocation", "[A-Z0-9-]+"), ("resolverIp", r"[0-9a-fA-F.:]+"), (None, r"\S+")),
+     ("queryName", r'[^\s"\\]+'), ("queryType", "[A-Z0-9]+"), ("responseCode", "[A-Z]+"), ("protocol", "UDP|TCP"),
+     ("edgeLocation", "[A-Z0-9-]+"), ("resolverIp", "[0-9a-fA-F.:]+"), (None, r"\S+")),
     frozenset(), "queryTimestamp", "iso")
 FORMATS: tuple[VendedFormat, ...] = (VPC_FLOW, ROUTE53_QUERY)
-"""The text record formats whose fields the ingest discovers, tried in this order (their prefixes differ)."""
+"""The text record formats whose fields the ingest discovers, tried in this order (their prefixes differ). Every
+value's pattern excludes ``"``, ``\\`` and white space, so a value is JSON text once quoted (a record with such a
+character in its query name is not recognised)."""
 
 
-def _record_struct(fmt: VendedFormat, msg: str) -> str:
-    names = [f"g{i}" for i in range(1, len(fmt.groups) + 1)]
-    return f"regexp_extract({msg}, {sql_literal(fmt.regex)}, [{', '.join(sql_literal(n) for n in names)}])"
-
-
-def _json_object(fmt: VendedFormat, rec: str) -> str:
+def _json_object(fmt: VendedFormat, words: str) -> str:
+    """SQL of a record's discovered fields as JSON object text, from ``words``, its list of space-separated values
+    (JSON text by construction: every value's pattern excludes quotes, backslashes and white space)."""
     parts = []
     for i, (name, _) in enumerate(fmt.groups, 1):
         if name is None:
             continue
-        value = f"{rec}.g{i}"
+        value = f"{words}[{i}]"
         if name in fmt.numeric:  # digits: a JSON number; '-': its text
-            value = f"CASE WHEN {value} = '-' THEN to_json({value}) ELSE to_json(CAST({value} AS BIGINT)) END"
-        parts.append(f"{sql_literal(name)}, {value}")
-    return f"CAST(json_object({', '.join(parts)}) AS VARCHAR)"
+            text = f"CASE WHEN {value} = '-' THEN '\"-\"' ELSE {value} END"
+        else:
+            text = f"'\"' || {value} || '\"'"
+        parts.append(f"'{'' if not parts else ','}\"{name}\":' || {text}")
+    return "'{' || " + " || ".join(parts) + " || '}'"
 
 
 def _matches(fmt: VendedFormat, msg: str) -> str:
     return f"(starts_with({msg}, {sql_literal(fmt.prefix)}) AND regexp_full_match({msg}, {sql_literal(fmt.regex)}))"
 
 
-def fields_sql(msg: str) -> str:
-    """SQL of the discovered fields of the text message ``msg`` (a VARCHAR expression) as JSON object text, NULL when
-    it is no record of :data:`FORMATS`."""
-    cases = " ".join(f"WHEN {_matches(f, msg)} THEN {_json_object(f, _record_struct(f, msg))}" for f in FORMATS)
-    return f"CASE {cases} END"
+def words_sql(msg: str) -> str:
+    """SQL of the words (``string_split`` at spaces) of the text message ``msg`` (a VARCHAR expression) when it is a
+    record of :data:`FORMATS`, else NULL: one regular-expression match per line that starts like a record. The
+    ingest computes it as a column, so that :func:`fields_sql` and :func:`time_sql` read the values without
+    matching or splitting again."""
+    return f"CASE WHEN {' OR '.join(_matches(f, msg) for f in FORMATS)} THEN string_split({msg}, ' ') END"
 
 
-def time_sql(msg: str) -> str:
-    """SQL of the record's own time (epoch ms, BIGINT) of the text message ``msg``, NULL when it is no record of
-    :data:`FORMATS`."""
+def fields_sql(msg: str, words: str) -> str:
+    """SQL of the discovered fields (JSON object text) of the message ``msg`` whose :func:`words_sql` is ``words``;
+    NULL when it is no record."""
+    cases = " ".join(f"WHEN starts_with({msg}, {sql_literal(f.prefix)}) THEN {_json_object(f, words)}" for f in FORMATS)
+    return f"CASE WHEN {words} IS NOT NULL THEN CASE {cases} END END"
+
+
+def time_sql(msg: str, words: str) -> str:
+    """SQL of the record's own time (epoch ms, BIGINT) of the message ``msg`` whose :func:`words_sql` is ``words``;
+    NULL when it is no record."""
     cases = []
     for f in FORMATS:
-        index = next(i for i, (n, _) in enumerate(f.groups, 1) if n == f.time_field)
-        value = f"{_record_struct(f, msg)}.g{index}"
+        value = f"{words}[{next(i for i, (n, _) in enumerate(f.groups, 1) if n == f.time_field)}]"
         ms = (f"CAST({value} AS BIGINT) * 1000" if f.time_kind == "epoch_s"
               else f"epoch_ms(TRY_CAST({value} AS TIMESTAMPTZ))")
-        cases.append(f"WHEN {_matches(f, msg)} THEN {ms}")
-    return f"CASE {' '.join(cases)} END"
+        cases.append(f"WHEN starts_with({msg}, {sql_literal(f.prefix)}) THEN {ms}")
+    return f"CASE WHEN {words} IS NOT NULL THEN CASE {' '.join(cases)} END END"
 
 
 _XRAY_TEXT = r"XRAY TraceId: ([^\s]+)\s+SegmentId: ([^\s]+)"
@@ -132,10 +142,3 @@ XRAY_SEGMENT_SQL = (f"CASE WHEN NOT {{isj}} AND contains({{msg}}, 'XRAY TraceId:
                     f"THEN NULLIF(regexp_extract({{msg}}, {sql_literal(_XRAY_TEXT)}, 2), '') "
                     f"WHEN {{platform}} AND {{tracing}}.value IS NOT NULL THEN {{tracing}}.spanId END")
 """SQL template of ``@xraySegmentId`` (same placeholders as :data:`XRAY_TRACE_SQL`)."""
-
-MACROS = (
-    f"CREATE OR REPLACE MACRO iw_vended_fields(m) AS {fields_sql('m')}",
-    f"CREATE OR REPLACE MACRO iw_vended_time(m) AS {time_sql('m')}",
-)
-"""DuckDB macros the ingest's INSERT calls: ``iw_vended_fields(message)`` (:func:`fields_sql`) and
-``iw_vended_time(message)`` (:func:`time_sql`)."""
