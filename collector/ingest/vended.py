@@ -87,7 +87,7 @@ character in its query name is not recognised)."""
 def _json_object(fmt: VendedFormat, words: str) -> str:
     """SQL of a record's discovered fields as JSON object text, from ``words``, its list of space-separated values
     (JSON text by construction: every value's pattern excludes quotes, backslashes and white space)."""
-    parts = []
+    parts: list[str] = []
     for i, (name, _) in enumerate(fmt.groups, 1):
         if name is None:
             continue
