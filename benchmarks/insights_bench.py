@@ -15,7 +15,8 @@ ingest's own benchmark), then times:
    field discovery beside DuckDB reading the same lines (its floor), and the documented "top byte
    transfers" query on the discovered fields beside a hand-written split of the lines.
 
-Run: ``.venv/bin/python benchmarks/insights_bench.py [--events 1000000]``
+Run: ``.venv/bin/python benchmarks/insights_bench.py [--events 1000000] [--sections tables,outcomes,compile,vended]``
+(``--sections``: only those parts; ``tables`` alone, copied into an older tree, compares two trees' query time).
 """
 
 from __future__ import annotations
@@ -142,20 +143,21 @@ def main() -> None:
     from types import SimpleNamespace
 
     import duckdb
-    import pandas as pd
 
-    from collector.insights import run_query
     from collector.local_tables import write_standard_tables
     from collector.standard_queries import load_standard_queries
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=200_000)
+    ap.add_argument("--sections", default="tables,outcomes,compile,vended",
+                    help="comma-separated parts to run: tables, outcomes (needs tables), compile, vended")
     args = ap.parse_args()
+    sections = set(args.sections.split(","))
     queries = load_standard_queries()
     print(f"events: {args.events:,} emitter records + {args.events // 10:,} REPORT lines")
     results = {}
     tmp = Path(tempfile.mkdtemp(prefix="idemwatch-bench-"))
-    for label, hot in (("@json only", ()), ("hot columns", HOT)):
+    for label, hot in (("@json only", ()), ("hot columns", HOT)) if sections & {"tables", "outcomes"} else ():
         db = SimpleNamespace(connection=duckdb.connect(str(tmp / f"events-{len(hot)}.duckdb")), table="events")
         con = db.connection
         build(con, args.events, hot)
@@ -166,6 +168,24 @@ def main() -> None:
         for name, i in info.items():
             print(f"  {name:18s} {i['query_seconds']:7.3f} s  {i['rows']:>9,} rows")
 
+    if "outcomes" in sections:
+        outcome_figures(results, queries, args.events)
+    if "tables" in sections:
+        j, h = results["@json only"][0], results["hot columns"][0]
+        print(f"\nall standard tables: @json only {j:.2f} s vs hot columns {h:.2f} s  (@json/hot = {j / h:.2f}x)")
+    if "compile" in sections:
+        compile_figures(list(queries.values()))
+    if "vended" in sections:
+        vended_figures(args.events, tmp)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def outcome_figures(results: dict, queries: dict, n_events: int) -> None:
+    """The outcomes table by the engine, by hand-written DuckDB SQL and by pandas."""
+    import pandas as pd
+
+    from collector.insights import run_query
+
     con = results["hot columns"][2]
     engine_t, res = timed(lambda: run_query(con, queries["outcomes"], limit_cap=None))
     sql = """SELECT epoch_ms((("@timestamp") // 60000) * 60000) AS time, service->>'$' AS service,
@@ -174,7 +194,7 @@ def main() -> None:
              FROM events WHERE schema_version IS NOT NULL AND outcome IS NOT NULL GROUP BY ALL"""
     raw_t, raw = timed(lambda: con.execute(sql).fetchall())
     assert len(raw) == len(res.rows), (len(raw), len(res.rows))
-    n_pandas = min(args.events, 200_000)
+    n_pandas = min(n_events, 200_000)
     messages = [r[0] for r in con.execute('SELECT "@message" FROM events ORDER BY "@seq" LIMIT $1',
                                           [n_pandas]).fetchall()]
 
@@ -192,17 +212,12 @@ def main() -> None:
         return df.groupby(["service", "operation", "event_source", "outcome"]).size()
 
     pandas_t, _ = timed(pandas_outcomes)
-    pandas_scaled = pandas_t * args.events / n_pandas
+    pandas_scaled = pandas_t * n_events / n_pandas
     print("\noutcomes table (hot columns):")
     print(f"  engine (run_query)          {engine_t:7.3f} s   1.00x")
     print(f"  hand-written DuckDB SQL     {raw_t:7.3f} s   engine/handwritten = {engine_t / raw_t:.2f}x")
     print(f"  pandas json.loads+groupby   {pandas_scaled:7.3f} s   (measured on {n_pandas:,}, scaled) "
           f"pandas/engine = {pandas_scaled / engine_t:.1f}x")
-    j, h = results["@json only"][0], results["hot columns"][0]
-    print(f"\nall standard tables: @json only {j:.2f} s vs hot columns {h:.2f} s  (@json/hot = {j / h:.2f}x)")
-    compile_figures(list(queries.values()))
-    vended_figures(args.events, tmp)
-    shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
