@@ -38,7 +38,6 @@ from collector.insights.exceptions import QueryError
 from collector.insights.expressions import (
     Binary,
     Call,
-    Command,
     DedupCmd,
     DisplayCmd,
     Duration,

@@ -89,7 +89,7 @@ def test_subquery_membership_compares_text_and_a_missing_value_matches_neither_w
     con = _con(GROUPS)
     q = ("filter requestId in (SOURCE '/aws/lambda/db' | filter err = 'Timeout' | fields requestId) "
          "| fields user | sort user asc")
-    run = dict(log_groups=["/aws/lambda/main"])
+    run = {"log_groups": ["/aws/lambda/main"]}
     assert run_query(con, q, **run).rows == [("a",), ("c",)]  # q1, and the number 3 is the text "3"
     assert run_query(con, q.replace(" in (", " not in ("), **run).rows == [("b",)]  # d has no requestId
 
@@ -132,7 +132,7 @@ JOIN_GROUPS = {
 
 def test_join_repeats_a_left_row_per_match_in_ingest_order_and_left_keeps_the_unmatched():
     con = _con(JOIN_GROUPS)
-    run = dict(log_groups=["/aws/apigw"])
+    run = {"log_groups": ["/aws/apigw"]}
     # r2 matches two right events: once per match, the right events in their ingest order after the sort
     assert run_query(con, JOIN.format(type="", more=""), **run).rows == [("r2", 502, 30), ("r2", 502, 10),
                                                                          ("r3", 200, 5)]

@@ -35,9 +35,9 @@ T0_S = T0 // 1000
 
 _LAMBDA = [
     "START RequestId: r1 Version: $LATEST",
-    "REPORT RequestId: r1\tDuration: 1200.00 ms\tBilled Duration: 1201 ms\tMemory Size: 128 MB\t"
+    ("REPORT RequestId: r1\tDuration: 1200.00 ms\tBilled Duration: 1201 ms\tMemory Size: 128 MB\t"
     "Max Memory Used: 70 MB\t\nXRAY TraceId: 1-6b0cc2e3-65f1b0040334e5f296ebe35c\tSegmentId: 2011ac3e29d63a3f\t"
-    "Sampled: true",
+    "Sampled: true"),
     "2026-01-05T10:00:02.000Z r1 Task timed out after 3.00 seconds",
     "java.lang.IllegalStateException: boom",
     "2026-01-05 [ERROR] User ID: 42 failed",
@@ -74,8 +74,8 @@ _WAF = {"timestamp": T0, "formatVersion": 1, "terminatingRuleId": "SQLInjectionR
 _GROUPS: dict[str, list] = {
     "/aws/lambda/orders": _LAMBDA,
     "/vpc/flow-logs": [
-        "2 123456789010 eni-1235b8ca123456789 172.31.16.139 172.31.16.21 20641 22 6 20 4249 1767607200 1767607260 "
-        "ACCEPT OK",
+        ("2 123456789010 eni-1235b8ca123456789 172.31.16.139 172.31.16.21 20641 22 6 20 4249 1767607200 1767607260 "
+        "ACCEPT OK"),
         "2 123456789010 eni-1235b8ca123456789 192.0.2.7 10.0.0.5 443 50000 17 3 900 1767607200 1767607260 REJECT OK",
         "2 123456789010 eni-1235b8ca123456789 - - - - - - - 1767607200 1767607260 - SKIPDATA"],
     "/aws/route53/example.com": [

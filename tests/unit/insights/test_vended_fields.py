@@ -39,8 +39,8 @@ def _vpc_oracle(line: str) -> dict:
 
 
 def test_default_vpc_records_get_every_documented_field_typed():
-    lines = ["2 123456789010 eni-1235b8ca123456789 172.31.16.139 172.31.16.21 20641 22 6 20 4249 1418530010 "
-             "1418530070 ACCEPT OK",
+    lines = [("2 123456789010 eni-1235b8ca123456789 172.31.16.139 172.31.16.21 20641 22 6 20 4249 1418530010 "
+             "1418530070 ACCEPT OK"),
              "2 unknown eni-1235b8ca123456789 2001:db8::1 2001:db8::2 0 0 58 1 64 1418530010 1418530070 REJECT OK",
              "2 123456789010 eni-11111111aaaaaaaaa - - - - - - - 1431280876 1431280934 - SKIPDATA"]
     assert _discovered(_store(lines)) == [_vpc_oracle(x) for x in lines]
@@ -48,9 +48,9 @@ def test_default_vpc_records_get_every_documented_field_typed():
 
 @pytest.mark.parametrize("line", [
     # a custom format (the knowledge-center article's): not discovered, its queries parse the message
-    "123456789012 vpc-0b69ce8d04278ddd subnet-002bdfe1767d0ddb0 eni-0435cbb62960f230e - 172.31.0.104 55125 "
+    ("123456789012 vpc-0b69ce8d04278ddd subnet-002bdfe1767d0ddb0 eni-0435cbb62960f230e - 172.31.0.104 55125 "
     "172.31.12.178 443 6 3 180 ACCEPT OK 1767607200 1767607260 ingress - 2 172.31.0.104 - 172.31.12.178 - us-east-1 "
-    "use1-az6 - -",
+    "use1-az6 - -"),
     "3 vpc-1 subnet-1 i-1 eni-1 2 10.0.0.1 10.0.0.2 443 80 6",  # a version-3 custom format
     "2 errors in batch 7 of 12",  # text that only starts like a record
     "2 123456789010 eni-1235b8ca123456789 172.31.16.139 172.31.16.21 020641 22 6 20 4249 1 2 ACCEPT OK",  # 020641
@@ -65,13 +65,13 @@ def test_lines_that_are_not_default_records_get_no_fields(line):
 
 def test_route53_records_and_their_time_without_a_cloudwatch_timestamp(tmp_path):
     lines = ["1.0 2017-12-13T08:16:02.130Z Z123412341234 example.com A NOERROR UDP FRA6 192.168.1.1 -",
-             "1.0 2017-12-13T08:15:50.235Z Z123412341234 example.com AAAA NOERROR TCP IAD12 192.168.3.1 "
-             "192.168.222.0/24"]
+             ("1.0 2017-12-13T08:15:50.235Z Z123412341234 example.com AAAA NOERROR TCP IAD12 192.168.3.1 "
+             "192.168.222.0/24")]
     want = [dict(zip(R53_NAMES, x.split(" "))) for x in lines]  # the EDNS client subnet is not discovered
     assert _discovered(_store(lines)) == want
     path = tmp_path / "route53.log"  # a file of bare records: each event's time is its query timestamp
-    path.write_text("\n".join(lines + ["2 123456789010 eni-1 10.0.0.1 10.0.0.2 1 2 6 1 9 1767607200 1767607260 "
-                                       "ACCEPT OK"]) + "\n")
+    path.write_text("\n".join(lines + [("2 123456789010 eni-1 10.0.0.1 10.0.0.2 1 2 6 1 9 1767607200 1767607260 "
+                                       "ACCEPT OK")]) + "\n")
     store = EventStore()
     report = store.ingest_path(path)
     assert "timestamp_from_file_mtime" not in report.by_reason
@@ -82,8 +82,8 @@ def test_route53_records_and_their_time_without_a_cloudwatch_timestamp(tmp_path)
 
 
 def test_xray_fields_of_text_and_json_lambda_logs_and_none_elsewhere():
-    lines = ["REPORT RequestId: r1\tDuration: 2.00 ms\tBilled Duration: 2 ms\tMemory Size: 128 MB\tMax Memory Used: "
-             "40 MB\t\nXRAY TraceId: 1-aaaa-bbbb\tSegmentId: ccdd\tSampled: true\t",
+    lines = [("REPORT RequestId: r1\tDuration: 2.00 ms\tBilled Duration: 2 ms\tMemory Size: 128 MB\tMax Memory Used: "
+             "40 MB\t\nXRAY TraceId: 1-aaaa-bbbb\tSegmentId: ccdd\tSampled: true\t"),
              json.dumps({"time": "2026-01-05T10:00:00.000Z", "type": "platform.start", "record": {
                  "requestId": "r2", "tracing": {"spanId": "ee11", "type": "X-Amzn-Trace-Id",
                                                 "value": "Root=1-ffff-0000;Parent=9;Sampled=1"}}}),
