@@ -661,8 +661,9 @@ class _QueryCompiler:
         """``join`` (CWL_QuerySyntax-Join): each row so far (the left, primary side) with every row of the source
         subquery (the right side) whose key has the same text; ``type=left`` keeps a left row without a match once,
         its right fields missing. Rules where the page is silent: a left row matching several right rows appears
-        once per match, ordered after the left order by the right rows' ingest order; keys compare as text (the
-        number 5 is the text "5"); a missing key matches nothing. Afterwards ``<alias>.<field>`` reads either
+        once per match, those rows in the right events' ingest order taken in the direction of the sort (the
+        default order, newest first, puts the latest right event first); keys compare as text (the number 5 is
+        the text "5"); a missing key matches nothing. Afterwards ``<alias>.<field>`` reads either
         side (every field of the right events, as the page's example reads ``lambda.duration``) and a name
         without an alias reads the left row."""
         left_key = as_text(ExprCompiler(self, st.scope).compile(cmd.left_key))
@@ -701,10 +702,10 @@ class _QueryCompiler:
         """Offline data is never masked (no data protection policy applies to local files)."""
 
     def _source_cmd(self, st: _State, cmd: SourceCmd) -> None:
-        """``SOURCE logGroups(...)`` or ``SOURCE '<log group>'`` as a filter on ``@log``. ``@log`` is ``account-id:group`` (as AWS
-        documents it, and as the local ingest builds it) or, in a table built otherwise, a bare group
-        name; prefixes match the group name, account identifiers the account part (a bare name has
-        none, so it matches no account list)."""
+        """``SOURCE logGroups(...)`` or ``SOURCE '<log group>'`` as a filter on ``@log``. ``@log`` is
+        ``account-id:group`` (as AWS documents it, and as the local ingest builds it) or, in a table built
+        otherwise, a bare group name; names and prefixes match the group name, account identifiers the account
+        part (a bare name has none, so it matches no account list)."""
         unknown = [c for c in cmd.classes if c not in _LOG_GROUP_CLASSES]
         if unknown:
             raise self.error(f"unknown log group class {unknown[0]!r} (STANDARD, INFREQUENT_ACCESS, DELIVERY)",
