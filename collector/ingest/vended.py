@@ -75,13 +75,13 @@ VPC_FLOW = VendedFormat(
 ROUTE53_QUERY = VendedFormat(
     "route53-query-log", "1.0 ",
     (("version", r"1\.0"), ("queryTimestamp", r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z"), ("hostZoneId", "Z[0-9A-Z]+"),
-     ("queryName", r'[^\s"\\]+'), ("queryType", "[A-Z0-9]+"), ("responseCode", "[A-Z]+"), ("protocol", "UDP|TCP"),
-     ("edgeLocation", "[A-Z0-9-]+"), ("resolverIp", "[0-9a-fA-F.:]+"), (None, r"\S+")),
+     ("queryName", r'[^\x00-\x20"\\\x7f]+'), ("queryType", "[A-Z0-9]+"), ("responseCode", "[A-Z]+"),
+     ("protocol", "UDP|TCP"), ("edgeLocation", "[A-Z0-9-]+"), ("resolverIp", "[0-9a-fA-F.:]+"), (None, r"\S+")),
     frozenset(), "queryTimestamp", "iso")
 FORMATS: tuple[VendedFormat, ...] = (VPC_FLOW, ROUTE53_QUERY)
 """The text record formats whose fields the ingest discovers, tried in this order (their prefixes differ). Every
-value's pattern excludes ``"``, ``\\`` and white space, so a value is JSON text once quoted (a record with such a
-character in its query name is not recognised)."""
+value's pattern excludes ``"``, ``\\``, space and control characters, so a value is JSON text once quoted (a record
+with such a character in its query name is not recognised)."""
 
 
 def _json_object(fmt: VendedFormat, words: str) -> str:

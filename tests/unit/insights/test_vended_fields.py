@@ -57,6 +57,7 @@ def test_default_vpc_records_get_every_documented_field_typed():
     "2 123456789010 eni-1235b8ca123456789 172.31.16.139 172.31.16.21 20641 22 6 20 4249 1 2 ACCEPT OK extra",
     "2  123456789010 eni-1235b8ca123456789 a b 1 2 6 20 4249 1 2 ACCEPT OK",  # two spaces
     '1.0 2017-12-13T08:16:02.130Z Z123412341234 ex"ample.com A NOERROR UDP FRA6 192.168.1.1 -',  # a quote
+    "1.0 2017-12-13T08:16:02.130Z Z123412341234 ex\x01ample.com A NOERROR UDP FRA6 192.168.1.1 -",  # a control char
     "1.0 2017-12-13T08:16:02.130Z Z123412341234 example.com A NOERROR QUIC FRA6 192.168.1.1 -",
 ])
 def test_lines_that_are_not_default_records_get_no_fields(line):
@@ -95,7 +96,8 @@ def test_xray_fields_of_text_and_json_lambda_logs_and_none_elsewhere():
                         ("r3", None, None)]
 
 
-_TOKEN = st.sampled_from(["2", "1.0", "-", "0", "7", "022", "123456789010", "unknown", "eni-0a1", "eni-XYZ",
+_TOKEN = st.sampled_from(["2", "1.0", "-", "0", "7", "022", "123456789010", "unknown", "eni-0a1", "eni-XYZ", "\x1f",
+                          "é.example.com", "a\x7fb",
                           "10.0.0.1", "2001:db8::1", "ACCEPT", "REJECT", "OK", "NODATA", "SKIPDATA", "x\"y", "a\\b",
                           "2017-12-13T08:16:02.130Z", "Z12", "example.com", "A", "NOERROR", "UDP", "FRA6", "\t", "",
                           "99999999999999999999", "{", "}"])
