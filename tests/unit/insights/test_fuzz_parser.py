@@ -44,7 +44,7 @@ def test_fuzz_tokenizer_parser_and_compiler_raise_only_positioned_query_errors(t
 
 
 @pytest.mark.slow
-@settings(max_examples=20_000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8_000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_TEXT)
 def test_fuzz_tokenizer_parser_and_compiler_many_examples(text):
     _only_query_errors(text)
