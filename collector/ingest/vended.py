@@ -86,18 +86,21 @@ with such a character in its query name is not recognised)."""
 
 def _json_object(fmt: VendedFormat, words: str) -> str:
     """SQL of a record's discovered fields as JSON object text, from ``words``, its list of space-separated values
-    (JSON text by construction: every value's pattern excludes quotes, backslashes and white space)."""
-    parts: list[str] = []
+    (JSON text by construction: every value's pattern excludes quotes, backslashes, space and control characters).
+    One ``format`` call: about half the time of concatenating the pieces."""
+    keys: list[str] = []
+    values: list[str] = []
     for i, (name, _) in enumerate(fmt.groups, 1):
         if name is None:
             continue
         value = f"{words}[{i}]"
         if name in fmt.numeric:  # digits: a JSON number; '-': its text
-            text = f"CASE WHEN {value} = '-' THEN '\"-\"' ELSE {value} END"
+            keys.append(f'"{name}":{{}}')
+            values.append(f"CASE WHEN {value} = '-' THEN '\"-\"' ELSE {value} END")
         else:
-            text = f"'\"' || {value} || '\"'"
-        parts.append(f"'{'' if not parts else ','}\"{name}\":' || {text}")
-    return "'{' || " + " || ".join(parts) + " || '}'"
+            keys.append(f'"{name}":"{{}}"')
+            values.append(value)
+    return f"format({sql_literal('{{' + ','.join(keys) + '}}')}, {', '.join(values)})"
 
 
 def _matches(fmt: VendedFormat, msg: str) -> str:
