@@ -10,9 +10,13 @@ ingest's own benchmark), then times:
    table (the practical floor), and pandas (``json.loads`` per line + ``groupby``, the usual
    notebook approach);
 3. the compiler alone (parse + SQL generation) on the standard queries and the published query
-   texts of tests/unit/insights/published_queries.json, beside the tokenizer alone (its floor).
+   texts of tests/unit/insights/published_queries.json, beside the tokenizer alone (its floor);
+4. AWS's text logs (default-format VPC flow log records, as a file of bare records): the ingest with
+   field discovery beside DuckDB reading the same lines (its floor), and the documented "top byte
+   transfers" query on the discovered fields beside a hand-written split of the lines.
 
-Run: ``.venv/bin/python benchmarks/insights_bench.py [--events 1000000]``
+Run: ``.venv/bin/python benchmarks/insights_bench.py [--events 1000000] [--sections tables,outcomes,compile,vended]``
+(``--sections``: only those parts; ``tables`` alone, copied into an older tree, compares two trees' query time).
 """
 
 from __future__ import annotations
@@ -56,9 +60,10 @@ def build(con, n: int, hot: tuple[str, ...]) -> None:
            "'attempt',attempt,'record_age_ms',age,'error_code', CASE WHEN outcome LIKE '%failure' THEN 'Throttled' END,"
            "'in_progress_expires_at_ms', CASE outcome WHEN 'claimed' THEN ts + 60000 END)")
     hot_sql = "".join(", json_extract(j, '$." + ".".join(f'"{p}"' for p in h.split(".")) + "')" for h in hot)
+    named = ", ".join(f'"{c}"' for c in ("@timestamp", "@message", "@logStream", "@log", "@ingestionTime", "@seq",
+                                         "@json", *hot))
     con.execute(f"""
-        INSERT INTO events SELECT ts, CAST(j AS VARCHAR), 'stream', '/aws/lambda/bench', ts, NULL, NULL, NULL, NULL,
-               NULL, NULL, NULL, i, j{hot_sql}
+        INSERT INTO events ({named}) SELECT ts, CAST(j AS VARCHAR), 'stream', '/aws/lambda/bench', ts, i, j{hot_sql}
         FROM (SELECT *, {doc} AS j FROM gen)""")
     # one REPORT line per 10 events
     con.execute("""
@@ -101,24 +106,58 @@ def compile_figures(standard: list[str], rounds: int = 7) -> None:
               f"compile/tokenize = {c / k:.1f}x")
 
 
+def vended_figures(n: int, tmp: Path) -> None:
+    """Ingest and query time of ``n`` VPC flow log records (collector.ingest.vended) beside their floors."""
+    import duckdb
+
+    from collector.ingest import EventStore
+    from collector.insights import run_query
+
+    path = tmp / "flow.log"
+    with path.open("w", encoding="ascii") as fh:
+        for i in range(n):
+            start = 1767607200 + i // 50
+            fh.write(f"2 123456789012 eni-0a1b2c3d4e5f6{i % 7:04d} 10.0.{i % 13}.{i % 251} 10.1.{i % 5}.{i % 17} "
+                     f"{1024 + i % 60000} 443 6 {1 + i % 40} {60 + i % 9000} {start} {start + 60} "
+                     f"{'ACCEPT' if i % 9 else 'REJECT'} OK\n")
+    store = EventStore()
+    ingest_t, _ = timed(lambda: store.ingest_path(path, log_group="/vpc/flow-logs"))
+    floor = duckdb.connect()
+    read_t, _ = timed(lambda: floor.execute(
+        f"CREATE TABLE lines AS SELECT line FROM read_csv('{path}', columns = {{'line': 'VARCHAR'}}, delim = chr(1), "
+        "quote = '', escape = '', header = false, auto_detect = false)").fetchall())
+    q = "stats sum(bytes) as bytesTransferred by srcAddr, dstAddr | sort bytesTransferred desc | limit 15"
+    query_t, res = timed(lambda: run_query(store, q))
+    hand = ("SELECT p[4] AS src, p[5] AS dst, sum(CAST(p[10] AS BIGINT)) AS b FROM "
+            "(SELECT string_split(line, ' ') AS p FROM lines) GROUP BY ALL ORDER BY b DESC LIMIT 15")
+    hand_t, rows = timed(lambda: floor.execute(hand).fetchall())
+    assert [r[2] for r in rows] == [r[2] for r in res.rows], "the engine's top transfers differ from the split's"
+    print(f"\nVPC flow log records ({n:,}, default format):")
+    print(f"  ingest with discovery       {ingest_t:7.3f} s   DuckDB reading the lines {read_t:7.3f} s   "
+          f"ingest/read = {ingest_t / read_t:.1f}x")
+    print(f"  top byte transfers (engine) {query_t:7.3f} s   hand-written split       {hand_t:7.3f} s   "
+          f"engine/hand = {query_t / hand_t:.1f}x")
+
+
 def main() -> None:
     from types import SimpleNamespace
 
     import duckdb
-    import pandas as pd
 
-    from collector.insights import run_query
     from collector.local_tables import write_standard_tables
     from collector.standard_queries import load_standard_queries
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=200_000)
+    ap.add_argument("--sections", default="tables,outcomes,compile,vended",
+                    help="comma-separated parts to run: tables, outcomes (needs tables), compile, vended")
     args = ap.parse_args()
+    sections = set(args.sections.split(","))
     queries = load_standard_queries()
     print(f"events: {args.events:,} emitter records + {args.events // 10:,} REPORT lines")
     results = {}
     tmp = Path(tempfile.mkdtemp(prefix="idemwatch-bench-"))
-    for label, hot in (("@json only", ()), ("hot columns", HOT)):
+    for label, hot in (("@json only", ()), ("hot columns", HOT)) if sections & {"tables", "outcomes"} else ():
         db = SimpleNamespace(connection=duckdb.connect(str(tmp / f"events-{len(hot)}.duckdb")), table="events")
         con = db.connection
         build(con, args.events, hot)
@@ -129,6 +168,24 @@ def main() -> None:
         for name, i in info.items():
             print(f"  {name:18s} {i['query_seconds']:7.3f} s  {i['rows']:>9,} rows")
 
+    if "outcomes" in sections:
+        outcome_figures(results, queries, args.events)
+    if "tables" in sections:
+        j, h = results["@json only"][0], results["hot columns"][0]
+        print(f"\nall standard tables: @json only {j:.2f} s vs hot columns {h:.2f} s  (@json/hot = {j / h:.2f}x)")
+    if "compile" in sections:
+        compile_figures(list(queries.values()))
+    if "vended" in sections:
+        vended_figures(args.events, tmp)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def outcome_figures(results: dict, queries: dict, n_events: int) -> None:
+    """The outcomes table by the engine, by hand-written DuckDB SQL and by pandas."""
+    import pandas as pd
+
+    from collector.insights import run_query
+
     con = results["hot columns"][2]
     engine_t, res = timed(lambda: run_query(con, queries["outcomes"], limit_cap=None))
     sql = """SELECT epoch_ms((("@timestamp") // 60000) * 60000) AS time, service->>'$' AS service,
@@ -137,7 +194,7 @@ def main() -> None:
              FROM events WHERE schema_version IS NOT NULL AND outcome IS NOT NULL GROUP BY ALL"""
     raw_t, raw = timed(lambda: con.execute(sql).fetchall())
     assert len(raw) == len(res.rows), (len(raw), len(res.rows))
-    n_pandas = min(args.events, 200_000)
+    n_pandas = min(n_events, 200_000)
     messages = [r[0] for r in con.execute('SELECT "@message" FROM events ORDER BY "@seq" LIMIT $1',
                                           [n_pandas]).fetchall()]
 
@@ -155,16 +212,12 @@ def main() -> None:
         return df.groupby(["service", "operation", "event_source", "outcome"]).size()
 
     pandas_t, _ = timed(pandas_outcomes)
-    pandas_scaled = pandas_t * args.events / n_pandas
+    pandas_scaled = pandas_t * n_events / n_pandas
     print("\noutcomes table (hot columns):")
     print(f"  engine (run_query)          {engine_t:7.3f} s   1.00x")
     print(f"  hand-written DuckDB SQL     {raw_t:7.3f} s   engine/handwritten = {engine_t / raw_t:.2f}x")
     print(f"  pandas json.loads+groupby   {pandas_scaled:7.3f} s   (measured on {n_pandas:,}, scaled) "
           f"pandas/engine = {pandas_scaled / engine_t:.1f}x")
-    j, h = results["@json only"][0], results["hot columns"][0]
-    print(f"\nall standard tables: @json only {j:.2f} s vs hot columns {h:.2f} s  (@json/hot = {j / h:.2f}x)")
-    compile_figures(list(queries.values()))
-    shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -61,18 +61,22 @@ def _cell(value: Any) -> str:
 @click.option("--end", type=TIME, default=None, help="Inclusive end: same forms as --start.")
 @click.option("--log-group", default=None, help="Log group for the events (default: derived from each file name).")
 @_ACCOUNT_ID
+@click.option("--strict-fields", is_flag=True,
+              help="A field the query reads that no scanned event has is an error (exit 2), not a warning.")
 @click.argument("query_text", metavar="QUERY")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-def query(fmt: str, start: float | None, end: float | None, log_group: str | None, account_id: str, query_text: str,
-          files: tuple[Path, ...]) -> None:
+def query(fmt: str, start: float | None, end: float | None, log_group: str | None, account_id: str,
+          strict_fields: bool, query_text: str, files: tuple[Path, ...]) -> None:
     """Run one Logs Insights QUERY over log FILE(s) and print the result.
 
     FILES are files or directories (read recursively). Any of the ingest formats (JSON lines,
     Lambda text/JSON format, filter-log-events output, console CSV, export-to-S3), plain or
-    gzip. Without --start/--end, all events. At most 10,000 rows, as on CloudWatch. Exit code 2
-    on a query error or an input that is not a log file.
+    gzip. Without --start/--end, all events. At most 10,000 rows, as on CloudWatch. A field the
+    query reads that none of the scanned events has is named on standard error with the closest
+    present name (the result is unchanged). Exit code 2 on a query error, an input that is not a
+    log file, or such a field with --strict-fields.
     """
-    from collector.insights import QueryError, compile_query, run_query
+    from collector.insights import QueryError, compile_query, missing_fields, run_query
 
     require_range(start, end)
     try:  # fail on a bad query before reading any file
@@ -91,8 +95,13 @@ def query(fmt: str, start: float | None, end: float | None, log_group: str | Non
         skipped += int(getattr(report, "skipped", 0))
     try:
         result = run_query(store, query_text, start=start, end=end)
+        missing = missing_fields(store, query_text, start=start, end=end)
     except QueryError as exc:
         raise InputError(f"query: {exc}") from None
+    if missing and strict_fields:
+        raise InputError(f"query: {missing[0].message} (--strict-fields)")
+    for field in missing:
+        echo(f"warning: {field.message}", err=True)
     if skipped:
         click.echo(f"note: {skipped} input line(s) could not be read as log events (skipped)", err=True)
     if fmt == "json":

@@ -48,6 +48,8 @@ EVENT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("@memorySize", "DOUBLE"),  # bytes (1 MB = 10^6 bytes, as Logs Insights reports it)
     ("@maxMemoryUsed", "DOUBLE"),  # bytes
     ("@initDuration", "DOUBLE"),  # ms
+    ("@xrayTraceId", "VARCHAR"),  # Lambda lines with an X-Ray trace ID (collector.ingest.vended)
+    ("@xraySegmentId", "VARCHAR"),
     ("@seq", "BIGINT"),  # ingest order over the store's life (the tie-breaker)
     ("@json", "JSON"),  # the message when it is a JSON object, at most 200 fields
 )

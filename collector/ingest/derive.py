@@ -11,6 +11,8 @@ ingestion time); this statement adds what Logs Insights derives from the message
   ``@initDuration`` (ms) and ``@memorySize``, ``@maxMemoryUsed`` (bytes, 1 MB = 10^6 bytes, as Logs
   Insights reports them); the same from the Lambda JSON log format's ``platform.start`` /
   ``platform.runtimeDone`` / ``platform.report`` records (``record.requestId``, ``record.metrics.*``);
+- the fields of AWS's text records and ``@xrayTraceId`` / ``@xraySegmentId`` (``collector.ingest.vended``): the
+  record's fields as ``@jsonFields``, its own time when the stage has none;
 - hot contract fields as columns named like the field (``constants.HOT_FIELDS``): JSON, or VARCHAR for the string
   fields of the contract (``constants.HOT_STRING_FIELDS``);
 - when the stage has no timestamp (``ts`` NULL) and ``own_ts`` is on: the record's own time, first of
@@ -26,6 +28,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from collector.ingest import vended
 from collector.ingest.constants import MAX_DISCOVERED_FIELDS, MAX_TIMESTAMP_MS, MB, OUT_OF_RANGE_MS, IngestCheck
 from collector.insights.sql import quote_ident as _q
 from collector.insights.sql import sql_literal
@@ -79,7 +82,8 @@ def _spec(hot: Mapping[str, str]) -> tuple[str, dict[str, str]]:
     field -> its column's type (``JSON`` or ``VARCHAR``)."""
     top: dict[str, object] = {
         "_aws": {"Timestamp": "JSON"}, "timestamp": "VARCHAR", "time": "VARCHAR", "type": "VARCHAR",
-        "record": {"requestId": "VARCHAR", "metrics": {m: "DOUBLE" for m in _METRICS}},
+        "record": {"requestId": "VARCHAR", "metrics": {m: "DOUBLE" for m in _METRICS},
+                   "tracing": {"spanId": "VARCHAR", "value": "VARCHAR"}},
     }
     exprs: dict[str, str] = {}
     for h in hot:
@@ -110,7 +114,7 @@ def insert_sql(table: str, src: str, hot: Mapping[str, str], *, own_ts: bool, wi
     i = _INTERNAL
     platform_case = " ".join(f"WHEN {sql_literal(t)} THEN {sql_literal(v)}" for t, v in _PLATFORM.items())
     own = ('COALESCE(iw_ms_range(TRY_CAST("_aws"."Timestamp" AS DOUBLE)), iw_text_ts("timestamp"), '
-           'iw_text_ts("time"))')
+           f'iw_text_ts("time"), {vended.time_sql(f"{i}msg", f"{i}words")})')
     ts_expr = f"COALESCE({i}ts, {own})" if own_ts else f"{i}ts"
     rep = f"{i}t = 'REPORT' AND NOT {i}isj"
     prep = f"{i}t = 'REPORT' AND {i}isj"
@@ -123,6 +127,9 @@ def insert_sql(table: str, src: str, hot: Mapping[str, str], *, own_ts: bool, wi
                       for field, (text_re, key, in_mb) in REPORT_FIELDS.items())
     rid_re = sql_literal(r"^(?:START|END|REPORT) RequestId: ([^\s]+)")
     hot_cols = "".join(f", {e} AS {_q(h)}" for h, e in hot_exprs.items())
+    xray = {"msg": f"{i}msg", "isj": f"{i}isj", "platform": f"({i}isj AND {i}t IS NOT NULL)",
+            "tracing": '"record"."tracing"'}
+    xray_trace, xray_segment = vended.XRAY_TRACE_SQL.format(**xray), vended.XRAY_SEGMENT_SQL.format(**xray)
     columns = [n for n, _ in EVENT_STORED_COLUMNS] + list(hot_exprs)
     return f"""
 INSERT INTO {_q(table)} ({", ".join(_q(c) for c in columns)})
@@ -132,7 +139,9 @@ SELECT {ts_expr} AS "@timestamp", {i}msg AS "@message", {i}stream AS "@logStream
     CASE WHEN {i}t IS NULL THEN NULL
          WHEN NOT {i}isj THEN regexp_extract({i}msg, {rid_re}, 1)
          ELSE "record"."requestId" END AS "@requestId",
-{reports}    {i}seq AS "@seq", {i}isj AS {_q(JSON_MESSAGE_COLUMN)}, CAST(NULL AS VARCHAR) AS {_q(JSON_FIELDS_COLUMN)},
+{reports}    {xray_trace} AS "@xrayTraceId", {xray_segment} AS "@xraySegmentId",
+    {i}seq AS "@seq", {i}isj AS {_q(JSON_MESSAGE_COLUMN)},
+    {vended.fields_sql(f"{i}msg", f"{i}words")} AS {_q(JSON_FIELDS_COLUMN)},
     CAST({ingest_checks_sql(f"{i}msg", f"{i}isj")} AS TINYINT) AS {_q(INGEST_CHECKS_COLUMN)}{hot_cols}
 FROM (
     SELECT *,
@@ -143,10 +152,11 @@ FROM (
              ELSE CASE "type" {platform_case} END
         END AS {i}t
     FROM (
-        SELECT {i}seq, {i}ts, {i}msg, {i}stream, {i}lg, {i}ing, {i}doc IS NOT NULL AS {i}isj, unnest({i}doc)
+        SELECT {i}seq, {i}ts, {i}msg, {i}stream, {i}lg, {i}ing, {i}words, {i}doc IS NOT NULL AS {i}isj, unnest({i}doc)
         FROM (
             SELECT seq AS {i}seq, ts AS {i}ts, msg AS {i}msg, stream AS {i}stream, lg AS {i}lg, ing AS {i}ing,
-                CASE WHEN starts_with(msg, '{{') THEN TRY(json_transform(msg, {sql_literal(spec)})) END AS {i}doc
+                CASE WHEN starts_with(msg, '{{') THEN TRY(json_transform(msg, {sql_literal(spec)})) END AS {i}doc,
+                {vended.words_sql("msg")} AS {i}words
             FROM {src}
         )
     )

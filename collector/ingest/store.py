@@ -172,8 +172,9 @@ class EventStore:
         if existing and JSON_MESSAGE_COLUMN not in existing:
             self._upgrade_layout(list(existing), wanted)
         elif existing:
-            if INGEST_CHECKS_COLUMN not in existing:  # a store made before the column: its earlier rows keep NULL
-                _run(self.connection, f"ALTER TABLE {_q(self.table)} ADD COLUMN {_q(INGEST_CHECKS_COLUMN)} TINYINT")
+            for name, kind in EVENT_STORED_COLUMNS:  # a store made before a column: its earlier rows keep NULL
+                if name not in existing:
+                    _run(self.connection, f"ALTER TABLE {_q(self.table)} ADD COLUMN {_q(name)} {kind}")
             base = {n for n, _ in EVENT_STORED_COLUMNS} | {"@json"}
             self.hot_types = {c: "VARCHAR" if t.upper().startswith("VARCHAR") else "JSON"
                               for c, t in existing.items() if c not in base}

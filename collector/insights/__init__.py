@@ -3,8 +3,9 @@
 Commands: ``fields`` (expressions, ``as``), ``display``, ``filter``, ``filterIndex``,
 ``stats ... by ...`` (incl. ``bin(5m) [offset 1h]``, aliases, reuse of an alias later in the
 same ``stats``, arithmetic on aggregates), ``sort [by] ... asc|desc``, ``limit``, ``parse`` (glob
-``*`` and regex with ``(?<name>...)`` groups), ``dedup``, ``unnest ... into``, ``unmask``,
-``SOURCE logGroups(...)``; ``#`` comments. Any other command or function is a
+``*`` and regex with ``(?<name>...)`` groups, any number; ``@message`` without a field), ``dedup``,
+``unnest ... into``, ``unmask``, ``SOURCE logGroups(...)`` / ``SOURCE '<group>'``, ``join`` and
+``field in (<subquery>)``; ``#`` comments; ``!`` for ``not``. Any other command or function is a
 :class:`QueryError` naming it and its position; so is any text the engine cannot run
 (limits in :mod:`collector.insights.constants`). The full list, generated from the registries,
 is docs/logs-insights-coverage.md.
@@ -28,6 +29,10 @@ Semantics (as documented by AWS; where AWS leaves it open, the choice is stated)
   the reverse; missing values last (not documented). ``sortsFirst``/``sortsLast`` use it.
 - ``like "text"`` is a case-sensitive substring match; ``like /re/`` and ``=~ /re/`` are
   unanchored RE2 searches; ``in [...]`` is set membership.
+- ``join`` keys and ``in (<subquery>)`` values match when their text is equal; a left row matching
+  several right rows appears once per match; a subquery reads the same time window, uncapped.
+- field names: ``a[1]`` is ``a.1`` (list items from 0, as the flattened JSON names); ``@@x`` is the
+  JSON key ``@x``; ``@x`` is a generated field (a system column, else missing).
 - ``pct`` is nearest-rank (a value present in the data); ``stddev`` is the sample standard
   deviation; ``count_distinct`` is exact; ``earliest``/``latest`` skip events without the field.
 - bins of ms/s/m/h/d are aligned on multiples since the epoch (UTC), weeks start on Monday,
@@ -37,6 +42,7 @@ Semantics (as documented by AWS; where AWS leaves it open, the choice is stated)
 from collector.insights.compiler import DEFAULT_LIMIT, CompiledQuery, compile_query
 from collector.insights.engine import run_query
 from collector.insights.exceptions import QueryError
+from collector.insights.field_check import MissingField, missing_fields
 from collector.insights.functions import AGGREGATE_FUNCTIONS, SCALAR_FUNCTIONS
 from collector.insights.parser import parse_query
 from collector.insights.references import QueryReferences, query_references
@@ -49,6 +55,7 @@ __all__ = [
     "DEFAULT_LIMIT",
     "SCALAR_FUNCTIONS",
     "CompiledQuery",
+    "MissingField",
     "QueryError",
     "QueryReferences",
     "QueryResult",
@@ -56,6 +63,7 @@ __all__ = [
     "compile_query",
     "format_timestamp",
     "harden_connection",
+    "missing_fields",
     "parse_query",
     "query_references",
     "run_query",

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from collector.insights.constants import DOCS
 
-__all__ = ["SUPPORTED_COMMANDS", "UNSUPPORTED_COMMANDS", "UNSUPPORTED_FUNCTIONS", "CommandInfo", "FunctionGap"]
+__all__ = ["SUBQUERY", "SUPPORTED_COMMANDS", "UNSUPPORTED_COMMANDS", "UNSUPPORTED_FUNCTIONS", "CommandInfo",
+           "FunctionGap"]
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,21 @@ SUPPORTED_COMMANDS: dict[str, CommandInfo] = {c.name.lower(): c for c in (
                 "offline data is never masked: the command (and `unmask(field)`) returns the content unchanged"),
     CommandInfo("SOURCE", "CWL_QuerySyntax-Source.html",
                 "`logGroups(namePrefix: [...], class: [...], accountIdentifiers: [...])` selects local log groups; "
-                "every local group counts as class STANDARD (the documented default)"),
+                "every local group counts as class STANDARD (the documented default); `SOURCE '<log group>'` "
+                "selects one group by its exact name (the form the join and subquery pages write)"),
+    CommandInfo("join", "CWL_QuerySyntax-Join.html",
+                "`join [type=inner|left] left=<a> right=<b> where <a>.<f> = <b>.<f> (<subquery>)`: rows whose keys "
+                "have equal text; a row matching several right rows appears once per match (right rows in ingest "
+                "order); `<alias>.<field>` reads any field of either side, a name without alias the left row; the "
+                "subquery reads the same time window"),
 )}
+
+SUBQUERY = CommandInfo(
+    "subquery", "CWL_QuerySyntax-Subqueries.html",
+    "`filter <field> [not] in (<subquery>)`: true when the field's text equals one value of the subquery's result "
+    "column of that name; the subquery reads the same time window and is not capped at 10,000 rows; a subquery "
+    "inside a subquery is refused, as AWS supports no nested subqueries")
+"""The subquery construct: not a command word, so not in the dispatch tables, but a row of the coverage page."""
 
 UNSUPPORTED_COMMANDS: dict[str, CommandInfo] = {c.name.lower(): c for c in (
     CommandInfo("pattern", "CWL_QuerySyntax-Pattern.html",
@@ -60,7 +74,6 @@ UNSUPPORTED_COMMANDS: dict[str, CommandInfo] = {c.name.lower(): c for c in (
     CommandInfo("anomaly", "CWL_QuerySyntax-Anomaly.html", "machine-learning anomaly detection that runs only in AWS"),
     CommandInfo("lookup", "CWL_QuerySyntax-Lookup.html", "needs a lookup table stored in CloudWatch Logs"),
     CommandInfo("addtotals", "CWL_QuerySyntax.html", "not implemented offline"),
-    CommandInfo("join", "CWL_QuerySyntax.html", "not implemented offline"),
 )}
 
 

@@ -6,7 +6,8 @@ had (``SELECT *, <new> AS __iw_cN``), so a later command can still see a field a
 displayed columns and the row order are tracked beside the stages and applied at the end:
 
 - displayed: the last ``display``; else every field named by ``fields`` commands; else the
-  last ``stats`` output; else ``@timestamp, @message`` (what the console shows).
+  last ``stats`` output; else ``@timestamp, @message`` (what the console shows) and the fields
+  ``parse`` made (as AWS's published output of such a query shows them).
 - order: the last ``sort`` (ties broken by ingest order ``@seq``); without one, non-stats
   results are ``@timestamp`` descending and stats results are ordered by their group keys.
 - limit: ``limit N`` where written; the result is capped at ``limit_cap`` rows (10,000 as
@@ -37,7 +38,6 @@ from collector.insights.exceptions import QueryError
 from collector.insights.expressions import (
     Binary,
     Call,
-    Command,
     DedupCmd,
     DisplayCmd,
     Duration,
@@ -47,7 +47,9 @@ from collector.insights.expressions import (
     FilterCmd,
     FilterIndexCmd,
     InList,
+    InSubquery,
     Item,
+    JoinCmd,
     LimitCmd,
     Literal,
     ParseCmd,
@@ -65,7 +67,7 @@ from collector.insights.expressions import (
 )
 from collector.insights.functions import AGGREGATE_FUNCTIONS, SCALAR_FUNCTIONS, period_interval
 from collector.insights.parser import parse_query
-from collector.insights.regex import convert_named_groups
+from collector.insights.regex import capture_count, convert_named_groups
 from collector.insights.sql import (
     Params,
     Typed,
@@ -83,7 +85,7 @@ from collector.insights.sql import (
 from collector.insights.types import ValueType as V
 from collector.tables import EVENT_COLUMNS, INTERNAL_EVENT_COLUMNS
 
-__all__ = ["DEFAULT_LIMIT", "EVENT_COLUMN_TYPES", "Column", "CompiledQuery", "compile_query",
+__all__ = ["DEFAULT_LIMIT", "EVENT_COLUMN_TYPES", "Column", "CompiledQuery", "FieldRead", "compile_query",
            "convert_named_groups", "glob_to_regex"]
 
 TIMESTAMP_FIELD = "@timestamp"
@@ -104,6 +106,8 @@ class Column:
     ms_timestamp: bool = False  # stored as BIGINT epoch ms, seen as TIMESTAMP
     nested: bool = False  # a value the query made (jsonParse, unnest): ``name.path`` reads inside it
     json: bool = False  # a table column of DuckDB type JSON (valid JSON text): ``json_present_sql`` applies
+    event_field: str | None = None  # the event field it holds as ingested (None: a value the query made)
+    event_json: bool = False  # nested, and the events' own fields (a join side): ``name.path`` is field ``path``
 
     def typed(self) -> Typed:
         if self.ms_timestamp:
@@ -121,11 +125,31 @@ class _Scope:
     seq_ident: str | None
     is_stats: bool = False
     group_keys: list[Column] = field(default_factory=list)
+    tiebreak: tuple[str, ...] = ()  # after @seq: what orders the rows one event became (a join's right @seq)
+
+    def with_columns(self, columns: dict[str, Column]) -> _Scope:
+        """The same scope over ``columns``."""
+        return _Scope(columns, self.json_ident, self.seq_ident, self.is_stats, self.group_keys, self.tiebreak)
 
     @property
     def timestamp(self) -> Column | None:
         c = self.columns.get(TIMESTAMP_FIELD)
         return c if c is not None and c.type is V.TIMESTAMP else None
+
+
+@dataclass(frozen=True)
+class FieldRead:
+    """A field a query reads that the query did not make (an event field, or a name that means nothing where it is
+    read).
+
+    ``name``: the field (for a join side's ``alias.path``, ``path``); ``pos``: its offset in the query text;
+    ``available``: False when no row at that point can have it (``@`` names that are not system fields, any name
+    after ``stats`` that is not one of its columns); ``candidates``: the names that point offers then."""
+
+    name: str
+    pos: int
+    available: bool = True
+    candidates: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -142,6 +166,8 @@ class CompiledQuery:
     sort key ``__iw_order_key`` and the ingest order ``__iw_order_seq`` (same ``params``): a caller
     that checks the rows arrive in (key ascending, nulls last; then seq ascending) order, and falls back to
     ``sql`` when not, gets ``sql``'s rows in ``sql``'s order without the sort. None otherwise.
+    ``field_reads``: every :class:`FieldRead` in query order (``collector.insights.field_check`` checks them against
+    the events).
     """
 
     sql: str
@@ -151,6 +177,7 @@ class CompiledQuery:
     udfs: list[str] = field(default_factory=list)  # engine UDFs the SQL calls (sql.register_functions)
     stages: list[tuple[str, int | None]] = field(default_factory=list)
     unordered_sql: str | None = None
+    field_reads: tuple[FieldRead, ...] = ()
 
 
 ORDER_KEY_COLUMN, ORDER_SEQ_COLUMN = "__iw_order_key", "__iw_order_seq"
@@ -180,6 +207,8 @@ def compile_query(
     start_ms: int | None = None,
     end_ms: int | None = None,
     limit_cap: int | None = DEFAULT_LIMIT,
+    *,
+    log_groups: Sequence[str] | None = None,
 ) -> CompiledQuery:
     """Compile Logs Insights text to DuckDB SQL.
 
@@ -190,12 +219,15 @@ def compile_query(
         table: events table name.
         start_ms, end_ms: inclusive bounds on ``@timestamp`` (epoch ms), None = unbounded.
         limit_cap: maximum rows (10,000 as on CloudWatch); None = no cap.
+        log_groups: the log groups (names) the query runs on, as StartQuery's ``logGroupNames``; None = every
+            group in the table. A (sub)query that starts with ``SOURCE`` chooses its own groups instead.
     Raises:
         QueryError: syntax error, unsupported command/function, or invalid argument.
     """
     parsed = query if isinstance(query, Query) else parse_query(query)
     cols = list(table_columns) if table_columns is not None else list(EVENT_COLUMN_TYPES.items())
-    compiler = _QueryCompiler(parsed, cols, table, start_ms, end_ms, limit_cap)
+    compiler = _QueryCompiler(parsed, cols, table, start_ms, end_ms, limit_cap,
+                              tuple(log_groups) if log_groups is not None else None)
     try:
         return compiler.compile()
     except QueryError as exc:
@@ -264,7 +296,7 @@ class ExprCompiler:
         if self.allow_agg and not self._in_agg:
             raise self.error(f"field '{e.name}' is used in stats outside an aggregate function "
                              f"and is not a 'by' field or an earlier alias of this stats", e.pos)
-        return self.owner.resolve_field(self.scope, e.name)
+        return self.owner.resolve_field(self.scope, e.name, e.pos)
 
     def _unary(self, e: Unary) -> Typed:
         inner = self.compile(e.operand)
@@ -310,9 +342,12 @@ class ExprCompiler:
         agg = left.is_agg or right.is_agg
         if e.op in ("like", "=~"):
             pat = e.right
-            p = self.params.add(pat.value if isinstance(pat, Literal) else pat.pattern)  # type: ignore[union-attr]
+            if not isinstance(pat, (Literal, Regex)):  # pragma: no cover - the parser only builds these
+                raise self.error(f"{e.op} needs a \"string\" or a /regex/", pat.pos)
+            pattern = str(pat.value) if isinstance(pat, Literal) else pat.pattern
+            p = self.params.add(pattern)
             if isinstance(pat, Regex) or e.op == "=~":
-                self.owner.regexes.append((str(pat.value if isinstance(pat, Literal) else pat.pattern), pat.pos))
+                self.owner.regexes.append((pattern, pat.pos))
             if isinstance(pat, Literal) and e.op == "like":
                 sql = f"contains({as_text(left)}, {p})"
             else:
@@ -351,6 +386,22 @@ class ExprCompiler:
         if e.negated:
             sql = f"(NOT {sql})"
         return Typed(V.BOOLEAN, sql, is_agg=agg)
+
+    def _in_subquery(self, e: InSubquery) -> Typed:
+        """``field [not] in (<subquery>)`` (CWL_QuerySyntax-Subqueries): true when the field's text equals one value
+        of the subquery's result column of the same name ("Only fields explicitly selected in the subquery are
+        available to the outer query"). The subquery reads the same time window, is not capped at 10,000 rows
+        (AWS leaves its size open), and a missing value matches neither ``in`` nor ``not in``."""
+        left = self.compile(e.operand)
+        sub = self.owner.pipeline(e.query)
+        shown = sub.shown()
+        if e.column not in shown:
+            raise self.error(f"the subquery returns no field '{e.column}' (it returns "
+                             f"{', '.join(shown) or 'no field'}); end it with '| fields {e.column}'", e.pos)
+        value = as_text(self.owner.resolve_field(sub.scope, e.column))
+        values = self.owner.add_stage(f"SELECT DISTINCT {value} AS v FROM {sub.prev} WHERE {value} IS NOT NULL")
+        sql = f"({as_text(left)} IN (SELECT v FROM {values}))"
+        return Typed(V.BOOLEAN, f"(NOT {sql})" if e.negated else sql, is_agg=left.is_agg)
 
     def _call(self, e: Call) -> Typed:
         key = e.key
@@ -395,12 +446,13 @@ def _big(e: Binary) -> bool:
                for x in (e.left, e.right))
 
 
-_EXPR_COMPILERS = {
+_EXPR_COMPILERS: dict[type, Callable[..., Typed]] = {
     Literal: ExprCompiler._literal,
     Field: ExprCompiler._field,
     Unary: ExprCompiler._unary,
     Binary: ExprCompiler._binary,
     InList: ExprCompiler._in_list,
+    InSubquery: ExprCompiler._in_subquery,
     Call: ExprCompiler._call,
     Duration: ExprCompiler._misplaced,
     Regex: ExprCompiler._misplaced,
@@ -438,8 +490,10 @@ def _order_terms(col: Column, desc: bool) -> list[str]:
 
 class _QueryCompiler:
     def __init__(self, query: Query, table_columns: list[tuple[str, str]], table: str,
-                 start_ms: int | None, end_ms: int | None, limit_cap: int | None) -> None:
+                 start_ms: int | None, end_ms: int | None, limit_cap: int | None,
+                 log_groups: tuple[str, ...] | None = None) -> None:
         self.query = query
+        self.log_groups = log_groups
         self.table_columns = table_columns
         self.table = table
         self.start_ms, self.end_ms = start_ms, end_ms
@@ -451,7 +505,7 @@ class _QueryCompiler:
         self.command_pos: int | None = None  # the command being compiled (error positions)
         self.regexes: list[tuple[str, int]] = []  # (pattern, position) of every regex used
         self.udfs: set[str] = set()  # engine UDFs the SQL calls
-        self.offset: Duration | None = None
+        self.field_reads: list[FieldRead] = []  # (FieldRead) fields read that the query did not make
 
     def error(self, message: str, pos: int | None) -> QueryError:
         return QueryError(message, pos, self.query.text)
@@ -467,56 +521,45 @@ class _QueryCompiler:
         return name
 
     # ---- fields
-    def resolve_field(self, scope: _Scope, name: str) -> Typed:
+    def resolve_field(self, scope: _Scope, name: str, pos: int | None = None) -> Typed:
+        """The value of field ``name`` in ``scope`` (rules in the module docstring). With ``pos`` (the field as the
+        query writes it), the read is recorded in ``field_reads`` when the query did not make the field."""
         col = scope.columns.get(name)
         if col is not None:
+            if pos is not None and col.event_field is not None:
+                self.field_reads.append(FieldRead(col.event_field, pos))
             return col.typed()
         prefixed = _json_column_prefix(scope, name)
-        if prefixed is not None:  # js.accounts.0 where js = jsonParse(...) or an unnest item
+        if prefixed is not None:  # js.accounts.0 where js = jsonParse(...), an unnest item or a join side
             col, rest = prefixed
-            ps = [self.params.add(p) for p in _json_paths(rest)]
-            return Typed(V.DYNAMIC, "coalesce(" + ", ".join(f"json_extract({col.ident}, {p})" for p in ps) + ")",
-                         text_sql="coalesce(" + ", ".join(f"json_extract_string({col.ident}, {p})" for p in ps)
-                         + ")")
-        if scope.json_ident is None or name.startswith("@"):
+            if pos is not None and col.event_json:
+                self.field_reads.append(FieldRead(rest, pos))
+            return self._json_value(col.ident, rest)
+        # a JSON key "@x" is the field "@@x" (CWL_AnalyzeLogData-discoverable-fields); "@x" is a generated field
+        json_name: str | None = name
+        if name.startswith("@"):
+            json_name = name[1:] if name.startswith("@@") else None
+        if scope.json_ident is None or json_name is None:
+            if pos is not None:
+                self.field_reads.append(FieldRead(name, pos, False, tuple(scope.columns)))
             return Typed(V.DYNAMIC, "CAST(NULL AS JSON)", text_sql="CAST(NULL AS VARCHAR)")
-        j = scope.json_ident
-        paths = _json_paths(name)
-        if len(paths) == 1:
-            p = self.params.add(paths[0])
-            return Typed(V.DYNAMIC, f"json_extract({j}, {p})", text_sql=f"json_extract_string({j}, {p})")
-        ps = [self.params.add(p) for p in paths]
-        return Typed(V.DYNAMIC, "coalesce(" + ", ".join(f"json_extract({j}, {p})" for p in ps) + ")",
-                     text_sql="coalesce(" + ", ".join(f"json_extract_string({j}, {p})" for p in ps) + ")")
+        if pos is not None:
+            self.field_reads.append(FieldRead(name, pos))
+        return self._json_value(scope.json_ident, json_name)
+
+    def _json_value(self, json_sql: str, name: str) -> Typed:
+        """The value at the flattened field name ``name`` inside the JSON ``json_sql`` (``_json_paths``)."""
+        ps = [self.params.add(p) for p in _json_paths(name)]
+        if len(ps) == 1:
+            return Typed(V.DYNAMIC, f"json_extract({json_sql}, {ps[0]})",
+                         text_sql=f"json_extract_string({json_sql}, {ps[0]})")
+        return Typed(V.DYNAMIC, "coalesce(" + ", ".join(f"json_extract({json_sql}, {p})" for p in ps) + ")",
+                     text_sql="coalesce(" + ", ".join(f"json_extract_string({json_sql}, {p})" for p in ps) + ")")
 
     # ---- main
     def compile(self) -> CompiledQuery:
-        scope = self._base_scope()
-        offsets = [c for c in self.query.commands if isinstance(c, StatsCmd) and c.offset is not None]
-        if len(offsets) > 1:
-            raise self.error("only one stats command can use offset", offsets[1].pos)
-        self.offset = offsets[0].offset if offsets else None
-        where = []
-        ts_ident = quote_ident(TIMESTAMP_FIELD)
-        for bound, op in ((self.start_ms, ">="), (self.end_ms, "<=")):
-            if bound is None:
-                continue
-            if self.offset is None:
-                where.append(f"{ts_ident} {op} {int(bound)}")
-            else:  # offset: the events of the window shifted back by the offset
-                where.append(f"{ts_ident} {op} epoch_ms(epoch_ms({int(bound)}) - {period_interval(self.offset)})")
-        base = f"SELECT * FROM {quote_ident(self.table)}" + (f" WHERE {' AND '.join(where)}" if where else "")
-        st = _State(self.add_stage(base), scope)
-        for cmd in self.query.commands:
-            if st.after_dedup and not isinstance(cmd, LimitCmd):
-                raise self.error("only limit can follow dedup", cmd.pos)
-            self.command_pos = cmd.pos
-            st.prev, st.scope = self._prefetch_json(st.prev, st.scope, cmd)
-            st.plain_order = None  # only a sort that is the last command sets it
-            _COMMAND_GENERATORS[type(cmd)](self, st, cmd)
-        scope, visible = st.scope, st.visible
-        if visible is None:
-            visible = [n for n in (TIMESTAMP_FIELD, "@message") if n in scope.columns]
+        st = self.pipeline(self.query)
+        scope, visible = st.scope, st.shown()
         out_cols: list[tuple[str, V]] = []
         select = []
         for name in visible:
@@ -533,7 +576,40 @@ class _QueryCompiler:
             unordered = (f"WITH {', '.join(self.stages)} SELECT {', '.join(select)}, {key} AS {ORDER_KEY_COLUMN}, "
                          f"{seq} AS {ORDER_SEQ_COLUMN} FROM {st.prev}")
         return CompiledQuery(sql, list(self.params.values), out_cols, self.regexes, sorted(self.udfs),
-                             list(zip(self.stages, self.stage_positions)), unordered)
+                             list(zip(self.stages, self.stage_positions)), unordered, tuple(self.field_reads))
+
+    def pipeline(self, query: Query) -> _State:
+        """Compile ``query``'s commands over the events in the time window (the whole query, or a subquery: each
+        reads the events anew, as CWL_QuerySyntax-Subqueries says "Subqueries execute independently of the outer
+        query"); returns where the pipeline ends. Restores ``command_pos`` for the command that holds a subquery."""
+        outer_pos = self.command_pos
+        offsets = [c for c in query.commands if isinstance(c, StatsCmd) and c.offset is not None]
+        if len(offsets) > 1:
+            raise self.error("only one stats command can use offset", offsets[1].pos)
+        offset = offsets[0].offset if offsets else None
+        where = []
+        ts_ident = quote_ident(TIMESTAMP_FIELD)
+        for bound, op in ((self.start_ms, ">="), (self.end_ms, "<=")):
+            if bound is None:
+                continue
+            if offset is None:
+                where.append(f"{ts_ident} {op} {int(bound)}")
+            else:  # offset: the events of the window shifted back by the offset
+                where.append(f"{ts_ident} {op} epoch_ms(epoch_ms({int(bound)}) - {period_interval(offset)})")
+        scope = self._base_scope()
+        if self.log_groups is not None and not (query.commands and isinstance(query.commands[0], SourceCmd)):
+            where.append(self._group_in(scope, self.log_groups, None))
+        base = f"SELECT * FROM {quote_ident(self.table)}" + (f" WHERE {' AND '.join(where)}" if where else "")
+        st = _State(self.add_stage(base), scope)
+        for cmd in query.commands:
+            if st.after_dedup and not isinstance(cmd, LimitCmd):
+                raise self.error("only limit can follow dedup", cmd.pos)
+            self.command_pos = cmd.pos
+            st.prev, st.scope = self._prefetch_json(st.prev, st.scope, cmd)
+            st.plain_order = None  # only a sort that is the last command sets it
+            _COMMAND_GENERATORS[type(cmd)](self, st, cmd)
+        self.command_pos = outer_pos
+        return st
 
     # ---- one generator per command (dispatched by _COMMAND_GENERATORS)
     def _filter_cmd(self, st: _State, cmd: FilterCmd | FilterIndexCmd) -> None:
@@ -549,6 +625,7 @@ class _QueryCompiler:
 
     def _parse_cmd(self, st: _State, cmd: ParseCmd) -> None:
         st.prev, st.scope = self._parse(st.prev, st.scope, cmd)
+        st.parsed += [a for a in cmd.aliases if a not in st.parsed]
 
     def _stats_cmd(self, st: _State, cmd: StatsCmd) -> None:
         st.prev, st.scope, st.visible = self._stats(st.prev, st.scope, cmd)
@@ -578,26 +655,65 @@ class _QueryCompiler:
         st.prev = self.add_stage(f"SELECT *, unnest({items}) AS {ident} FROM {st.prev}")
         cols = dict(st.scope.columns)
         cols[cmd.into] = Column(cmd.into, ident, V.DYNAMIC, nested=True)
-        st.scope = _Scope(cols, st.scope.json_ident, st.scope.seq_ident, st.scope.is_stats, st.scope.group_keys)
+        st.scope = st.scope.with_columns(cols)
+
+    def _join_cmd(self, st: _State, cmd: JoinCmd) -> None:
+        """``join`` (CWL_QuerySyntax-Join): each row so far (the left, primary side) with every row of the source
+        subquery (the right side) whose key has the same text; ``type=left`` keeps a left row without a match once,
+        its right fields missing. Rules where the page is silent: a left row matching several right rows appears
+        once per match, those rows in the right events' ingest order taken in the direction of the sort (the
+        default order, newest first, puts the latest right event first); keys compare as text (the number 5 is
+        the text "5"); a missing key matches nothing. Afterwards ``<alias>.<field>`` reads either
+        side (every field of the right events, as the page's example reads ``lambda.duration``) and a name
+        without an alias reads the left row."""
+        left_key = as_text(ExprCompiler(self, st.scope).compile(cmd.left_key))
+        right = self.pipeline(cmd.source)
+        right_key = as_text(ExprCompiler(self, right.scope).compile(cmd.right_key))
+        lk, rk = self.new_ident("jl"), self.new_ident("jr")
+        left_stage = self.add_stage(f"SELECT *, {left_key} AS {lk} FROM {st.prev}")
+        parts = [f"{right_key} AS {rk}"]
+        cols = dict(st.scope.columns)
+        for name, col in st.scope.columns.items():
+            cols[f"{cmd.left}.{name}"] = col
+        for name, col in right.scope.columns.items():
+            ident = self.new_ident("j")
+            parts.append(f"{col.ident} AS {ident}")
+            cols[f"{cmd.right}.{name}"] = Column(f"{cmd.right}.{name}", ident, col.type, col.ms_timestamp,
+                                                 col.nested, col.json, col.event_field, col.event_json)
+        if st.scope.json_ident is not None:  # api.<path>: a field of the left event
+            cols.setdefault(cmd.left, Column(cmd.left, st.scope.json_ident, V.DYNAMIC, nested=True, event_json=True))
+        if right.scope.json_ident is not None:  # lambda.<path>: a field of the right event
+            ident = self.new_ident("j")
+            parts.append(f"{right.scope.json_ident} AS {ident}")
+            cols.setdefault(cmd.right, Column(cmd.right, ident, V.DYNAMIC, nested=True, event_json=True))
+        tiebreak = st.scope.tiebreak
+        if right.scope.seq_ident is not None:
+            seq = self.new_ident("j")
+            parts.append(f"{right.scope.seq_ident} AS {seq}")
+            tiebreak += (seq,)
+        right_stage = self.add_stage(f"SELECT {', '.join(parts)} FROM {right.prev}")
+        how = "LEFT JOIN" if cmd.kind == "left" else "JOIN"
+        st.prev = self.add_stage(f"SELECT l.*, r.* EXCLUDE ({rk}) FROM {left_stage} AS l {how} {right_stage} AS r "
+                                 f"ON l.{lk} = r.{rk}")
+        st.scope = _Scope(cols, st.scope.json_ident, st.scope.seq_ident, st.scope.is_stats, st.scope.group_keys,
+                          tiebreak)
 
     def _unmask_cmd(self, st: _State, cmd: UnmaskCmd) -> None:
         """Offline data is never masked (no data protection policy applies to local files)."""
 
     def _source_cmd(self, st: _State, cmd: SourceCmd) -> None:
-        """``SOURCE logGroups(...)`` as a filter on ``@log``. ``@log`` is ``account-id:group`` (as AWS
-        documents it, and as the local ingest builds it) or, in a table built otherwise, a bare group
-        name; prefixes match the group name, account identifiers the account part (a bare name has
-        none, so it matches no account list)."""
-        log = st.scope.columns.get("@log")
-        if log is None:
-            raise self.error("SOURCE needs the @log field, which is not in the events table", cmd.pos)
+        """``SOURCE logGroups(...)`` or ``SOURCE '<log group>'`` as a filter on ``@log``. ``@log`` is
+        ``account-id:group`` (as AWS documents it, and as the local ingest builds it) or, in a table built
+        otherwise, a bare group name; names and prefixes match the group name, account identifiers the account
+        part (a bare name has none, so it matches no account list)."""
         unknown = [c for c in cmd.classes if c not in _LOG_GROUP_CLASSES]
         if unknown:
             raise self.error(f"unknown log group class {unknown[0]!r} (STANDARD, INFREQUENT_ACCESS, DELIVERY)",
                              cmd.pos)
-        text = as_text(log.typed())
-        name = f"regexp_replace({text}, '^{ACCOUNT_ID_PATTERN}:', '')"
+        text, name = self._log_group_sql(st.scope, cmd.pos)
         terms = []
+        if cmd.names:  # SOURCE '<log group>': that log group, by its exact name
+            terms.append(self._group_in(st.scope, cmd.names, cmd.pos))
         if cmd.name_prefixes:
             terms.append("(" + " OR ".join(f"starts_with({name}, {self.params.add(p)})"
                                            for p in cmd.name_prefixes) + ")")
@@ -608,6 +724,19 @@ class _QueryCompiler:
             terms.append(f"(regexp_extract({text}, '^({ACCOUNT_ID_PATTERN}):', 1) IN ({accounts}))")
         if terms:
             st.prev = self.add_stage(f"SELECT * FROM {st.prev} WHERE {' AND '.join(terms)}")
+
+    def _log_group_sql(self, scope: _Scope, pos: int | None) -> tuple[str, str]:
+        """SQL of (``@log`` as text, its log group name) in ``scope``."""
+        log = scope.columns.get("@log")
+        if log is None:
+            raise self.error("selecting log groups needs the @log field, which is not in the events table", pos)
+        text = as_text(log.typed())
+        return text, f"regexp_replace({text}, '^{ACCOUNT_ID_PATTERN}:', '')"
+
+    def _group_in(self, scope: _Scope, names: Sequence[str], pos: int | None) -> str:
+        """SQL: the event's log group is one of ``names`` (exact names)."""
+        name = self._log_group_sql(scope, pos)[1]
+        return f"({name} IN ({', '.join(self.params.add(n) for n in names) or 'NULL'}))"
 
     def _prefetch_json(self, prev: str, scope: _Scope, cmd) -> tuple[str, _Scope]:
         """Read every JSON field a command uses with ONE parse of ``@json`` per row
@@ -635,8 +764,8 @@ class _QueryCompiler:
         for n in names:
             refs = [f"{lst}[{i}]" for i in index[n]]
             sql = refs[0] if len(refs) == 1 else f"coalesce({', '.join(refs)})"
-            cols[n] = Column(n, sql, V.DYNAMIC)
-        return stage, _Scope(cols, scope.json_ident, scope.seq_ident, scope.is_stats, scope.group_keys)
+            cols[n] = Column(n, sql, V.DYNAMIC, event_field=n)
+        return stage, scope.with_columns(cols)
 
     def _base_scope(self) -> _Scope:
         columns: dict[str, Column] = {}
@@ -652,9 +781,9 @@ class _QueryCompiler:
             if name in INTERNAL_EVENT_COLUMNS:  # the ingest's storage of @json: not a field
                 continue
             if name in _TIMESTAMP_MS_COLUMNS:
-                columns[name] = Column(name, ident, V.TIMESTAMP, ms_timestamp=True)
+                columns[name] = Column(name, ident, V.TIMESTAMP, ms_timestamp=True, event_field=name)
             else:
-                columns[name] = Column(name, ident, _duck_type(duck), json=duck.upper() == "JSON")
+                columns[name] = Column(name, ident, _duck_type(duck), json=duck.upper() == "JSON", event_field=name)
         if TIMESTAMP_FIELD not in columns:
             raise QueryError(f"events table has no {TIMESTAMP_FIELD} column")
         return _Scope(columns, json_ident, seq_ident)
@@ -669,7 +798,7 @@ class _QueryCompiler:
             parts.append(f"{t.sql} AS {ident}")
             cols[name] = Column(name, ident, t.type, nested=t.type is V.DYNAMIC)
         stage = self.add_stage(f"SELECT *, {', '.join(parts)} FROM {prev}")
-        return stage, _Scope(cols, scope.json_ident, scope.seq_ident, scope.is_stats, scope.group_keys)
+        return stage, scope.with_columns(cols)
 
     def _fields(self, prev: str, scope: _Scope, items: tuple[Item, ...]) -> tuple[str, _Scope, list[str]]:
         ec = ExprCompiler(self, scope)
@@ -679,26 +808,34 @@ class _QueryCompiler:
             name = item.name
             names.append(name)
             if isinstance(item.expr, Field) and item.alias is None and item.expr.name in scope.columns:
-                continue  # an existing column: nothing to compute
+                self.resolve_field(scope, item.expr.name, item.expr.pos)  # an existing column: only recorded
+                continue
             new.append((name, ec.compile(item.expr)))
         prev, scope = self._with_columns(prev, scope, new)
         return prev, scope, names
 
     def _parse(self, prev: str, scope: _Scope, cmd: ParseCmd) -> tuple[str, _Scope]:
+        """The fields of ``parse``: every capture of one match (``regexp_extract`` into a struct, so any number of
+        captures, CWL_QuerySyntax-Parse sets no limit), each null when the pattern does not match."""
         src = as_text(ExprCompiler(self, scope).compile(cmd.source))
         if isinstance(cmd.pattern, Literal):
             regex = glob_to_regex(str(cmd.pattern.value))
-            indexes = list(range(1, len(cmd.aliases) + 1))
+            groups = len(cmd.aliases)
+            index_of = {a: i + 1 for i, a in enumerate(cmd.aliases)}
         else:
             regex, index_of = convert_named_groups(cmd.pattern.pattern, cmd.pattern.pos + 1)
-            indexes = [index_of[a] for a in cmd.aliases]
+            groups = capture_count(regex)
             self.regexes.append((regex, cmd.pattern.pos))
         p = self.params.add(regex)
-        new = []
-        for alias, idx in zip(cmd.aliases, indexes):
-            new.append((alias, Typed(V.STRING, f"(CASE WHEN regexp_matches({src}, {p}) "
-                                                f"THEN regexp_extract({src}, {p}, {int(idx)}) END)")))
-        return self._with_columns(prev, scope, new)
+        # the struct's field names are the group numbers: aliases may repeat letters in any case, numbers cannot clash
+        names = self.params.add(tuple(f"g{i}" for i in range(1, groups + 1)))
+        captured = self.new_ident("p")
+        stage = self.add_stage(f"SELECT *, CASE WHEN regexp_matches({src}, {p}) THEN "
+                               f"regexp_extract({src}, {p}, CAST({names} AS VARCHAR[])) END AS {captured} FROM {prev}")
+        cols = dict(scope.columns)
+        for alias in cmd.aliases:
+            cols[alias] = Column(alias, f"{captured}.g{index_of[alias]}", V.STRING)
+        return stage, scope.with_columns(cols)
 
     def _stats(self, prev: str, scope: _Scope, cmd: StatsCmd) -> tuple[str, _Scope, list[str]]:
         key_ec = ExprCompiler(self, scope, bin_offset=cmd.offset)
@@ -766,6 +903,7 @@ class _QueryCompiler:
             for k in scope.group_keys:
                 pairs.extend(sort_term_pairs(k.typed(), False))
             tie_broken += scope.group_keys
+        pairs.extend((t, "DESC" if cmd.keys[0][1] else "ASC") for t in scope.tiebreak)
         stage = self.add_stage(f"SELECT *, {', '.join(parts)} FROM {prev}")
         group_idents = {k.ident for k in scope.group_keys}
         if (scope.is_stats and new[0].type is V.TIMESTAMP and first_sql not in group_idents
@@ -782,21 +920,21 @@ class _QueryCompiler:
         terms = first + [f"{e} {d}" for e, d in pairs]
         simple = (len(new) == 1 and not cmd.keys[0][1] and scope.seq_ident is not None and not scope.is_stats
                   and new[0].type is V.TIMESTAMP)
-        plain = (new[0].ident, scope.seq_ident) if simple else None
-        return (stage, _Scope(cols, scope.json_ident, scope.seq_ident, scope.is_stats, scope.group_keys), terms,
-                plain)
+        plain = (new[0].ident, scope.seq_ident) if simple and scope.seq_ident is not None else None
+        return stage, scope.with_columns(cols), terms, plain
 
     def _default_order(self, scope: _Scope) -> list[str]:
+        terms: list[str] = []
         if scope.is_stats:
-            terms: list[str] = []
             for k in scope.group_keys:
                 terms.extend(_order_terms(k, False))
-            return terms
+            return terms + [f"{t} ASC" for t in scope.tiebreak]
         ts = scope.timestamp
-        terms = [f"{ts.ident} DESC"] if ts is not None else []
+        if ts is not None:
+            terms.append(f"{ts.ident} DESC")
         if scope.seq_ident:
             terms.append(f"{scope.seq_ident} DESC")
-        return terms
+        return terms + [f"{t} DESC" for t in scope.tiebreak]
 
     def _order_sql(self, scope: _Scope, ordering: list[str] | None) -> str:
         terms = ordering if ordering is not None else self._default_order(scope)
@@ -822,11 +960,20 @@ class _State:
     ordering: list[str] | None = None  # ORDER BY terms; None = default order of the scope
     after_dedup: bool = False
     plain_order: tuple[str, str] | None = None  # (key, seq) idents when the last command is a plain event sort
+    parsed: list[str] = field(default_factory=list)  # the fields parse commands made, in order
+
+    def shown(self) -> list[str]:
+        """The result columns: ``visible``, else ``@timestamp``, ``@message`` and the fields ``parse`` made (the
+        output AWS prints for a parse query without fields, repost.aws/knowledge-center/cloudwatch-vpc-flow-logs)."""
+        if self.visible is not None:
+            return self.visible
+        shown = [n for n in (TIMESTAMP_FIELD, "@message") if n in self.scope.columns]
+        return shown + [n for n in self.parsed if n not in shown]
 
 
 _LOG_GROUP_CLASSES = {"STANDARD", "INFREQUENT_ACCESS", "DELIVERY"}  # LogGroupSummary.logGroupClass values
 
-_COMMAND_GENERATORS: dict[type, Callable[[_QueryCompiler, _State, Command], None]] = {
+_COMMAND_GENERATORS: dict[type, Callable[..., None]] = {
     FieldsCmd: _QueryCompiler._fields_cmd,
     DisplayCmd: _QueryCompiler._display_cmd,
     FilterCmd: _QueryCompiler._filter_cmd,
@@ -839,8 +986,10 @@ _COMMAND_GENERATORS: dict[type, Callable[[_QueryCompiler, _State, Command], None
     UnnestCmd: _QueryCompiler._unnest_cmd,
     UnmaskCmd: _QueryCompiler._unmask_cmd,
     SourceCmd: _QueryCompiler._source_cmd,
+    JoinCmd: _QueryCompiler._join_cmd,
 }
-"""Generator entry per command node type."""
+"""Generator entry per command node type: ``(compiler, state, command) -> None`` (typed loosely: each entry takes
+its own node type, which a dict keyed by type cannot express)."""
 
 
 # --------------------------------------------------------------------------- helpers

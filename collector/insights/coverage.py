@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from collector.insights.catalog import SUPPORTED_COMMANDS, UNSUPPORTED_COMMANDS, UNSUPPORTED_FUNCTIONS
+from collector.insights.catalog import SUBQUERY, SUPPORTED_COMMANDS, UNSUPPORTED_COMMANDS, UNSUPPORTED_FUNCTIONS
 from collector.insights.constants import (
     DEFAULT_LIMIT,
     DOCS,
@@ -61,7 +61,8 @@ def render_coverage() -> str:
         "| Command | Supported | Notes | AWS page |",
         "| --- | --- | --- | --- |",
     ]
-    commands = [(c, True) for c in SUPPORTED_COMMANDS.values()] + [(c, False) for c in UNSUPPORTED_COMMANDS.values()]
+    commands = [(c, True) for c in (*SUPPORTED_COMMANDS.values(), SUBQUERY)]
+    commands += [(c, False) for c in UNSUPPORTED_COMMANDS.values()]
     for info, ok in sorted(commands, key=lambda x: x[0].name.lower()):
         lines.append(f"| `{info.name}` | {'yes' if ok else 'no'} | {_cell(info.notes)} | [{info.page}]({info.url}) |")
     lines += ["", "## Functions", "", "| Function | Kind | Supported | Notes | AWS page |",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Sequence
 from typing import Any
 
 from collector.insights.compiler import DEFAULT_LIMIT, CompiledQuery, compile_query
@@ -11,10 +12,11 @@ from collector.insights.exceptions import QueryError
 from collector.insights.result import QueryResult, decode_value
 from collector.insights.sql import harden_connection, register_functions
 
-__all__ = ["prepare_query", "run_query", "table_columns"]
+__all__ = ["connection_and_table", "prepare_query", "run_query", "table_columns"]
 
 
-def _connection_and_table(store: Any) -> tuple[Any, str]:
+def connection_and_table(store: Any) -> tuple[Any, str]:
+    """(DuckDB connection, events table name) of an ``EventStore`` or a bare connection holding ``events``."""
     if hasattr(store, "connection"):
         return store.connection, getattr(store, "table", "events")
     return store, "events"  # a bare duckdb connection holding an ``events`` table
@@ -42,7 +44,7 @@ def seconds_to_ms(value: float | None, *, upper: bool) -> int | None:
 
 def prepare_query(store: Any, query: str, start: float | None = None, end: float | None = None,
                   limit_cap: int | None = DEFAULT_LIMIT, *, harden: bool = True,
-                  check_regexes: bool = True) -> tuple[Any, CompiledQuery]:
+                  check_regexes: bool = True, log_groups: Sequence[str] | None = None) -> tuple[Any, CompiledQuery]:
     """Compile ``query`` against ``store``'s events table without running it.
 
     Returns (DuckDB connection, CompiledQuery) so a caller can run ``compiled.sql`` with
@@ -51,12 +53,13 @@ def prepare_query(store: Any, query: str, start: float | None = None, end: float
     ``check_regexes``: compile every regex with DuckDB first (one tiny query each), so a bad
     one is a positioned QueryError before the caller runs the SQL.
     """
-    con, table = _connection_and_table(store)
+    con, table = connection_and_table(store)
     if harden and con not in _HARDENED:
         harden_connection(con)
         _HARDENED.add(con)
     compiled = compile_query(query, table_columns(con, table), table,
-                             seconds_to_ms(start, upper=False), seconds_to_ms(end, upper=True), limit_cap)
+                             seconds_to_ms(start, upper=False), seconds_to_ms(end, upper=True), limit_cap,
+                             log_groups=log_groups)
     if compiled.udfs:
         register_functions(con, compiled.udfs)
     if check_regexes:
@@ -134,7 +137,8 @@ def _command_word(query: str, pos: int) -> str:
 
 
 def run_query(store: Any, query: str, start: float | None = None, end: float | None = None,
-              limit_cap: int | None = DEFAULT_LIMIT, *, harden: bool = True) -> QueryResult:
+              limit_cap: int | None = DEFAULT_LIMIT, *, harden: bool = True,
+              log_groups: Sequence[str] | None = None) -> QueryResult:
     """Run a Logs Insights query over the events of ``store``.
 
     Args:
@@ -148,6 +152,9 @@ def run_query(store: Any, query: str, start: float | None = None, end: float | N
             harden_connection`: no file/URL access, no extension install/load, configuration
             locked). It stays hardened afterwards: do every ingest/COPY on that database
             before the first query. ``False`` only for a caller that hardens it itself.
+        log_groups: the log groups (names, without account) the query runs on, as StartQuery's
+            ``logGroupNames``; None = every group of the store. A ``SOURCE`` at the start of the
+            query (or of a subquery) chooses its groups instead.
     Returns:
         QueryResult.
     Raises:
@@ -157,7 +164,7 @@ def run_query(store: Any, query: str, start: float | None = None, end: float | N
             command whose stage fails and its line/column (:func:`_failing_command`), or
             carries no position when no single command can be blamed.
     """
-    con, compiled = prepare_query(store, query, start, end, limit_cap, harden=harden)
+    con, compiled = prepare_query(store, query, start, end, limit_cap, harden=harden, log_groups=log_groups)
     try:
         raw_rows = con.execute(compiled.sql, compiled.params).fetchall()
     except Exception as exc:  # a runtime error in DuckDB is a query error

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["QueryError"]
+__all__ = ["QueryError", "line_column"]
+
+
+def line_column(text: str, position: int) -> tuple[int, int]:
+    """1-based (line, column) of the 0-based ``position`` in ``text``."""
+    before = text[:position]
+    return before.count("\n") + 1, position - (before.rfind("\n") + 1) + 1
 
 
 class QueryError(ValueError):
@@ -22,9 +28,7 @@ class QueryError(ValueError):
         self.line: int | None = None
         self.column: int | None = None
         if position is not None and query is not None:
-            before = query[:position]
-            self.line = before.count("\n") + 1
-            self.column = position - (before.rfind("\n") + 1) + 1
+            self.line, self.column = line_column(query, position)
         super().__init__(self._render())
 
     def _render(self) -> str:

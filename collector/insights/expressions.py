@@ -23,7 +23,9 @@ __all__ = [
     "FilterCmd",
     "FilterIndexCmd",
     "InList",
+    "InSubquery",
     "Item",
+    "JoinCmd",
     "LimitCmd",
     "Literal",
     "ParseCmd",
@@ -38,6 +40,7 @@ __all__ = [
     "UnnestCmd",
     "children",
     "command_exprs",
+    "subqueries",
     "walk",
 ]
 
@@ -107,6 +110,19 @@ class InList:
 
 
 @dataclass(frozen=True)
+class InSubquery:
+    """``<operand> [not] in (<subquery>)`` (CWL_QuerySyntax-Subqueries): membership in one result column of another
+    query, the column named like ``column``."""
+
+    operand: Expr
+    query: Query
+    column: str  # the subquery's result column the values come from: the operand's field name
+    negated: bool
+    pos: int
+    text: str
+
+
+@dataclass(frozen=True)
 class Call:
     name: str  # as written
     args: tuple[Expr, ...]
@@ -118,7 +134,7 @@ class Call:
         return self.name.lower()
 
 
-Expr = Literal | Regex | Duration | Field | Star | Unary | Binary | InList | Call
+Expr = Literal | Regex | Duration | Field | Star | Unary | Binary | InList | InSubquery | Call
 
 
 @dataclass(frozen=True)
@@ -216,16 +232,32 @@ class UnmaskCmd:
 
 @dataclass(frozen=True)
 class SourceCmd:
-    """``SOURCE logGroups(namePrefix: [...], class: [...], accountIdentifiers: [...])``."""
+    """``SOURCE logGroups(namePrefix: [...], class: [...], accountIdentifiers: [...])``, or ``SOURCE '<log group>'``
+    (``names``: exact log group names, the form the join and subquery pages write)."""
 
     name_prefixes: tuple[str, ...]
     classes: tuple[str, ...]
     accounts: tuple[str, ...]
     pos: int
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class JoinCmd:
+    """``join [type=inner|left] left=<alias> right=<alias> where <alias>.<field> = <alias>.<field> (<subquery>)``
+    (CWL_QuerySyntax-Join). ``left_key``/``right_key``: the field names without their alias."""
+
+    kind: str  # "inner" | "left"
+    left: str
+    right: str
+    left_key: Field
+    right_key: Field
+    source: Query
+    pos: int
 
 
 Command = (FieldsCmd | DisplayCmd | FilterCmd | FilterIndexCmd | StatsCmd | SortCmd | LimitCmd | ParseCmd
-           | DedupCmd | UnnestCmd | UnmaskCmd | SourceCmd)
+           | DedupCmd | UnnestCmd | UnmaskCmd | SourceCmd | JoinCmd)
 
 
 def children(expr: Expr) -> tuple[Expr, ...]:
@@ -236,6 +268,8 @@ def children(expr: Expr) -> tuple[Expr, ...]:
         return (expr.operand,)
     if isinstance(expr, InList):
         return (expr.operand, *expr.items)
+    if isinstance(expr, InSubquery):  # the subquery reads its own events: not an operand of this row
+        return (expr.operand,)
     if isinstance(expr, Call):
         return expr.args
     return ()
@@ -256,7 +290,8 @@ def walk(expr: Expr) -> Iterator[Expr]:
 
 
 def command_exprs(cmd: Command) -> tuple[Expr, ...]:
-    """The expressions a command evaluates, in source order (``stats``: the ``by`` keys first; ``limit``: none)."""
+    """The expressions a command evaluates on its input rows, in source order (``stats``: the ``by`` keys first;
+    ``limit``: none; ``join``: its left key, the right one is read by its subquery's rows)."""
     if isinstance(cmd, (FilterCmd, FilterIndexCmd)):
         return (cmd.expr,)
     if isinstance(cmd, UnnestCmd):
@@ -271,10 +306,21 @@ def command_exprs(cmd: Command) -> tuple[Expr, ...]:
         return (cmd.source,)
     if isinstance(cmd, (DedupCmd, UnmaskCmd)):
         return cmd.fields
+    if isinstance(cmd, JoinCmd):
+        return (cmd.left_key,)
     return ()
+
+
+def subqueries(cmd: Command) -> tuple[Query, ...]:
+    """The queries nested in a command: a ``join``'s source and every ``in (<subquery>)`` of its expressions."""
+    nested = [n.query for e in command_exprs(cmd) for n in walk(e) if isinstance(n, InSubquery)]
+    return (cmd.source, *nested) if isinstance(cmd, JoinCmd) else tuple(nested)
 
 
 @dataclass(frozen=True)
 class Query:
+    """A parsed query (or subquery): its text (the whole query's text for a subquery, so positions stay absolute)
+    and its commands."""
+
     text: str
     commands: tuple[Command, ...] = field(default_factory=tuple)

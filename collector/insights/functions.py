@@ -214,9 +214,16 @@ def _variadic_num(sql_name: str) -> Compile:
 def _bin(ctx, call):
     """``bin(period)``; inside ``stats ... by bin(p) offset o`` an event at t goes to the bin of
     t + o, so with the window shifted back by o (compiler) each bin holds the events one
-    offset earlier, labelled with the current period (time-shifted comparison)."""
-    period = _period_arg(ctx, call, 0)
-    ts = ctx.timestamp_sql(call)
+    offset earlier, labelled with the current period (time-shifted comparison).
+
+    ``bin(timestamp, period)`` (AWS documents one argument; its GenAI dashboard guide and many published queries
+    write ``bin(@timestamp, 1h)``) rounds that timestamp down, as ``datefloor`` does."""
+    if len(call.args) == 2:
+        period = _period_arg(ctx, call, 1)
+        ts = _timestamp_arg(ctx, call, 0)
+    else:
+        period = _period_arg(ctx, call, 0)
+        ts = ctx.timestamp_sql(call)
     if ctx.bin_offset is not None:
         ts = f"({ts} + {period_interval(ctx.bin_offset)})"
     return Typed(V.TIMESTAMP, floor_timestamp(ts, period))
@@ -293,7 +300,7 @@ SCALAR_FUNCTIONS: dict[str, Function] = {
         Function("log", 1, 1, _log, "natural logarithm (null for values <= 0)"),
         Function("greatest", 1, None, _variadic_num("greatest"), "largest of the numbers"),
         Function("least", 1, None, _variadic_num("least"), "smallest of the numbers"),
-        Function("bin", 1, 1, _bin, "@timestamp rounded down to the period (UTC)"),
+        Function("bin", 1, 2, _bin, "@timestamp rounded down to the period (UTC); bin(t, period): t rounded down"),
         Function("datefloor", 2, 2, _datefloor, "timestamp rounded down to the period"),
         Function("dateceil", 2, 2, _dateceil, "timestamp rounded up to the period"),
         Function("fromMillis", 1, 1, _frommillis, "epoch milliseconds -> timestamp"),

@@ -4,14 +4,18 @@ Grammar (classic Logs Insights QL)::
 
     query    := [source "|"] command ("|" command)*
     source   := SOURCE logGroups "(" [key ":" "[" STRING ("," STRING)* "]" ("," ...)*] ")"
+              | SOURCE STRING ("," STRING)*
+    subquery := "(" query ")"                    (not inside another subquery)
     command  := fields items | display items | filter expr | filterIndex expr
               | stats items [by items [offset DURATION]]
               | sort [by] expr [asc|desc] ("," expr [asc|desc])* | limit N
               | parse [expr] (STRING | REGEX) [as name ("," name)*] | dedup field ("," field)*
               | unnest expr into name | unmask [field ("," field)*]
+              | join [type "=" (inner|left)] left "=" name right "=" name where name "=" name subquery
     items    := expr [as name] ("," expr [as name])*
-    expr     := or;  or := and ("or" and)*;  and := not ("and" not)*;  not := "not" not | cmp
-    cmp      := add [(= != < <= > >= =~) add | [not] like (STRING|REGEX) | [not] in "[" list "]"]
+    expr     := or;  or := and ("or" and)*;  and := not ("and" not)*;  not := ("not" | "!") not | cmp
+    cmp      := add [(= != < <= > >= =~) add | [not] like (STRING|REGEX) | [not] in "[" list "]"
+                     | [not] in subquery]
     add      := mul (("+"|"-") mul)*;  mul := pow (("*"|"/"|"%") pow)*
     pow      := unary ["^" pow];  unary := "-" unary | primary
     primary  := NUMBER | STRING | REGEX | DURATION | "*" | IDENT ["(" args ")"] | "(" expr ")"
@@ -45,7 +49,9 @@ from collector.insights.expressions import (
     FilterCmd,
     FilterIndexCmd,
     InList,
+    InSubquery,
     Item,
+    JoinCmd,
     LimitCmd,
     Literal,
     ParseCmd,
@@ -70,6 +76,7 @@ _COMPARISON = {"=", "!=", "<", "<=", ">", ">=", "=~"}
 _MAX_INT = 2**63 - 1
 _MONTHS = {"mo": 1, "q": 3, "y": 12}
 _MAX_PERIOD_MS = 10_000 * 366 * 86_400_000  # a period longer than 10,000 years is refused
+_JOIN_OPTIONS = ("type", "left", "right")
 _SOURCE_KEYS = {"nameprefix": "namePrefix", "class": "class", "loggroupclass": "class",
                 "accountidentifiers": "accountIdentifiers", "accountidentifier": "accountIdentifiers"}
 
@@ -102,11 +109,21 @@ class _Parser:
         self.tokens = tokenize(text)
         self.i = 0
         self.depth = 0
+        self.in_subquery = False  # a subquery cannot hold another (CWL_QuerySyntax-Subqueries)
 
     # ------------------------------------------------------------------ helpers
     @property
     def tok(self) -> Token:
         return self.tokens[self.i]
+
+    def at(self, kind: TokenType) -> bool:
+        """The current token is of ``kind`` (a call, so that a type checker does not carry what it learnt about
+        ``self.tok`` past ``advance()``)."""
+        return self.tok.kind is kind
+
+    def at_op(self, op: str) -> bool:
+        """The current token is the operator ``op``."""
+        return self.tok.kind is T.OP and self.tok.value == op
 
     def advance(self) -> Token:
         t = self.tokens[self.i]
@@ -130,7 +147,7 @@ class _Parser:
         return self.text[start:end].strip()
 
     def at_command_end(self) -> bool:
-        return self.tok.kind in (T.PIPE, T.EOF)
+        return self.tok.kind in (T.PIPE, T.EOF) or (self.in_subquery and self.tok.kind is T.RPAREN)
 
     def end_of_command(self, name: str) -> None:
         if not self.at_command_end():
@@ -150,17 +167,38 @@ class _Parser:
 
     # ------------------------------------------------------------------ commands
     def parse(self) -> Query:
-        commands: list[Command] = []
         if self.tok.kind is T.EOF:
             raise self.error("empty query")
+        commands = self.pipeline(T.EOF, "end of query")
+        return Query(self.text, commands)
+
+    def pipeline(self, end: TokenType, end_text: str) -> tuple[Command, ...]:
+        """Commands separated by ``|`` up to the token ``end`` (not consumed)."""
+        commands: list[Command] = []
         while True:
             commands.append(self.command(first=not commands))
-            if self.tok.kind is T.EOF:
-                break
-            if self.tok.kind is not T.PIPE:
-                raise self.error(f"unexpected {self.tok.value!r}: expected '|' or end of query")
+            kind = self.tok.kind
+            if kind is end:
+                return tuple(commands)
+            if kind is not T.PIPE:
+                raise self.error(f"unexpected {self.tok.value!r}: expected '|' or {end_text}")
             self.advance()
-        return Query(self.text, tuple(commands))
+
+    def subquery(self, what: str) -> Query:
+        """``( query )`` at the current token: a nested query over its own events (CWL_QuerySyntax-Subqueries)."""
+        open_ = self.expect(T.LPAREN, f"'(' starting the {what}")
+        if self.in_subquery:
+            raise self.error(f"a {what} cannot be nested inside another subquery (AWS supports no nested "
+                             "subqueries)", open_)
+        if self.tok.kind is T.RPAREN:
+            raise self.error(f"empty {what}: expected a query such as SOURCE '<log group>' | ...")
+        self.in_subquery = True
+        try:
+            commands = self.pipeline(T.RPAREN, f"')' closing the {what}")
+        finally:
+            self.in_subquery = False
+        self.advance()
+        return Query(self.text, commands)
 
     def command(self, first: bool) -> Command:
         t = self.tok
@@ -274,8 +312,54 @@ class _Parser:
         self.end_of_command("unnest")
         return UnnestCmd(source, into.value, t.pos)
 
+    def join_cmd(self, t: Token) -> JoinCmd:
+        """``join type=<inner|left> left=<alias> right=<alias> where <alias>.<field>=<alias>.<field> (<subquery>)``,
+        options in any order, ``type`` optional (default inner), as CWL_QuerySyntax-Join documents it."""
+        options: dict[str, Token] = {}
+        while self.tok.kind is T.IDENT and not self.tok.quoted and self.tok.value.lower() in _JOIN_OPTIONS:
+            key = self.advance()
+            if not self.at_op("="):
+                raise self.error(f"expected '=' after {key.value} in join")
+            self.advance()
+            options[key.value.lower()] = self.expect(T.IDENT, f"a value after {key.value}= in join")
+        kind = options["type"].value.lower() if "type" in options else "inner"
+        if kind not in ("inner", "left"):
+            raise self.error(f"join type={options['type'].value} is not a join type (inner, left)", options["type"])
+        if "left" not in options or "right" not in options:
+            raise self.error("join needs left=<alias> right=<alias> (names for the fields of each side)")
+        left, right = options["left"].value, options["right"].value
+        if left == right:
+            raise self.error(f"join's left and right aliases are both '{left}'", options["right"])
+        if not self.tok.is_word("where"):
+            raise self.error(f"expected 'where {left}.<field> = {right}.<field>' in join, found {self.found()}")
+        self.advance()
+        a = self.expect(T.IDENT, f"{left}.<field> after where")
+        if not self.at_op("="):
+            raise self.error("join's where condition is one equality: <left>.<field> = <right>.<field>")
+        self.advance()
+        b = self.expect(T.IDENT, f"{right}.<field> after '='")
+        keys = {}
+        for k in (a, b):
+            alias, _, name = k.value.partition(".")
+            if alias not in (left, right) or not name:
+                raise self.error(f"'{k.value}' in join's where names no side: write {left}.<field> or "
+                                 f"{right}.<field>", k)
+            if alias in keys:
+                raise self.error(f"join's where compares two fields of '{alias}'; compare {left}.<field> with "
+                                 f"{right}.<field>", k)
+            keys[alias] = Field(name, k.pos + len(alias) + 1, name)
+        source = self.subquery("join source")
+        self.end_of_command("join")
+        return JoinCmd(kind, left, right, keys[left], keys[right], source, t.pos)
+
     def source_cmd(self, t: Token) -> SourceCmd:
-        fn = self.expect(T.IDENT, "logGroups(...) after SOURCE")
+        if self.tok.kind is T.STRING:  # SOURCE '<log group>' [, ...]: exact names (join and subquery pages)
+            names = [self.advance().value]
+            while self.comma():
+                names.append(self.expect(T.STRING, "a quoted log group name after ','").value)
+            self.end_of_command("SOURCE")
+            return SourceCmd((), (), (), t.pos, tuple(names))
+        fn = self.expect(T.IDENT, "logGroups(...) or a quoted log group name after SOURCE")
         if fn.value.lower() != "loggroups":
             raise self.error(f"unsupported SOURCE '{fn.value}': only logGroups(...) selects local data", fn)
         self.expect(T.LPAREN, "'(' after logGroups")
@@ -379,7 +463,9 @@ class _Parser:
         return left
 
     def not_expr(self) -> Expr:
-        if self.tok.is_word("not"):
+        # ``!x`` is ``not x``: AWS's operator tables list only ``not``, but published query definitions (AWS's
+        # GenAI dashboard guide, Terraform modules in production) write ``!isPresent(...)``
+        if self.tok.is_word("not") or self.at_op("!"):
             t = self.advance()
             self.nest()
             operand = self.not_expr()
@@ -406,7 +492,13 @@ class _Parser:
             return Binary("like", left, right, t.pos, self.slice(start), negated=negated)
         if t.is_word("in"):
             self.advance()
-            self.expect(T.LBRACKET, "'[' after in")
+            if self.tok.kind is T.LPAREN:
+                if not isinstance(left, Field):
+                    raise self.error("a subquery's values are compared with a field: write <field> in (<subquery>)",
+                                     t)
+                query = self.subquery("subquery")
+                return InSubquery(left, query, left.name, negated, t.pos, self.slice(start))
+            self.expect(T.LBRACKET, "'[' or '(' after in")
             items = []
             if self.tok.kind is not T.RBRACKET:
                 while True:
@@ -533,7 +625,7 @@ class _Parser:
                 self.advance()
                 self.nest()
                 args = []
-                if self.tok.kind is not T.RPAREN:
+                if not self.at(T.RPAREN):
                     while True:
                         args.append(self.expr())
                         if not self.comma():
@@ -560,5 +652,6 @@ _COMMANDS: dict[str, Callable[[_Parser, Token], Command]] = {
     "unnest": _Parser.unnest_cmd,
     "unmask": _Parser.unmask_cmd,
     "source": _Parser.source_cmd,
+    "join": _Parser.join_cmd,
 }
 """Parser entry per command (keys: lower-cased names; exactly catalog.SUPPORTED_COMMANDS)."""

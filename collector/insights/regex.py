@@ -13,19 +13,30 @@ import re
 
 from collector.insights.exceptions import QueryError
 
-__all__ = ["convert_named_groups", "named_groups"]
+__all__ = ["capture_count", "convert_named_groups", "named_groups"]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def convert_named_groups(pattern: str, pos: int = 0) -> tuple[str, dict[str, int]]:
+    """Rewrite ``(?<name>`` to RE2's ``(?P<name>`` and number every capturing group (see :func:`_scan`)."""
+    out, index, _ = _scan(pattern, pos)
+    return out, index
+
+
+def capture_count(pattern: str) -> int:
+    """Number of capturing groups (named or not) of a regex (see :func:`_scan`)."""
+    return _scan(pattern, 0)[2]
+
+
+def _scan(pattern: str, pos: int) -> tuple[str, dict[str, int], int]:
     """Rewrite ``(?<name>`` to RE2's ``(?P<name>`` and number every capturing group.
 
     Args:
         pattern: the regex as written between the slashes.
         pos: offset of the pattern in the query text (for error positions).
     Returns:
-        (RE2 pattern, {group name: 1-based group number}), names in pattern order.
+        (RE2 pattern, {group name: 1-based group number}, number of capturing groups), names in pattern order.
     Raises:
         QueryError: a malformed group name (``(?<1x>``, ``(?<a`` without ``>``) or a name used twice.
 
@@ -81,7 +92,7 @@ def convert_named_groups(pattern: str, pos: int = 0) -> tuple[str, dict[str, int
                 n += 1
         out.append(c)
         i += 1
-    return "".join(out), index
+    return "".join(out), index, n
 
 
 def named_groups(pattern: str, pos: int = 0) -> list[str]:

@@ -4,11 +4,18 @@ Token types are :class:`TokenType`; the language's reserved words are the one ta
 :data:`KEYWORDS` (the tokenizer uses it to tell division from a regex, the parser to refuse a
 keyword where a field is expected).
 
-A ``/`` starts a regex literal unless it follows an operand (then it is division); the one
-exception is ``parse <field> /regex/`` where the regex follows a field name. A regex literal
+A ``/`` starts a regex literal unless it follows an operand (then it is division); the
+exceptions are ``parse <field> /regex/`` where the regex follows a field name, and ``parse /regex/``
+where it follows the command word (the field is then ``@message``). A regex literal
 may span lines (the docs print long ``parse`` patterns over two lines, wrapped at a space):
-the line break and the white space around it stand for one space. Comments start with ``#`` and run to the end of the line. Numbers are
-ASCII digits only (``0-9``), as the docs write them: ``²`` or ``①`` are not digits here.
+the line break and the white space around it stand for one space. Comments start with ``#``
+and run to the end of the line. Numbers are ASCII digits only (``0-9``), as the docs write them:
+``²`` or ``①`` are not digits here.
+
+A field name may index a list with brackets written against it (``users[1].action``, the "bracket
+access operator" of the structure types in CWL_QuerySyntax-operations-functions); the token's value is
+the flattened name Logs Insights uses for JSON arrays (``users.1.action``, CWL_AnalyzeLogData-discoverable-fields:
+"use requestParameters.instancesSet.items.0.instanceId"), so both spellings name one field.
 Source: https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/CWL_QuerySyntax.html
 """
 
@@ -31,7 +38,7 @@ class TokenType(str, Enum):
     NUMBER = "NUMBER"  # 12, 1.5, 2e3 (ASCII digits)
     DURATION = "DURATION"  # 5m, 1h, 100ms
     REGEX = "REGEX"  # /.../
-    OP = "OP"  # = != < <= > >= =~ + - * / % ^
+    OP = "OP"  # = != < <= > >= =~ + - * / % ^ ! (``!`` is ``not``)
     PIPE = "PIPE"
     COMMA = "COMMA"
     COLON = "COLON"  # SOURCE logGroups(namePrefix: [...])
@@ -53,7 +60,7 @@ _DIGITS = frozenset("0123456789")
 _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _IDENT_START = _LETTERS | set("_@$")
 _IDENT_PART = _IDENT_START | _DIGITS | {"."}
-_OPERATORS = ("=~", "!=", "<=", ">=", "==", "=", "<", ">", "+", "-", "*", "/", "%", "^")
+_OPERATORS = ("=~", "!=", "<=", ">=", "==", "=", "<", ">", "+", "-", "*", "/", "%", "^", "!")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "0": "\0"}
 _SINGLE = {"|": TokenType.PIPE, ",": TokenType.COMMA, ":": TokenType.COLON, "(": TokenType.LPAREN,
            ")": TokenType.RPAREN, "[": TokenType.LBRACKET, "]": TokenType.RBRACKET}
@@ -85,6 +92,8 @@ def _is_operand(tokens: list[Token]) -> bool:
         return False
     if last.kind is TokenType.IDENT and len(tokens) >= 2 and tokens[-2].is_word("parse"):
         return False  # parse <field> /regex/
+    if last.is_word("parse") and (len(tokens) == 1 or tokens[-2].kind is TokenType.PIPE):
+        return False  # parse /regex/: the command word, not a field named parse
     return last.kind in _OPERAND_TYPES
 
 
@@ -148,11 +157,8 @@ def tokenize(text: str) -> list[Token]:
                 tokens.append(Token(TokenType.NUMBER, text[i:j], start, j))
                 i = j
         elif c in _IDENT_START:
-            j = i + 1
-            while j < n and text[j] in _IDENT_PART:
-                j += 1
-            tokens.append(Token(TokenType.IDENT, text[i:j], start, j))
-            i = j
+            name, i = _read_name(text, i)
+            tokens.append(Token(TokenType.IDENT, name, start, i))
         else:
             for op in _OPERATORS:
                 if text.startswith(op, i):
@@ -163,6 +169,28 @@ def tokenize(text: str) -> list[Token]:
                 raise QueryError(f"unexpected character {c!r}", start, text)
     tokens.append(Token(TokenType.EOF, "", n, n))
     return tokens
+
+
+def _read_name(text: str, i: int) -> tuple[str, int]:
+    """A field or command name starting at ``i``: (its flattened name, offset past it). ``[<digits>]`` right after
+    a name part is a list index and becomes ``.<digits>``; never after a keyword, so ``in[1]`` stays a list."""
+    n = len(text)
+    parts: list[str] = []
+    j = i
+    while True:
+        k = j + 1 if j == i else j
+        while k < n and text[k] in _IDENT_PART:
+            k += 1
+        parts.append(text[j:k])
+        j = k
+        if j >= n or text[j] != "[" or "".join(parts).lower() in KEYWORDS:
+            break
+        close = _scan_digits(text, j + 1)
+        if close == j + 1 or close >= n or text[close] != "]":
+            break
+        parts.append("." + text[j + 1:close])
+        j = close + 1
+    return "".join(parts), j
 
 
 def _read_string(text: str, i: int, quote: str) -> tuple[str, int]:

@@ -40,7 +40,7 @@ def events_connection(events: Iterable[dict[str, Any]], log_group: str = "/aws/l
                "@logStream": e.get("@logStream", "stream-1"), "@ingestionTime": e.get("@ingestionTime", e["timestamp"]),
                "@seq": seq, "@json": None if doc is None else json.dumps(doc)}
         for k in ("@type", "@requestId", "@duration", "@billedDuration", "@memorySize", "@maxMemoryUsed",
-                  "@initDuration"):
+                  "@initDuration", "@xrayTraceId", "@xraySegmentId"):
             row[k] = e.get(k)
         for h in hot:
             row[h] = json.dumps(doc[h]) if doc is not None and h in doc else None

@@ -68,6 +68,24 @@ def test_query_csv_and_table(events_file):
     assert res.exit_code == 0 and "order-22001" in res.stdout and "2 row(s)" in res.stdout
 
 
+def test_a_field_no_event_has_is_named_on_stderr_and_strict_fields_makes_it_an_error(events_file):
+    # [fidelity-vended]: CloudWatch returns one blank group for a misspelt field; the CLI says so, result unchanged
+    q = "stats count(*) as n by idempotency_ky"
+    res = CliRunner().invoke(cli_main, ["query", "--format", "json", q, str(events_file)])
+    assert res.exit_code == 0, res.output
+    n_events = len(json.loads(CASE.read_text())["input"]["events"])
+    assert json.loads(res.stdout) == [{"idempotency_ky": None, "n": n_events}]
+    assert res.stderr == (f"warning: field 'idempotency_ky' (line 1, column 24) is present in none of the {n_events} "
+                          "events scanned; did you mean 'idempotency_key'?\n")
+    strict = CliRunner().invoke(cli_main, ["query", "--strict-fields", q, str(events_file)])
+    assert strict.exit_code == 2 and strict.stdout == ""
+    assert strict.stderr.startswith("Error: query: field 'idempotency_ky' (line 1, column 24)")
+    assert strict.stderr.strip().count("\n") == 0 and strict.stderr.rstrip().endswith("(--strict-fields)")
+    clean = CliRunner().invoke(cli_main, ["query", "--strict-fields", "stats count(*) as n by idempotency_key",
+                                          str(events_file)])
+    assert clean.exit_code == 0 and clean.stderr == ""
+
+
 def test_collect_local_command(tmp_path, events_file):
     res = CliRunner().invoke(cli_main, ["collect", "local", str(events_file), "--out", str(tmp_path / "out"),
                                         "--until", "2026-01-05T10:01:00Z"])

@@ -208,9 +208,7 @@ _ROW = st.tuples(st.one_of(st.integers(-10**11, 4 * 10**12), st.sampled_from([0,
                  st.sampled_from(["123456789012:/aws/lambda/a", "/aws/lambda/b", None]), _MESSAGE)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(st.lists(_ROW, max_size=12))
-def test_sql_expansion_equals_the_python_rule(rows):
+def _expansion_equals_the_python_rule(rows):
     rows = [r for r in rows if _both_parse_alike(r[2])]
     got, got_dropped = _sql(rows)
     want, want_dropped = _oracle(rows)
@@ -218,11 +216,43 @@ def test_sql_expansion_equals_the_python_rule(rows):
     assert got_dropped == want_dropped
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.sampled_from([0, 1, 60_001]), st.sampled_from(["g1", "g2"]),
-                          st.lists(st.sampled_from([0.1, 0.2, 0.3, 1e16, -1e16, 1.0, 2.5, 1e-9]), min_size=1,
-                                   max_size=4)), min_size=1, max_size=30))
+_HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large]
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=_HEALTH)
+@given(st.lists(_ROW, max_size=12))
+def test_sql_expansion_equals_the_python_rule(rows):
+    """A few examples in every run (each costs about half a second: the SQL expansion's DuckDB work)."""
+    _expansion_equals_the_python_rule(rows)
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None, suppress_health_check=_HEALTH)
+@given(st.lists(_ROW, max_size=12))
+def test_sql_expansion_equals_the_python_rule_many_examples(rows):
+    _expansion_equals_the_python_rule(rows)
+
+
+_FRACTIONAL_ROWS = st.lists(st.tuples(st.sampled_from([0, 1, 60_001]), st.sampled_from(["g1", "g2"]),
+                                     st.lists(st.sampled_from([0.1, 0.2, 0.3, 1e16, -1e16, 1.0, 2.5, 1e-9]),
+                                              min_size=1, max_size=4)), min_size=1, max_size=30)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_FRACTIONAL_ROWS)
 def test_fractional_sums_follow_row_order(rows):
+    """A few examples in every run; many under slow."""
+    _fractional_sums_follow_row_order(rows)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_FRACTIONAL_ROWS)
+def test_fractional_sums_follow_row_order_many_examples(rows):
+    _fractional_sums_follow_row_order(rows)
+
+
+def _fractional_sums_follow_row_order(rows):
     """Fractional Count values: the float sum depends on the order, and must be the old sequential one."""
     triples = [(ms, lg, json.dumps({"_aws": {"Timestamp": 1, "CloudWatchMetrics": [{"Metrics": [
         {"Name": "X", "Unit": "Count"}]}]}, "X": values})) for ms, lg, values in rows]

@@ -37,7 +37,8 @@ def test_every_supported_command_has_one_parser_and_one_generator_entry():
     assert set(parser._COMMANDS) == set(SUPPORTED_COMMANDS)
     node_types = {type(parse_query(q).commands[-1]) for q in (
         "fields a", "display a", "filter a", "filterIndex a = 1", "stats count(*)", "sort a", "limit 1",
-        "parse @message 'a*' as x", "dedup a", "unnest a into b", "unmask", "SOURCE logGroups()")}
+        "parse @message 'a*' as x", "dedup a", "unnest a into b", "unmask", "SOURCE logGroups()",
+        "join left=a right=b where a.k = b.k (SOURCE 'g')")}
     assert node_types == set(compiler._COMMAND_GENERATORS)
     assert not set(SUPPORTED_COMMANDS) & set(UNSUPPORTED_COMMANDS)
 

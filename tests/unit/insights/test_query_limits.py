@@ -84,7 +84,7 @@ def test_out_of_range_literals(con):
 
 
 def test_unsupported_commands_name_themselves_not_the_users_syntax(con):
-    for cmd in ("pattern @message", "diff", "anomaly @duration", "lookup t k", "addtotals", "join x"):
+    for cmd in ("pattern @message", "diff", "anomaly @duration", "lookup t k", "addtotals"):
         e = err(con, f"fields a | {cmd}")
         assert e.message.startswith(f"unsupported command '{cmd.split()[0]}': ") and e.column == 12
 
@@ -93,7 +93,9 @@ def test_unsupported_commands_name_themselves_not_the_users_syntax(con):
 _WORDS = ["fields", "filter", "stats", "sort", "by", "limit", "parse", "dedup", "display", "unnest", "into",
           "as", "and", "or", "not", "in", "like", "desc", "asc", "offset", "count(*)", "bin(5m)", "a", "b", "@message",
           "@timestamp", "jsonParse(@message)", "SOURCE", "logGroups(", "namePrefix:", "filterIndex", "unmask",
-          "isIpv4InSubnet(", "strlen(", "pct(a,", "1e999", "²", "①", "99999999999999999999", "5m", "0", "-"]
+          "isIpv4InSubnet(", "strlen(", "pct(a,", "1e999", "²", "①", "99999999999999999999", "5m", "0", "-",
+          "join", "type=left", "left=a", "right=b", "where", "a.k", "b.k", "in (", "'g'", "!", "x[0]",
+          "bin(@timestamp, 1h)"]
 _PUNCT = list("|,()[]=<>!+-*/%^~:\"'`#@.\n\\ ") + ["/x/", "/(?<g>\\w+)/", '"a*"', "[]", "=~", "(?<", "\\("]
 _query = st.lists(st.sampled_from(_WORDS + _PUNCT), min_size=1, max_size=25).map(" ".join)
 
