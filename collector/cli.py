@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "dashboard": "dashboard.commands:dashboard",
     "alarms": "alarms.commands:alarms",
     "audit": "alarms.audit.commands:audit",
+    "diagnose": "alarms.diagnose.commands:diagnose",
     "bundle": "collector.bundle:bundle",
 }
 
@@ -42,6 +43,7 @@ _HELP = {
     "dashboard": "Serve the dashboard over collected tables.",
     "alarms": "Export, validate, deploy and backtest CloudWatch alarms.",
     "audit": "Check deployed configuration and IaC templates against the at-least-once checklist.",
+    "diagnose": "Find idempotency anti-patterns in collected logs, with the records that prove them.",
     "bundle": "Write the emitter alone as a Lambda layer zip or directory.",
 }
 

@@ -104,6 +104,7 @@ EXTRAS: dict[str, str] = {
     "demo": "demo",
     "alarms": "alarms",
     "audit": "alarms",
+    "diagnose": "collector",
 }
 """Top-level command -> the extra that installs what it needs (pyproject ``[project.optional-dependencies]``)."""
 
