@@ -1,0 +1,146 @@
+"""Each diagnose rule on generated trails (tests/unit/diagnose/trails.py): found, a look-alike that is not, not
+observable; judged by the offline Logs Insights engine.
+
+Every case's trail is ingested under its own log group and one diagnosis judges them all (the queries group by
+``@log``). The expected status and count of each case are stated by hand in ``trails.CASES`` from how the trail
+was written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from alarms.diagnose.evaluate import diagnose
+from alarms.diagnose.rules import RULES, RULES_BY_ID, Rule, render_query
+from alarms.diagnose.sources import EngineSource
+from alarms.diagnose.types import DiagnoseOptions, Finding, FindingStatus
+from tests.unit.diagnose.trails import ACCOUNT, CASES, Case, Trail, all_cases_events, case_log_group
+
+
+def engine_source(groups: dict[str, list[dict]]) -> EngineSource:
+    from collector.ingest import EventStore
+    from collector.insights import harden_connection
+
+    store = EventStore(account_id=ACCOUNT)
+    for group, events in groups.items():
+        store.ingest_events(events, group)
+    harden_connection(store.connection)
+    return EngineSource(store.connection, "trails", keep=store)
+
+
+def judge(groups: dict[str, list[dict]], options: DiagnoseOptions | None = None,
+          rules: Sequence[Rule] = RULES) -> list[Finding]:
+    src = engine_source(groups)
+    try:
+        return diagnose(src, options, rules)
+    finally:
+        src.close()
+
+
+def by_rule(findings: Sequence[Finding], group: str) -> dict[str, Finding]:
+    return {f.rule: f for f in findings if f.log_group == group}
+
+
+@pytest.fixture(scope="module")
+def all_findings() -> list[Finding]:
+    return judge(all_cases_events())
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=lambda i: f"{CASES[i].rule}-{CASES[i].status}-{CASES[i].name}")
+def test_case(all_findings: list[Finding], index: int) -> None:
+    case: Case = CASES[index]
+    found = by_rule(all_findings, case_log_group(index))
+    f = found[case.rule]
+    assert f.status.value == case.status, (f.status, f.message)
+    assert f.function == f"case-{index:02d}" and f.account_id == ACCOUNT
+    if case.status == "fail":
+        assert f.count == case.count, f.message
+        assert len(f.examples) == min(case.count, DiagnoseOptions().examples)
+        assert all(e.records for e in f.examples)
+        assert f.first is not None and f.last is not None and f.first <= f.last
+        # a trail built for one anti-pattern: no other rule finds anything in it
+        assert [r for r, g in found.items() if g.status is FindingStatus.FAIL] == [case.rule], found
+    else:
+        assert f.count == 0 and not f.examples and f.first is None
+
+
+def test_every_rule_has_its_three_cases() -> None:
+    have = {(c.rule, c.status) for c in CASES}
+    for r in RULES:
+        assert {(r.id, s) for s in ("fail", "pass", "unknown")} <= have, r.id
+
+
+def test_rules_not_applying_give_no_finding(all_findings: list[Finding]) -> None:
+    sqs = by_rule(all_findings, case_log_group(0))
+    assert "IW106" in sqs and "IW108" not in sqs  # a stream rule says nothing about an SQS consumer
+    stream = by_rule(all_findings, case_log_group(next(i for i, c in enumerate(CASES) if c.rule == "IW108")))
+    assert "IW108" in stream and "IW106" not in stream  # an SQS rule says nothing about a Kinesis consumer
+
+
+def _one(name: str) -> tuple[str, Trail]:
+    i = next(i for i, c in enumerate(CASES) if c.name == name)
+    return case_log_group(i), CASES[i].build()
+
+
+def test_examples_prove_the_finding_with_hashed_keys(all_findings: list[Finding]) -> None:
+    from emitter.redact import KeyHasher
+
+    group, _ = _one("processed again an hour later")
+    f = by_rule(all_findings, group)["IW105"]
+    ex = f.examples[0]
+    hashed = KeyHasher(":")("order-1")
+    assert ex.entity == hashed
+    assert [r["outcome"] for r in ex.records] == ["claimed", "succeeded", "duplicate_completed", "claimed", "succeeded"]
+    assert {r["idempotency_key"] for r in ex.records} == {hashed}
+    assert {r["log_stream"] for r in ex.records} == {"env-a", "env-b"}
+    assert "order-1" not in repr(f.to_dict())  # the raw key never reaches the report
+
+
+def test_salted_key_hashing() -> None:
+    from emitter.redact import KeyHasher
+
+    group, trail = _one("processed again an hour later")
+    f = by_rule(judge({group: trail.log_events()}, DiagnoseOptions(key_hash_salt="s3cret"),
+                      [RULES_BY_ID["IW105"]]), group)["IW105"]
+    assert f.examples[0].entity == KeyHasher(":", "s3cret")("order-1") != KeyHasher(":")("order-1")
+
+
+def test_budget_from_options_overrides_the_observed_one() -> None:
+    group, trail = _one("timeout with 9 s left under a 2 s budget; little time but finished")
+    rule = [RULES_BY_ID["IW109"]]
+    assert by_rule(judge({group: trail.log_events()}, rules=rule), group)["IW109"].status is FindingStatus.PASS
+    f = by_rule(judge({group: trail.log_events()}, DiagnoseOptions(safe_budget_ms=10_000), rule), group)["IW109"]
+    assert f.status is FindingStatus.FAIL and f.count == 1  # 9 s left < 10 s
+    assert "below the 10000 ms safe budget" in f.message
+
+
+def test_redelivery_gap_threshold() -> None:
+    group, trail = _one("redelivered 5 s after the receive, during processing")
+    rule = [RULES_BY_ID["IW106"]]
+    events = {group: trail.log_events()}
+    assert by_rule(judge(events, DiagnoseOptions(min_redelivery_gap_ms=5_100), rule), group)["IW106"].status \
+        is FindingStatus.PASS
+    assert by_rule(judge(events, DiagnoseOptions(min_redelivery_gap_ms=4_900), rule), group)["IW106"].status \
+        is FindingStatus.FAIL
+
+
+def test_queries_stay_within_cloudwatch_limits() -> None:
+    from collector.insights import parse_query
+    from collector.insights.constants import MAX_QUERY_LENGTH
+
+    for r in RULES:
+        text = render_query(r.query, DiagnoseOptions().query_params())
+        assert len(text) <= MAX_QUERY_LENGTH
+        stats = [c for c in parse_query(text).commands if type(c).__name__ == "StatsCmd"]
+        assert 1 <= len(stats) <= 2, r.id  # CloudWatch runs at most two stats commands
+        assert r.checklist and r.doc.startswith("https://")
+
+
+def test_render_query() -> None:
+    assert render_query("a >= {x} and b", {"x": 5}) == "a >= 5 and b"
+    with pytest.raises(KeyError, match="{y}"):
+        render_query("a >= {y}", {"x": 5})
+    with pytest.raises(TypeError):
+        render_query("a >= {x}", {"x": "5 or 1=1"})  # type: ignore[dict-item]
