@@ -255,14 +255,16 @@ filter ispresent(schema_version) and ispresent(idempotency_key) and outcome in [
 | fields 1 - is_done as is_dup, t + (1 - is_done) * 1e15 as done_first_t, t * is_done as done_last_t,
          t * (1 - is_done) as dup_t
 | stats sum(is_done) as completions, sum(is_dup) as detections, min(done_first_t) as first_done_ms,
-        max(done_last_t) as last_done_ms, max(dup_t) as last_detect_ms, min(t) as stream_first_ms
+        max(done_last_t) as last_done_ms, max(dup_t) as last_detect_ms, min(t) as stream_first_ms,
+        max(t) as stream_last_ms
   by @log as log_group, operation, idempotency_key, @logStream as stream
 | fields least(1, completions) as completed_here, greatest(0, completions - 1) as repeats_here
 | fields detections * completed_here as same_stream, detections * (1 - completed_here) as other_stream
 | stats sum(completions) as completions, sum(completed_here) as completion_streams,
         sum(repeats_here) as same_stream_repeats, sum(same_stream) as same_stream_detections,
         sum(other_stream) as other_stream_detections, min(first_done_ms) as first_done_ms,
-        max(last_done_ms) as last_done_ms, max(last_detect_ms) as last_detect_ms, min(stream_first_ms) as first_ms
+        max(last_done_ms) as last_done_ms, max(last_detect_ms) as last_detect_ms, min(stream_first_ms) as first_ms,
+        max(stream_last_ms) as last_ms
   by log_group, operation, idempotency_key as entity
 # kept: keys completed more than once (processed again), and keys whose duplicate was caught
 | filter completions > 0 and (completions > 1 or same_stream_detections + other_stream_detections > 0)
@@ -332,9 +334,11 @@ def _in_memory(ev: Evidence, facts: Facts, o: DiagnoseOptions) -> Verdict:
 def _outlived(ev: Evidence, facts: Facts, o: DiagnoseOptions) -> Verdict:
     rp = _Reprocessing.of(ev.rows)
     if rp.reprocessed and not rp.in_memory(facts):
+        unsure = ("" if _streams_known(facts) else
+                  "; the events carry no log streams, so a deduplication kept in memory (IW104) looks the same")
         return Verdict(FAIL, (f"{_plural(len(rp.reprocessed), 'key')} completed again after a fresh claim: the "
                               f"idempotency record was gone when the replay came ({rp.gaps()}); keep records "
-                              "longer than the source can replay"), _ordered(rp.reprocessed))
+                              f"longer than the source can replay{unsure}"), _ordered(rp.reprocessed))
     if rp.reprocessed:
         return Verdict(PASS, "keys processed again follow the in-memory pattern (see IW104), not an expiry")
     if rp.detections_same or rp.detections_other:

@@ -149,7 +149,7 @@ def open_data_dir(data: Path, start: float | None = None, end: float | None = No
     if db.is_file():
         try:
             con = _session(duckdb.connect(str(db), read_only=True))
-        except duckdb.IOException as exc:
+        except duckdb.Error as exc:
             raise SourceError(f"cannot open {db} (is 'idemwatch collect local' writing it?): "
                               f"{str(exc).splitlines()[0]}") from None
         if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'events'").fetchone()[0]:
