@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from alarms.diagnose.inventory import GROUPS_QUERY, OUTCOMES_QUERY, REDELIVERIES_QUERY, build_facts
+from alarms.diagnose.inventory import INVENTORY_QUERIES, build_facts
 from alarms.diagnose.rules import RULES, Rule, num, render_query
 from alarms.diagnose.sources import EvidenceSource
 from alarms.diagnose.types import (
@@ -129,9 +129,10 @@ def diagnose(source: EvidenceSource, options: DiagnoseOptions | None = None,
     params = o.query_params()
     texts = [render_query(r.query, params) for r in rules]
     unique = list(dict.fromkeys(texts))
-    results = source.run_many([OUTCOMES_QUERY, REDELIVERIES_QUERY, GROUPS_QUERY, *unique])
-    facts = build_facts(results[0].rows, results[1].rows, results[2].rows)
-    evidence = dict(zip(unique, results[3:], strict=True))
+    n = len(INVENTORY_QUERIES)
+    results = source.run_many([*INVENTORY_QUERIES, *unique])
+    facts = build_facts(*(r.rows for r in results[:n]))
+    evidence = dict(zip(unique, results[n:], strict=True))
     per_query: dict[str, dict[Unit, list[Mapping[str, Any]]]] = {}
     for text, ev in evidence.items():
         grouped: dict[Unit, list[Mapping[str, Any]]] = defaultdict(list)

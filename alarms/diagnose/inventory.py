@@ -1,5 +1,6 @@
 """The evidence inventory: what each function/operation's logs hold (:class:`~alarms.diagnose.types.Facts`), from
-three small Logs Insights queries that run beside the rules' evidence queries.
+five small Logs Insights queries that run beside the rules' evidence queries (each reads only the records it needs:
+a field that is not a hot column of the events table is read from the JSON of the few records that carry it).
 
 A rule reads it to tell "found nothing" (the evidence was there: pass) from "could not look" (not observable, with
 the reason): no ``side_effect_started`` records, no redelivery, a single log stream, no ``REPORT`` lines.
@@ -14,14 +15,14 @@ from typing import Any
 from alarms.diagnose.rules import num
 from alarms.diagnose.types import Facts
 
-__all__ = ["GROUPS_QUERY", "OUTCOMES_QUERY", "REDELIVERIES_QUERY", "build_facts"]
+__all__ = ["BUDGETS_QUERY", "INVENTORY_QUERIES", "OUTCOMES_QUERY", "REDELIVERIES_QUERY", "REPORTS_QUERY",
+           "STREAMS_QUERY", "build_facts"]
 
 OUTCOMES_QUERY = """\
 # diagnose inventory: records per function/operation, event source and outcome
 filter ispresent(schema_version) and ispresent(outcome)
 | fields coalesce(event_source, "") as source
-| stats count(*) as records, count(idempotency_key) as keyed, count(remaining_time_ms) as timed,
-        max(required_time_ms) as required_time_ms
+| stats count(*) as records, count(idempotency_key) as keyed, count(remaining_time_ms) as timed
   by @log as log_group, operation, source, outcome
 """
 
@@ -31,15 +32,27 @@ filter ispresent(schema_version) and outcome = "received" and attempt > 1
 | stats count(*) as redeliveries by @log as log_group, operation
 """
 
-GROUPS_QUERY = """\
-# diagnose inventory: log streams, REPORT lines, timeouts and cold starts per log group
-filter ispresent(schema_version) or @type = "REPORT"
-| fields strcontains(@type, "REPORT") as is_report,
-         strcontains(@message, "Status: timeout") + coalesce(strcontains(record.status, "timeout"), 0) as is_timeout
-| stats count_distinct(@logStream) as streams, sum(is_report) as reports, sum(is_timeout) as timeouts,
-        count(@initDuration) as cold_starts
-  by @log as log_group
+BUDGETS_QUERY = """\
+# diagnose inventory: the safe budget timeout_budget_abort records state, per function/operation
+filter ispresent(schema_version) and outcome = "timeout_budget_abort" and ispresent(required_time_ms)
+| stats max(required_time_ms) as required_time_ms by @log as log_group, operation
 """
+
+STREAMS_QUERY = """\
+# diagnose inventory: log streams (execution environments) per log group
+filter ispresent(schema_version)
+| stats count_distinct(@logStream) as streams by @log as log_group
+"""
+
+REPORTS_QUERY = """\
+# diagnose inventory: REPORT lines, timeouts and cold starts per log group
+filter @type = "REPORT"
+| fields strcontains(@message, "Status: timeout") + coalesce(strcontains(record.status, "timeout"), 0) as is_timeout
+| stats count(*) as reports, sum(is_timeout) as timeouts, count(@initDuration) as cold_starts by @log as log_group
+"""
+
+INVENTORY_QUERIES = (OUTCOMES_QUERY, REDELIVERIES_QUERY, BUDGETS_QUERY, STREAMS_QUERY, REPORTS_QUERY)
+"""The inventory, in the order :func:`build_facts` takes their rows."""
 
 
 def _int(row: Mapping[str, Any], name: str) -> int:
@@ -48,13 +61,13 @@ def _int(row: Mapping[str, Any], name: str) -> int:
 
 
 def build_facts(outcomes: Sequence[Mapping[str, Any]], redeliveries: Sequence[Mapping[str, Any]],
-                groups: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], Facts]:
-    """:class:`Facts` per (``@log``, operation) from the rows of the three inventory queries (values as numbers or
+                budgets: Sequence[Mapping[str, Any]], streams: Sequence[Mapping[str, Any]],
+                reports: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], Facts]:
+    """:class:`Facts` per (``@log``, operation) from the rows of the :data:`INVENTORY_QUERIES` (values as numbers or
     numeric text). Only operations with outcome records appear; a log group's stream and REPORT counts are given
     to each of its operations."""
     per: dict[tuple[str, str], dict[str, Any]] = defaultdict(
-        lambda: {"outcomes": defaultdict(int), "keyed": defaultdict(int), "sources": set(), "timed": 0,
-                 "required": None})
+        lambda: {"outcomes": defaultdict(int), "keyed": defaultdict(int), "sources": set(), "timed": 0})
     for r in outcomes:
         key = (str(r.get("log_group") or ""), str(r.get("operation") or ""))
         d = per[key]
@@ -65,18 +78,20 @@ def build_facts(outcomes: Sequence[Mapping[str, Any]], redeliveries: Sequence[Ma
             d["sources"].add(str(r["source"]))
         if outcome == "side_effect_started":
             d["timed"] += _int(r, "timed")
-        req = num(r, "required_time_ms")
-        if req is not None:
-            d["required"] = req if d["required"] is None else max(d["required"], req)
-    again = {(str(r.get("log_group") or ""), str(r.get("operation") or "")): _int(r, "redeliveries")
-             for r in redeliveries}
-    by_group = {str(r.get("log_group") or ""): r for r in groups}
+    again = {_unit(r): _int(r, "redeliveries") for r in redeliveries}
+    budget = {_unit(r): num(r, "required_time_ms") for r in budgets}
+    n_streams = {str(r.get("log_group") or ""): _int(r, "streams") for r in streams}
+    by_group = {str(r.get("log_group") or ""): r for r in reports}
     out: dict[tuple[str, str], Facts] = {}
     for (log, op), d in per.items():
         g = by_group.get(log, {})
         out[(log, op)] = Facts(
             log=log, operation=op, outcomes=dict(d["outcomes"]), keyed=dict(d["keyed"]),
             event_sources=frozenset(d["sources"]), timed_side_effects=d["timed"], redeliveries=again.get((log, op), 0),
-            required_time_ms=d["required"], streams=_int(g, "streams"), reports=_int(g, "reports"),
+            required_time_ms=budget.get((log, op)), streams=n_streams.get(log, 0), reports=_int(g, "reports"),
             timeouts=_int(g, "timeouts"), cold_starts=_int(g, "cold_starts"))
     return out
+
+
+def _unit(row: Mapping[str, Any]) -> tuple[str, str]:
+    return str(row.get("log_group") or ""), str(row.get("operation") or "")

@@ -191,20 +191,31 @@ def _key_from_delivery(ev: Evidence, facts: Facts, o: DiagnoseOptions) -> Verdic
                          "Lambda request id"), rows=bad)
 
 
-# --------------------------------------------------------------------------- IW102
-SIDE_EFFECT_BEFORE_CLAIM_QUERY = """\
-# IW102: per invocation and key, the first claim and the first side effect
+# --------------------------------------------------------------------------- IW102 / IW103
+SIDE_EFFECT_ORDER_QUERY = """\
+# IW102 and IW103: per invocation and key, the first claim, the first and last side effect, the first completion
 filter ispresent(schema_version) and ispresent(idempotency_key)
-  and outcome in ["claimed", "stale_claim_takeover", "side_effect_started"]
-| fields toMillis(@timestamp) as t, strcontains(outcome, "side_effect_started") as is_side
-| fields 1 - is_side as is_claim, t + (1 - is_side) * 1e15 as side_t, t + is_side * 1e15 as claim_t
-| stats sum(is_side) as side_effects, sum(is_claim) as claims, min(side_t) as first_side_ms,
-        min(claim_t) as first_claim_ms, min(t) as first_ms, max(t) as last_ms, sortsFirst(event_id) as event_id
+  and outcome in ["claimed", "stale_claim_takeover", "side_effect_started", "succeeded"]
+| fields toMillis(@timestamp) as t, strcontains(outcome, "side_effect_started") as is_side,
+         strcontains(outcome, "succeeded") as is_done
+| fields 1 - is_side - is_done as is_claim
+| fields t + (1 - is_side) * 1e15 as side_t, t + (1 - is_claim) * 1e15 as claim_t, t + (1 - is_done) * 1e15 as done_t,
+         t * is_side as last_side_t
+| stats sum(is_side) as side_effects, sum(is_claim) as claims, sum(is_done) as completions,
+        min(side_t) as first_side_ms, min(claim_t) as first_claim_ms, min(done_t) as first_done_ms,
+        max(last_side_t) as last_side_ms, min(t) as first_ms, max(t) as last_ms, earliest(event_id) as event_id
   by @log as log_group, operation, function_request_id as entity, idempotency_key
-# found: a side effect strictly before the key's first claim in the same invocation, or with no claim at all
-# (a claim and a side effect in the same millisecond cannot be ordered: not counted)
-| filter side_effects > 0 and first_side_ms < first_claim_ms
+# IW102 found: a side effect strictly before the key's first claim in the invocation, or with no claim at all;
+# IW103 found: the key marked COMPLETED strictly before a side effect of the invocation started
+# (two records in the same millisecond cannot be ordered: not counted)
+| fields least(1, greatest(0, first_claim_ms - first_side_ms)) as side_effect_first,
+         least(1, greatest(0, last_side_ms - first_done_ms)) as completed_first
+| filter side_effects > 0 and side_effect_first + completed_first > 0
 """
+
+
+def _flagged(ev: Evidence, column: str) -> list[Mapping[str, Any]]:
+    return [r for r in ev.rows if (num(r, column) or 0) > 0]
 
 
 def _side_effect_before_claim(ev: Evidence, facts: Facts, o: DiagnoseOptions) -> Verdict:
@@ -220,21 +231,7 @@ def _side_effect_before_claim(ev: Evidence, facts: Facts, o: DiagnoseOptions) ->
           "before the call)")),
         (lambda f: _claims(f) > 0, "no claimed record: the claim step is not recorded"),
     ], found, lambda f: (f"{_plural(f.keyed_count('side_effect_started'), 'side effect')} each started after "
-                         "its key was claimed"))
-
-
-# --------------------------------------------------------------------------- IW103
-COMPLETED_BEFORE_SIDE_EFFECT_QUERY = """\
-# IW103: per invocation and key, the first completion and the last side effect
-filter ispresent(schema_version) and ispresent(idempotency_key) and outcome in ["succeeded", "side_effect_started"]
-| fields toMillis(@timestamp) as t, strcontains(outcome, "side_effect_started") as is_side
-| fields 1 - is_side as is_done, t * is_side as side_t, t + is_side * 1e15 as done_t
-| stats sum(is_side) as side_effects, sum(is_done) as completions, max(side_t) as last_side_ms,
-        min(done_t) as first_done_ms, min(t) as first_ms, max(t) as last_ms, sortsFirst(event_id) as event_id
-  by @log as log_group, operation, function_request_id as entity, idempotency_key
-# found: the record was marked COMPLETED strictly before a side effect of the same invocation started
-| filter side_effects > 0 and completions > 0 and first_done_ms < last_side_ms
-"""
+                         "its key was claimed"), rows=_flagged(ev, "side_effect_first"))
 
 
 def _completed_before_side_effect(ev: Evidence, facts: Facts, o: DiagnoseOptions) -> Verdict:
@@ -244,7 +241,8 @@ def _completed_before_side_effect(ev: Evidence, facts: Facts, o: DiagnoseOptions
         (lambda f: f.keyed_count("succeeded") > 0, "no succeeded record carries an idempotency key"),
     ], lambda rows: (f"{_plural(len(rows), 'invocation')} marked the key COMPLETED before a side effect started: "
                      "if the side effect fails, every retry skips it"),
-        lambda f: "every completion came after the invocation's side effects started")
+        lambda f: "every completion came after the invocation's side effects started",
+        rows=_flagged(ev, "completed_first"))
 
 
 # --------------------------------------------------------------------------- IW104 / IW105
@@ -398,7 +396,7 @@ filter ispresent(schema_version) and outcome = "permanent_failure" and ispresent
   and coalesce(idempotency_status, "") != "COMPLETED"
 | fields toMillis(@timestamp) as t
 | stats count_distinct(function_request_id) as failed_deliveries, max(attempt) as max_attempt,
-        min(t) as first_ms, max(t) as last_ms, sortsFirst(error_code) as error_code
+        min(t) as first_ms, max(t) as last_ms, earliest(error_code) as error_code
   by @log as log_group, operation, event_id as entity
 # found: the same event failed permanently on two deliveries or more (a permanent failure recorded COMPLETED is
 # final: a later delivery of that event is a duplicate, not a retry)
@@ -454,7 +452,7 @@ filter (ispresent(schema_version) and outcome = "side_effect_started" and ispres
 | fields coalesce(function_request_id, @requestId) as request_id, toMillis(@timestamp) as t,
          strcontains(@message, "Status: timeout") + coalesce(strcontains(record.status, "timeout"), 0) as is_timeout
 | stats count(remaining_time_ms) as side_effects, min(remaining_time_ms) as min_remaining_ms,
-        sum(is_timeout) as timeouts, sortsFirst(operation) as operation, sortsFirst(idempotency_key) as idempotency_key,
+        sum(is_timeout) as timeouts, earliest(operation) as operation, earliest(idempotency_key) as idempotency_key,
         min(t) as first_ms, max(t) as last_ms
   by @log as log_group, request_id as entity
 # kept: invocations that started a side effect and then timed out (the budget is compared by the rule)
@@ -498,15 +496,17 @@ RULES: tuple[Rule, ...] = (
          "The key is claimed atomically before the side effect starts.",
          H, "A side effect started before the claim runs again when a concurrent or retried delivery arrives, "
             "because nothing held the key.",
-         _PT + "#idempotency-request-flow", SIDE_EFFECT_BEFORE_CLAIM_QUERY,
-         "one invocation: side_effect_started earlier than the key's first claim (or with no claim)",
+         _PT + "#idempotency-request-flow", SIDE_EFFECT_ORDER_QUERY,
+         "one invocation: side_effect_started earlier than the key's first claim, or with no claim (the "
+         "side_effect_first column)",
          "invocation", "request_id", _side_effect_before_claim, ("duplicates", "in_progress")),
     Rule("IW103", "completed-before-side-effect",
          "The record is marked COMPLETED only after the side effect succeeded.",
          H, "A key marked COMPLETED before its side effect runs turns a failed side effect into a lost one: every "
             "retry finds the key completed and skips it.",
-         _PT + "#idempotency-request-flow", COMPLETED_BEFORE_SIDE_EFFECT_QUERY,
-         "one invocation: succeeded earlier than a side_effect_started of the same key",
+         _PT + "#idempotency-request-flow", SIDE_EFFECT_ORDER_QUERY,
+         "one invocation: succeeded earlier than a side_effect_started of the same key (the completed_first "
+         "column)",
          "invocation", "request_id", _completed_before_side_effect, ("duplicates",)),
     Rule("IW104", "in-memory-dedupe",
          "Deduplication survives execution environments: the record lives in a durable store every environment "

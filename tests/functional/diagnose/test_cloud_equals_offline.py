@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from alarms.diagnose.evaluate import diagnose
-from alarms.diagnose.inventory import GROUPS_QUERY, OUTCOMES_QUERY, REDELIVERIES_QUERY
+from alarms.diagnose.inventory import INVENTORY_QUERIES
 from alarms.diagnose.rules import RULES, render_query
 from alarms.diagnose.sources import CloudWatchSource, EngineSource
 from alarms.diagnose.types import DiagnoseOptions
@@ -59,8 +59,7 @@ def _compare(groups: dict[str, list[dict[str, Any]]], logs_client: Any, fast_con
              options: DiagnoseOptions) -> list[Any]:
     start, end = _window(groups)
     offline = _offline(groups)
-    queries = [OUTCOMES_QUERY, REDELIVERIES_QUERY, GROUPS_QUERY,
-               *dict.fromkeys(render_query(r.query, options.query_params()) for r in RULES)]
+    queries = [*INVENTORY_QUERIES, *dict.fromkeys(render_query(r.query, options.query_params()) for r in RULES)]
     with FakeLogsInsightsServer(engine=InsightsEngine()) as srv:
         for group, events in groups.items():
             srv.put_events(group, events)
