@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from alarms.audit.rules import Finding as AuditFinding
 from alarms.audit.types import FindingStatus, OutputFormat, ResourceKind, Severity
 from collector.insights.log_identifier import LOG_IDENTIFIER_RE
 
@@ -170,21 +171,14 @@ class Example:
 
 
 @dataclass(frozen=True)
-class Finding:
-    """One rule's verdict on one function/operation.
+class Finding(AuditFinding):
+    """One rule's verdict on one function/operation: an audit finding (``rule``, ``severity``, ``kind``,
+    ``resource`` = ``"<function> (<operation>)"``, ``status``, ``message``; no ``location``, so a SARIF result gets a
+    logical one), so the audit's report and SARIF writers take it as it is. Then the evidence: ``count`` violating
+    entities (events, keys or invocations; at least that many when ``truncated``: CloudWatch's row limit cut the
+    rows), ``first`` and ``last`` occurrence (ISO-8601 UTC), up to ``DiagnoseOptions.examples`` :class:`Example` s.
+    """
 
-    The first fields are those the audit's report and SARIF writers read (``rule``, ``severity``, ``kind``,
-    ``resource`` = ``"<function> (<operation>)"``, ``status``, ``message``, ``location`` (None: the SARIF result
-    gets a logical location), ``suppressed_reason``). Then the evidence: ``count`` violating entities (events,
-    keys or invocations; at least that many when ``truncated``: CloudWatch's row limit cut the rows), ``first`` and
-    ``last`` occurrence (ISO-8601 UTC), up to ``DiagnoseOptions.examples`` :class:`Example` s."""
-
-    rule: str
-    severity: Severity
-    kind: ResourceKind
-    resource: str
-    status: FindingStatus
-    message: str
     log_group: str = ""
     account_id: str | None = None
     function: str = ""
@@ -194,8 +188,6 @@ class Finding:
     last: str | None = None
     truncated: bool = False
     examples: tuple[Example, ...] = ()
-    location: Any = None
-    suppressed_reason: str | None = None
 
     @property
     def label(self) -> str:
@@ -203,12 +195,8 @@ class Finding:
         return STATUS_LABELS[self.status]
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "rule": self.rule, "severity": self.severity.value, "kind": self.kind.value, "resource": self.resource,
-            "status": self.status.value, "label": self.label, "message": self.message, "log_group": self.log_group,
-            "account_id": self.account_id, "function": self.function, "operation": self.operation,
-            "count": self.count, "first": self.first, "last": self.last, "truncated": self.truncated,
-            "examples": [e.to_dict() for e in self.examples]}
-        if self.suppressed_reason is not None:
-            d["suppressed_reason"] = self.suppressed_reason
+        d = super().to_dict()
+        d.update(label=self.label, log_group=self.log_group, account_id=self.account_id, function=self.function,
+                 operation=self.operation, count=self.count, first=self.first, last=self.last,
+                 truncated=self.truncated, examples=[e.to_dict() for e in self.examples])
         return d
