@@ -32,6 +32,7 @@ from alarms.diagnose.types import (
     FindingStatus,
     Verdict,
 )
+from collector.insights.constants import MAX_QUERY_LENGTH
 
 __all__ = ["diagnose", "diagnose_data_dir", "examples_query", "ql_string"]
 
@@ -164,8 +165,14 @@ def _examples(source: EvidenceSource, found: Sequence[tuple[Rule, Facts, Verdict
     wanted = [[str(r.get("entity")) for r in v.violations[:o.examples] if r.get("entity") is not None]
               for _, _, v in found]
     limit = min(10_000, o.examples * o.max_example_records * 5)
-    jobs = [(i, examples_query(rule, f.log, ents, limit)) for i, ((rule, f, _), ents) in
-            enumerate(zip(found, wanted, strict=True)) if ents]
+    jobs = []
+    for i, ((rule, f, _), ents) in enumerate(zip(found, wanted, strict=True)):
+        # ids as long as the query may be (Logs Insights' limit) are shown without records
+        fits = [e for e in ents if len(examples_query(rule, f.log, [e], limit)) <= MAX_QUERY_LENGTH // 2]
+        while fits and len(examples_query(rule, f.log, fits, limit)) > MAX_QUERY_LENGTH:
+            fits.pop()
+        if fits:
+            jobs.append((i, examples_query(rule, f.log, fits, limit)))
     results = source.run_many([q for _, q in jobs])
     hash_key = _key_hasher(o)
     out: dict[tuple[str, str, str], tuple[Example, ...]] = {}

@@ -67,13 +67,15 @@ class EngineSource:
     :meth:`run_many` runs queries on at the same time (DuckDB runs one query per connection at a time)."""
 
     def __init__(self, connection: Any, description: str, *, table: str = "events", start: float | None = None,
-                 end: float | None = None, workers: Sequence[Any] = (), keep: Any = None) -> None:
+                 end: float | None = None, workers: Sequence[Any] = (), keep: Any = None,
+                 scratch: Path | None = None) -> None:
         self.connection = connection
         self.description = description
         self.table = table
         self.start, self.end = start, end
         self.workers = list(workers)
         self._keep = keep  # an object that owns the connection (an in-memory EventStore)
+        self._scratch = scratch  # DuckDB's spill folder, removed on close
 
     def run(self, query: str, connection: Any = None) -> Evidence:
         """The rows of ``query`` (Logs Insights JSON values: numbers as numbers, timestamps as text).
@@ -113,6 +115,27 @@ class EngineSource:
             except Exception:  # noqa: BLE001, S112 - closing a connection that already failed
                 continue
         self._keep = None
+        if self._scratch is not None:
+            import shutil
+
+            shutil.rmtree(self._scratch, ignore_errors=True)
+
+
+def memory_limit() -> str:
+    """DuckDB's memory limit for a diagnosis: ``IDEMWATCH_MEMORY_LIMIT``, else ``collect local``'s default
+    (``collector.collect.DEFAULT_MEMORY_LIMIT``); DuckDB spills to a private folder beyond it."""
+    import os
+
+    from collector.collect import DEFAULT_MEMORY_LIMIT
+
+    return os.environ.get("IDEMWATCH_MEMORY_LIMIT") or DEFAULT_MEMORY_LIMIT
+
+
+def _config() -> tuple[dict[str, str], Path]:
+    import tempfile
+
+    scratch = Path(tempfile.mkdtemp(prefix="idemwatch-diagnose-"))
+    return {"memory_limit": memory_limit(), "temp_directory": str(scratch)}, scratch
 
 
 def _session(con: Any) -> Any:
@@ -134,7 +157,8 @@ def _with_workers(con: Any, n: int) -> list[Any]:
 
 def open_data_dir(data: Path, start: float | None = None, end: float | None = None, workers: int = 1) -> EngineSource:
     """The evidence of a data directory: its collected events (``events.duckdb``, read-only), else its ``trail``
-    table. ``start``/``end``: epoch seconds, inclusive.
+    table. ``start``/``end``: epoch seconds, inclusive. DuckDB keeps to :func:`memory_limit` and spills to a
+    private folder (removed on ``close()``), never into ``data``.
 
     Raises:
         SourceError: ``data`` is not a directory, holds neither, or another process is writing its events database
@@ -147,28 +171,39 @@ def open_data_dir(data: Path, start: float | None = None, end: float | None = No
         raise SourceError(f"no such data directory: {data}")
     db = data / EVENTS_DB
     if db.is_file():
+        config, scratch = _config()
         try:
-            con = _session(duckdb.connect(str(db), read_only=True))
+            con = _session(duckdb.connect(str(db), read_only=True, config=config))
         except duckdb.Error as exc:
+            _remove(scratch)
             raise SourceError(f"cannot open {db} (is 'idemwatch collect local' writing it?): "
                               f"{str(exc).splitlines()[0]}") from None
         if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'events'").fetchone()[0]:
             con.close()
+            _remove(scratch)
             raise SourceError(f"{db} holds no events table: collect into {data} with 'idemwatch collect local'")
         return EngineSource(con, f"events collected in {data}", start=start, end=end,
-                            workers=_with_workers(con, workers))
+                            workers=_with_workers(con, workers), scratch=scratch)
     trail = data / TRAIL_FILE
     if trail.is_file():
-        con = _session(duckdb.connect())
+        config, scratch = _config()
+        con = _session(duckdb.connect(config=config))
         try:
             con.execute(_TRAIL_AS_EVENTS, [str(trail)])
         except duckdb.Error as exc:
             con.close()
+            _remove(scratch)
             raise SourceError(f"cannot read {trail}: {str(exc).splitlines()[0]}") from None
         return EngineSource(con, f"trail table of {data} (no log streams, no REPORT lines)", start=start, end=end,
-                            workers=_with_workers(con, workers))
+                            workers=_with_workers(con, workers), scratch=scratch)
     raise SourceError(f"{data} holds neither {EVENTS_DB} nor {TRAIL_FILE}: collect it first "
                       "('idemwatch collect local' or 'idemwatch collect cloudwatch')")
+
+
+def _remove(scratch: Path) -> None:
+    import shutil
+
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 def open_log_files(paths: Sequence[Path], start: float | None = None, end: float | None = None, *,

@@ -144,3 +144,21 @@ def test_render_query() -> None:
         render_query("a >= {y}", {"x": 5})
     with pytest.raises(TypeError):
         render_query("a >= {x}", {"x": "5 or 1=1"})  # type: ignore[dict-item]
+
+
+def test_ids_too_long_for_a_query_are_shown_without_records() -> None:
+    from tests.unit.diagnose.trails import _deliver_sqs
+
+    t = Trail()
+    for key in ("order-huge", "order-1"):
+        _deliver_sqs(t, f"m-{key}", 1, key, "env-a")
+        t.tick(3_600_000)
+        _deliver_sqs(t, f"m-{key}", 1, key, "env-a")  # processed again an hour later
+        t.tick(1_000)
+    # the emitter cuts long values; another logger may not: a 6,000-character key
+    events = [dict(e, message=e["message"].replace("order-huge", "k" * 6_000)) for e in t.log_events()]
+    (f,) = [x for x in judge({t.log_group: events}, rules=[RULES_BY_ID["IW105"]])]
+    assert f.status is FindingStatus.FAIL and f.count == 2
+    by_len = {len(e.records): e for e in f.examples}
+    assert set(by_len) == {0, 4}  # the 6,000-character key: no lookup; the other: its four records
+    assert all(len(e.entity) < 100 for e in f.examples)  # both hashed
