@@ -131,7 +131,7 @@ def memory_limit() -> str:
     return os.environ.get("IDEMWATCH_MEMORY_LIMIT") or DEFAULT_MEMORY_LIMIT
 
 
-def _config() -> tuple[dict[str, str], Path]:
+def _config() -> tuple[dict[str, str | bool | int | float | list[str]], Path]:
     import tempfile
 
     scratch = Path(tempfile.mkdtemp(prefix="idemwatch-diagnose-"))
