@@ -83,7 +83,7 @@ else:
         findings = diagnose(source)
     finally:
         source.close()
-    info["found"] = sorted(f"{f.function}:{f.rule}" for f in findings if f.status.value == "fail")
+    info["found"] = sorted(f"{f.resource}: {f.rule}" for f in findings if f.status.value == "fail")
 info["wall"] = time.perf_counter() - t
 info["cpu"] = cpu() - c
 print(json.dumps(info))

@@ -53,24 +53,36 @@ def ql_string(text: str) -> str:
     return f'"{out}"'
 
 
-def examples_query(rule: Rule, log: str, entities: Sequence[str], limit: int) -> str:
-    """The query returning the records of ``entities`` (values of ``rule.example_field``) in the log group ``log``
-    (an ``@log`` value), oldest first, at most ``limit`` rows: emitter records, and ``REPORT`` lines when the entity
-    is an invocation."""
+EXAMPLE_ROWS = 10_000
+"""Rows one example query returns at most (the Logs Insights ``limit`` maximum)."""
+
+
+def _example_clause(rule: Rule, log: str, entities: Sequence[str]) -> str:
+    """The filter of ``entities`` (values of ``rule.example_field``) in the log group ``log`` (an ``@log`` value):
+    emitter records, and ``REPORT`` lines when the entity is an invocation."""
     values = "[" + ", ".join(ql_string(e) for e in entities) + "]"
     if rule.example_field == "request_id":
-        match = f"(function_request_id in {values} or @requestId in {values})"
-        kinds = '(ispresent(outcome) or @type = "REPORT")'
-    else:
-        match = f"{rule.example_field} in {values}"
-        kinds = "ispresent(outcome)"
-    return (f"filter @log = {ql_string(log)} and {kinds} and {match}\n"
-            "| fields toMillis(@timestamp) as t, @logStream as log_stream, outcome, operation, event_id, "
+        return (f'(@log = {ql_string(log)} and (ispresent(outcome) or @type = "REPORT") and '
+                f"(function_request_id in {values} or @requestId in {values}))")
+    return f"(@log = {ql_string(log)} and ispresent(outcome) and {rule.example_field} in {values})"
+
+
+def _examples_text(clauses: Sequence[str], limit: int | None = None) -> str:
+    limit = EXAMPLE_ROWS if limit is None else limit
+    return ("filter " + " or ".join(clauses) + "\n"
+            "| fields toMillis(@timestamp) as t, @log as log, @logStream as log_stream, outcome, operation, event_id, "
             "idempotency_key, function_request_id, @requestId as report_request_id, attempt, remaining_time_ms, "
             "idempotency_status, error_code, record_age_ms, "
             'strcontains(@message, "Status: timeout") + coalesce(strcontains(record.status, "timeout"), 0) '
             "as timed_out\n"
             f"| sort t asc\n| limit {int(limit)}")
+
+
+def examples_query(rule: Rule, log: str, entities: Sequence[str], limit: int | None = None) -> str:
+    """The query returning the records of ``entities`` (values of ``rule.example_field``) in the log group ``log``
+    (an ``@log`` value), oldest first, at most ``limit`` rows: emitter records, and ``REPORT`` lines when the entity
+    is an invocation (``limit`` default :data:`EXAMPLE_ROWS`)."""
+    return _examples_text([_example_clause(rule, log, entities)], limit)
 
 
 def _iso(ms: float | None) -> str | None:
@@ -158,29 +170,46 @@ def diagnose(source: EvidenceSource, options: DiagnoseOptions | None = None,
 
 def _examples(source: EvidenceSource, found: Sequence[tuple[Rule, Facts, Verdict]],
               o: DiagnoseOptions) -> dict[tuple[str, str, str], tuple[Example, ...]]:
-    """The proving records of the first ``o.examples`` violations of each found finding (one query each, run
-    together)."""
+    """The proving records of the first ``o.examples`` violations of each found finding. The lookups of every
+    finding are joined into as few queries as Logs Insights' query length allows (each query scans every event);
+    a query that reaches :data:`EXAMPLE_ROWS` is run again finding by finding, so a busy entity never crowds out
+    another finding's records. An id too long for a query is shown without records."""
     if o.examples <= 0 or not found:
         return {}
     wanted = [[str(r.get("entity")) for r in v.violations[:o.examples] if r.get("entity") is not None]
               for _, _, v in found]
-    limit = min(10_000, o.examples * o.max_example_records * 5)
-    jobs = []
+    clauses: list[tuple[int, str]] = []
     for i, ((rule, f, _), ents) in enumerate(zip(found, wanted, strict=True)):
-        # ids as long as the query may be (Logs Insights' limit) are shown without records
-        fits = [e for e in ents if len(examples_query(rule, f.log, [e], limit)) <= MAX_QUERY_LENGTH // 2]
-        while fits and len(examples_query(rule, f.log, fits, limit)) > MAX_QUERY_LENGTH:
+        fits = [e for e in ents if len(_examples_text([_example_clause(rule, f.log, [e])])) <= MAX_QUERY_LENGTH // 2]
+        while fits and len(_examples_text([_example_clause(rule, f.log, fits)])) > MAX_QUERY_LENGTH:
             fits.pop()
         if fits:
-            jobs.append((i, examples_query(rule, f.log, fits, limit)))
-    results = source.run_many([q for _, q in jobs])
+            clauses.append((i, _example_clause(rule, f.log, fits)))
+    chunks: list[list[tuple[int, str]]] = []
+    for item in clauses:
+        if chunks and len(_examples_text([c for _, c in chunks[-1]] + [item[1]])) <= MAX_QUERY_LENGTH:
+            chunks[-1].append(item)
+        else:
+            chunks.append([item])
+    rows: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
+    results = source.run_many([_examples_text([c for _, c in chunk]) for chunk in chunks])
+    again = []
+    for chunk, ev in zip(chunks, results, strict=True):
+        if len(ev.rows) >= EXAMPLE_ROWS and len(chunk) > 1:
+            again.extend(chunk)
+            continue
+        for i, _ in chunk:
+            rows[i].extend(ev.rows)
+    for (i, _), ev in zip(again, source.run_many([_examples_text([c]) for _, c in again]), strict=True):
+        rows[i].extend(ev.rows)
     hash_key = _key_hasher(o)
     out: dict[tuple[str, str, str], tuple[Example, ...]] = {}
-    for (i, _), ev in zip(jobs, results, strict=True):
+    for i, _ in clauses:
         rule, f, _ = found[i]
+        mine = [r for r in rows.get(i, ()) if r.get("log") == f.log]
         items = []
         for ent in wanted[i]:
-            recs = [_record(r, hash_key) for r in ev.rows if _belongs(rule, r, ent)][:o.max_example_records]
+            recs = [_record(r, hash_key) for r in mine if _belongs(rule, r, ent)][:o.max_example_records]
             shown = hash_key(ent) if rule.example_field == "idempotency_key" else ent
             items.append(Example(shown, tuple(recs)))
         out[(rule.id, f.log, f.operation)] = tuple(items)

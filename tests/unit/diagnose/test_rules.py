@@ -162,3 +162,17 @@ def test_ids_too_long_for_a_query_are_shown_without_records() -> None:
     by_len = {len(e.records): e for e in f.examples}
     assert set(by_len) == {0, 4}  # the 6,000-character key: no lookup; the other: its four records
     assert all(len(e.entity) < 100 for e in f.examples)  # both hashed
+
+
+def test_a_busy_example_lookup_never_starves_the_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lookups of every finding run as one query; when it reaches the row limit, each finding's lookup runs
+    on its own, so every finding still gets its records."""
+    import alarms.diagnose.evaluate as ev
+
+    monkeypatch.setattr(ev, "EXAMPLE_ROWS", 4)
+    fails = [(i, c) for i, c in enumerate(CASES) if c.status == "fail"]
+    found = judge({case_log_group(i): c.build().log_events() for i, c in fails})
+    for i, case in fails:
+        f = by_rule(found, case_log_group(i))[case.rule]
+        assert f.examples and any(e.records for e in f.examples), case.name
+        assert sum(len(e.records) for e in f.examples) <= 4 * len(f.examples)
