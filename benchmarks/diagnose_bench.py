@@ -36,7 +36,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,7 +158,8 @@ def main() -> None:
         t, d = runs[(s, "tables")], runs[(s, "diagnose")]
         ratio = statistics.median(b["wall"] / a["wall"] for a, b in zip(t, d, strict=True))
         cpu_ratio = statistics.median(b["cpu"] / a["cpu"] for a, b in zip(t, d, strict=True))
-        print(f"{s:9s} {statistics.median(x['wall'] for x in t):10.2f} s {statistics.median(x['wall'] for x in d):12.2f} s"
+        wall_t, wall_d = statistics.median(x["wall"] for x in t), statistics.median(x["wall"] for x in d)
+        print(f"{s:9s} {wall_t:10.2f} s {wall_d:12.2f} s"
               f" {ratio:25.2f}x {statistics.median(x['cpu'] for x in t):9.2f} s"
               f" {statistics.median(x['cpu'] for x in d):11.2f} s {cpu_ratio:9.2f}x  {len(d[-1]['found'])} "
               f"({', '.join(d[-1]['found'][:8])}{', ...' if len(d[-1]['found']) > 8 else ''})")

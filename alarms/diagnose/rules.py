@@ -77,8 +77,9 @@ class Rule:
     """One row of the rule table.
 
     Every evidence query names the column that identifies one violation ``entity`` (an event id, a key, a request
-    id); ``entity_label`` is what it is called in messages; ``example_field``: the log field the proving records are looked
-    up by (``request_id`` means the invocation: ``function_request_id`` or a ``REPORT`` line's ``@requestId``);
+    id); ``entity_label`` is what it is called in messages; ``example_field``: the log field the proving records
+    are looked up by (``request_id`` means the invocation: ``function_request_id`` or a ``REPORT`` line's
+    ``@requestId``);
     ``signals``: dashboard signal keys (``dashboard.constants.SIGNALS``) whose numbers a finding explains;
     ``related``: audit rule ids (``alarms.audit.rules``) that check the same thing from configuration."""
 

@@ -65,7 +65,8 @@ class DiagnoseOptions:
         if self.min_redelivery_gap_ms < 0:
             raise ValueError(f"min_redelivery_gap_ms must be >= 0, got {self.min_redelivery_gap_ms}")
         if self.min_shard_failures < 2:
-            raise ValueError(f"min_shard_failures must be >= 2 (one failure is not a retry), got {self.min_shard_failures}")
+            raise ValueError(f"min_shard_failures must be >= 2 (one failure is not a retry), "
+                             f"got {self.min_shard_failures}")
         if self.safe_budget_ms is not None and self.safe_budget_ms <= 0:
             raise ValueError(f"safe_budget_ms must be > 0, got {self.safe_budget_ms}")
         if not 0 <= self.examples <= 50:

@@ -150,7 +150,8 @@ def _print_diagnosis(console: Any, truth: Any, out: Path) -> None:
     console.print(table)
     bad = [r.function for r in rows if not r.match]
     if bad:
-        console.print(f"[red]diagnose differs from the ground truth for {', '.join(bad)}[/red] -> {out / 'diagnose.json'}")
+        console.print(f"[red]diagnose differs from the ground truth for {', '.join(bad)}[/red] "
+                      f"-> {out / 'diagnose.json'}")
     elif truth.anti_patterns:
         console.print(f"[green]diagnose finds exactly the anti-patterns built in, in the functions they were built "
                       f"into[/green] -> {out / 'diagnose.json'}")

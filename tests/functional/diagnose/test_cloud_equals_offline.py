@@ -97,7 +97,8 @@ def test_injected_demo_same_offline_and_on_cloudwatch(fake_aws_env, logs_client,
 
     truth = run_demo(tmp_path, seed=5, events=4_000, duration_s=2 * 3600, start_ms=1_767_600_000_000,
                      anti_patterns=list(AntiPattern))
-    groups = {f"/aws/lambda/{p.stem}": json.loads(p.read_text())["events"] for p in sorted(Path(tmp_path, "logs").glob("*.log"))}
+    groups = {f"/aws/lambda/{p.stem}": json.loads(p.read_text())["events"]
+              for p in sorted(Path(tmp_path, "logs").glob("*.log"))}
     found = _compare(groups, logs_client, fast_config, DiagnoseOptions())
     got = {fn: {f.rule for f in found if f.function == fn and f.status.value == "fail"} for fn in truth.functions}
     assert got == truth.expected_rules()

@@ -43,8 +43,8 @@ class Trail:
     def _env(self, stream: str) -> Emitter:
         em = self._envs.get(stream)
         if em is None:
-            em = Emitter(service="shop", sink=StreamSink(lambda line, s=stream: self.events.append((self.now, s, line))),
-                         clock=lambda: self.now, metrics_disabled=True)
+            sink = StreamSink(lambda line, s=stream: self.events.append((self.now, s, line)))
+            em = Emitter(service="shop", sink=sink, clock=lambda: self.now, metrics_disabled=True)
             self._envs[stream] = em
         return em
 
@@ -211,7 +211,8 @@ def claim_then_side_effect() -> Trail:
     t = Trail("payments", "CapturePayment", timeout_ms=15_000)
     _payment(t, [("claimed", 5), ("side_effect_started", 40), ("succeeded", 200)])
     t.tick(1_000)
-    _payment(t, [("claimed", 5), ("side_effect_started", 0), ("succeeded", 200)], key="pay-2", event_id="e-2")  # same ms
+    # a claim and a side effect in the same millisecond
+    _payment(t, [("claimed", 5), ("side_effect_started", 0), ("succeeded", 200)], key="pay-2", event_id="e-2")
     return t
 
 
