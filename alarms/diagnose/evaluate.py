@@ -159,6 +159,10 @@ def diagnose(source: EvidenceSource, options: DiagnoseOptions | None = None,
         truncated = evidence[text].truncated
         for unit in sorted(facts):
             verdict = rule.judge(Evidence(tuple(per_query[text].get(unit, ())), truncated), facts[unit], o)
+            if verdict is not None and truncated and verdict.status is FindingStatus.PASS:
+                # the rows that would show it may be the ones CloudWatch's row limit cut off: no pass on a part
+                verdict = Verdict(FindingStatus.UNKNOWN, "the evidence query hit CloudWatch's row limit, so the "
+                                                         "rows may be incomplete: diagnose a shorter window")
             if verdict is not None:
                 judged.append((rule, facts[unit], verdict, truncated))
     examples = _examples(source, [(r, f, v) for r, f, v, _ in judged if v.status is FindingStatus.FAIL], o)

@@ -176,3 +176,33 @@ def test_a_busy_example_lookup_never_starves_the_others(monkeypatch: pytest.Monk
         f = by_rule(found, case_log_group(i))[case.rule]
         assert f.examples and any(e.records for e in f.examples), case.name
         assert sum(len(e.records) for e in f.examples) <= 4 * len(f.examples)
+
+
+def test_a_truncated_result_never_passes() -> None:
+    """CloudWatch cut the rows of a query (its row limit): what was returned may lack the violations, so a rule
+    that found none there is not observable, and one that found some says "at least"."""
+    from alarms.diagnose.types import Evidence
+
+    class Truncating:
+        description = "cut"
+
+        def __init__(self, inner: EngineSource) -> None:
+            self.inner = inner
+
+        def run_many(self, queries: Sequence[str]) -> list[Evidence]:
+            return [Evidence(e.rows, truncated=not q.startswith("# diagnose inventory") and not q.startswith("filter"))
+                    for q, e in zip(queries, self.inner.run_many(queries), strict=True)]
+
+        def close(self) -> None:
+            self.inner.close()
+
+    group_fail, fail = _one("processed again an hour later")
+    group_pass, ok = _one("duplicates caught up to 30 min later, a released key")
+    src = Truncating(engine_source({group_fail: fail.log_events(), group_pass: ok.log_events()}))
+    try:
+        found = diagnose(src, rules=[RULES_BY_ID["IW105"]])  # type: ignore[arg-type]
+    finally:
+        src.close()
+    f_fail, f_pass = by_rule(found, group_fail)["IW105"], by_rule(found, group_pass)["IW105"]
+    assert f_fail.status is FindingStatus.FAIL and f_fail.truncated and "(at least" in f_fail.message
+    assert f_pass.status is FindingStatus.UNKNOWN and "row limit" in f_pass.message
