@@ -46,6 +46,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("collect", "Collect standard tables from local log files or CloudWatch.", "collector",
             "collector.commands:collect"),
     Command("dashboard", "Serve the dashboard over collected tables.", "dashboard", "dashboard.commands:dashboard"),
+    Command("diagnose", "Find idempotency anti-patterns in collected logs, with the records that prove them.",
+            "collector", "alarms.diagnose.commands:diagnose"),
     Command("demo", "Simulate the demo fleet, collect it and serve the dashboard.", "demo", "dashboard.demo.cli:demo"),
     Command("query", "Run one Logs Insights query over log files and print the result.", "collector",
             "collector.commands:query"),

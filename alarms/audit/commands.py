@@ -9,7 +9,7 @@ sanitiser (resource names come from templates and accounts).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,8 @@ from alarms.audit.types import OutputFormat, Severity
 from idemwatch.errors import InputError
 from idemwatch.terminal import echo
 
-_FAIL_ON = ("high", "medium", "low", "none")
+FAIL_ON = ("high", "medium", "low", "none")
+"""``--fail-on`` choices: a severity (that one or higher fails the command), or ``none`` (never)."""
 
 
 def _common(f: Callable) -> Callable:
@@ -31,7 +32,7 @@ def _common(f: Callable) -> Callable:
                      show_default=True),
         click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
                      help="Write the report here instead of stdout."),
-        click.option("--fail-on", type=click.Choice(_FAIL_ON), default="high", show_default=True,
+        click.option("--fail-on", type=click.Choice(FAIL_ON), default="high", show_default=True,
                      help="Exit 1 when a rule of this severity or higher fails (none: always exit 0)."),
         click.option("--show-passed", is_flag=True, help="Table format: list passing checks too."),
         click.option("--table", "tables", multiple=True, help="Also audit this DynamoDB table as an idempotency table."),
@@ -91,7 +92,7 @@ def _run(read: Callable[[Any], Any], config_path: Path | None, fmt: str, out: Pa
          show_passed: bool, tables: tuple[str, ...], key_attr: str, expiry_attr: str) -> None:
     """Load the config, read the inventory (``read(config)``), evaluate, write the report, set the exit code."""
     from alarms.audit.exceptions import AuditError
-    from alarms.audit.report import dumps, failing, render_table
+    from alarms.audit.report import dumps, render_table
     from alarms.audit.rules import evaluate
     from alarms.audit.sarif import to_sarif
     from alarms.audit.sources import options_from_config, with_config_tables
@@ -118,6 +119,16 @@ def _run(read: Callable[[Any], Any], config_path: Path | None, fmt: str, out: Pa
         text = json.dumps(to_sarif(findings, version("idemwatch")), indent=2)
     else:
         text = render_table(findings, show_passed=show_passed)
+    emit_report(findings, text, out, fail_on)
+
+
+def emit_report(findings: Sequence[Any], text: str, out: Path | None, fail_on: str,
+                what: str = "failed check(s)") -> None:
+    """Write the report ``text`` to ``out`` (its folder created) or stdout, then exit 1 when a failed finding is
+    at or above ``fail_on`` (a :data:`FAIL_ON` choice; ``report.failing``), saying how many ``what`` on stderr.
+    Shared by ``idemwatch audit`` and ``idemwatch diagnose``."""
+    from alarms.audit.report import failing
+
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
@@ -125,4 +136,4 @@ def _run(read: Callable[[Any], Any], config_path: Path | None, fmt: str, out: Pa
         echo(text.rstrip("\n"), newlines=True)
     bad = failing(findings, None if fail_on == "none" else Severity(fail_on))
     if bad:
-        raise click.ClickException(f"{len(bad)} failed check(s) at or above {fail_on}")
+        raise click.ClickException(f"{len(bad)} {what} at or above {fail_on}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from alarms.audit.rules import RULES_BY_ID, Finding
@@ -15,30 +15,33 @@ __all__ = ["JSON_VERSION", "failing", "render_table", "summary", "to_json"]
 JSON_VERSION = 1
 
 
-def summary(findings: Sequence[Finding]) -> dict[str, int]:
-    """Count per status (every status present, 0 when none)."""
+def summary(findings: Sequence[Any]) -> dict[str, int]:
+    """Count per status (every status present, 0 when none). ``findings``: the audit's, or any with a ``status``
+    (``idemwatch diagnose``'s)."""
     c = Counter(f.status.value for f in findings)
     return {s.value: c.get(s.value, 0) for s in FindingStatus}
 
 
-def failing(findings: Sequence[Finding], fail_on: Severity | None) -> list[Finding]:
+def failing(findings: Sequence[Any], fail_on: Severity | None) -> list[Any]:
     """Failed (not suppressed, not unknown) findings at or above ``fail_on``; ``None`` = never fail."""
     if fail_on is None:
         return []
     return [f for f in findings if f.status is FindingStatus.FAIL and f.severity.rank >= fail_on.rank]
 
 
-def to_json(findings: Sequence[Finding], source: str) -> dict[str, Any]:
+def to_json(findings: Sequence[Any], source: str, rules: Mapping[str, Any] = RULES_BY_ID) -> dict[str, Any]:
     """The ``--format json`` document: ``{"version", "source", "summary", "rules", "findings"}``; ``rules`` has
-    the rationale, doc URL and dashboard signals of each rule that produced a finding."""
+    the rationale, doc URL and dashboard signals of each rule that produced a finding. ``rules``: the rule table
+    by id (``idemwatch diagnose`` passes its own; any rows with ``slug``, ``severity``, ``rationale``, ``doc``,
+    ``signals``)."""
     used = sorted({f.rule for f in findings})
     return {
         "version": JSON_VERSION,
         "source": source,
         "summary": summary(findings),
-        "rules": {rid: {"slug": RULES_BY_ID[rid].slug, "severity": RULES_BY_ID[rid].severity.value,
-                        "rationale": RULES_BY_ID[rid].rationale, "doc": RULES_BY_ID[rid].doc,
-                        "signals": list(RULES_BY_ID[rid].signals)} for rid in used},
+        "rules": {rid: {"slug": rules[rid].slug, "severity": rules[rid].severity.value,
+                        "rationale": rules[rid].rationale, "doc": rules[rid].doc,
+                        "signals": list(rules[rid].signals)} for rid in used},
         "findings": [f.to_dict() for f in findings],
     }
 
@@ -47,8 +50,11 @@ def dumps(findings: Sequence[Finding], source: str) -> str:
     return json.dumps(to_json(findings, source), indent=2, sort_keys=False)
 
 
-def render_table(findings: Sequence[Finding], show_passed: bool = False, width: int = 160) -> str:
-    """Findings grouped by resource (kind, name), one row per rule, as plain text (rich, no colour)."""
+def render_table(findings: Sequence[Any], show_passed: bool = False, width: int = 160,
+                 rules: Mapping[str, Any] = RULES_BY_ID, labels: Mapping[FindingStatus, str] | None = None) -> str:
+    """Findings grouped by resource (kind, name), one row per rule, as plain text (rich, no colour). ``rules``: the
+    rule table by id (for the slugs); ``labels``: the status column's text per status (default the status value,
+    upper case)."""
     from io import StringIO
 
     from rich.console import Console
@@ -64,13 +70,14 @@ def render_table(findings: Sequence[Finding], show_passed: bool = False, width: 
         res = f"{f.kind.value} {f.resource}"
         msg = f.message + (f" [suppressed: {f.suppressed_reason}]" if f.suppressed_reason else "")
         # resource names and messages quote templates and accounts: escaped for the terminal, never markup
-        t.add_row(cell(res) if res != last else "", f"{f.rule} {RULES_BY_ID[f.rule].slug}", f.severity.value,
-                  f.status.value.upper(), cell(msg))
+        status = (labels or {}).get(f.status, f.status.value).upper()
+        t.add_row(cell(res) if res != last else "", f"{f.rule} {rules[f.rule].slug}", f.severity.value,
+                  status, cell(msg))
         last = res
     buf = StringIO()
     console = Console(file=buf, width=width, color_system=None, force_terminal=False)
     if rows:
         console.print(t)
     s = summary(findings)
-    console.print(", ".join(f"{v} {k}" for k, v in s.items()))
+    console.print(", ".join(f"{v} {(labels or {}).get(FindingStatus(k), k)}" for k, v in s.items()))
     return buf.getvalue()

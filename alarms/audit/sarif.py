@@ -13,22 +13,25 @@ from collections.abc import Sequence
 from typing import Any
 
 from alarms.audit import constants as C
-from alarms.audit.rules import RULES, Finding
+from alarms.audit.rules import RULES
 from alarms.audit.types import FindingStatus
 
 __all__ = ["to_sarif"]
 
 
-def to_sarif(findings: Sequence[Finding], tool_version: str = "0") -> dict[str, Any]:
-    """The SARIF log (a JSON-ready dict) for ``findings``; passes are left out."""
-    index = {r.id: i for i, r in enumerate(RULES)}
+def to_sarif(findings: Sequence[Any], tool_version: str = "0", *, rules: Sequence[Any] = RULES,
+             tool: str = "idemwatch-audit", unknown_note: str = "unknown: could not be checked") -> dict[str, Any]:
+    """The SARIF log (a JSON-ready dict) for ``findings``; passes are left out. ``rules``: the rule table (every
+    row becomes a ``reportingDescriptor``; ``idemwatch diagnose`` passes its own), ``tool``: the driver name,
+    ``unknown_note``: what an unknown finding's message adds."""
+    index = {r.id: i for i, r in enumerate(rules)}
     rules = [{
         "id": r.id, "name": r.slug,
         "shortDescription": {"text": r.rationale.split(", so ")[0].rstrip(".") + "."},
         "fullDescription": {"text": r.rationale}, "helpUri": r.doc,
         "defaultConfiguration": {"level": r.severity.sarif_level},
         "properties": {"severity": r.severity.value, "resourceKind": r.kind.value},
-    } for r in RULES]
+    } for r in rules]
     results = []
     for f in findings:
         if f.status is FindingStatus.PASS:
@@ -37,7 +40,7 @@ def to_sarif(findings: Sequence[Finding], tool_version: str = "0") -> dict[str, 
             "ruleId": f.rule, "ruleIndex": index[f.rule],
             "level": "note" if f.status is FindingStatus.UNKNOWN else f.severity.sarif_level,
             "message": {"text": f"{f.kind.value} {f.resource}: {f.message}"
-                                + (" (unknown: could not be checked)" if f.status is FindingStatus.UNKNOWN else "")},
+                                + (f" ({unknown_note})" if f.status is FindingStatus.UNKNOWN else "")},
             "locations": [_location(f)],
             "properties": {"status": f.status.value, "resource": f.resource},
         }
@@ -47,14 +50,14 @@ def to_sarif(findings: Sequence[Finding], tool_version: str = "0") -> dict[str, 
     return {
         "$schema": C.SARIF_SCHEMA_URI,
         "version": C.SARIF_VERSION,
-        "runs": [{"tool": {"driver": {"name": "idemwatch-audit", "version": tool_version,
+        "runs": [{"tool": {"driver": {"name": tool, "version": tool_version,
                                       "informationUri": "https://github.com/idemwatch/idemwatch",
                                       "rules": rules}},
                   "results": results}],
     }
 
 
-def _location(f: Finding) -> dict[str, Any]:
+def _location(f: Any) -> dict[str, Any]:
     loc = f.location
     logical = {"name": f.resource, "kind": "resource",
                "fullyQualifiedName": (loc.logical_id or loc.uri) if loc else f.resource}

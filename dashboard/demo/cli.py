@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -12,6 +13,7 @@ from idemwatch.options import TIME
 from emitter.contract import Outcome
 
 from .constants import DEFAULT_DURATION_S, DEFAULT_EVENTS, DEFAULT_OUT, DEFAULT_SEED
+from .faults import AntiPattern
 from .simulate import LOGS_DIR, TRUTH_FILE
 
 __all__ = ["demo"]
@@ -44,7 +46,13 @@ _COLUMNS: tuple[tuple[str, tuple[Outcome, ...]], ...] = (
                    "the current minute. Fix it for byte-identical runs.")
 @click.option("--no-serve", is_flag=True, help="Stop after collecting (CI, scripts).")
 @click.option("--port", type=click.IntRange(1, 65535), default=None, help="Dashboard port (default: a free one).")
-def demo(out: Path, seed: int, events: int, duration: int, start: float | None, no_serve: bool, port: int | None) -> None:
+@click.option("--inject", "inject", multiple=True, metavar="ANTI-PATTERN",
+              type=click.Choice(["all", *(a.value for a in AntiPattern)]),
+              help="Build an idempotency anti-pattern into its function (repeatable; all: every one); idemwatch "
+                   "diagnose must find each in exactly that function. One of: all, "
+                   + ", ".join(a.value for a in AntiPattern) + ".")
+def demo(out: Path, seed: int, events: int, duration: int, start: float | None, no_serve: bool, port: int | None,
+         inject: tuple[str, ...]) -> None:
     """Simulate the demo fleet (four at-least-once handlers on the real emitter, with injected faults),
     collect its logs into the standard tables and serve the dashboard on 127.0.0.1."""
     from rich.console import Console
@@ -54,8 +62,10 @@ def demo(out: Path, seed: int, events: int, duration: int, start: float | None, 
     # piped output (CI logs, scripts) gets a fixed wide table rather than rich's 80-column default
     console = Console() if sys.stdout.isatty() else Console(width=140)
     start_ms = None if start is None else round(start * 1000)
+    anti_patterns = list(AntiPattern) if "all" in inject else [AntiPattern(a) for a in dict.fromkeys(inject)]
     with console.status(f"simulating {events:,} events over {duration:,} s (seed {seed})..."):
-        truth = run_demo(out, seed=seed, events=events, duration_s=duration, start_ms=start_ms)
+        truth = run_demo(out, seed=seed, events=events, duration_s=duration, start_ms=start_ms,
+                         anti_patterns=anti_patterns)
     lines = sum(f.log_lines for f in truth.functions.values())
     console.print(f"simulated {truth.start} .. {truth.end}: {lines:,} log lines in {truth.simulate_seconds:.1f} s "
                   f"-> {out / LOGS_DIR}, ground truth -> {out / TRUTH_FILE}")
@@ -76,6 +86,7 @@ def demo(out: Path, seed: int, events: int, duration: int, start: float | None, 
     audit = run_demo_audit(out)["summary"]
     console.print(f"audited the demo stack template: {audit['fail']} failed, {audit['pass']} passed -> {out / 'audit.json'}")
     _print_summary(console, truth, out)
+    _print_diagnosis(console, truth, out)
     if no_serve:
         return
     from dashboard.serve import serve
@@ -116,3 +127,33 @@ def _print_summary(console, truth, out: Path) -> None:
             console.print(f"  {fn} {outcome}: injected/expected {want}, tables {got}")
     else:
         console.print("[green]the outcomes table matches the ground truth for every function and outcome[/green]")
+
+
+def _print_diagnosis(console: Any, truth: Any, out: Path) -> None:
+    """Run ``idemwatch diagnose`` over the collected events, save it as ``diagnose.json`` and print, per function,
+    the anti-patterns built in, the rules that must find them and the rules that did."""
+    from rich.table import Table
+
+    from .compare import diagnosis_vs_truth
+
+    try:
+        rows = diagnosis_vs_truth(truth, out)
+    except Exception as exc:  # noqa: BLE001 - a summary line, never a crash after a good collect
+        console.print(f"[yellow]could not diagnose the collected events: {exc}[/yellow]")
+        return
+    table = Table(title="idemwatch diagnose against the ground truth (anti-patterns built in)")
+    for col in ("function", "anti-patterns built in", "rules that must find them", "found", "match"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r.function, ", ".join(r.injected) or "-", ", ".join(sorted(r.expected)) or "-",
+                      ", ".join(sorted(r.found)) or "-", "yes" if r.match else "[red]NO[/red]")
+    console.print(table)
+    bad = [r.function for r in rows if not r.match]
+    if bad:
+        console.print(f"[red]diagnose differs from the ground truth for {', '.join(bad)}[/red] "
+                      f"-> {out / 'diagnose.json'}")
+    elif truth.anti_patterns:
+        console.print(f"[green]diagnose finds exactly the anti-patterns built in, in the functions they were built "
+                      f"into[/green] -> {out / 'diagnose.json'}")
+    else:
+        console.print(f"[green]diagnose finds no anti-pattern (none is built in)[/green] -> {out / 'diagnose.json'}")

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from emitter.contract import LogKey
 
@@ -70,3 +72,41 @@ def mismatches(expected: Counts, actual: Counts) -> dict[tuple[str, str], tuple[
     """``{(function, outcome): (expected, actual)}`` for every key where the counts differ."""
     keys = set(expected) | set(actual)
     return {k: (expected.get(k, 0), actual.get(k, 0)) for k in sorted(keys) if expected.get(k, 0) != actual.get(k, 0)}
+
+
+@dataclass(frozen=True)
+class DiagnosisRow:
+    """One function of :func:`diagnosis_vs_truth`: the anti-patterns built into it, the rules that must find them
+    (``expected``), the rules ``idemwatch diagnose`` found (``found``), and whether the two sets are equal."""
+
+    function: str
+    injected: tuple[str, ...]
+    expected: frozenset[str]
+    found: frozenset[str]
+
+    @property
+    def match(self) -> bool:
+        return self.expected == self.found
+
+
+def diagnosis_vs_truth(truth: Any, data_dir: Path) -> list[DiagnosisRow]:
+    """Run ``idemwatch diagnose`` over ``data_dir``'s collected events, write ``data_dir/diagnose.json`` (the
+    ``--format json`` document) and compare what it found per function with ``truth.expected_rules()``.
+
+    Raises:
+        alarms.diagnose.exceptions.SourceError: ``data_dir`` holds no collected events.
+    """
+    import json
+
+    from alarms.diagnose import diagnose_data_dir, to_json
+    from alarms.diagnose.report import DIAGNOSE_JSON_FILE
+    from alarms.diagnose.types import DiagnoseOptions, FindingStatus
+
+    options = DiagnoseOptions()
+    source, findings = diagnose_data_dir(data_dir, options)
+    (Path(data_dir) / DIAGNOSE_JSON_FILE).write_text(json.dumps(to_json(findings, source, options), indent=2) + "\n",
+                                                     encoding="utf-8")
+    expected = truth.expected_rules()
+    return [DiagnosisRow(fn, tuple(truth.anti_patterns.get(fn, [])), frozenset(want),
+                         frozenset(f.rule for f in findings if f.function == fn and f.status is FindingStatus.FAIL))
+            for fn, want in expected.items()]

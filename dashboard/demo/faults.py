@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, fields
 from enum import Enum
 
-__all__ = ["Fault", "FaultPlan", "FaultRates"]
+__all__ = ["ANTI_PATTERNS", "INJECTION_FAULTS", "AntiPattern", "Fault", "FaultPlan", "FaultRates", "Injection"]
 
 
 class Fault(str, Enum):
@@ -41,6 +41,15 @@ class Fault(str, Enum):
     PAYMENT_TIMEOUT_BUDGET = "payment_timeout_budget"  # slow fraud check leaves too little time for the capture
     PAYMENT_DECLINED = "payment_declined"  # card declined: permanent
     PAYMENT_DUPLICATE_EVENT = "payment_duplicate_event"  # EventBridge delivers the same event twice
+    # only with anti-patterns injected (AntiPattern): the events that show them
+    SQS_VISIBILITY_EXPIRED = "sqs_visibility_expired"  # redelivered while the first delivery still processes it
+    SQS_UNKNOWN_SKU = "sqs_unknown_sku"  # a permanent error the handler fails as retryable, on every delivery
+    API_LATE_REPLAY = "api_late_replay"  # the client replays a lost response minutes later
+
+
+INJECTION_FAULTS: frozenset[Fault] = frozenset({Fault.SQS_VISIBILITY_EXPIRED, Fault.SQS_UNKNOWN_SKU,
+                                                Fault.API_LATE_REPLAY})
+"""Faults armed only when anti-patterns are injected (the events that show them); never in the default demo."""
 
 
 @dataclass(frozen=True)
@@ -140,3 +149,49 @@ class FaultPlan:
         """Count a fault injected by the traffic generator itself (e.g. a duplicate delivery)."""
         with self._lock:
             self.injected.setdefault(function, Counter())[fault.value] += 1
+
+
+class AntiPattern(str, Enum):
+    """The idempotency anti-patterns ``idemwatch demo --inject`` builds into one function each (values are the CLI
+    names and the keys of ``anti_patterns`` in demo-truth.json)."""
+
+    KEY_FROM_REQUEST_ID = "key-from-request-id"
+    SIDE_EFFECT_BEFORE_CLAIM = "side-effect-before-claim"
+    IN_MEMORY_DEDUPE = "in-memory-dedupe"
+    SHORT_RETENTION = "short-retention"
+    SHORT_VISIBILITY_TIMEOUT = "short-visibility-timeout"
+    ENDLESS_PERMANENT_RETRIES = "endless-permanent-retries"
+    BUDGET_IGNORED = "budget-ignored"
+
+
+@dataclass(frozen=True)
+class Injection:
+    """Where one anti-pattern is built in: the ``function``, what changes there (``change``), and the
+    ``idemwatch diagnose`` rule that must find it (``rule``, an id of ``alarms.diagnose.rules.RULES``)."""
+
+    function: str
+    rule: str
+    change: str
+
+
+ANTI_PATTERNS: dict[AntiPattern, Injection] = {
+    AntiPattern.KEY_FROM_REQUEST_ID: Injection(
+        "payment-capture", "IW101", "the idempotency key is built from the Lambda request id, not the payment id"),
+    AntiPattern.SIDE_EFFECT_BEFORE_CLAIM: Injection(
+        "payment-capture", "IW102", "the capture (side effect) runs before the key is claimed"),
+    AntiPattern.IN_MEMORY_DEDUPE: Injection(
+        "ledger-stream", "IW104", "keys are deduplicated in a dict of the execution environment, not the table; "
+                                  "some producers write an entry again minutes later"),
+    AntiPattern.SHORT_RETENTION: Injection(
+        "create-case-api", "IW105", "idempotency records expire after 20 s; some clients replay a lost response "
+                                    "30 s to 5 min later"),
+    AntiPattern.SHORT_VISIBILITY_TIMEOUT: Injection(
+        "orders-consumer", "IW106", "the queue's visibility timeout is 4 s, shorter than a slow reservation: the "
+                                    "message comes back while it is still processed"),
+    AntiPattern.ENDLESS_PERMANENT_RETRIES: Injection(
+        "orders-consumer", "IW107", "an order for an unknown SKU fails permanently and is returned as a batch item "
+                                    "failure, so SQS redelivers it until the DLQ takes it"),
+    AntiPattern.BUDGET_IGNORED: Injection(
+        "payment-capture", "IW109", "no time-budget check before the capture, which takes up to 3 s at the provider"),
+}
+"""Each anti-pattern's one function and the diagnose rule that must find it (the demo's ground truth)."""

@@ -51,7 +51,7 @@ from .events import (
     sqs_event,
     sqs_record,
 )
-from .faults import Fault, FaultPlan, FaultRates
+from .faults import AntiPattern, Fault, FaultPlan, FaultRates
 from .handlers.common import Deps, Gate
 from .runtime import FunctionConfig, FunctionPool, Invocation
 
@@ -84,6 +84,11 @@ class FleetConfig:
     orders_incident: tuple[float, float, float] = (0.22, 0.27, 0.3)
     # asynchronous invocation retries (Lambda: 2 retries, ~1 and ~2 minutes apart)
     async_retry_delays_ms: tuple[int, ...] = (60_000, 120_000)
+    # anti-patterns built into the handlers (idemwatch demo --inject); empty: the default demo, unchanged
+    anti_patterns: frozenset[AntiPattern] = frozenset()
+    injected_visibility_timeout_s: int = 4  # short-visibility-timeout: shorter than a slow reservation
+    injected_record_ttl_ms: int = 20_000  # short-retention: create-case-api's records expire this soon
+    injected_rates: tuple[float, float, float] = (0.03, 0.01, 0.04)  # slow reservations, unknown SKUs, late replays
 
     def __post_init__(self) -> None:
         if self.events < 1:
@@ -192,6 +197,9 @@ class SqsSource:
         self.cfg = fleet.cfg
         self.rng = random.Random(f"{fleet.cfg.seed}:sqs")
         self.pool = fleet.pools[ORDERS_CONSUMER]
+        short = AntiPattern.SHORT_VISIBILITY_TIMEOUT in fleet.cfg.anti_patterns
+        self.visibility_ms = 1000 * (fleet.cfg.injected_visibility_timeout_s if short else
+                                     fleet.cfg.sqs_visibility_timeout_s)
         self._visible: list[tuple[int, int, _Copy]] = []
         self._seq = itertools.count()
         self._poll_at: int | None = None
@@ -234,6 +242,11 @@ class SqsSource:
             c.receive_count += 1
             c.first_receive_ms = c.first_receive_ms or t
         twin = next((c for c in kept if c.receive_count == 1 and plan.armed(c.message_id, Fault.SQS_CONCURRENT_DUPLICATE)), None)
+        fault = Fault.SQS_CONCURRENT_DUPLICATE
+        if twin is None and self.f.cfg.anti_patterns:  # short-visibility-timeout: a slow reservation comes back
+            twin = next((c for c in kept if c.receive_count == 1
+                         and plan.armed(c.message_id, Fault.SQS_VISIBILITY_EXPIRED)), None)
+            fault = Fault.SQS_VISIBILITY_EXPIRED
         if twin is not None and any(plan.armed(c.message_id, Fault.SQS_CRASH_AFTER_CLAIM) for c in kept):
             twin = None  # keep the pinned pair simple: no crash in the same batch
         event = sqs_event([self._record(c) for c in kept])
@@ -242,14 +255,17 @@ class SqsSource:
             inv = self.pool.invoke(event, t, rid)
             self._settle(t, kept, inv)
             return
-        plan.fire(fn, twin.message_id, Fault.SQS_CONCURRENT_DUPLICATE)
+        plan.fire(fn, twin.message_id, fault)
+        # an at-least-once copy comes 1-40 ms after the claim; a message whose visibility timeout expired during
+        # its slow reservation comes back a visibility timeout later, while the first delivery still holds it
+        expired = fault is Fault.SQS_VISIBILITY_EXPIRED
         second = _Copy(twin.message_id, twin.body, twin.sent_ms, receive_count=twin.receive_count + 1,
-                       first_receive_ms=t, duplicate=True)
+                       first_receive_ms=t, duplicate=not expired)
         inv_a, inv_b = _run_pinned_pair(self.pool, self.f.deps, twin.message_id, t, (event, rid),
                                         (sqs_event([self._record(second)]), request_id(self.rng)),
-                                        delay_ms=self.rng.randint(1, 40))
+                                        delay_ms=self.visibility_ms if expired else self.rng.randint(1, 40))
         self._settle(t, kept, inv_a)
-        self._settle(t, [second], inv_b)
+        self._settle(inv_b.start_ms if expired else t, [second], inv_b)  # the redelivery's own receive
 
     def _record(self, c: _Copy) -> dict[str, Any]:
         return sqs_record(c.message_id, c.body, c.sent_ms, c.receive_count, c.first_receive_ms or c.sent_ms)
@@ -259,7 +275,7 @@ class SqsSource:
             failed = {c.message_id for c in batch}  # no partial response: the whole batch comes back
         else:
             failed = {f["itemIdentifier"] for f in inv.result.get("batchItemFailures", [])}
-        vis = t + self.cfg.sqs_visibility_timeout_s * 1000
+        vis = t + self.visibility_ms
         for c in batch:
             if c.message_id in failed:
                 self.send(vis, c)
@@ -363,7 +379,7 @@ class _ApiRequest:
     correlation_id: str
     give_up_after_crash: bool = False
     attempts: int = 0
-    kind: str = "original"  # original | retry | conflict
+    kind: str = "original"  # original | retry | conflict | replay
 
 
 class ApiSource:
@@ -386,6 +402,8 @@ class ApiSource:
         req.attempts += 1
         if req.kind == "retry":
             plan.count(CREATE_CASE_API, Fault.API_CLIENT_RETRY)
+        elif req.kind == "replay":
+            plan.count(CREATE_CASE_API, Fault.API_LATE_REPLAY)
         elif req.kind == "conflict":
             plan.count(CREATE_CASE_API, Fault.API_KEY_REUSE_CONFLICT)
         elif req.attempts == 1 and "subject" not in req.body:
@@ -417,6 +435,10 @@ class ApiSource:
             if self.f.plan.take(req.key, Fault.API_CLIENT_RETRY):
                 again = _ApiRequest(req.key, req.body, req.correlation_id, kind="retry")
                 self.send(end + self.rng.randint(300, 5_000), again)  # the response was lost on the way back
+            elif self.f.cfg.anti_patterns and self.f.plan.take(req.key, Fault.API_LATE_REPLAY):
+                # short-retention: a client replays the lost response after the record expired
+                again = _ApiRequest(req.key, req.body, req.correlation_id, kind="replay")
+                self.send(end + self.f.inject_rng.randint(30_000, 300_000), again)
             elif self.f.plan.take(req.key, Fault.API_KEY_REUSE_CONFLICT):
                 other = dict(req.body, subject=req.body["subject"] + " (edited)")
                 self.send(end + self.rng.randint(10_000, 1_200_000),
@@ -457,6 +479,7 @@ class Fleet:
     def __init__(self, cfg: FleetConfig, deps: Deps, pools: dict[str, FunctionPool]) -> None:
         self.cfg, self.deps, self.pools = cfg, deps, pools
         self.plan: FaultPlan = deps.plan
+        self.inject_rng = random.Random(f"{cfg.seed}:inject")  # anti-patterns only: the default draws stay as they are
         self.sched = Scheduler()
         self.sqs = SqsSource(self)
         self.stream = StreamSource(self)
@@ -499,6 +522,7 @@ class Fleet:
                     fault = Fault.SQS_THROTTLED
                 if fault is not None:
                     self.plan.arm(mid, fault)
+                self._inject_order(mid, fault)
             self.sqs.send(t, _Copy(mid, body, t, poison=poison))
         # ledger-stream (with the backlog phase's burst of traffic)
         rng = random.Random(f"{cfg.seed}:ledger")
@@ -521,6 +545,12 @@ class Fleet:
                     dt = rng.randint(50, 2_000)
                     self.sched.at(t + dt, LEDGER_STREAM,
                                   functools.partial(self.stream.put_at, data, account, entry_id, False, True))
+                elif AntiPattern.IN_MEMORY_DEDUPE in cfg.anti_patterns and self.inject_rng.random() < 0.03:
+                    # in-memory-dedupe: producers that retry after their own timeout write the entry again minutes
+                    # later, when another execution environment may read the shard
+                    dt = self.inject_rng.randint(20_000, 600_000)
+                    self.sched.at(t + dt, LEDGER_STREAM,
+                                  functools.partial(self.stream.put_at, data, account, entry_id, False, True))
             self.sched.at(t, LEDGER_STREAM, functools.partial(self.stream.put_at, data, account, entry_id, poison, False))
         # create-case-api
         rng = random.Random(f"{cfg.seed}:cases")
@@ -536,6 +566,9 @@ class Fleet:
                                      (Fault.API_DEPENDENCY_FAILURE, r.api_dependency_failure),
                                      (Fault.API_CRASH_AFTER_CLAIM, r.api_crash_after_claim)])
             give_up = False
+            if fault is None and AntiPattern.SHORT_RETENTION in cfg.anti_patterns \
+                    and self.inject_rng.random() < cfg.injected_rates[2]:
+                self.plan.arm(key, Fault.API_LATE_REPLAY)
             if fault is Fault.API_VALIDATION_ERROR:
                 del case["subject"]
             elif fault is not None:
@@ -555,6 +588,18 @@ class Fleet:
             if fault is not None:
                 self.plan.arm(pid, fault)
             self.async_.send(t, eventbridge_event(request_id(rng), detail, t))
+
+    def _inject_order(self, message_id: str, fault: Fault | None) -> None:
+        """Arm the orders that show orders-consumer's injected anti-patterns (none in the default demo): slow
+        reservations redelivered during processing, orders for an unknown SKU."""
+        ap, (slow, unknown, _) = self.cfg.anti_patterns, self.cfg.injected_rates
+        if fault is not None or not ap:
+            return
+        x = self.inject_rng.random()
+        if AntiPattern.SHORT_VISIBILITY_TIMEOUT in ap and x < slow:
+            self.plan.arm(message_id, Fault.SQS_VISIBILITY_EXPIRED)
+        elif AntiPattern.ENDLESS_PERMANENT_RETRIES in ap and slow <= x < slow + unknown:
+            self.plan.arm(message_id, Fault.SQS_UNKNOWN_SKU)
 
     def run(self) -> Counter[str]:
         """Generate and simulate the window; returns what was still scheduled after its end, by function."""

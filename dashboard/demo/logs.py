@@ -63,17 +63,18 @@ def error_line(exc: BaseException) -> str:
 class FunctionLog:
     """All log events of one function (its log group), from every execution environment.
 
-    ``write`` is thread-safe. Lines are kept as (timestamp ms, sequence, message) and written
+    ``write`` is thread-safe. Lines are kept as (timestamp ms, sequence, message, log stream) and written
     ordered by time then by write order, as an export of the log group reads.
     """
 
     def __init__(self, function_name: str) -> None:
         self.function_name = function_name
-        self._events: list[tuple[int, int, str]] = []
+        self._events: list[tuple[int, int, str, str]] = []
         self._lock = threading.Lock()
 
-    def write(self, at_ms: int, message: str) -> None:
-        """Append one log event at epoch ms ``at_ms``. A trailing newline is stripped.
+    def write(self, at_ms: int, message: str, stream: str = "") -> None:
+        """Append one log event at epoch ms ``at_ms`` to the log stream ``stream`` (the execution environment's).
+        A trailing newline is stripped.
 
         Raises:
             ValueError: the message contains CR or LF (would become two export lines).
@@ -82,20 +83,36 @@ class FunctionLog:
         if "\n" in message or "\r" in message:
             raise ValueError(f"multi-line log message for {self.function_name}: {message[:80]!r}")
         with self._lock:
-            self._events.append((int(at_ms), len(self._events), message))
+            self._events.append((int(at_ms), len(self._events), message, stream))
 
     def __len__(self) -> int:
         return len(self._events)
 
     def messages(self) -> list[str]:
         """Messages in export order (tests)."""
-        return [m for _, _, m in sorted(self._events)]
+        return [m for _, _, m, _ in sorted(self._events)]
 
     def dump(self, path: Path) -> int:
-        """Write the export file; returns the number of lines."""
+        """Write the export file (export-to-S3 lines: no log stream); returns the number of lines."""
         path.parent.mkdir(parents=True, exist_ok=True)
         events = sorted(self._events)
         with path.open("w", encoding="utf-8", newline="\n") as f:
-            for ts, _, msg in events:
+            for ts, _, msg, _ in events:
                 f.write(f"{iso_ms(ts)} {msg}\n")
+        return len(events)
+
+    def dump_events(self, path: Path) -> int:
+        """Write the events as ``aws logs filter-log-events`` output (one event per line inside ``{"events": [...]}``),
+        which keeps each event's log stream: one per execution environment, as CloudWatch has them. Returns the
+        number of events."""
+        import json
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        events = sorted(self._events)
+        with path.open("w", encoding="utf-8", newline="\n") as f:
+            f.write('{"events": [\n')
+            for i, (ts, _, msg, stream) in enumerate(events):
+                ev = {"logStreamName": stream, "timestamp": ts, "message": msg, "eventId": f"{i:010d}"}
+                f.write(json.dumps(ev, separators=(",", ":")) + (",\n" if i + 1 < len(events) else "\n"))
+            f.write("]}\n")
         return len(events)

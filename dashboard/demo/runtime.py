@@ -147,7 +147,7 @@ class ExecutionEnvironment:
         if self.killed:  # the runtime is gone: what would be written now is lost, and we count it
             self.truth.lines_lost_to_timeouts += 1
             return
-        self.log.write(self.clock(), line)
+        self.log.write(self.clock(), line, self.log_stream)
 
     def kill(self) -> None:
         self.killed = True
@@ -165,7 +165,7 @@ class ExecutionEnvironment:
                 init_ms = round(self.rng.uniform(*cfg.init_ms), 2)
                 self.clock.advance(init_ms)
             t0 = self.clock()
-            self.log.write(t0, start_line(request_id))
+            self.log.write(t0, start_line(request_id), self.log_stream)
             ctx = SimContext(self, request_id, deadline_ms=t0 + int(cfg.timeout_s * 1000))
             inv = Invocation(request_id, start_ms, t0, cold=cold)
             try:
@@ -174,17 +174,19 @@ class ExecutionEnvironment:
                 inv.timed_out = True
             except Exception as exc:  # noqa: BLE001 - the runtime reports any unhandled error; async sources retry
                 inv.error = exc
-                self.log.write(self.clock(), error_line(exc))
+                self.log.write(self.clock(), error_line(exc), self.log_stream)
             self.clock.advance(self.rng.uniform(0.2, 2.5))  # runtime overhead until END
             if inv.timed_out:
                 self.clock.set(ctx.deadline_ms)
                 self.killed = False
-                self.log.write(ctx.deadline_ms, timeout_line(ctx.deadline_ms, request_id, cfg.timeout_s))
+                self.log.write(ctx.deadline_ms, timeout_line(ctx.deadline_ms, request_id, cfg.timeout_s),
+                               self.log_stream)
             end = self.clock()
             duration = float(cfg.timeout_s * 1000) if inv.timed_out else (end - t0) + round(self.rng.random(), 2)
-            self.log.write(end, end_line(request_id))
+            self.log.write(end, end_line(request_id), self.log_stream)
             used = self.rng.randint(*cfg.base_memory_used_mb) + (12 if cold else 0)
-            self.log.write(end, report_line(request_id, duration, cfg.memory_mb, used, init_ms, inv.timed_out))
+            self.log.write(end, report_line(request_id, duration, cfg.memory_mb, used, init_ms, inv.timed_out),
+                           self.log_stream)
             self.truth.invocations += 1
             self.truth.cold_starts += int(cold)
             self.truth.timeouts += int(inv.timed_out)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from emitter.contract import Outcome
 
 from .constants import DEFAULT_DURATION_S, DEFAULT_EVENTS, DEFAULT_SEED, FUNCTIONS, IDEMPOTENCY_TABLE, SERVICE
-from .faults import FaultPlan, FaultRates
+from .faults import ANTI_PATTERNS, AntiPattern, FaultPlan, FaultRates
 from .fleet import FUNCTION_CONFIGS, IN_PROGRESS_LOCK_MS, Fleet, FleetConfig
 from .handlers import FACTORIES
 from .handlers.common import Deps
@@ -38,6 +39,7 @@ def run_demo(
     duration_s: int | None = None,
     start_ms: int | None = None,
     rates: FaultRates | None = None,
+    anti_patterns: Iterable[AntiPattern] = (),
 ) -> DemoTruth:
     """Simulate the demo fleet and write ``<out>/logs/<function>.log`` (CloudWatch export-to-S3
     lines) and ``<out>/demo-truth.json``; the idempotency table is ``<out>/idempotency.sqlite3``.
@@ -52,6 +54,10 @@ def run_demo(
         start_ms: window start, epoch ms. Default: the window ends at the current minute (wall
             clock) -- pass it explicitly for reproducible files.
         rates: fault rates (default :class:`FaultRates`).
+        anti_patterns: idempotency anti-patterns to build into one function each (``faults.ANTI_PATTERNS`` says
+            which function and which ``idemwatch diagnose`` rule must find it). With any, the logs keep each
+            execution environment's log stream (``filter-log-events`` JSON in the same ``<function>.log`` files),
+            which the in-memory-dedupe rule reads. None (the default): the default demo, byte for byte.
 
     Returns:
         The :class:`DemoTruth` also written to ``demo-truth.json``.
@@ -64,7 +70,9 @@ def run_demo(
     duration_s = DEFAULT_DURATION_S if duration_s is None else int(duration_s)
     events = DEFAULT_EVENTS if events is None else int(events)
     start_ms = default_start_ms(duration_s) if start_ms is None else int(start_ms)
-    cfg = FleetConfig(seed=seed, events=events, start_ms=start_ms, duration_s=duration_s, rates=rates or FaultRates())
+    injected = frozenset(AntiPattern(a) for a in anti_patterns)
+    cfg = FleetConfig(seed=seed, events=events, start_ms=start_ms, duration_s=duration_s, rates=rates or FaultRates(),
+                      anti_patterns=injected)
 
     out = Path(out)
     logs_dir = out / LOGS_DIR
@@ -75,17 +83,23 @@ def run_demo(
         (out / f"{STORE_FILE}{suffix}").unlink(missing_ok=True)
 
     store = SqliteIdempotencyStore(out / STORE_FILE, table=IDEMPOTENCY_TABLE)
+    api_store = (SqliteIdempotencyStore(out / STORE_FILE, table=f"{IDEMPOTENCY_TABLE}_short_retention",
+                                        record_ttl_ms=cfg.injected_record_ttl_ms)
+                 if AntiPattern.SHORT_RETENTION in injected else None)
     try:
-        deps = Deps(store=store, plan=FaultPlan(), lock_ms=dict(IN_PROGRESS_LOCK_MS))
+        deps = Deps(store=store, plan=FaultPlan(), lock_ms=dict(IN_PROGRESS_LOCK_MS), anti_patterns=injected,
+                    api_store=api_store)
         tally = Tally()
         truths = {fn: FunctionTruth() for fn in FUNCTIONS}
         logs = {fn: FunctionLog(fn) for fn in FUNCTIONS}
         pools = {fn: FunctionPool(FUNCTION_CONFIGS[fn], seed, logs[fn], truths[fn], tally, FACTORIES[fn], deps)
                  for fn in FUNCTIONS}
         pending = Fleet(cfg, deps, pools).run()
-        stuck = store.in_progress()
+        stuck = store.in_progress() + (api_store.in_progress() if api_store is not None else [])
     finally:
         store.close()
+        if api_store is not None:
+            api_store.close()
 
     for fn in FUNCTIONS:
         t = truths[fn]
@@ -95,7 +109,7 @@ def run_demo(
             t.outcomes = dict(sorted(t.outcomes.items()))
         t.redeliveries = tally.redeliveries.get(fn, 0)
         t.injected = dict(sorted((k, v) for k, v in deps.plan.injected.get(fn, {}).items() if v))
-        t.log_lines = logs[fn].dump(logs_dir / f"{fn}.log")
+        t.log_lines = (logs[fn].dump_events if injected else logs[fn].dump)(logs_dir / f"{fn}.log")
         named = (deps.aliases.get(r.key, r.key) for r in stuck)
         t.stuck_keys = sorted(k for k in named if k.startswith(f"{fn}#"))
     truth = DemoTruth(
@@ -103,6 +117,8 @@ def run_demo(
         start_ms=cfg.start_ms, end_ms=cfg.end_ms, service=SERVICE, functions=truths,
         dlq=dict(sorted(deps.dlq.items())), provider=dict(sorted(deps.provider.counts.items())),
         pending_at_end=dict(sorted(pending.items())),
+        anti_patterns={fn: sorted(a.value for a in injected if ANTI_PATTERNS[a].function == fn)
+                       for fn in FUNCTIONS if any(ANTI_PATTERNS[a].function == fn for a in injected)},
     )
     truth.write(out / TRUTH_FILE)
     truth.simulate_seconds = round(time.perf_counter() - t_wall, 3)

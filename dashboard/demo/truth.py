@@ -143,6 +143,7 @@ class DemoTruth:
     provider: dict[str, int]  # fake payment provider: charges, replays, declines
     pending_at_end: dict[str, int]  # deliveries/retries scheduled after the window (not simulated)
     simulate_seconds: float = 0.0  # wall-clock seconds the simulation took (not part of the files' content)
+    anti_patterns: dict[str, list[str]] = field(default_factory=dict)  # function -> AntiPattern values built in
 
     def outcome(self, function: str, outcome: Outcome) -> int:
         return self.functions[function].outcomes.get(outcome.value, 0)
@@ -153,9 +154,19 @@ class DemoTruth:
     def total(self, outcome: Outcome) -> int:
         return sum(f.outcomes.get(outcome.value, 0) for f in self.functions.values())
 
+    def expected_rules(self) -> dict[str, set[str]]:
+        """Function -> the ``idemwatch diagnose`` rule ids that must find its injected anti-patterns (empty for a
+        function with none: diagnose must find nothing there)."""
+        from .faults import ANTI_PATTERNS, AntiPattern
+
+        return {fn: {ANTI_PATTERNS[AntiPattern(a)].rule for a in self.anti_patterns.get(fn, [])}
+                for fn in self.functions}
+
     def to_json(self) -> str:
         d = asdict(self)
         d.pop("simulate_seconds")  # keeps the file byte-for-byte reproducible
+        if not d["anti_patterns"]:
+            d.pop("anti_patterns")  # the default demo's file stays as it was
         return json.dumps(d, indent=2, sort_keys=True) + "\n"
 
     def write(self, path: Path) -> None:

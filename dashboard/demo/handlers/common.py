@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..exceptions import StoreError
-from ..faults import FaultPlan
+from ..faults import AntiPattern, FaultPlan
 from ..store import Claim, ClaimState, SqliteIdempotencyStore
 
 __all__ = ["Charge", "Deps", "FakeProvider", "Gate", "claim"]
@@ -75,7 +75,13 @@ class Deps:
     gates: dict[str, Gate] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)  # stored (hashed) key -> logged key (Powertools layer)
     dlq: Counter[str] = field(default_factory=Counter)
+    anti_patterns: frozenset[AntiPattern] = frozenset()  # built into the handlers (``idemwatch demo --inject``)
+    api_store: SqliteIdempotencyStore | None = None  # create-case-api's own store (short retention), else ``store``
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def injected(self, anti_pattern: AntiPattern) -> bool:
+        """True when ``anti_pattern`` is built into the fleet (never in the default demo)."""
+        return anti_pattern in self.anti_patterns
 
     def quarantine(self, destination: str) -> None:
         with self._lock:

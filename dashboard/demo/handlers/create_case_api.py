@@ -59,7 +59,8 @@ def _validate(event: dict[str, Any]) -> dict[str, Any]:
 def make_handler(em: Any, env: Any) -> Callable[[Any, Any], Any]:
     """Init phase: a Powertools idempotency config and persistence layer per execution environment."""
     deps = env.deps
-    layer = instrument(SqlitePersistenceLayer(deps.store, env.clock, deps.lock_ms[FUNCTION], deps.aliases), em,
+    store = deps.api_store or deps.store  # its own store with short-retention (records expire after 20 s)
+    layer = instrument(SqlitePersistenceLayer(store, env.clock, deps.lock_ms[FUNCTION], deps.aliases), em,
                        log_key=lambda stored: deps.aliases.get(stored, stored),  # the readable key, as before
                        detect_takeover=lambda store_layer, _record: store_layer.last_claim_takeover)
     config = IdempotencyConfig(event_key_jmespath="key", payload_validation_jmespath="body",

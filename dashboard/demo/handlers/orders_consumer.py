@@ -16,7 +16,7 @@ from emitter.contract import IdempotencyStatus
 
 from ..constants import OPERATIONS, ORDERS_CONSUMER, ORDERS_DLQ
 from ..events import payload_hash
-from ..exceptions import DependencyThrottled, PoisonRecordError
+from ..exceptions import DemoError, DependencyThrottled, PoisonRecordError
 from ..faults import Fault
 from ..store import ClaimState
 from .common import claim
@@ -24,6 +24,12 @@ from .common import claim
 DELETED = IdempotencyStatus.DELETED.value  # the claim was released so the source can retry
 COMPLETED = IdempotencyStatus.COMPLETED.value
 FUNCTION = ORDERS_CONSUMER
+
+
+class UnknownSku(DemoError):
+    """A permanent failure: the order can never be reserved (injected with endless-permanent-retries)."""
+
+    error_code = "UnknownSku"
 
 
 def make_handler(em: Any, env: Any) -> Callable[[Any, Any], Any]:
@@ -36,6 +42,8 @@ def make_handler(em: Any, env: Any) -> Callable[[Any, Any], Any]:
             ctx.hang()  # the call never returns: the invocation times out holding the claim
         if deps.plan.fire(FUNCTION, message_id, Fault.SQS_THROTTLED):
             raise DependencyThrottled("inventory table throttled the reservation")
+        if deps.plan.armed(message_id, Fault.SQS_UNKNOWN_SKU):  # armed only with endless-permanent-retries
+            raise UnknownSku("the order names a SKU the inventory does not know")
 
     @em.handler(operation=OPERATIONS[FUNCTION])
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
@@ -63,6 +71,13 @@ def make_handler(em: Any, env: Any) -> Callable[[Any, Any], Any]:
             except DependencyThrottled as exc:
                 deps.store.release(key, context.aws_request_id)
                 em.retryable_failure(rec, key=key, error_code=exc.error_code, idempotency_status=DELETED)
+                failed.append(rec)
+                continue
+            except UnknownSku as exc:  # the anti-pattern: a permanent failure handed back for redelivery
+                if rec.attempt == 1:
+                    deps.plan.count(FUNCTION, Fault.SQS_UNKNOWN_SKU)
+                deps.store.release(key, context.aws_request_id)
+                em.permanent_failure(rec, key=key, error_code=exc.error_code, idempotency_status=DELETED)
                 failed.append(rec)
                 continue
             context.spend(context.rng.uniform(2.0, 8.0))

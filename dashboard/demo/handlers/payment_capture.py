@@ -19,7 +19,7 @@ from emitter.contract import IdempotencyStatus
 from ..constants import OPERATIONS, PAYMENT_CAPTURE
 from ..events import payload_hash
 from ..exceptions import DemoError, ProviderTimeout
-from ..faults import Fault
+from ..faults import AntiPattern, Fault
 from ..store import ClaimState
 from .common import claim
 
@@ -39,12 +39,12 @@ class PaymentInProgress(DemoError):
 def make_handler(em: Any, env: Any) -> Callable[[Any, Any], Any]:
     deps = env.deps
 
-    @em.handler(operation=OPERATIONS[FUNCTION])
-    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        rec = em.record_for(event)
-        detail = event["detail"]
-        payment_id = str(detail["payment_id"])
-        key = f"{FUNCTION}#{payment_id}"
+    key_from_request = deps.injected(AntiPattern.KEY_FROM_REQUEST_ID)
+    effect_first = deps.injected(AntiPattern.SIDE_EFFECT_BEFORE_CLAIM)
+    check_budget = not deps.injected(AntiPattern.BUDGET_IGNORED)
+
+    def claim_payment(rec: Any, key: str, detail: dict[str, Any], payment_id: str, context: Any) -> Any:
+        """Claim the key; returns what the handler returns early (a stored or rejected result), else None."""
         c = claim(em, deps, FUNCTION, rec, key, payload_hash(detail), context)
         if c is None:
             raise PaymentInProgress("idempotency store unavailable")
@@ -54,20 +54,40 @@ def make_handler(em: Any, env: Any) -> Callable[[Any, Any], Any]:
             raise PaymentInProgress(f"payment {payment_id} is being captured by another invocation")
         if c.state is ClaimState.CONFLICT:
             return {"status": "rejected", "reason": "payment id reused with different details"}
+        return None
+
+    @em.handler(operation=OPERATIONS[FUNCTION])
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        rec = em.record_for(event)
+        detail = event["detail"]
+        payment_id = str(detail["payment_id"])
+        # key-from-request-id: a key per invocation, so every retry is a new payment
+        key = f"{FUNCTION}#{context.aws_request_id}" if key_from_request else f"{FUNCTION}#{payment_id}"
+        if not effect_first:
+            early = claim_payment(rec, key, detail, payment_id, context)
+            if early is not None:
+                return early
         # fraud screening before money moves; sometimes it is very slow
         if deps.plan.fire(FUNCTION, payment_id, Fault.PAYMENT_TIMEOUT_BUDGET):
             context.spend(context.get_remaining_time_in_millis() - context.rng.uniform(900.0, 3_500.0))
         else:
             context.spend(context.rng.uniform(40.0, 220.0))
-        try:
-            # the claim is released right after an abort: say so in the abort record
-            em.check_time_budget(CAPTURE_BUDGET_MS, record=rec, key=key, idempotency_status=DELETED)
-        except TimeoutBudgetExceeded:
-            deps.store.release(key, context.aws_request_id)
-            raise
+        if check_budget:
+            try:
+                # the claim is released right after an abort: say so in the abort record
+                em.check_time_budget(CAPTURE_BUDGET_MS, record=rec, key=key, idempotency_status=DELETED)
+            except TimeoutBudgetExceeded:
+                deps.store.release(key, context.aws_request_id)
+                raise
         em.side_effect_started(rec, key=key, side_effect_ref=key)
         declined = deps.plan.fire(FUNCTION, payment_id, Fault.PAYMENT_DECLINED)
         charge = deps.provider.capture(key, int(detail["amount_cents"]), decline=declined)
+        if not check_budget:  # budget-ignored: the provider round trip can outlast what is left
+            context.spend(context.rng.uniform(800.0, 3_000.0))
+        if effect_first:  # side-effect-before-claim: the key is claimed only after the capture
+            early = claim_payment(rec, key, detail, payment_id, context)
+            if early is not None:
+                return early
         if deps.plan.fire(FUNCTION, payment_id, Fault.PAYMENT_AMBIGUOUS_COMMIT):
             context.spend(PROVIDER_TIMEOUT_MS)  # the charge happened; the response never arrives
             em.ambiguous_commit(rec, key=key, side_effect_ref=key, idempotency_status=DELETED)

@@ -31,6 +31,7 @@ COMMANDS: dict[tuple[str, ...], str] = {
     ("alarms", "validate"): "alarms",
     ("alarms", "deploy"): "alarms",
     ("alarms", "backtest"): "alarms",
+    ("diagnose",): "collector",
 }
 # what each install provides (an extra includes others: dashboard = collector + alarms + its own)
 PROVIDES: dict[str, set[str]] = {
