@@ -106,10 +106,11 @@ def diagnose(ctx: click.Context, paths: tuple[Path, ...], data_dir: Path, log_gr
         raise _cannot_run(str(exc)) from None
     except ValueError as exc:  # the account id of log files
         raise click.BadParameter(str(exc), param_hint="--account-id") from None
-    except Exception as exc:  # AWS errors arrive translated (collector.cloudwatch.session.translate)
+    except Exception as exc:  # AWS errors arrive translated (idemwatch.aws.translate), collection errors named
         from collector.cloudwatch.exceptions import CloudWatchCollectorError
+        from idemwatch.aws import AwsError
 
-        if isinstance(exc, CloudWatchCollectorError):
+        if isinstance(exc, (AwsError, CloudWatchCollectorError)):
             raise _cannot_run(str(exc)) from None
         raise
     if fmt == OutputFormat.JSON.value:
@@ -138,7 +139,7 @@ def _cloudwatch(log_groups: tuple[str, ...], prefixes: tuple[str, ...], start: f
                 concurrency: int) -> Any:
     from alarms.diagnose.sources import cloudwatch_source
     from collector.cloudwatch.runner import RunnerConfig
-    from collector.cloudwatch.session import AwsTarget
+    from idemwatch.aws import AwsTarget
 
     now = time.time()
     lo = int(start) if start is not None else int(now) - 86_400

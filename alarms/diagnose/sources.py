@@ -283,7 +283,7 @@ def cloudwatch_source(client: Any, log_groups: Sequence[str] = (), prefixes: Seq
     """A :class:`CloudWatchSource` for the log groups named or matching ``prefixes`` (``DescribeLogGroups``).
 
     Raises:
-        collector.cloudwatch.exceptions.CloudWatchCollectorError: a log group or prefix matches nothing, access is
+        idemwatch.aws.AwsError or collector.cloudwatch.exceptions.CloudWatchCollectorError: a log group or prefix matches nothing, access is
             denied, credentials are missing.
     """
     from collector.cloudwatch.log_groups import discover_log_groups

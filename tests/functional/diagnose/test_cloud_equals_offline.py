@@ -19,10 +19,9 @@ from alarms.diagnose.inventory import INVENTORY_QUERIES
 from alarms.diagnose.rules import RULES, render_query
 from alarms.diagnose.sources import CloudWatchSource, EngineSource
 from alarms.diagnose.types import DiagnoseOptions
-from collector.cloudwatch.constants import FAKE_ACCOUNT_ID
 from collector.cloudwatch.runner import LogsInsightsRunner
 from tests.support.fake_logs_insights import FakeLogsInsightsServer
-from tests.support.fake_logs_insights_engines import InsightsEngine
+from tests.support.fake_logs_insights_engines import FAKE_ACCOUNT_ID, InsightsEngine
 from tests.unit.diagnose.trails import CASES, all_cases_events
 
 
