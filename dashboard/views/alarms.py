@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 from datetime import timedelta
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, ui
+from dashboard.cache import answer
 from dashboard.constants import ENV_ALARMS_CONFIG
 
 TITLE = "Alarms"
@@ -127,14 +127,14 @@ def default_config_shipped() -> Path | None:
     return None
 
 
-@lru_cache(maxsize=8)
+@answer
 def _backtest(config: str, config_mtime: int, data_dir: str, fingerprint: str):
     load_config, build_catalogue, run_backtest = alarms_api()  # type: ignore[misc]
     defs = build_catalogue(load_config(Path(config)))
     return list(defs), list(run_backtest(defs, Path(data_dir)))
 
 
-@lru_cache(maxsize=4)
+@answer
 def _log_groups(config: str, mtime: int) -> tuple[dict[tuple[str, str], str], str | None]:
     from alarms import load_config
 

@@ -1,0 +1,46 @@
+"""The dashboard's one caching mechanism: Streamlit's.
+
+- :func:`answer` (``st.cache_data``) caches every computed answer (a number, a small DataFrame, a figure's rows)
+  process-wide, so a rerun or another session asking the same question of the same data version gets it without
+  recomputing. Each hit is a copy: a caller may change what it gets.
+- ``st.cache_resource`` holds what is loaded once per data version and shared, never copied: the
+  :class:`dashboard.data.Dataset` (``dashboard.data.load_dataset``) and the trail's in-memory id index, a DuckDB
+  connection (``dashboard.trail``).
+
+A :class:`~dashboard.data.Dataset` argument is keyed by its data directory and fingerprint (manifest bytes and
+table file stats), not by hashing its tables: a re-collect changes the fingerprint, so every answer over the old
+data is simply no longer asked for, and the entry limit evicts it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import streamlit as st
+
+from dashboard.data import Dataset
+
+__all__ = ["ANSWERS", "answer", "clear", "dataset_key"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+ANSWERS = 1024
+"""Cached answers kept per function (least recently used dropped first)."""
+
+
+def dataset_key(ds: Dataset) -> tuple[str, str]:
+    """What identifies a dataset in a cache key: (data directory, fingerprint)."""
+    return str(ds.data_dir), ds.fingerprint
+
+
+def answer(fn: F) -> F:
+    """Cache ``fn``'s answers in ``st.cache_data`` (arguments hashed by Streamlit; a Dataset by :func:`dataset_key`)."""
+    return st.cache_data(fn, max_entries=ANSWERS, show_spinner=False,  # type: ignore[return-value]
+                         hash_funcs={Dataset: dataset_key})
+
+
+def clear() -> None:
+    """Drop every cached answer and resource (tests, the benchmark's cold runs)."""
+    st.cache_data.clear()
+    st.cache_resource.clear()
