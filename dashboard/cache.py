@@ -14,6 +14,7 @@ data is simply no longer asked for, and the entry limit evicts it.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -24,6 +25,10 @@ from dashboard.data import Dataset
 __all__ = ["ANSWERS", "answer", "clear", "dataset_key"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# Outside `streamlit run` (tests, the benchmark) Streamlit warns, once per cached function, that it keeps the cache
+# in this process's memory: that is what the dashboard wants there, so the warning is noise.
+logging.getLogger("streamlit.runtime.caching.cache_data_api").setLevel(logging.ERROR)
 
 ANSWERS = 1024
 """Cached answers kept per function (least recently used dropped first)."""

@@ -21,6 +21,7 @@ import pandas as pd
 from dashboard.cache import answer
 from dashboard.constants import (
     BIN_LADDER,
+    ITERATOR_AGE_SOURCES,
     MAX_BINS,
     POISON_RATE_CRITICAL,
     RANGE_PRESETS,
@@ -163,6 +164,14 @@ def filter_frame(ds: Dataset, name: str, f: Filters, *, time_col: str | None = "
 
 
 @answer
+def iterator_ages(ds: Dataset, f: Filters) -> pd.DataFrame:
+    """Rows of the ``record_age`` table in ``f`` with records, of stream and queue sources only
+    (:data:`~dashboard.constants.ITERATOR_AGE_SOURCES`)."""
+    a = filter_frame(ds, "record_age", f)
+    return a[(a["records"] > 0) & a["event_source"].isin(ITERATOR_AGE_SOURCES)]
+
+
+@answer
 def dimension_values(ds: Dataset, col: str, services: tuple[str, ...] = ()) -> list[str]:
     """Sorted distinct values of ``col`` in the outcomes table (restricted to ``services`` when given):
     the options of the sidebar filters."""
@@ -229,8 +238,7 @@ def signal_value(ds: Dataset, sig: Signal, f: Filters) -> float | None:
         rec = t[Outcome.RECEIVED.value]
         return None if rec == 0 else t[sig.outcome.value] / rec  # type: ignore[union-attr]
     if sig.kind is SignalKind.AGE:
-        a = filter_frame(ds, "record_age", f)
-        a = a[a["records"] > 0]
+        a = iterator_ages(ds, f)
         return None if a.empty or a["max_ms"].isna().all() else float(a["max_ms"].max())
     s = stuck_keys(ds, f, only_expired=True)
     return float(len(s))
@@ -317,8 +325,7 @@ def tile_trend(ds: Dataset, sig: Signal, f: Filters) -> pd.DataFrame:
         return pd.DataFrame(columns=["time", "value"])
     b = choose_bin(f.start, f.end)
     if sig.kind is SignalKind.AGE:
-        a = filter_frame(ds, "record_age", f)
-        a = a[a["records"] > 0]
+        a = iterator_ages(ds, f)
         g = a.assign(time=bin_floor(a["time"], b)).groupby("time", as_index=False)["max_ms"].max()
         return g.rename(columns={"max_ms": "value"})
     per = _outcome_bins(ds, f, b)
@@ -371,8 +378,7 @@ def record_age_series(ds: Dataset, f: Filters) -> tuple[pd.DataFrame, timedelta]
     exact after re-binning; the page says so.
     """
     b = choose_bin(f.start, f.end)
-    a = filter_frame(ds, "record_age", f)
-    a = a[a["records"] > 0]
+    a = iterator_ages(ds, f)
     a = a.assign(time=bin_floor(a["time"], b), w=a["p50_ms"] * a["records"])
     g = a.groupby("time", as_index=False, observed=True).agg(records=("records", "sum"), max_ms=("max_ms", "max"),
                                               p95_ms=("p95_ms", "max"), w=("w", "sum"))
@@ -387,8 +393,7 @@ def breakdown(ds: Dataset, sig: Signal, f: Filters, by: str) -> pd.DataFrame:
     COUNT: ``events``; RATE: ``events``, ``received``, ``rate``; AGE: ``records``, ``max_ms``.
     """
     if sig.kind is SignalKind.AGE:
-        a = filter_frame(ds, "record_age", f)
-        a = a[a["records"] > 0]
+        a = iterator_ages(ds, f)
         g = a.groupby(by, as_index=False, observed=True).agg(records=("records", "sum"), max_ms=("max_ms", "max"))
         return g.sort_values(["max_ms", by], ascending=[False, True], ignore_index=True)
     o = filter_frame(ds, "outcomes", f)
@@ -487,8 +492,7 @@ def health_table(ds: Dataset, f: Filters) -> pd.DataFrame:
     rec = t["received"].where(t["received"] > 0)
     t["poison_rate"] = t["poison_messages"] / rec
     t["retry_rate"] = t["retryable_failures"] / rec
-    a = filter_frame(ds, "record_age", f)
-    a = a[a["records"] > 0]
+    a = iterator_ages(ds, f)
     t["max_record_age_ms"] = a.groupby(keys, observed=True)["max_ms"].max().reindex(t.index)
     s = stuck_keys(ds, f, only_expired=True)
     t["stuck_keys"] = s.groupby(keys, observed=True).size().reindex(t.index).fillna(0).astype("int64")

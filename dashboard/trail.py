@@ -21,11 +21,11 @@ import streamlit as st
 from collector.tables import TABLES
 from dashboard.cache import answer
 from dashboard.compute import Filters
-from dashboard.constants import TOP_N
+from dashboard.constants import ITERATOR_AGE_SOURCES, TOP_N
 from dashboard.data import NOT_SET, Dataset
 from emitter.contract import Outcome
 
-__all__ = ["PAGE_ROWS", "SEARCH_FIELDS", "SearchPage", "failures_by_log_group", "log_groups", "search",
+__all__ = ["PAGE_ROWS", "attempts", "SEARCH_FIELDS", "SearchPage", "failures_by_log_group", "log_groups", "search",
            "search_page", "top_event_ids", "top_keys", "top_record_ages", "warm"]
 
 SEARCH_FIELDS: dict[str, tuple[str, ...]] = {
@@ -149,6 +149,23 @@ def _top_event_ids(path: Path, fp: str, outcome: str, f: Filters, n: int) -> pd.
     return _query(path, sql, params + [outcome])
 
 
+def attempts(ds: Dataset, f: Filters) -> pd.DataFrame:
+    """Delivery attempt number -> ``received`` records in the window (columns ``attempt``, ``received``), from
+    the trail: the window and filters apply (the collector's ``attempts`` table covers the whole collection).
+    Records without an attempt number are left out."""
+    if ds.trail_path is None:
+        return _empty(("attempt", "received"))
+    return _attempts(ds.trail_path, ds.fingerprint, f)
+
+
+@answer
+def _attempts(path: Path, fp: str, f: Filters) -> pd.DataFrame:
+    where, params = _where(f)
+    sql = f"""SELECT attempt, count(*) AS received FROM TRAIL
+              WHERE {where} AND outcome = ? AND attempt IS NOT NULL GROUP BY attempt ORDER BY attempt"""
+    return _query(path, sql, params + [Outcome.RECEIVED.value])
+
+
 def top_record_ages(ds: Dataset, f: Filters, n: int = TOP_N) -> pd.DataFrame:
     """The ``received`` records with the largest record age (ms) in the window."""
     if ds.trail_path is None:
@@ -159,10 +176,12 @@ def top_record_ages(ds: Dataset, f: Filters, n: int = TOP_N) -> pd.DataFrame:
 @answer
 def _top_ages(path: Path, fp: str, f: Filters, n: int) -> pd.DataFrame:
     where, params = _where(f)
+    sources = sorted(ITERATOR_AGE_SOURCES)
     sql = f"""SELECT {', '.join(AGE_COLUMNS)} FROM TRAIL
               WHERE {where} AND outcome = ? AND record_age_ms IS NOT NULL
+                    AND event_source IN ({', '.join('?' * len(sources))})
               ORDER BY record_age_ms DESC, timestamp, event_id LIMIT {int(n)}"""
-    return _query(path, sql, params + [Outcome.RECEIVED.value])
+    return _query(path, sql, params + [Outcome.RECEIVED.value, *sources])
 
 
 @dataclass(frozen=True)

@@ -268,7 +268,9 @@ def render() -> None:
     c2.metric("In ALARM at the end", f"{int((s['last state'] == 'ALARM').sum()) if len(s) else 0:,}")
     c3.metric("Alarms that fired", f"{int((s['ALARM intervals'] > 0).sum()) if len(s) else 0:,}")
     st.subheader("State and backtest")
-    ui.table(s, key="alarm_summary", **SUMMARY_COLUMN_CONFIG)
+    ui.table(s, key="alarm_summary", columns=SUMMARY_COLUMN_CONFIG,
+             shown=["alarm", "severity", "last state", "ALARM intervals", "first ALARM", "periods in ALARM",
+                    "backtest"])
     if results:
         names = [_name(r.definition) for r in results]
         fired = [i for i, r in enumerate(results) if r.alarm_intervals]
@@ -276,7 +278,8 @@ def render() -> None:
                             format_func=lambda i: names[i], key="alarm_pick")
         _timeline(results[pick], f)
     st.subheader("Definitions")
-    ui.table(pd.DataFrame([describe(d) for d in defs]), key="alarm_defs", **DEFINITION_COLUMN_CONFIG)
+    ui.table(pd.DataFrame([describe(d) for d in defs]), key="alarm_defs", columns=DEFINITION_COLUMN_CONFIG,
+             shown=["alarm", "severity", "condition", "console", "logs"])
     ui.footer(TITLE)
 
 
@@ -292,7 +295,7 @@ def _safe_error(exc: Exception) -> str:
     return f"{type(exc).__name__} (details in the server log)"
 
 
-def timeline_chart(result: Any) -> charts.Chart:
+def timeline_chart(result: Any) -> Any:
     """The timeline of one backtest (``charts.alarm_timeline``): value per period with the threshold line and the
     ALARM periods shaded, and below it the state band on its own row, so value and state never overlap."""
     d = result.definition
@@ -305,6 +308,7 @@ def _timeline(result: Any, f) -> None:
     if result.timeline.empty:
         st.caption("Empty timeline (no periods in the collected data).")
         return
-    charts.show(timeline_chart(result), key="alarm_timeline")
+    ui.chart(timeline_chart(result), key="alarm_timeline", zoom=False)
     st.caption("Dashed line: the alarm's threshold. Shaded: intervals in ALARM. Lower band: the state after each "
-               "period's evaluation (NO DATA = INSUFFICIENT_DATA).")
+               "period's evaluation (NO DATA = INSUFFICIENT_DATA). The backtest covers the whole collected history: "
+               "drag to zoom this chart only, double-click to reset.")
