@@ -63,10 +63,10 @@ def bin_labels(start: pd.Series, width: timedelta) -> list[str]:
 
 
 def count_axis(top: float) -> dict[str, Any]:
-    """A y axis for counts up to ``top``: integer ticks from zero (a step of 1 below 5, where plotly's automatic
-    ticks would fall on halves), thousands separated."""
+    """A y axis for counts up to ``top``: integer ticks from zero (a step of 1 below 10, where plotly's automatic
+    ticks could fall on halves), thousands separated."""
     axis: dict[str, Any] = {"rangemode": "tozero", "tickformat": ",d"}
-    if not (isinstance(top, (int, float)) and math.isfinite(top)) or top < 5:
+    if not (isinstance(top, (int, float)) and math.isfinite(top)) or top < 10:
         axis |= {"tick0": 0, "dtick": 1, "range": [0, max(1, math.ceil(top) if math.isfinite(top) else 1)]}
     return axis
 
@@ -88,12 +88,14 @@ def _layout(fig: go.Figure, window: Window, y_title: str, kind: Kind, top: float
 
 def series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, *, kind: Kind = "count",
            stacked: bool = True, colours: Mapping[str, str] | None = None, y_title: str = "events (count)",
-           value: str = "value", height: int = HEIGHT) -> go.Figure:
+           value: str = "value", points: tuple[str, str] | None = None, height: int = HEIGHT) -> go.Figure:
     """One trace per value of ``by`` over time: stacked bars (``stacked``, for counts) or lines with markers.
 
     ``df``: columns ``time`` (bin start, naive UTC), ``by`` and ``value``; ``window``: the x range; ``bin_width``:
     the bins' width (bars span their bin; the hover names it); ``colours``: series value -> colour (others get
-    plotly's); ``kind``: ``percent`` values are fractions (axis in %). Series are in name order.
+    plotly's); ``kind``: ``percent`` values are fractions (axis in %). Series are in name order. ``points``:
+    (column, label) of a second count drawn as open dots per value of ``by`` where it is above zero (the cold
+    starts over the invocations), in the same legend group as its series.
     """
     fig = go.Figure()
     width_ms = bin_width / timedelta(milliseconds=1)
@@ -101,8 +103,8 @@ def series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, *, k
     for name, g in sorted(df.groupby(by, observed=True), key=lambda kv: str(kv[0])):
         g = g.sort_values("time")
         common: dict[str, Any] = {
-            "x": g["time"].tolist(), "y": g[value].tolist(), "name": text(name), "customdata": bin_labels(
-                g["time"], bin_width),
+            "x": g["time"].tolist(), "y": g[value].tolist(), "name": text(name), "legendgroup": text(name),
+            "customdata": bin_labels(g["time"], bin_width),
             "hovertemplate": f"%{{customdata}}<br>%{{fullData.name}}: %{{y:{fmt}}}<extra></extra>"}
         colour = (colours or {}).get(str(name))
         if stacked:
@@ -110,6 +112,13 @@ def series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, *, k
         else:
             fig.add_trace(go.Scatter(**common, mode="lines+markers", line={"color": colour} if colour else {},
                                      connectgaps=False))
+        if points is not None:
+            pg = g[g[points[0]] > 0]
+            fig.add_trace(go.Scatter(
+                x=pg["time"].tolist(), y=pg[points[0]].tolist(), name=f"{text(name)} · {points[1]}",
+                legendgroup=common["name"], mode="markers", customdata=bin_labels(pg["time"], bin_width),
+                marker={"symbol": "circle-open", "size": 9, "line": {"width": 2}, **({"color": colour} if colour else {})},
+                hovertemplate=f"%{{customdata}}<br>%{{fullData.name}}: %{{y:,d}}<extra></extra>"))
     top = float(df.groupby("time")[value].sum().max()) if stacked and len(df) else (
         float(df[value].max()) if len(df) else 0.0)
     _layout(fig, window, y_title, kind, top, height)
@@ -156,9 +165,15 @@ def sparkline(times: Sequence[datetime], values: Sequence[float], *, kind: Kind,
                                fill="tozeroy" if kind == "count" else None, hoverinfo="skip"))
     fig.update_layout(height=SPARK_HEIGHT, margin={"l": 0, "r": 0, "t": 2, "b": 2}, showlegend=False,
                       xaxis={"visible": False, "range": [window[0], window[1]], "type": "date"},
-                      yaxis={"visible": False, "rangemode": "tozero",
-                             "range": [0, max(1e-9, max(values, default=0.0)) * 1.05]})
+                      yaxis={"visible": False, "range": _spark_range(values)})
     return fig
+
+
+def _spark_range(values: Sequence[float]) -> list[float]:
+    """y range of a sparkline: from zero (or the lowest value, when one is negative) to the highest, 5% headroom."""
+    lo, hi = min(0.0, min(values, default=0.0)), max(0.0, max(values, default=0.0))
+    pad = (hi - lo) * 0.05 or 1.0
+    return [lo - (pad if lo < 0 else 0.0), hi + pad]
 
 
 STATE_LABELS = {"ALARM": "ALARM", "OK": "OK", "INSUFFICIENT_DATA": "NO DATA"}

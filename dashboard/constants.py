@@ -128,5 +128,6 @@ ITERATOR_AGE_SOURCES = frozenset({
 })
 """Event sources whose records wait in a stream or queue (Lambda event source mappings): only their record age is an
 iterator age. A request (API Gateway, function URL, ALB) or a push (SNS, EventBridge) carries a send time too, but
-its age is latency, not a backlog: the iterator-age figures leave those out.
-https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html (IteratorAge: stream and queue sources)."""
+its age is latency, not a backlog: the iterator-age figures leave those out. Source: the IteratorAge metric of
+Lambda's "Types of metrics for Lambda functions" page (docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html),
+defined for stream and queue event source mappings."""

@@ -352,7 +352,7 @@ def chart(fig: Any, key: str, *, zoom: bool = True, static: bool = False) -> Non
     with st.container(key=key):
         if static or not zoom:
             config = {"staticPlot": True} if static else {"displaylogo": False, "scrollZoom": False}
-            st.plotly_chart(fig, width="stretch", theme="streamlit", config=config)
+            st.plotly_chart(fig, width="stretch", theme="streamlit", config=config, key=f"{key}-plot")
             return
         run = st.session_state.get(_CTX)
         f = run.filters if run is not None else None

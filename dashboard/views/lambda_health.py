@@ -70,9 +70,10 @@ def _charts(ds, f) -> None:
     window = (f.start, f.end)
     left, right = st.columns(2)
     with left:
-        st.caption("Invocations per bin, per log group")
+        st.caption("Invocations per bin (bars) and cold starts (open dots), per log group")
         ui.chart(charts.series(s, "log_group", window, b, value="invocations", y_title="invocations (count)",
-                               colours=colours, height=_H), key="lambda_invocations")
+                               colours=colours, points=("cold_starts", "cold starts"), height=_H),
+                 key="lambda_invocations")
     with right:
         unit, per = duration_unit(float(s["max_duration_ms"].max()))
         st.caption("Duration per bin: p95 (solid) and max (dotted), per log group")

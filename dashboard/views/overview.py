@@ -195,17 +195,18 @@ SPARK_COLOUR = "#636EFA"
 
 def _spark(trend, kind: str | None) -> tuple[list, list[float]] | None:
     """The tile's trend: (bin starts, one value per bin over the window, gaps as 0) in the tile's unit: percent for
-    a rate, the unit of the largest value for a duration. None when all zero (or not finite)."""
+    a rate, the unit of the largest value for a duration. None when every bin is 0. A value as logged is drawn as
+    it is (a negative age from an odd clock: below the zero line); only a non-finite one becomes 0."""
     if trend is None or not len(trend):
         return None
-    v = pd.to_numeric(trend["value"], errors="coerce").astype(float).fillna(0.0)
-    v = v.where(np.isfinite(v), 0.0).clip(lower=0.0)
-    if v.sum() == 0:
+    v = pd.to_numeric(trend["value"], errors="coerce").astype(float)
+    v = v.where(np.isfinite(v), 0.0)
+    if not v.abs().sum():
         return None
     if kind == "rate":
         v = v * 100
     elif kind == "duration":
-        v = v / duration_unit(float(v.max()))[1]
+        v = v / duration_unit(float(v.abs().max()))[1]
     return trend["time"].tolist(), v.tolist()
 
 
