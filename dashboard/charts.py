@@ -79,7 +79,7 @@ def _layout(fig: go.Figure, window: Window, y_title: str, kind: Kind, top: float
         y |= {"tickformat": ".1~%"}
     fig.update_layout(
         height=height, margin={"l": 60, "r": 10, "t": 30, "b": 10}, barmode="stack", bargap=0.1,
-        dragmode="select", selectdirection="h", hovermode="closest", yaxis=y,
+        dragmode="select", selectdirection="h", hovermode="closest", yaxis=y, showlegend=True,
         xaxis={"title": {"text": TIME_TITLE}, "type": "date", "range": [window[0], window[1]],
                "hoverformat": "%Y-%m-%d %H:%M:%S"},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0, "title": {"text": ""}},

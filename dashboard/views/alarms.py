@@ -31,14 +31,14 @@ NOT_ALLOWED = ("Not an allowed alarm stack config. Give a .yaml, .yml or .json f
 STATE_COLORS = {"OK": "#2ca02c", "INSUFFICIENT_DATA": "#9e9e9e", "ALARM": "#d62728"}
 STATES = ("ALARM", "OK", "INSUFFICIENT_DATA")
 _col = st.column_config
-# explicit widths: alarm, severity, state and when it fired fit a 1400 px window without horizontal scrolling
+# explicit widths: the default columns fit a 1280 px window beside the sidebar (about 820 px) without scrolling
 SUMMARY_COLUMN_CONFIG = {
-    "alarm": _col.TextColumn("alarm", width=260),
+    "alarm": _col.TextColumn("alarm", width=220, help="Hover a cell for the whole name."),
     "severity": _col.TextColumn("severity", width=65),
     "tier": _col.TextColumn("tier", width=60, help="base, or the extra tier (its name ends with the severity)."),
-    "last state": _col.TextColumn("last state", width=130),
+    "last state": _col.TextColumn("last state", width=110),
     "ALARM intervals": _col.NumberColumn("ALARM intervals", width=105),
-    "first ALARM": _col.DatetimeColumn("first ALARM (UTC)", format="YYYY-MM-DD HH:mm", width=140),
+    "first ALARM": _col.DatetimeColumn("first ALARM (UTC)", format="YYYY-MM-DD HH:mm", width=130),
     "periods in ALARM": _col.NumberColumn("ALARM periods", width=95),
     "periods OK": _col.NumberColumn("OK periods", width=80),
     "periods INSUFFICIENT_DATA": _col.NumberColumn("no-data periods", width=105,
@@ -46,7 +46,7 @@ SUMMARY_COLUMN_CONFIG = {
     "backtest": _col.TextColumn("backtest", width=70),
 }
 DEFINITION_COLUMN_CONFIG = {
-    "alarm": _col.TextColumn("alarm", width=260),
+    "alarm": _col.TextColumn("alarm", width=220, help="Hover a cell for the whole name."),
     "title": _col.TextColumn("title", width=200),
     "severity": _col.TextColumn("severity", width=65),
     "tier": _col.TextColumn("tier", width=60),

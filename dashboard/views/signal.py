@@ -95,11 +95,14 @@ def render(key: str) -> None:
             st.caption("No record age in this window.")
         else:
             converted, unit = in_unit(ages["record_age_ms"])
-            ui.table(_counts_first(ages.assign(record_age_ms=converted), "record_age_ms"), key="top_age",
-                     columns={"record_age_ms": _col.NumberColumn(f"record age ({unit})", format="%.1f",
-                                                                 width="small"),
-                              "timestamp": ui.TRAIL_TIME},
-                     shown=["record_age_ms", "timestamp", "operation", "event_id", "idempotency_key", "attempt"])
+            ui.table(ages.assign(record_age_ms=converted), key="top_age",
+                     columns={"record_age_ms": _col.NumberColumn(f"record age ({unit})",
+                                                                 format="%.0f" if unit == "ms" else "%.3f", width=100),
+                              "timestamp": _col.DatetimeColumn("timestamp (UTC)", format="YYYY-MM-DD HH:mm:ss",
+                                                               width=150),
+                              "operation": _col.TextColumn("operation", width=150),
+                              "event_source": _col.TextColumn("event source", width=100)},
+                     shown=["record_age_ms", "timestamp", "operation", "event_id", "idempotency_key"])
     else:
         _offenders(ds, sig, f)
     if sig.key == "retries":
@@ -134,15 +137,15 @@ def _offenders(ds, sig: Signal, f) -> None:
     if keys.empty:
         st.caption(f"No key with {sig.outcome.value} records in this window.")  # type: ignore[union-attr]
     else:
-        ui.table(_counts_first(keys, "events"), key="top_keys", columns=OFFENDER_COLUMNS,
-                 shown=["events", "idempotency_key", "operation", "last_seen"])
+        ui.table(keys, key="top_keys", columns=OFFENDER_COLUMNS,
+                 shown=["idempotency_key", "events", "operation", "last_seen"])
     st.caption(f"Event ids with the most {sig.outcome.value} records in the window (top {TOP_N})")  # type: ignore[union-attr]
     ev = trail.top_event_ids(ds, sig.outcome.value, f)  # type: ignore[union-attr]
     if ev.empty:
         st.caption(f"No event with {sig.outcome.value} records in this window.")  # type: ignore[union-attr]
     else:
-        ui.table(_counts_first(ev, "events", "max_attempt"), key="top_events", columns=OFFENDER_COLUMNS,
-                 shown=["events", "max_attempt", "event_id", "operation", "event_source", "last_seen"])
+        ui.table(ev, key="top_events", columns=OFFENDER_COLUMNS,
+                 shown=["event_id", "events", "max_attempt", "operation", "event_source", "last_seen"])
     if sig.outcome is Outcome.PAYLOAD_CONFLICT:
         ck = filter_frame(ds, "conflicting_keys", f, time_col="last_seen")
         shown_n = min(TOP_N, len(ck))
@@ -151,13 +154,8 @@ def _offenders(ds, sig: Signal, f) -> None:
                    f"Conflicting keys last seen in the window (conflicting_keys table): {len(ck):,}")
         if not ck.empty:
             top = ck.sort_values(["conflicts", "idempotency_key"], ascending=[False, True]).head(TOP_N)
-            ui.table(_counts_first(top, "conflicts"), key="conflicting", columns=OFFENDER_COLUMNS,
-                     shown=["conflicts", "idempotency_key", "operation", "last_seen"])
-
-
-def _counts_first(df, *counts: str):
-    """Count columns first: a narrow window shows what ranks the row before the (long) id."""
-    return df[[*counts, *[c for c in df.columns if c not in counts]]]
+            ui.table(top, key="conflicting", columns=OFFENDER_COLUMNS,
+                     shown=["idempotency_key", "conflicts", "operation", "last_seen"])
 
 
 def _breakdown_table(bd, sig: Signal, by: str) -> None:
