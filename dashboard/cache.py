@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import streamlit as st
 
@@ -24,7 +24,8 @@ from dashboard.data import Dataset
 
 __all__ = ["ANSWERS", "answer", "clear", "dataset_key"]
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 # Outside `streamlit run` (tests, the benchmark) Streamlit warns, once per cached function, that it keeps the cache
 # in this process's memory: that is what the dashboard wants there, so the warning is noise.
@@ -39,10 +40,12 @@ def dataset_key(ds: Dataset) -> tuple[str, str]:
     return str(ds.data_dir), ds.fingerprint
 
 
-def answer(fn: F) -> F:
+_HASH_FUNCS: dict[str | type[Any], Callable[[Any], Any]] = {Dataset: dataset_key}
+
+
+def answer(fn: Callable[P, R]) -> Callable[P, R]:
     """Cache ``fn``'s answers in ``st.cache_data`` (arguments hashed by Streamlit; a Dataset by :func:`dataset_key`)."""
-    return st.cache_data(fn, max_entries=ANSWERS, show_spinner=False,  # type: ignore[return-value]
-                         hash_funcs={Dataset: dataset_key})
+    return st.cache_data(max_entries=ANSWERS, show_spinner=False, hash_funcs=_HASH_FUNCS)(fn)
 
 
 def clear() -> None:

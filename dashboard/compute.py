@@ -232,11 +232,11 @@ def signal_value(ds: Dataset, sig: Signal, f: Filters) -> float | None:
     records). STUCK: keys stuck (expired IN_PROGRESS) at the window end, see :func:`stuck_keys`.
     """
     if sig.kind is SignalKind.COUNT:
-        return float(outcome_totals(ds, f)[sig.outcome.value])  # type: ignore[union-attr]
+        return float(outcome_totals(ds, f)[sig.counted])
     if sig.kind is SignalKind.RATE:
         t = outcome_totals(ds, f)
         rec = t[Outcome.RECEIVED.value]
-        return None if rec == 0 else t[sig.outcome.value] / rec  # type: ignore[union-attr]
+        return None if rec == 0 else t[sig.counted] / rec
     if sig.kind is SignalKind.AGE:
         a = iterator_ages(ds, f)
         return None if a.empty or a["max_ms"].isna().all() else float(a["max_ms"].max())
@@ -330,7 +330,7 @@ def tile_trend(ds: Dataset, sig: Signal, f: Filters) -> pd.DataFrame:
         return g.rename(columns={"max_ms": "value"})
     per = _outcome_bins(ds, f, b)
     zero = pd.Series(0, index=per.index, dtype="int64")
-    num = per.get(sig.outcome.value, zero)  # type: ignore[union-attr]
+    num = per.get(sig.counted, zero)
     if sig.kind is SignalKind.COUNT:
         value = num
     else:
@@ -361,7 +361,7 @@ def timeseries(ds: Dataset, sig: Signal, f: Filters, by: str = "operation") -> t
     b = choose_bin(f.start, f.end)
     o = filter_frame(ds, "outcomes", f)
     o = o.assign(time=bin_floor(o["time"], b))
-    num = o[o["outcome"] == sig.outcome.value].groupby(["time", by], as_index=False, observed=True)["events"].sum()  # type: ignore[union-attr]
+    num = o[o["outcome"] == sig.counted].groupby(["time", by], as_index=False, observed=True)["events"].sum()
     if sig.kind is SignalKind.COUNT:
         return num.rename(columns={"events": "value"}), b
     den = o[o["outcome"] == Outcome.RECEIVED.value].groupby(["time", by], as_index=False, observed=True)["events"].sum()
@@ -397,7 +397,7 @@ def breakdown(ds: Dataset, sig: Signal, f: Filters, by: str) -> pd.DataFrame:
         g = a.groupby(by, as_index=False, observed=True).agg(records=("records", "sum"), max_ms=("max_ms", "max"))
         return g.sort_values(["max_ms", by], ascending=[False, True], ignore_index=True)
     o = filter_frame(ds, "outcomes", f)
-    num = o[o["outcome"] == sig.outcome.value].groupby(by, as_index=False, observed=True)["events"].sum()  # type: ignore[union-attr]
+    num = o[o["outcome"] == sig.counted].groupby(by, as_index=False, observed=True)["events"].sum()
     if sig.kind is SignalKind.RATE:
         den = o[o["outcome"] == Outcome.RECEIVED.value].groupby(by, as_index=False, observed=True)["events"].sum()
         m = den.rename(columns={"events": "received"}).merge(num, on=by, how="left").fillna({"events": 0})

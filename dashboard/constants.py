@@ -98,6 +98,14 @@ class Signal:
     def description(self) -> str:
         return METRIC_DESCRIPTIONS[self.metric]
 
+    @property
+    def counted(self) -> str:
+        """The outcome value this signal counts (a rate's numerator). Raises ValueError for a signal that counts no
+        outcome (iterator age, stuck keys)."""
+        if self.outcome is None:
+            raise ValueError(f"signal {self.key!r} counts no outcome")
+        return str(self.outcome.value)
+
 
 SIGNALS: tuple[Signal, ...] = (
     Signal("duplicates", "Duplicates", SignalKind.COUNT, Metric.DUPLICATE_COMPLETED, Outcome.DUPLICATE_COMPLETED,

@@ -83,7 +83,7 @@ def demo(out: Path, seed: int, events: int, duration: int, start: float | None, 
     sys.exit(serve(out, port=port))
 
 
-def _print_summary(console, truth, out: Path) -> None:  # type: ignore[no-untyped-def]
+def _print_summary(console, truth, out: Path) -> None:
     from rich.table import Table
 
     from .compare import counts_from_tables, mismatches, truth_counts

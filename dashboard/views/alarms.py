@@ -289,7 +289,7 @@ def _safe_error(exc: Exception) -> str:
     try:
         from alarms.exceptions import AlarmsError
     except ImportError:  # pragma: no cover - the page checked the part is installed
-        AlarmsError = ()  # type: ignore[assignment]
+        return f"{type(exc).__name__} (details in the server log)"
     if isinstance(exc, AlarmsError):
         return str(exc)[:2000]
     return f"{type(exc).__name__} (details in the server log)"

@@ -166,7 +166,7 @@ def _tile(ds, f, t, emitter: bool) -> None:
         label = f"{sig.title} · {first.source}"
         delta = None if first.previous is None else first.value - first.previous
         shown, delta_text = f"{first.value:,.0f}", _count_delta(delta)
-        lib, _ = sources.library_series(ds, sig.outcome.value, f)  # type: ignore[union-attr]
+        lib, _ = sources.library_series(ds, sig.counted, f)
         trend = lib.groupby("time", as_index=False)["value"].sum()
         kind = "count"
     flat = delta is not None and abs(delta) < 1e-12

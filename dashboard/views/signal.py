@@ -50,7 +50,7 @@ def render(key: str) -> None:
     else:
         df, b = timeseries(ds, sig, f)
         if df.empty or df["value"].fillna(0).sum() == 0:
-            st.info(f"No {sig.outcome.value} records in this window.")  # type: ignore[union-attr]
+            st.info(f"No {sig.counted} records in this window.")
         else:
             rate = sig.kind is SignalKind.RATE
             ui.chart(charts.series(df, "operation", (f.start, f.end), b, kind="percent" if rate else "count",
@@ -72,9 +72,9 @@ def render(key: str) -> None:
     by = st.segmented_control("By", options, format_func=lambda v: names[v], key="bd_by",
                               required=True, label_visibility="collapsed") or options[0]
     if by == "error_code":
-        ec = error_codes(ds, sig.outcome.value, f)  # type: ignore[union-attr]
+        ec = error_codes(ds, sig.counted, f)
         if ec.empty:
-            st.caption(f"No error codes recorded for {sig.outcome.value} in this window.")  # type: ignore[union-attr]
+            st.caption(f"No error codes recorded for {sig.counted} in this window.")
         else:
             ui.table(ec[["events", "error_code", "error_class"]], key="codes",
                      columns={"events": _col.NumberColumn("events", format="%d", width="small"),
@@ -131,18 +131,18 @@ def _offenders(ds, sig: Signal, f) -> None:
     if ds.trail_path is None:
         st.caption("The trail table was not collected: no per-key detail.")
         return
-    keys = trail.top_keys(ds, sig.outcome.value, f)  # type: ignore[union-attr]
-    st.caption(f"Idempotency keys with the most {sig.outcome.value} records in the window (top {TOP_N}; a key "  # type: ignore[union-attr]
+    keys = trail.top_keys(ds, sig.counted, f)
+    st.caption(f"Idempotency keys with the most {sig.counted} records in the window (top {TOP_N}; a key "
                "opens its trail in the Events explorer)")
     if keys.empty:
-        st.caption(f"No key with {sig.outcome.value} records in this window.")  # type: ignore[union-attr]
+        st.caption(f"No key with {sig.counted} records in this window.")
     else:
         ui.table(keys, key="top_keys", columns=OFFENDER_COLUMNS,
                  shown=["idempotency_key", "events", "operation", "last_seen"])
-    st.caption(f"Event ids with the most {sig.outcome.value} records in the window (top {TOP_N})")  # type: ignore[union-attr]
-    ev = trail.top_event_ids(ds, sig.outcome.value, f)  # type: ignore[union-attr]
+    st.caption(f"Event ids with the most {sig.counted} records in the window (top {TOP_N})")
+    ev = trail.top_event_ids(ds, sig.counted, f)
     if ev.empty:
-        st.caption(f"No event with {sig.outcome.value} records in this window.")  # type: ignore[union-attr]
+        st.caption(f"No event with {sig.counted} records in this window.")
     else:
         ui.table(ev, key="top_events", columns=OFFENDER_COLUMNS,
                  shown=["event_id", "events", "max_attempt", "operation", "event_source", "last_seen"])
