@@ -67,7 +67,8 @@ def count_axis(top: float) -> dict[str, Any]:
     ticks could fall on halves), thousands separated."""
     axis: dict[str, Any] = {"rangemode": "tozero", "tickformat": ",d"}
     if not (isinstance(top, (int, float)) and math.isfinite(top)) or top < 10:
-        axis |= {"tick0": 0, "dtick": 1, "range": [0, max(1, math.ceil(top) if math.isfinite(top) else 1)]}
+        # 5 % above the top tick: a point on the largest value is drawn whole
+        axis |= {"tick0": 0, "dtick": 1, "range": [0, max(1, math.ceil(top) if math.isfinite(top) else 1) * 1.05]}
     return axis
 
 
@@ -115,10 +116,11 @@ def series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, *, k
         if points is not None:
             pg = g[g[points[0]] > 0]
             fig.add_trace(go.Scatter(
-                x=pg["time"].tolist(), y=pg[points[0]].tolist(), name=f"{text(name)} · {points[1]}",
-                legendgroup=common["name"], mode="markers", customdata=bin_labels(pg["time"], bin_width),
+                x=pg["time"].tolist(), y=pg[points[0]].tolist(), name=common["name"], meta=[points[1]],
+                legendgroup=common["name"], showlegend=False, mode="markers",
+                customdata=bin_labels(pg["time"], bin_width),
                 marker={"symbol": "circle-open", "size": 9, "line": {"width": 2}, **({"color": colour} if colour else {})},
-                hovertemplate=f"%{{customdata}}<br>%{{fullData.name}}: %{{y:,d}}<extra></extra>"))
+                hovertemplate="%{customdata}<br>%{fullData.name} · %{meta[0]}: %{y:,d}<extra></extra>"))
     top = float(df.groupby("time")[value].sum().max()) if stacked and len(df) else (
         float(df[value].max()) if len(df) else 0.0)
     _layout(fig, window, y_title, kind, top, height)
@@ -136,19 +138,21 @@ def stat_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
     """Several statistics of each ``by`` value over time, one trace per (value, statistic): colour by the value,
     line style by the statistic (``stats``: (column, label, ``solid``/``dotted``/``dashed``)). Values are divided
     by ``per`` (a unit's size, e.g. 1000 for ms -> s). ``markers_only`` draws points (figures of a few bins, such
-    as the cold starts' init durations). Traces of one value share a legend group: a click hides all of them."""
+    as the cold starts' init durations). Traces of one value share a name and a legend group: one legend entry per
+    value (the statistics are told apart by line style, and by name in the hover: each trace's ``meta``), and a
+    click hides all of them."""
     fig = go.Figure()
     for name, g in sorted(df.groupby(by, observed=True), key=lambda kv: str(kv[0])):
         g = g.sort_values("time")
         colour = (colours or {}).get(str(name))
-        for col, label, dash in stats:
+        for i, (col, label, dash) in enumerate(stats):
             fig.add_trace(go.Scatter(
-                x=g["time"].tolist(), y=(g[col] / per).tolist(), name=f"{text(name)} · {label}",
-                legendgroup=text(name), customdata=bin_labels(g["time"], bin_width),
+                x=g["time"].tolist(), y=(g[col] / per).tolist(), name=text(name), meta=[label],
+                legendgroup=text(name), showlegend=i == 0, customdata=bin_labels(g["time"], bin_width),
                 mode="markers" if markers_only else "lines+markers",
                 marker={"color": colour, "size": 8 if dash == "solid" else 5} if colour else {},
                 line={"color": colour, "dash": DASHES[dash]} if colour else {"dash": DASHES[dash]},
-                hovertemplate=f"%{{customdata}}<br>%{{fullData.name}}: %{{y:,.4~g}}<extra></extra>"))
+                hovertemplate="%{customdata}<br>%{fullData.name} · %{meta[0]}: %{y:,.4~g}<extra></extra>"))
     _layout(fig, window, y_title, "number", 0.0, height)
     return fig
 

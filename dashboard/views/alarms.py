@@ -33,10 +33,10 @@ STATES = ("ALARM", "OK", "INSUFFICIENT_DATA")
 _col = st.column_config
 # explicit widths: the default columns fit a 1280 px window beside the sidebar (about 820 px) without scrolling
 SUMMARY_COLUMN_CONFIG = {
-    "alarm": _col.TextColumn("alarm", width=220, help="Hover a cell for the whole name."),
+    "alarm": _col.TextColumn("alarm", width=270),
     "severity": _col.TextColumn("severity", width=65),
     "tier": _col.TextColumn("tier", width=60, help="base, or the extra tier (its name ends with the severity)."),
-    "last state": _col.TextColumn("last state", width=110),
+    "last state": _col.TextColumn("last state", width=100),
     "ALARM intervals": _col.NumberColumn("ALARM intervals", width=105),
     "first ALARM": _col.DatetimeColumn("first ALARM (UTC)", format="YYYY-MM-DD HH:mm", width=130),
     "periods in ALARM": _col.NumberColumn("ALARM periods", width=95),
@@ -46,12 +46,12 @@ SUMMARY_COLUMN_CONFIG = {
     "backtest": _col.TextColumn("backtest", width=70),
 }
 DEFINITION_COLUMN_CONFIG = {
-    "alarm": _col.TextColumn("alarm", width=220, help="Hover a cell for the whole name."),
+    "alarm": _col.TextColumn("alarm", width=270),
     "title": _col.TextColumn("title", width=200),
     "severity": _col.TextColumn("severity", width=65),
     "tier": _col.TextColumn("tier", width=60),
     "target": _col.TextColumn("target", width=120),
-    "condition": _col.TextColumn("condition", width=250),
+    "condition": _col.TextColumn("condition", width=280),
     "console": _col.LinkColumn("console", width=90, display_text="alarm",
                                help="The alarm in the CloudWatch console."),
     "logs": _col.LinkColumn("logs", width=90, display_text="Logs Insights",
@@ -214,7 +214,7 @@ def summary(results: list) -> pd.DataFrame:
             "tier": getattr(r.definition, "tier", "") or "base",
             "last state": str(tl["state"].iloc[-1]) if n else "INSUFFICIENT_DATA",
             "ALARM intervals": len(r.alarm_intervals),
-            "first ALARM": r.alarm_intervals[0][0] if r.alarm_intervals else None,
+            "first ALARM": r.alarm_intervals[0][0] if r.alarm_intervals else pd.NaT,
             "periods in ALARM": int(counts.get("ALARM", 0)),
             "periods OK": int(counts.get("OK", 0)),
             "periods INSUFFICIENT_DATA": int(counts.get("INSUFFICIENT_DATA", 0)),
@@ -269,8 +269,7 @@ def render() -> None:
     c3.metric("Alarms that fired", f"{int((s['ALARM intervals'] > 0).sum()) if len(s) else 0:,}")
     st.subheader("State and backtest")
     ui.table(s, key="alarm_summary", columns=SUMMARY_COLUMN_CONFIG,
-             shown=["alarm", "severity", "last state", "ALARM intervals", "first ALARM", "periods in ALARM",
-                    "backtest"])
+             shown=["alarm", "severity", "last state", "ALARM intervals", "first ALARM", "periods in ALARM"])
     if results:
         names = [_name(r.definition) for r in results]
         fired = [i for i, r in enumerate(results) if r.alarm_intervals]

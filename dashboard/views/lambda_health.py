@@ -68,36 +68,31 @@ def _charts(ds, f) -> None:
     s, b = lambda_health.series(ds, f)
     colours = colour_map(ds, "log_group")
     window = (f.start, f.end)
-    left, right = st.columns(2)
-    with left:
-        st.caption("Invocations per bin (bars) and cold starts (open dots), per log group")
-        ui.chart(charts.series(s, "log_group", window, b, value="invocations", y_title="invocations (count)",
-                               colours=colours, points=("cold_starts", "cold starts"), height=_H),
-                 key="lambda_invocations")
-    with right:
-        unit, per = duration_unit(float(s["max_duration_ms"].max()))
-        st.caption("Duration per bin: p95 (solid) and max (dotted), per log group")
-        ui.chart(charts.stat_series(s, "log_group", window, b, (("p95_duration_ms", "p95", "solid"),
-                                                               ("max_duration_ms", "max", "dotted")),
-                                    y_title=f"duration ({unit})", per=per, colours=colours, height=_H),
-                 key="lambda_duration")
-    left, right = st.columns(2)
-    with left:
-        st.caption("Peak memory used (solid) vs memory size (dashed) per bin, per log group")
-        ui.chart(charts.stat_series(s, "log_group", window, b, (("max_memory_used_mb", "used", "solid"),
-                                                               ("memory_size_mb", "size", "dashed")),
-                                    y_title="memory (MB)", colours=colours, height=_H), key="lambda_memory")
-    with right:
-        cold = s[s["cold_starts"] > 0]
-        st.caption("Init duration of the cold starts per bin: max and avg, per log group")
-        if cold.empty:
-            st.success("No cold start in this window.")
-        else:
-            unit, per = duration_unit(float(cold["max_init_duration_ms"].max()))
-            ui.chart(charts.stat_series(cold, "log_group", window, b, (("max_init_duration_ms", "max", "solid"),
-                                                                      ("avg_init_duration_ms", "avg", "dotted")),
-                                        y_title=f"init duration ({unit})", per=per, colours=colours,
-                                        markers_only=True, height=_H), key="lambda_init")
+    # one chart a row: a log group's legend entry stays readable beside a long name, and the plot keeps its height
+    st.caption("Invocations per bin (bars) and cold starts (open dots), per log group")
+    ui.chart(charts.series(s, "log_group", window, b, value="invocations", y_title="invocations (count)",
+                           colours=colours, points=("cold_starts", "cold starts"), height=_H),
+             key="lambda_invocations")
+    unit, per = duration_unit(float(s["max_duration_ms"].max()))
+    st.caption("Duration per bin: p95 (solid) and max (dotted), per log group")
+    ui.chart(charts.stat_series(s, "log_group", window, b, (("p95_duration_ms", "p95", "solid"),
+                                                           ("max_duration_ms", "max", "dotted")),
+                                y_title=f"duration ({unit})", per=per, colours=colours, height=_H),
+             key="lambda_duration")
+    st.caption("Peak memory used (solid) vs memory size (dashed) per bin, per log group")
+    ui.chart(charts.stat_series(s, "log_group", window, b, (("max_memory_used_mb", "used", "solid"),
+                                                           ("memory_size_mb", "size", "dashed")),
+                                y_title="memory (MB)", colours=colours, height=_H), key="lambda_memory")
+    cold = s[s["cold_starts"] > 0]
+    st.caption("Init duration of the cold starts per bin: max (large dots) and avg (small dots), per log group")
+    if cold.empty:
+        st.success("No cold start in this window.")
+    else:
+        unit, per = duration_unit(float(cold["max_init_duration_ms"].max()))
+        ui.chart(charts.stat_series(cold, "log_group", window, b, (("max_init_duration_ms", "max", "solid"),
+                                                                  ("avg_init_duration_ms", "avg", "dotted")),
+                                    y_title=f"init duration ({unit})", per=per, colours=colours,
+                                    markers_only=True, height=_H), key="lambda_init")
     st.caption("Timeouts per bin, per log group (REPORT lines with Status: timeout)")
     tmo = s[s["timeouts"] > 0]
     if tmo.empty:
@@ -107,24 +102,27 @@ def _charts(ds, f) -> None:
                                colours=colours, height=240), key="lambda_timeouts")
 
 
-_H = 320
-"""Height of the four paired charts, CSS pixels (legend included)."""
+_H = 280
+"""Height of each chart, CSS pixels (legend included)."""
 
 
 def _table(ds, f) -> None:
     g = lambda_health.per_log_group(ds, f)
     cfg: dict = {"log_group": _col.TextColumn("log group", width="medium")}
     for c in lambda_health.COUNT_COLUMNS:
-        cfg[c] = _col.NumberColumn(c.replace("_", " "), format="%d", width="small")
+        cfg[c] = _col.NumberColumn(c.replace("_", " "), format="localized", width="small")
     cfg["cold_start_rate"] = _col.NumberColumn("cold start rate", format="percent", width="small",
                                                help="Cold starts / invocations.")
-    # one unit for every duration column (that of the largest duration): s and min never sit side by side
+    # one unit for every duration column, that of the smallest duration shown: s and min never sit side by side,
+    # and no average reads 0.00 beside a two-minute maximum
     ms_cols = [c for c in g.columns if c.endswith("_ms")]
-    unit, per = duration_unit(float(g[ms_cols].max().max()) if len(g) and ms_cols else None)
+    values = g[ms_cols].to_numpy().ravel() if len(g) and ms_cols else []
+    positive = [float(v) for v in values if v == v and v > 0]
+    unit, per = duration_unit(min(positive) if positive else None)
     for c in ms_cols:
         g[c] = g[c] / per
         cfg[c] = _col.NumberColumn(f"{c.removesuffix('_ms').replace('_', ' ')} ({unit})",
-                                   format="%.0f" if unit == "ms" else "%.2f", width="small")
+                                   format="localized" if unit == "ms" else "%.2f", width="small")
     for c in (c for c in g.columns if c.endswith("_mb")):
         cfg[c] = _col.NumberColumn(f"{c.removesuffix('_mb').replace('_', ' ')} (MB)", format="%.0f", width="small",
                                    help="MB = 10^6 bytes.")
@@ -149,7 +147,7 @@ def _cold_starts(ds, f, t: dict) -> None:
         st.caption("No source in this data records cold starts.")
         return
     ui.table(pd.DataFrame(rows, columns=["source", "table", "cold starts"])[["cold starts", "source", "table"]],
-             key="lambda_cold", columns={"cold starts": _col.NumberColumn("cold starts", format="%d", width="small")})
+             key="lambda_cold", columns={"cold starts": _col.NumberColumn("cold starts", format="localized", width="small")})
 
 
 def _errors(ds, f) -> None:
@@ -171,7 +169,7 @@ def _errors(ds, f) -> None:
             piv.columns = [str(c) for c in piv.columns]
             shown = piv[["failures", "log_group", *[c for c in piv.columns if c not in ("failures", "log_group")]]]
             ui.table(shown, key="lambda_errors", columns={"log_group": _col.TextColumn("log group"),
-                                                          "failures": _col.NumberColumn("failures", format="%d")},
+                                                          "failures": _col.NumberColumn("failures", format="localized")},
                      shown=["failures", "log_group", *[c for c in shown.columns if c not in ("failures", "log_group")][:3]])
     with st.container():
         st.caption("Powertools / EMF libraries")
@@ -185,5 +183,5 @@ def _errors(ds, f) -> None:
             g = lib.groupby(["library", "log_group", "signal"], as_index=False, observed=True)["events"].sum()
             g["library"] = g["library"].astype(str).map(sources.label)
             ui.table(g.sort_values("events", ascending=False)[["events", "library", "log_group", "signal"]],
-                     key="lambda_lib_errors", columns={"events": _col.NumberColumn("events", format="%d"),
+                     key="lambda_lib_errors", columns={"events": _col.NumberColumn("events", format="localized"),
                                                        "log_group": _col.TextColumn("log group")})

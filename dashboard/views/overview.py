@@ -40,25 +40,25 @@ def _to(key: str, count: str | None = None) -> ui.Target:
     return target
 
 
-def _n(label: str, help: str, width: int = 70) -> Any:
-    return _col.NumberColumn(label, help=help, format="%d", width=width)
+def _n(label: str, help: str, width: int = 65) -> Any:
+    return _col.NumberColumn(label, help=help, format="localized", width=width)
 
 
 HEALTH_COLUMNS = {
     "service": _col.TextColumn("service", width=100),
-    "operation": _col.TextColumn("operation", width=160),
+    "operation": _col.TextColumn("operation", width=140),
     "health": _col.TextColumn(
         "health", width=80,
         help=f"CRITICAL: stuck keys, ambiguous commits or poison rate >= {POISON_RATE_CRITICAL:.0%}. WARNING: "
              f"conflicts, timeout-budget aborts, store errors or retry rate >= {RETRY_RATE_WARNING:.0%}."),
-    "reasons": _col.TextColumn("reasons", width=190, help="What made the verdict (hover a cell for all of it)."),
+    "reasons": _col.TextColumn("reasons", width=250, help="What made the verdict."),
     "received": _n("received", "Records received in the window."),
     "succeeded": _n("succeeded", "Records that succeeded in the window."),
     "stuck_keys": _n("stuck keys", "Keys stuck (expired IN_PROGRESS) at the window end. Click: Stuck keys."),
     "ambiguous_commits": _n("ambiguous commits", "Ambiguous commits in the window."),
-    "poison_rate": _col.NumberColumn("poison rate", format="percent", width=80,
+    "poison_rate": _col.NumberColumn("poison rate", format="percent", width=75,
                                      help="Poison messages / received. Click: Poison rate, this operation."),
-    "retry_rate": _col.NumberColumn("retry rate", format="percent", width=70,
+    "retry_rate": _col.NumberColumn("retry rate", format="percent", width=65,
                                     help="Retryable failures / received. Click: Retries, this operation."),
     "conflicts": _n("conflicts", "Payload conflicts. Click: Payload conflicts, this operation."),
     "timeout_budget_aborts": _n("timeout aborts", "Timeout-budget aborts. Click: Timeout-budget aborts."),

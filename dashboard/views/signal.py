@@ -77,7 +77,7 @@ def render(key: str) -> None:
             st.caption(f"No error codes recorded for {sig.counted} in this window.")
         else:
             ui.table(ec[["events", "error_code", "error_class"]], key="codes",
-                     columns={"events": _col.NumberColumn("events", format="%d", width="small"),
+                     columns={"events": _col.NumberColumn("events", format="localized", width="small"),
                               "error_code": _col.TextColumn("error code"), "error_class": "error class"})
     else:
         bd = breakdown(ds, sig, f, by)
@@ -113,14 +113,17 @@ def render(key: str) -> None:
             st.caption("No received record with an attempt number in this window.")
         else:
             ui.table(att, key="attempts", columns={"attempt": _col.NumberColumn("attempt", format="%d"),
-                                                   "received": _col.NumberColumn("received", format="%d")})
+                                                   "received": _col.NumberColumn("received", format="localized")})
     ui.footer(sig.title)
 
 
 OFFENDER_COLUMNS = {
-    "events": _col.NumberColumn("events", format="%d", width="small", help="Records of this outcome in the window."),
-    "conflicts": _col.NumberColumn("conflicts", format="%d", width="small"),
-    "max_attempt": _col.NumberColumn("max attempt", format="%d", width="small"),
+    "idempotency_key": _col.TextColumn("idempotency key", width=330),
+    "event_id": _col.TextColumn("event id", width=330),
+    "operation": _col.TextColumn("operation", width=150),
+    "events": _col.NumberColumn("events", format="localized", width=70, help="Records of this outcome in the window."),
+    "conflicts": _col.NumberColumn("conflicts", format="localized", width=80),
+    "max_attempt": _col.NumberColumn("max attempt", format="localized", width=90),
     "first_seen": _col.DatetimeColumn("first seen (UTC)", format="YYYY-MM-DD HH:mm:ss"),
     "last_seen": _col.DatetimeColumn("last seen (UTC)", format="YYYY-MM-DD HH:mm:ss"),
     "event_source": _col.TextColumn("event source", width="small"),
@@ -145,7 +148,7 @@ def _offenders(ds, sig: Signal, f) -> None:
         st.caption(f"No event with {sig.counted} records in this window.")
     else:
         ui.table(ev, key="top_events", columns=OFFENDER_COLUMNS,
-                 shown=["event_id", "events", "max_attempt", "operation", "event_source", "last_seen"])
+                 shown=["event_id", "events", "max_attempt", "operation", "event_source"])
     if sig.outcome is Outcome.PAYLOAD_CONFLICT:
         ck = filter_frame(ds, "conflicting_keys", f, time_col="last_seen")
         shown_n = min(TOP_N, len(ck))
@@ -166,17 +169,17 @@ def _breakdown_table(bd, sig: Signal, by: str) -> None:
         bd = bd.assign(max_ms=converted)
         top = float(bd["max_ms"].max()) or 1.0
         cfg["max_ms"] = _col.ProgressColumn(f"max record age ({unit})", format="%.1f", min_value=0, max_value=top)
-        cfg["records"] = _col.NumberColumn("records", format="%d")
+        cfg["records"] = _col.NumberColumn("records", format="localized")
         ui.table(bd[["max_ms", by, "records"]], key=f"bdt_{by}", columns=cfg)
     elif sig.kind is SignalKind.RATE:
         top = float(bd["rate"].max()) or 1.0
         cfg["rate"] = _col.ProgressColumn("poison rate", format="percent", min_value=0, max_value=top)
-        cfg["events"] = _col.NumberColumn("poison messages", format="%d")
-        cfg["received"] = _col.NumberColumn("received", format="%d")
+        cfg["events"] = _col.NumberColumn("poison messages", format="localized")
+        cfg["received"] = _col.NumberColumn("received", format="localized")
         ui.table(bd[["rate", by, "events", "received"]], key=f"bdt_{by}", columns=cfg)
     else:
         top = float(bd["events"].max()) or 1.0
-        cfg["events"] = _col.ProgressColumn("events", format="%d", min_value=0, max_value=top)
+        cfg["events"] = _col.ProgressColumn("events", format="localized", min_value=0, max_value=top)
         ui.table(bd[["events", by]], key=f"bdt_{by}", columns=cfg)
 
 

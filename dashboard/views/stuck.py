@@ -46,12 +46,15 @@ def render() -> None:
             ["age", "key", "service", "operation", "expired", "claimed_at", "expiry", "status", "last attempt",
              "attempts", "last_outcome", "last_request_id", "age_s"]]
         shown = shown.assign(logs=alarms_view.key_links(df))  # console: this key's records (alarms part)
-        ui.table(shown, key="stuck", shown=["age", "key", "operation", "expired", "claimed_at", "expiry", "logs"],
+        ui.table(shown, key="stuck", shown=["age", "key", "operation", "expired", "claimed_at", "logs"],
                  columns={
+            "key": _col.TextColumn("key", width=280),
+            "operation": _col.TextColumn("operation", width=130),
+            "expired": _col.CheckboxColumn("expired", width=70),
             "age": _col.TextColumn("age", pinned=True, help="Window end - claim time (oldest first)."),
             "age_s": _col.NumberColumn("age (s)", format="%.0f"),
             "logs": _col.LinkColumn("logs", display_text="Logs Insights", width=110),
-            "claimed_at": _col.DatetimeColumn("claimed at (UTC)", format="YYYY-MM-DD HH:mm:ss"),
+            "claimed_at": _col.DatetimeColumn("claimed at (UTC)", format="YYYY-MM-DD HH:mm:ss", width=150),
             "expiry": _col.DatetimeColumn("expiry (UTC)", format="YYYY-MM-DD HH:mm:ss"),
             "last attempt": _col.DatetimeColumn("last attempt (UTC)", format="YYYY-MM-DD HH:mm:ss")})
     _scan(ds)

@@ -39,7 +39,7 @@ def test_stacked_counts_are_bars_over_their_bins_in_name_order():
     assert lay["barmode"] == "stack" and lay["xaxis"]["range"] == [T0, T0 + 5 * MIN]
     assert lay["xaxis"]["title"]["text"] == "time (UTC)" and lay["yaxis"]["title"]["text"] == "events (count)"
     # the largest stacked bin is 7 (10:01): whole-number ticks 0..7
-    assert (lay["yaxis"]["dtick"], lay["yaxis"]["tick0"], lay["yaxis"]["range"]) == (1, 0, [0, 7])
+    assert (lay["yaxis"]["dtick"], lay["yaxis"]["tick0"], lay["yaxis"]["range"]) == (1, 0, [0, 7 * 1.05])
     assert (lay["dragmode"], lay["selectdirection"]) == ("select", "h")
     assert not {"paper_bgcolor", "plot_bgcolor", "font", "colorway"} & set(lay)  # Streamlit themes it (light or dark)
 
@@ -87,18 +87,22 @@ def test_stat_series_one_trace_per_group_and_statistic():
                        "mx": [1000.0, 3000.0]})
     fig = charts.stat_series(df, "log_group", W, MIN, (("p95", "p95", "solid"), ("mx", "max", "dotted")),
                              y_title="duration (s)", per=1000.0, colours={"/a": "#123456"})
-    t = by_name(fig)
-    assert list(t["/a · p95"]["y"]) == [0.1, 0.2] and list(t["/a · max"]["y"]) == [1.0, 3.0]  # ms -> s
-    assert (t["/a · p95"]["line"]["dash"], t["/a · max"]["line"]["dash"]) == ("solid", "dot")
-    assert t["/a · p95"]["legendgroup"] == t["/a · max"]["legendgroup"] == "/a"  # one click hides both
-    assert t["/a · max"]["line"]["color"] == "#123456"
+    p95, mx = fig_dict(fig)["data"]
+    assert (p95["name"], p95["meta"], mx["name"], mx["meta"]) == ("/a", ["p95"], "/a", ["max"])
+    assert list(p95["y"]) == [0.1, 0.2] and list(mx["y"]) == [1.0, 3.0]  # ms -> s
+    assert (p95["line"]["dash"], mx["line"]["dash"]) == ("solid", "dot")
+    assert p95["legendgroup"] == mx["legendgroup"] == "/a"  # one click hides both
+    assert p95["showlegend"] is True and mx["showlegend"] is False  # one legend entry per log group
+    assert mx["line"]["color"] == "#123456" and "%{meta[0]}" in mx["hovertemplate"]
 
 
 def test_points_mark_only_bins_above_zero():
     df = pd.DataFrame({"time": [T0, T0 + MIN], "log_group": ["/a", "/a"], "invocations": [3, 2], "cold": [1, 0]})
-    t = by_name(charts.series(df, "log_group", W, MIN, value="invocations", points=("cold", "cold starts")))
-    assert list(t["/a · cold starts"]["x"]) == [T0] and list(t["/a · cold starts"]["y"]) == [1]
-    assert t["/a · cold starts"]["marker"]["symbol"] == "circle-open"
+    bar, dots = fig_dict(charts.series(df, "log_group", W, MIN, value="invocations", points=("cold", "cold starts")))[
+        "data"]
+    assert list(dots["x"]) == [T0] and list(dots["y"]) == [1] and dots["meta"] == ["cold starts"]
+    assert dots["marker"]["symbol"] == "circle-open" and dots["legendgroup"] == bar["legendgroup"] == "/a"
+    assert dots["showlegend"] is False
 
 
 def test_sparkline_fills_counts_and_keeps_a_negative_value_visible():

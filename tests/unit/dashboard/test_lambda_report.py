@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import html
 import importlib.util
 from datetime import timedelta
 from pathlib import Path
@@ -51,20 +52,22 @@ def test_tiles_init_duration_and_memory(page):
 
 def test_per_log_group_table_has_init_and_memory_size(page, read):
     g = read.table(page, "lambda_groups").set_index("log_group")
-    # every duration column in one unit, that of the largest duration (max 3000 ms -> s): never s beside min
-    assert g.loc[ORDERS, "avg_duration_ms"] == pytest.approx(0.8375)  # 3350 / 4 = 837.5 ms
-    assert g.loc[ORDERS, "max_duration_ms"] == pytest.approx(3.0)
-    assert g.loc[ORDERS, "avg_init_duration_ms"] == pytest.approx(0.95 / 3)  # (300 + 150 + 500) / 3 ms, not 362.5
-    assert g.loc[ORDERS, "max_init_duration_ms"] == pytest.approx(0.5)
+    # every duration column in one unit, that of the smallest duration shown (payments' avg 50 ms -> ms): never s
+    # beside min, and no average rounded to 0.00 of a larger unit
+    assert g.loc[ORDERS, "avg_duration_ms"] == pytest.approx(837.5)  # 3350 / 4
+    assert g.loc[ORDERS, "max_duration_ms"] == pytest.approx(3000.0)
+    assert g.loc[ORDERS, "avg_init_duration_ms"] == pytest.approx(950 / 3)  # (300 + 150 + 500) / 3, not 362.5
+    assert g.loc[ORDERS, "max_init_duration_ms"] == pytest.approx(500.0)
     assert (g.loc[ORDERS, "max_memory_used_mb"], g.loc[ORDERS, "memory_size_mb"]) == (96, 128)
     assert g.loc[ORDERS, "peak_memory_pct"] == pytest.approx(0.75)
-    assert g.loc[PAYMENTS, "avg_init_duration_ms"] == pytest.approx(0.25)  # its one cold start
+    assert g.loc[PAYMENTS, "avg_init_duration_ms"] == pytest.approx(250.0)  # its one cold start
     assert (g.loc[PAYMENTS, "max_memory_used_mb"], g.loc[PAYMENTS, "memory_size_mb"]) == (128, 256)
     assert g.loc[PAYMENTS, "peak_memory_pct"] == pytest.approx(0.5)  # 128 / 256 at 10:01
     assert list(g.index) == [ORDERS, PAYMENTS]  # most invocations first
     labels = read.labels(page, "lambda_groups")
     assert {labels[c] for c in g.columns if c.endswith("_ms")} == {
-        "avg duration (s)", "p95 duration (s)", "max duration (s)", "avg init duration (s)", "max init duration (s)"}
+        "avg duration (ms)", "p95 duration (ms)", "max duration (ms)", "avg init duration (ms)",
+        "max init duration (ms)"}
     assert labels["memory_size_mb"] == "memory size (MB)"
     # what fits 1280 px by default; the init and memory columns through the column picker
     assert "max_init_duration_ms" not in read.shown(page, "lambda_groups")
@@ -72,8 +75,14 @@ def test_per_log_group_table_has_init_and_memory_size(page, read):
 
 
 def _by(read, fig: dict, stat: str) -> dict[str, list]:
-    """Log group -> y values of the traces of one statistic (named "<log group> · <stat>")."""
-    return {n.rsplit(" · ", 1)[0]: tr["y"] for n, tr in read.traces(fig).items() if n.endswith(f" · {stat}")}
+    """Log group -> y values of the traces of one statistic (a trace is named by its log group, its ``meta`` names
+    the statistic)."""
+    return {html.unescape(tr["name"]): tr["y"] for tr in fig["data"] if tr.get("meta") == [stat]}
+
+
+def _trace(fig: dict, group: str, stat: str) -> dict:
+    (tr,) = [t for t in fig["data"] if t["name"] == group and t.get("meta") == [stat]]
+    return tr
 
 
 def test_memory_chart_shows_used_against_size(page, read):
@@ -81,12 +90,11 @@ def test_memory_chart_shows_used_against_size(page, read):
     assert _by(read, fig, "used") == {ORDERS: [64, 96], PAYMENTS: [100, 128]}
     assert _by(read, fig, "size") == {ORDERS: [128, 128], PAYMENTS: [256, 256]}
     assert fig["layout"]["yaxis"]["title"]["text"] == "memory (MB)"
-    # used is a solid line, size a dashed one; a log group's two traces toggle together (one legend group)
-    dashes = {n: tr["line"]["dash"] for n, tr in read.traces(fig).items()}
-    assert dashes[f"{ORDERS} · used"] == "solid" and dashes[f"{ORDERS} · size"] == "dash"
-    assert read.traces(fig)[f"{ORDERS} · used"]["legendgroup"] == read.traces(fig)[f"{ORDERS} · size"]["legendgroup"]
-    first = read.traces(fig)[f"{ORDERS} · used"]["customdata"][0]
-    assert first == "2026-01-05 10:00–10:01 UTC"
+    # used is a solid line, size a dashed one; a log group's two traces toggle together (one legend entry)
+    used, size = _trace(fig, ORDERS, "used"), _trace(fig, ORDERS, "size")
+    assert (used["line"]["dash"], size["line"]["dash"]) == ("solid", "dash")
+    assert used["legendgroup"] == size["legendgroup"] and used["showlegend"] and not size["showlegend"]
+    assert used["customdata"][0] == "2026-01-05 10:00–10:01 UTC"
 
 
 def test_init_duration_chart_per_cold_bin(page, read):
@@ -100,22 +108,22 @@ def test_init_duration_chart_per_cold_bin(page, read):
 
 def test_invocation_duration_and_timeout_charts(page, read):
     fig = read.figure(page, "lambda_invocations")
-    bars = {n: tr["y"] for n, tr in read.traces(fig).items() if tr["type"] == "bar"}
+    bars = {tr["name"]: tr["y"] for tr in fig["data"] if tr["type"] == "bar"}
     assert bars == {ORDERS: [2, 2], PAYMENTS: [1, 1]}  # invocations per minute, stacked
     # an open dot only where there was a cold start: orders at both minutes, payments at the first
-    dots = {n: (tr["x"], tr["y"]) for n, tr in read.traces(fig).items() if tr["type"] == "scatter"}
-    assert dots == {f"{ORDERS} · cold starts": (["2026-01-05T10:00:00", "2026-01-05T10:01:00"], [2, 1]),
-                    f"{PAYMENTS} · cold starts": (["2026-01-05T10:00:00"], [1])}
+    dots = {tr["name"]: (tr["x"], tr["y"]) for tr in fig["data"] if tr.get("meta") == ["cold starts"]}
+    assert dots == {ORDERS: (["2026-01-05T10:00:00", "2026-01-05T10:01:00"], [2, 1]),
+                    PAYMENTS: (["2026-01-05T10:00:00"], [1])}
     # counts: integer ticks to the largest stacked total (3 at both minutes)
     y = fig["layout"]["yaxis"]
-    assert (y["dtick"], y["range"], y["title"]["text"]) == (1, [0, 3], "invocations (count)")
+    assert (y["dtick"], y["range"], y["title"]["text"]) == (1, [0, 3 * 1.05], "invocations (count)")
     assert all(tr["width"] == 60_000 for tr in fig["data"] if tr["type"] == "bar")
     fig = read.figure(page, "lambda_duration")
     # the axis unit is that of the largest max (3000 ms -> s)
     got = _by(read, fig, "max")
     assert got[ORDERS] == pytest.approx([0.1, 3.0]) and got[PAYMENTS] == pytest.approx([0.04, 0.06])
     assert fig["layout"]["yaxis"]["title"]["text"] == "duration (s)"
-    assert {n: tr["line"]["dash"] for n, tr in read.traces(fig).items()}[f"{ORDERS} · max"] == "dot"
+    assert _trace(fig, ORDERS, "max")["line"]["dash"] == "dot"
     fig = read.figure(page, "lambda_timeouts")
     assert read.xs(fig) == {ORDERS: ["2026-01-05T10:01:00"]} and read.ys(fig) == {ORDERS: [1]}
 
@@ -123,8 +131,7 @@ def test_invocation_duration_and_timeout_charts(page, read):
 def test_log_groups_have_one_colour_on_every_chart(page, read):
     def colours(key: str) -> dict[str, str]:
         fig = read.figure(page, key)
-        return {n.split(" · ")[0]: (tr.get("marker") or {}).get("color") or tr["line"]["color"]
-                for n, tr in read.traces(fig).items()}
+        return {tr["name"]: (tr.get("marker") or {}).get("color") or tr["line"]["color"] for tr in fig["data"]}
 
     legends = [colours(key) for key in ("lambda_invocations", "lambda_duration", "lambda_memory", "lambda_init")]
     assert all(c == legends[0] for c in legends) and legends[0][ORDERS] != legends[0][PAYMENTS]
