@@ -221,7 +221,10 @@ def summary(results: list) -> pd.DataFrame:
             "backtest": getattr(r, "status", "ok"),
             "note": getattr(r, "note", ""),
         })
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    if len(df):  # one datetime column (a missing first ALARM is NaT, shown empty, not "None")
+        df["first ALARM"] = pd.to_datetime(df["first ALARM"], utc=True)
+    return df
 
 
 def render() -> None:

@@ -120,7 +120,7 @@ def _table(ds, f) -> None:
     positive = [float(v) for v in values if v == v and v > 0]
     unit, per = duration_unit(min(positive) if positive else None)
     for c in ms_cols:
-        g[c] = g[c] / per
+        g[c] = (g[c] / per).round(0 if unit == "ms" else 2)  # whole ms: the grid's localized format shows them as is
         cfg[c] = _col.NumberColumn(f"{c.removesuffix('_ms').replace('_', ' ')} ({unit})",
                                    format="localized" if unit == "ms" else "%.2f", width="small")
     for c in (c for c in g.columns if c.endswith("_mb")):

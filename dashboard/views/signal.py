@@ -101,8 +101,10 @@ def render(key: str) -> None:
                               "timestamp": _col.DatetimeColumn("timestamp (UTC)", format="YYYY-MM-DD HH:mm:ss",
                                                                width=150),
                               "operation": _col.TextColumn("operation", width=150),
-                              "event_source": _col.TextColumn("event source", width=100)},
-                     shown=["record_age_ms", "timestamp", "operation", "event_id", "idempotency_key"])
+                              "event_source": _col.TextColumn("event source", width=100),
+                              # a Kinesis or DynamoDB Streams sequence number is up to 56 digits
+                              "event_id": _col.TextColumn("event id", width=400)},
+                     shown=["record_age_ms", "timestamp", "operation", "event_id"])
     else:
         _offenders(ds, sig, f)
     if sig.key == "retries":
@@ -119,14 +121,14 @@ def render(key: str) -> None:
 
 OFFENDER_COLUMNS = {
     "idempotency_key": _col.TextColumn("idempotency key", width=330),
-    "event_id": _col.TextColumn("event id", width=330),
+    "event_id": _col.TextColumn("event id", width=300),
     "operation": _col.TextColumn("operation", width=150),
     "events": _col.NumberColumn("events", format="localized", width=70, help="Records of this outcome in the window."),
     "conflicts": _col.NumberColumn("conflicts", format="localized", width=80),
     "max_attempt": _col.NumberColumn("max attempt", format="localized", width=90),
     "first_seen": _col.DatetimeColumn("first seen (UTC)", format="YYYY-MM-DD HH:mm:ss"),
     "last_seen": _col.DatetimeColumn("last seen (UTC)", format="YYYY-MM-DD HH:mm:ss"),
-    "event_source": _col.TextColumn("event source", width="small"),
+    "event_source": _col.TextColumn("event source", width=130),
 }
 
 

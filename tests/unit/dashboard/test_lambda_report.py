@@ -54,9 +54,9 @@ def test_per_log_group_table_has_init_and_memory_size(page, read):
     g = read.table(page, "lambda_groups").set_index("log_group")
     # every duration column in one unit, that of the smallest duration shown (payments' avg 50 ms -> ms): never s
     # beside min, and no average rounded to 0.00 of a larger unit
-    assert g.loc[ORDERS, "avg_duration_ms"] == pytest.approx(837.5)  # 3350 / 4
+    assert g.loc[ORDERS, "avg_duration_ms"] == 838  # 3350 / 4 = 837.5, whole ms
     assert g.loc[ORDERS, "max_duration_ms"] == pytest.approx(3000.0)
-    assert g.loc[ORDERS, "avg_init_duration_ms"] == pytest.approx(950 / 3)  # (300 + 150 + 500) / 3, not 362.5
+    assert g.loc[ORDERS, "avg_init_duration_ms"] == 317  # (300 + 150 + 500) / 3 = 316.7, not 362.5
     assert g.loc[ORDERS, "max_init_duration_ms"] == pytest.approx(500.0)
     assert (g.loc[ORDERS, "max_memory_used_mb"], g.loc[ORDERS, "memory_size_mb"]) == (96, 128)
     assert g.loc[ORDERS, "peak_memory_pct"] == pytest.approx(0.75)
