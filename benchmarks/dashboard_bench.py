@@ -248,7 +248,8 @@ FLOOR_APP = {
     "app.py": "import streamlit as st\n"
               "st.set_page_config(page_title='floor', layout='wide')\n"
               "st.navigation([st.Page('a.py', title='Overview', default=True),\n"
-              "               st.Page('b.py', title='Other', url_path='other')]).run()\n",
+              "               st.Page('b.py', title='Other', url_path='other'),\n"
+              "               st.Page('c.py', title='Plotly', url_path='plotly')]).run()\n",
     # the footer text the dashboard's pages end with (ui.footer), so wait_page reads both alike
     "a.py": "import streamlit as st\nst.caption('idemwatch · Overview · rendered in 0 ms')\n",
     "b.py": "import streamlit as st\nst.caption('idemwatch · Other · rendered in 0 ms')\n",

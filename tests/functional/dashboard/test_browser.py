@@ -206,6 +206,15 @@ def test_every_page_on_seeded_demo(browser, demo_data, artifacts, oracle_cls):
     assert check_all_pages(browser, demo_data, artifacts, "demo", oracle_cls)
 
 
+def overview_all_data(browser, srv) -> Tab:
+    """A new tab on the Overview with the time range set to "All data" in the sidebar."""
+    tab = Tab(browser, srv.url + "/")
+    idle(tab.page, "Overview")
+    choose(tab.page, "f_range", "All data")
+    idle(tab.page, "Overview")
+    return tab
+
+
 def drag(page, key: str, x0: float, x1: float) -> None:
     """Drag across the chart keyed ``key`` from ``x0`` to ``x1`` (fractions of the plot's width), mid-height."""
     area = page.locator(f".st-key-{key} .nsewdrag").first
@@ -222,11 +231,8 @@ def test_zooming_a_chart_sets_the_time_range_and_back_undoes_it(browser, sample_
     """Drag across the Duplicates chart: the sidebar's window becomes the span dragged, the URL says so, the numbers
     are the oracle's for it; one history entry, and Back once returns to the whole range."""
     with DashboardServer(sample_data) as srv:
-        tab = Tab(browser, srv.url + "/")
+        tab = overview_all_data(browser, srv)
         page = tab.page
-        idle(page, "Overview")
-        choose(page, "f_range", "All data")
-        idle(page, "Overview")
         go(page, "Duplicates")
         whole = window_of(page)
         assert metric(page, "Duplicates in window") == f"{oracle_cls(sample_data, *whole).count('duplicate_completed')}"
@@ -259,11 +265,8 @@ def test_a_key_opens_the_explorer_in_this_tab_with_the_filters(browser, sample_d
     """A click on a top key: the explorer in the same tab (no new page), searching that key, with the time range and
     service filter kept; Back once shows the Duplicates page as it was."""
     with DashboardServer(sample_data) as srv:
-        tab = Tab(browser, srv.url + "/")
+        tab = overview_all_data(browser, srv)
         page = tab.page
-        idle(page, "Overview")
-        choose(page, "f_range", "All data")
-        idle(page, "Overview")
         choose(page, "f_service", "orders")
         page.keyboard.press("Escape")
         idle(page, "Overview")
@@ -298,11 +301,8 @@ def test_a_key_opens_the_explorer_in_this_tab_with_the_filters(browser, sample_d
 def test_details_and_navigation_are_one_history_entry(browser, sample_data):
     """A tile's Details link keeps the range and adds one history entry: Back once is the Overview again."""
     with DashboardServer(sample_data) as srv:
-        tab = Tab(browser, srv.url + "/")
+        tab = overview_all_data(browser, srv)
         page = tab.page
-        idle(page, "Overview")
-        choose(page, "f_range", "All data")
-        idle(page, "Overview")
         before = page.evaluate("history.length")
         page.locator(".st-key-tile-poison a", has_text="Details").click()
         idle(page, "Poison rate")
