@@ -62,6 +62,12 @@ def bin_labels(start: pd.Series, width: timedelta) -> list[str]:
     return (s.dt.strftime("%Y-%m-%d %H:%M") + "–" + end.dt.strftime(end_fmt) + " UTC").tolist()
 
 
+def _with_when(df: pd.DataFrame, width: timedelta) -> pd.DataFrame:
+    """``df`` plus ``when``: each row's :func:`bin_labels` text, formatted once per distinct bin."""
+    uniq = pd.Series(pd.to_datetime(df["time"]).unique())
+    return df.assign(when=pd.to_datetime(df["time"]).map(dict(zip(uniq, bin_labels(uniq, width)))))
+
+
 def count_axis(top: float) -> dict[str, Any]:
     """A y axis for counts up to ``top``: integer ticks from zero (a step of 1 below 10, where plotly's automatic
     ticks could fall on halves), thousands separated."""
@@ -98,29 +104,31 @@ def series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, *, k
     (column, label) of a second count drawn as open dots per value of ``by`` where it is above zero (the cold
     starts over the invocations), in the same legend group as its series.
     """
-    fig = go.Figure()
+    # traces built from numpy arrays and handed to the figure at once: plotly validates an array in one step, a list
+    # element by element
+    traces: list[Any] = []
     width_ms = bin_width / timedelta(milliseconds=1)
     fmt = {"count": ",d", "percent": ".2%", "number": ",.4~g"}[kind]
-    for name, g in sorted(df.groupby(by, observed=True), key=lambda kv: str(kv[0])):
+    for name, g in sorted(_with_when(df, bin_width).groupby(by, observed=True), key=lambda kv: str(kv[0])):
         g = g.sort_values("time")
         common: dict[str, Any] = {
-            "x": g["time"].tolist(), "y": g[value].tolist(), "name": text(name), "legendgroup": text(name),
-            "customdata": bin_labels(g["time"], bin_width),
+            "x": g["time"].to_numpy(), "y": g[value].to_numpy(), "name": text(name), "legendgroup": text(name),
+            "customdata": g["when"].to_numpy(),
             "hovertemplate": f"%{{customdata}}<br>%{{fullData.name}}: %{{y:{fmt}}}<extra></extra>"}
         colour = (colours or {}).get(str(name))
         if stacked:
-            fig.add_trace(go.Bar(**common, offset=0, width=width_ms, marker={"color": colour} if colour else {}))
+            traces.append(go.Bar(**common, offset=0, width=width_ms, marker={"color": colour} if colour else {}))
         else:
-            fig.add_trace(go.Scatter(**common, mode="lines+markers", line={"color": colour} if colour else {},
+            traces.append(go.Scatter(**common, mode="lines+markers", line={"color": colour} if colour else {},
                                      connectgaps=False))
         if points is not None:
             pg = g[g[points[0]] > 0]
-            fig.add_trace(go.Scatter(
-                x=pg["time"].tolist(), y=pg[points[0]].tolist(), name=common["name"], meta=[points[1]],
-                legendgroup=common["name"], showlegend=False, mode="markers",
-                customdata=bin_labels(pg["time"], bin_width),
+            traces.append(go.Scatter(
+                x=pg["time"].to_numpy(), y=pg[points[0]].to_numpy(), name=common["name"], meta=[points[1]],
+                legendgroup=common["name"], showlegend=False, mode="markers", customdata=pg["when"].to_numpy(),
                 marker={"symbol": "circle-open", "size": 9, "line": {"width": 2}, **({"color": colour} if colour else {})},
                 hovertemplate="%{customdata}<br>%{fullData.name} · %{meta[0]}: %{y:,d}<extra></extra>"))
+    fig = go.Figure(data=traces)
     top = float(df.groupby("time")[value].sum().max()) if stacked and len(df) else (
         float(df[value].max()) if len(df) else 0.0)
     _layout(fig, window, y_title, kind, top, height)
@@ -141,18 +149,19 @@ def stat_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
     as the cold starts' init durations). Traces of one value share a name and a legend group: one legend entry per
     value (the statistics are told apart by line style, and by name in the hover: each trace's ``meta``), and a
     click hides all of them."""
-    fig = go.Figure()
-    for name, g in sorted(df.groupby(by, observed=True), key=lambda kv: str(kv[0])):
+    traces: list[Any] = []
+    for name, g in sorted(_with_when(df, bin_width).groupby(by, observed=True), key=lambda kv: str(kv[0])):
         g = g.sort_values("time")
         colour = (colours or {}).get(str(name))
         for i, (col, label, dash) in enumerate(stats):
-            fig.add_trace(go.Scatter(
-                x=g["time"].tolist(), y=(g[col] / per).tolist(), name=text(name), meta=[label],
-                legendgroup=text(name), showlegend=i == 0, customdata=bin_labels(g["time"], bin_width),
+            traces.append(go.Scatter(
+                x=g["time"].to_numpy(), y=(g[col] / per).to_numpy(), name=text(name), meta=[label],
+                legendgroup=text(name), showlegend=i == 0, customdata=g["when"].to_numpy(),
                 mode="markers" if markers_only else "lines+markers",
                 marker={"color": colour, "size": 8 if dash == "solid" else 5} if colour else {},
                 line={"color": colour, "dash": DASHES[dash]} if colour else {"dash": DASHES[dash]},
                 hovertemplate="%{customdata}<br>%{fullData.name} · %{meta[0]}: %{y:,.4~g}<extra></extra>"))
+    fig = go.Figure(data=traces)
     _layout(fig, window, y_title, "number", 0.0, height)
     return fig
 

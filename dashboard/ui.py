@@ -296,8 +296,8 @@ def table(df: pd.DataFrame, *, key: str, columns: dict[str, Any] | None = None, 
     container keyed ``table-<key>`` (CSS class ``st-key-table-<key>``, which tests address).
 
     ``columns``: column name -> ``st.column_config`` entry (label, unit, width, help). ``shown``: the columns drawn
-    by default, in order (None: all); the others stay one click away in the "Columns" picker above the grid, so
-    a table that fits the window never hides a column out of reach. ``links``: column -> :data:`Target`; a click on
+    by default, in order (None: all); the others are hidden columns, one click away in the grid's own column menu
+    (the eye in its toolbar), so a table that fits the window never puts a column out of reach. ``links``: column -> :data:`Target`; a click on
     such a cell opens its page in this tab (``st.switch_page``: one history entry, the query parameters carrying
     the time range and filters), so those cells read as links (their column help says where they lead). ``ids``:
     every id column (``dashboard.links.ID_FIELDS``) links to the Events explorer.
@@ -305,14 +305,15 @@ def table(df: pd.DataFrame, *, key: str, columns: dict[str, Any] | None = None, 
     if ids:
         columns = id_links.id_columns(df, columns)
         links = {**id_links.explorer_targets(df), **(links or {})}
-    order = list(df.columns) if shown is None else [c for c in shown if c in df.columns]
+    cfg: dict[str, Any] = {c: ({"label": v} if isinstance(v, str) else dict(v or {})) for c, v in (columns or {}).items()}
+    order = list(df.columns)
+    if shown is not None:
+        # the others are hidden, not dropped: the grid's column menu (the eye in its toolbar) shows any of them
+        first = [c for c in shown if c in df.columns]
+        order = first + [c for c in df.columns if c not in first]
+        for c in order[len(first):]:
+            cfg[c] = {**cfg.get(c, {}), "hidden": True}
     with st.container(key=f"table-{key}"):
-        hidden = [c for c in df.columns if c not in order]
-        if hidden:
-            with st.popover(f"Columns ({len(order)} of {len(df.columns)})", key=f"cols-{key}"):
-                order = st.multiselect("Columns shown", list(df.columns), default=order, key=f"cols-pick-{key}",
-                                       format_func=lambda c: _label(columns, c)) or order
-        cfg = dict(columns or {})
         if not links:
             st.dataframe(df, hide_index=True, width="stretch", height=height, column_config=cfg or None,
                          column_order=order)
@@ -326,11 +327,6 @@ def table(df: pd.DataFrame, *, key: str, columns: dict[str, Any] | None = None, 
         hit = target(df.iloc[int(row)]) if target is not None else None
         if hit is not None:
             st.switch_page(hit[0], query_params=hit[1])
-
-
-def _label(columns: Mapping[str, Any] | None, col: str) -> str:
-    cfg = (columns or {}).get(col)
-    return str(cfg.get("label") or col) if isinstance(cfg, Mapping) else col
 
 
 CHART_CONFIG: dict[str, Any] = {"displaylogo": False, "scrollZoom": False,

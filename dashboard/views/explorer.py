@@ -89,4 +89,4 @@ TRAIL_COLUMNS = {
     "attempt": _col.NumberColumn("attempt", format="%d", width=65),
 }
 """The trail grid's default columns fit a 1280 px window; event id, request id, error code, message and the rest are
-in its column picker."""
+hidden, in the grid's column menu (the eye in its toolbar)."""

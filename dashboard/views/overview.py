@@ -73,7 +73,7 @@ HEALTH_COLUMNS = {
 """Column configs of the health table (every column of ``compute.HEALTH_COLUMNS``); max record age is added per
 render, in the unit of the largest age."""
 HEALTH_SHOWN = ("health", "operation", "received", "stuck_keys", "poison_rate", "retry_rate", "conflicts", "reasons")
-"""The health table's default columns: the verdict and its inputs first; the rest through the column picker."""
+"""The health table's default columns: the verdict and its inputs first; the rest hidden, one click away in the grid's column menu."""
 HEALTH_LINKS = {"stuck_keys": _to("stuck", "stuck_keys"), "poison_rate": _to("poison", "poison_messages"),
                 "retry_rate": _to("retries", "retryable_failures"), "conflicts": _to("conflicts", "conflicts"),
                 "timeout_budget_aborts": _to("timeout_aborts", "timeout_budget_aborts"),
@@ -82,7 +82,7 @@ HEALTH_LINKS = {"stuck_keys": _to("stuck", "stuck_keys"), "poison_rate": _to("po
                 "max_record_age_ms": _to("iterator_age")}
 HEALTH_HELP = ("One row per operation, worst verdict first; every figure is for the selected window. Hover a header "
                "for its meaning; a click on a count opens its signal's page filtered to that operation (same time "
-               "range). More columns (service, every outcome count, max record age): the Columns button.")
+               "range). More columns (service, every outcome count, max record age): the eye in the table's toolbar.")
 TREND_HELP = {
     "count": "Trend: the count per bin of the window, from zero.",
     "rate": "Trend: the rate per bin of the window, from zero.",

@@ -92,10 +92,10 @@ def test_health_table(app, sample_mod):
     evil = h.loc[sample_mod.XSS_OP]
     assert (evil.received, evil.poison_messages, evil.health) == (4, 1, "CRITICAL")
     assert evil.poison_rate == pytest.approx(0.25)
-    # the verdict and its inputs are shown by default; every other column is one click away (the column picker)
+    # the verdict and its inputs are shown by default; every other column is hidden, one click away in the grid's column menu
     assert read.shown(app, "health") == ["health", "operation", "received", "stuck_keys", "poison_rate", "retry_rate",
                                          "conflicts", "reasons"]
-    assert sorted(app.get_by_key("cols-pick-health").options) == sorted(column_labels(app, "health")[c] for c in frame(app, "health"))
+    assert sorted(read.shown(app, "health") + read.hidden(app, "health")) == sorted(frame(app, "health").columns)
     assert not any("↗" in label for label in column_labels(app, "health").values())  # no abbreviations, no marks
 
 
@@ -155,7 +155,7 @@ def test_count_signal_pages(app, page, title, total, series):
     for tr in fig["data"]:
         # a stacked bar per 1-minute bin, starting at its bin (offset 0), as wide as the bin (60,000 ms)
         assert tr["type"] == "bar" and tr["width"] == 60_000 and tr["offset"] == 0
-        assert all(x.endswith(":00") for x in tr["x"])
+        assert all(x.endswith(":00.000") for x in tr["x"])  # whole minutes (numpy ms timestamps)
     lay = fig["layout"]
     assert lay["barmode"] == "stack"
     assert lay["xaxis"]["range"] == ["2026-01-05T10:25:00", "2026-01-05T10:40:00"]  # the default window, UTC
@@ -211,7 +211,7 @@ def test_poison_page(app, sample_mod):
     assert series["ProcessOrders"] == pytest.approx([2 / 30, 0.0])
     assert series[sample_mod.XSS_OP] == pytest.approx([0.25])
     evil = read.traces(fig)[sample_mod.XSS_OP]
-    assert evil["x"] == ["2026-01-05T10:35:00"] and evil["customdata"] == ["2026-01-05 10:35–10:36 UTC"]
+    assert evil["x"] == ["2026-01-05T10:35:00.000"] and evil["customdata"] == ["2026-01-05 10:35–10:36 UTC"]
     # a rate is a line per series with a point per bin, on a percent axis
     assert {tr["mode"] for tr in fig["data"]} == {"lines+markers"} and len(fig["data"]) == 3
     assert fig["layout"]["yaxis"]["tickformat"] == ".1~%"

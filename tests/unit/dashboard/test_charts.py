@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import html
+import importlib.util
+import json
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -17,8 +20,19 @@ MIN = timedelta(minutes=1)
 W = (T0, T0 + 5 * MIN)
 
 
+_spec = importlib.util.spec_from_file_location("app_read_charts", Path(__file__).with_name("app_read.py"))
+_read = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_read)  # type: ignore[union-attr]
+
+
 def fig_dict(fig) -> dict:
-    return fig.to_plotly_json()
+    """The figure as the browser gets it (its JSON), typed arrays decoded; times as ISO text."""
+    return _read._arrays(json.loads(fig.to_json()))
+
+
+def ts(values) -> list[pd.Timestamp]:
+    """Times as the JSON writes them (ISO text, any precision) -> Timestamps (equal to the naive datetimes)."""
+    return [pd.Timestamp(v) for v in values]
 
 
 def by_name(fig) -> dict[str, dict]:
@@ -32,11 +46,11 @@ def test_stacked_counts_are_bars_over_their_bins_in_name_order():
     assert [t["name"] for t in d["data"]] == ["A", "B"]  # name order: the stack is the same in every bin
     a, b = d["data"]
     assert (a["type"], list(a["y"]), a["marker"]["color"]) == ("bar", [2], "#111111")
-    assert list(b["y"]) == [3, 7] and list(b["x"]) == [T0, T0 + MIN]
+    assert list(b["y"]) == [3, 7] and ts(b["x"]) == [T0, T0 + MIN]
     assert a["width"] == 60_000 and a["offset"] == 0  # a bar spans [bin start, bin end) in ms
     assert list(b["customdata"]) == ["2026-01-05 10:00–10:01 UTC", "2026-01-05 10:01–10:02 UTC"]
     lay = d["layout"]
-    assert lay["barmode"] == "stack" and lay["xaxis"]["range"] == [T0, T0 + 5 * MIN]
+    assert lay["barmode"] == "stack" and ts(lay["xaxis"]["range"]) == [T0, T0 + 5 * MIN]
     assert lay["xaxis"]["title"]["text"] == "time (UTC)" and lay["yaxis"]["title"]["text"] == "events (count)"
     # the largest stacked bin is 7 (10:01): whole-number ticks 0..7
     assert (lay["yaxis"]["dtick"], lay["yaxis"]["tick0"], lay["yaxis"]["range"]) == (1, 0, [0, 7 * 1.05])
@@ -100,7 +114,7 @@ def test_points_mark_only_bins_above_zero():
     df = pd.DataFrame({"time": [T0, T0 + MIN], "log_group": ["/a", "/a"], "invocations": [3, 2], "cold": [1, 0]})
     bar, dots = fig_dict(charts.series(df, "log_group", W, MIN, value="invocations", points=("cold", "cold starts")))[
         "data"]
-    assert list(dots["x"]) == [T0] and list(dots["y"]) == [1] and dots["meta"] == ["cold starts"]
+    assert ts(dots["x"]) == [T0] and list(dots["y"]) == [1] and dots["meta"] == ["cold starts"]
     assert dots["marker"]["symbol"] == "circle-open" and dots["legendgroup"] == bar["legendgroup"] == "/a"
     assert dots["showlegend"] is False
 
@@ -109,7 +123,7 @@ def test_sparkline_fills_counts_and_keeps_a_negative_value_visible():
     d = fig_dict(charts.sparkline([T0, T0 + MIN], [0.0, 4.0], kind="count", colour="#636EFA", window=W))
     (tr,) = d["data"]
     assert tr["fill"] == "tozeroy" and d["layout"]["yaxis"]["range"] == [0.0, 4.2]  # 5 % headroom
-    assert d["layout"]["xaxis"]["range"] == [T0, T0 + 5 * MIN] and d["layout"]["showlegend"] is False
+    assert ts(d["layout"]["xaxis"]["range"]) == [T0, T0 + 5 * MIN] and d["layout"]["showlegend"] is False
     d = fig_dict(charts.sparkline([T0], [-2.0], kind="number", colour="#636EFA", window=W))
     assert "fill" not in d["data"][0] and d["layout"]["yaxis"]["range"] == [-2.1, 0.1]
 
@@ -121,14 +135,14 @@ def test_alarm_timeline_rows_shading_and_threshold():
     colours = {"ALARM": "#d62728", "OK": "#2ca02c", "INSUFFICIENT_DATA": "#9e9e9e"}
     d = fig_dict(charts.alarm_timeline(tl, timedelta(minutes=5), threshold=0.5, unit="Count", state_colours=colours))
     t = {tr["name"]: tr for tr in d["data"]}
-    assert list(t["value"]["y"])[0] == 1.0 and list(t["value"]["x"])[0] == T0  # aware UTC -> naive UTC
+    assert list(t["value"]["y"])[0] == 1.0 and ts(t["value"]["x"])[0] == T0  # aware UTC -> naive UTC
     assert list(t["threshold 0.5 Count"]["y"]) == [0.5, 0.5]
     assert t["threshold 0.5 Count"]["line"]["dash"] == "dash"
-    assert list(t["ALARM"]["base"]) == [T0, T0 + 5 * MIN] and list(t["ALARM"]["x"]) == [300_000, 300_000]
+    assert ts(t["ALARM"]["base"]) == [T0, T0 + 5 * MIN] and list(t["ALARM"]["x"]) == [300_000, 300_000]
     assert t["ALARM"]["orientation"] == "h" and t["ALARM"]["marker"]["color"] == "#d62728"
     assert list(t["OK"]["customdata"]) == ["2026-01-05 10:10–10:15 UTC"]
     # the two consecutive ALARM periods are one shaded interval [10:00, 10:10)
-    assert [(s["x0"], s["x1"]) for s in d["layout"]["shapes"]] == [(T0, T0 + 10 * MIN)]
+    assert [tuple(ts((s["x0"], s["x1"]))) for s in d["layout"]["shapes"]] == [(T0, T0 + 10 * MIN)]
     assert d["layout"]["yaxis"]["tickformat"] == ",d"  # a Count metric: integer ticks
     assert d["layout"]["yaxis2"]["categoryarray"] == ["NO DATA", "OK", "ALARM"]  # ALARM on top
 

@@ -78,7 +78,7 @@ def test_library_signal_beside_the_emitter_tile(app):
     app.switch_page("app_pages/duplicates.py").run()
     fig = read.figure(app, "series_library")
     assert read.ys(fig) == {"Powertools": [4]}  # the legend names the source
-    assert read.xs(fig) == {"Powertools": ["2026-01-05T10:30:00"]}
+    assert read.xs(fig) == {"Powertools": ["2026-01-05T10:30:00.000"]}
     assert any("Powertools metrics: 4" in c for c in captions(app))
 
 

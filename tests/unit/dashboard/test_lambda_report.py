@@ -69,7 +69,7 @@ def test_per_log_group_table_has_init_and_memory_size(page, read):
         "avg duration (ms)", "p95 duration (ms)", "max duration (ms)", "avg init duration (ms)",
         "max init duration (ms)"}
     assert labels["memory_size_mb"] == "memory size (MB)"
-    # what fits 1280 px by default; the init and memory columns through the column picker
+    # what fits 1280 px by default; the init and memory columns hidden (the grid's column menu)
     assert "max_init_duration_ms" not in read.shown(page, "lambda_groups")
     assert "max_init_duration_ms" in read.table(page, "lambda_groups").columns
 
@@ -112,8 +112,8 @@ def test_invocation_duration_and_timeout_charts(page, read):
     assert bars == {ORDERS: [2, 2], PAYMENTS: [1, 1]}  # invocations per minute, stacked
     # an open dot only where there was a cold start: orders at both minutes, payments at the first
     dots = {tr["name"]: (tr["x"], tr["y"]) for tr in fig["data"] if tr.get("meta") == ["cold starts"]}
-    assert dots == {ORDERS: (["2026-01-05T10:00:00", "2026-01-05T10:01:00"], [2, 1]),
-                    PAYMENTS: (["2026-01-05T10:00:00"], [1])}
+    assert dots == {ORDERS: (["2026-01-05T10:00:00.000", "2026-01-05T10:01:00.000"], [2, 1]),
+                    PAYMENTS: (["2026-01-05T10:00:00.000"], [1])}
     # counts: integer ticks to the largest stacked total (3 at both minutes)
     y = fig["layout"]["yaxis"]
     assert (y["dtick"], y["range"], y["title"]["text"]) == (1, [0, 3 * 1.05], "invocations (count)")
@@ -125,7 +125,7 @@ def test_invocation_duration_and_timeout_charts(page, read):
     assert fig["layout"]["yaxis"]["title"]["text"] == "duration (s)"
     assert _trace(fig, ORDERS, "max")["line"]["dash"] == "dot"
     fig = read.figure(page, "lambda_timeouts")
-    assert read.xs(fig) == {ORDERS: ["2026-01-05T10:01:00"]} and read.ys(fig) == {ORDERS: [1]}
+    assert read.xs(fig) == {ORDERS: ["2026-01-05T10:01:00.000"]} and read.ys(fig) == {ORDERS: [1]}
 
 
 def test_log_groups_have_one_colour_on_every_chart(page, read):
