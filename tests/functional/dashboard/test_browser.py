@@ -129,8 +129,10 @@ def metric(page, label: str) -> str:
 def plotted(page, key: str) -> list[dict]:
     """The traces plotly drew in the chart keyed ``key``: name (as drawn), type, y values."""
     page.locator(f".st-key-{key} .js-plotly-plot .main-svg").first.wait_for(timeout=TIMEOUT_MS)
+    # a numpy array arrives as a typed array ({dtype, bdata}); plotly.js keeps the decoded values in _inputArray
     return page.evaluate(f"""() => document.querySelector('.st-key-{key} .js-plotly-plot').data
-        .map(t => ({{name: t.name, type: t.type, y: Array.from(t.y || [])}}))""")
+        .map(t => ({{name: t.name, type: t.type,
+                     y: Array.from((t.y && t.y._inputArray) || t.y || [])}}))""")
 
 
 def legend(page, key: str) -> list[str]:
