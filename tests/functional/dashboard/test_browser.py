@@ -213,6 +213,7 @@ def overview_all_data(browser, srv) -> Tab:
     tab = Tab(browser, srv.url + "/")
     idle(tab.page, "Overview")
     choose(tab.page, "f_range", "All data")
+    wait_url(tab.page, "range=all")  # the rerun has run (idle alone can pass before it starts)
     idle(tab.page, "Overview")
     return tab
 
@@ -271,6 +272,7 @@ def test_a_key_opens_the_explorer_in_this_tab_with_the_filters(browser, sample_d
         page = tab.page
         choose(page, "f_service", "orders")
         page.keyboard.press("Escape")
+        wait_url(page, "service=orders")
         idle(page, "Overview")
         go(page, "Duplicates")
         assert parse_qs(urlsplit(page.url).query) == {"range": ["all"], "service": ["orders"]}
