@@ -1,225 +1,285 @@
-"""The dashboard's one Vega-Lite chart (the alarm timeline: a spec, a plain dict, drawn by ``st.vega_lite_chart``)
-and the binned rows every chart is drawn from (:func:`series_rows`). The signal pages' and Lambda health's time
-series are drawn on the server as HTML (``dashboard.htmlchart``, from those rows), which spares those pages Vega's
-chunk, compile and scene.
+"""Plotly figure builders: every chart of the dashboard, as pure functions of DataFrames (no Streamlit here).
 
-Vega, not Plotly: Streamlit's Plotly chunk is 4.7 MB, and a stacked bar chart draws in fewer DOM nodes.
+Conventions every figure follows:
 
-A chart is a :class:`Chart`: the spec without data, and one DataFrame of rows (sent to the browser as Arrow;
-layers pick their rows with filter transforms). Time columns are epoch **milliseconds** (UTC), so nothing depends
-on how the browser parses dates; the x axis is a UTC scale fixed to the selected window; every row also carries
-``when``, its bin as UTC text, for the tooltip.
+- Time axes are UTC: x values are naive-UTC datetimes (the dashboard's time convention), the axis is titled
+  ``time (UTC)`` and fixed to the selected window, and the hover shows the whole bin as full UTC timestamps
+  (``2026-01-05 10:15–10:20 UTC``; both dates for a bin that ends on another day).
+- Counts are drawn on integer axes (:func:`count_axis`); every value axis names its unit in its title.
+- One colour per series value, given by the caller (``dashboard.compute.colour_map``: the same operation has the
+  same colour on every page); the legend toggles a series on click (plotly's default).
+- No template, font or background colour is set: ``st.plotly_chart(theme="streamlit")`` themes the figure like
+  the app, light or dark as the viewer chose.
+- Dragging across a chart selects a time span (``dragmode="select"``, horizontal): the page turns the selection
+  into its time range (:func:`selected_window`, ``dashboard.ui.chart``). Plotly's own zoom and pan only move the
+  picture in the browser, so the modebar leaves them out (:data:`MODEBAR_REMOVE`): every change of the view goes
+  through the page's range, its URL and its history.
 
-Safety: series names, log groups and alarm states come from logs (untrusted). They travel only as data values (the
-rows, and the colour scale's domain: a literal list): Vega draws them as SVG/canvas text (never markup), and Streamlit's tooltip handler (vega-tooltip) HTML-escapes
-every key and value before it sets the tooltip's HTML. No data value goes into a title, a label expression or any
-other expression Vega evaluates; tooltip titles are fixed words of ours (never ``image`` or ``title``, the two keys
-vega-tooltip turns into an ``<img>`` / a heading). See https://github.com/vega/vega-tooltip (``sanitize``).
+Safety: series names, log groups and alarm states come from logs (untrusted). Plotly reads a small set of HTML tags
+(``<b>``, ``<br>``, ``<a href>`` ...) and entities in every text it draws, so each such name goes through
+:func:`text` (``html.escape``): plotly then draws the literal characters, and no name becomes markup.
 """
 
 from __future__ import annotations
 
-import json
+import html
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
-__all__ = ["TIME_LABELS", "Chart", "alarm_timeline", "datetime_utc", "epoch_ms", "series_rows", "show"]
+__all__ = ["MODEBAR_REMOVE", "STATE_LABELS", "Window", "alarm_timeline", "bin_labels", "count_axis", "series",
+           "selected_window", "sparkline", "stat_series", "text"]
 
 Window = tuple[datetime, datetime]
-"""[start, end) of the selected window, naive UTC datetimes (the dashboard's time convention)."""
+"""[start, end) of the selected window, naive UTC datetimes."""
 Kind = Literal["count", "percent", "number"]
-"""What the y values are: ``count`` (integer ticks), ``percent`` (fractions, shown as %), ``number`` (unit in the
-title)."""
+"""What the y values are: ``count`` (integer axis), ``percent`` (fractions, drawn as %), ``number`` (any unit)."""
 
-LEGEND_LABEL_LIMIT = 300
-"""Pixels a legend label may take before Vega truncates it (Vega's default, 160, cuts long operation names)."""
-_Y_EXTENT = 56
-"""Minimum pixels of every y axis (ticks, labels, title): charts stacked on a page and the two rows of the alarm
-timeline start their plots at the same x."""
-_TIME_FMT = "%Y-%m-%d %H:%M"
-TIME_LABELS = {"year": "%Y", "quarter": "%b", "month": "%b", "week": "%b %d", "date": "%b %d", "hours": "%H:%M",
-               "minutes": "%H:%M", "seconds": "%H:%M:%S", "milliseconds": "%H:%M:%S.%L"}
-"""Time axis labels (a Vega multi-format: each tick in the format of its boundary): 24-hour clock, a date at
-midnight (Vega's default says "10 PM")."""
+TIME_TITLE = "time (UTC)"
+HEIGHT = 320
+"""Plot height of a full-width chart, CSS pixels (legend included)."""
+MODEBAR_REMOVE = ("zoom2d", "pan2d", "lasso2d", "zoomIn2d", "zoomOut2d", "autoScale2d", "resetScale2d")
+"""Modebar buttons taken away: each would change the view in the browser only, out of step with the page's range."""
+_DAY = timedelta(days=1)
 
 
-@dataclass(frozen=True)
-class Chart:
-    """A Vega-Lite chart: ``spec`` (a dict without data) and ``data`` (its rows; one row per datum)."""
-
-    spec: dict[str, Any]
-    data: pd.DataFrame
+def text(name: object) -> str:
+    """An untrusted name as plotly text that draws exactly its characters (``<``, ``>``, ``&``, quotes escaped)."""
+    return html.escape("" if name is None else str(name), quote=True)
 
 
-def show(chart: Chart, key: str) -> None:
-    """Draw ``chart`` across the container, themed like the app (light or dark), keyed ``key`` (container class
-    ``st-key-<key>``)."""
-    import streamlit as st
-
-    with st.container(key=key):
-        st.vega_lite_chart(chart.data, chart.spec, width="stretch", theme="streamlit")
-
-
-# ----------------------------------------------------------------------------- rows
-def epoch_ms(values: pd.Series | datetime | pd.Timestamp) -> Any:
-    """Naive-UTC or tz-aware datetimes -> epoch milliseconds (float; a Series for a Series)."""
-    if isinstance(values, pd.Series):
-        s = pd.to_datetime(values)
-        if s.dt.tz is not None:
-            s = s.dt.tz_convert("UTC").dt.tz_localize(None)
-        return ((s - pd.Timestamp(0)) / pd.Timedelta(milliseconds=1)).astype("float64")
-    t = pd.Timestamp(values)
-    if t.tzinfo is not None:
-        t = t.tz_convert("UTC").tz_localize(None)
-    return float((t - pd.Timestamp(0)) / pd.Timedelta(milliseconds=1))
+def bin_labels(start: pd.Series, width: timedelta) -> list[str]:
+    """The hover text of each bin starting at ``start`` (naive UTC): ``2026-01-05 10:15–10:20 UTC``, the end's
+    date too when the bin is a day or longer."""
+    s = pd.to_datetime(start)
+    end = s + width
+    end_fmt = "%Y-%m-%d %H:%M" if width >= _DAY else "%H:%M"
+    return (s.dt.strftime("%Y-%m-%d %H:%M") + "–" + end.dt.strftime(end_fmt) + " UTC").tolist()
 
 
-def _rows(df: pd.DataFrame, time_col: str, width: timedelta) -> pd.DataFrame:
-    """``df`` plus ``t``, ``t_end``, ``t_mid`` (epoch ms of the bin start, end, middle) and ``when`` (UTC text)."""
-    start = pd.to_datetime(df[time_col])
-    if start.dt.tz is not None:
-        start = start.dt.tz_convert("UTC").dt.tz_localize(None)
-    end = start + width
-    t = epoch_ms(start)
-    w_ms = width / timedelta(milliseconds=1)
-    end_fmt = "%H:%M" if width < timedelta(days=1) else _TIME_FMT
-    when = start.dt.strftime(_TIME_FMT) + "–" + end.dt.strftime(end_fmt)
-    return df.drop(columns=[time_col]).assign(t=t, t_end=t + w_ms, t_mid=t + w_ms / 2, when=when.astype(str))
+def _with_when(df: pd.DataFrame, width: timedelta) -> pd.DataFrame:
+    """``df`` plus ``when``: each row's :func:`bin_labels` text, formatted once per distinct bin."""
+    uniq = pd.Series(pd.to_datetime(df["time"]).unique())
+    return df.assign(when=pd.to_datetime(df["time"]).map(dict(zip(uniq, bin_labels(uniq, width)))))
 
 
-def datetime_utc(t: datetime | pd.Timestamp) -> dict[str, Any]:
-    """A Vega-Lite DateTime object of a naive-UTC (or tz-aware) instant, marked UTC (a bare epoch-ms number as a
-    temporal scale's domain is not read as a date by Vega-Lite 6: the axis lost its ticks)."""
-    ts = pd.Timestamp(t)
-    if ts.tzinfo is not None:
-        ts = ts.tz_convert("UTC").tz_localize(None)
-    return {"year": ts.year, "month": ts.month, "date": ts.day, "hours": ts.hour, "minutes": ts.minute,
-            "seconds": ts.second, "milliseconds": ts.microsecond // 1000, "utc": True}
+def count_axis(top: float) -> dict[str, Any]:
+    """A y axis for counts up to ``top``: integer ticks from zero (a step of 1 below 10, where plotly's automatic
+    ticks could fall on halves), thousands separated."""
+    axis: dict[str, Any] = {"rangemode": "tozero", "tickformat": ",d"}
+    if not (isinstance(top, (int, float)) and math.isfinite(top)) or top < 10:
+        # 5 % above the top tick: a point on the largest value is drawn whole
+        axis |= {"tick0": 0, "dtick": 1, "range": [0, max(1, math.ceil(top) if math.isfinite(top) else 1) * 1.05]}
+    return axis
 
 
-def _x(window: Window, title: str = "time (UTC)") -> dict[str, Any]:
-    return {"field": "t", "type": "temporal", "title": title,
-            "scale": {"type": "utc", "domain": [datetime_utc(window[0]), datetime_utc(window[1])]},
-            "axis": {"labelOverlap": True, "title": title, "format": TIME_LABELS}}  # own title: not merged with x2's
+def _layout(fig: go.Figure, window: Window, y_title: str, kind: Kind, top: float, height: int) -> None:
+    y: dict[str, Any] = {"title": {"text": y_title}, "rangemode": "tozero", "fixedrange": True}
+    if kind == "count":
+        y |= count_axis(top)
+    elif kind == "percent":
+        y |= {"tickformat": ".1~%"}
+    fig.update_layout(
+        height=height, margin={"l": 60, "r": 10, "t": 30, "b": 10}, barmode="stack", bargap=0.1,
+        dragmode="select", selectdirection="h", hovermode="closest", yaxis=y, showlegend=True,
+        xaxis={"title": {"text": TIME_TITLE}, "type": "date", "range": [window[0], window[1]],
+               "hoverformat": "%Y-%m-%d %H:%M:%S"},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0, "title": {"text": ""}},
+    )
 
 
-def _extent(values: pd.Series | Sequence[float]) -> tuple[float, float]:
-    """(min(0, smallest), largest) of the finite values ((0.0, 0.0) for none): a y domain given in the spec that
-    still holds a negative value (an alarm's metric may go below zero)."""
-    v = pd.to_numeric(pd.Series(list(values), dtype="float64"), errors="coerce")
-    v = v[v.map(math.isfinite)]
-    return (min(0.0, float(v.min())), float(v.max())) if len(v) else (0.0, 0.0)
+def series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, *, kind: Kind = "count",
+           stacked: bool = True, colours: Mapping[str, str] | None = None, y_title: str = "events (count)",
+           value: str = "value", points: tuple[str, str] | None = None, height: int = HEIGHT) -> go.Figure:
+    """One trace per value of ``by`` over time: stacked bars (``stacked``, for counts) or lines with markers.
+
+    ``df``: columns ``time`` (bin start, naive UTC), ``by`` and ``value``; ``window``: the x range; ``bin_width``:
+    the bins' width (bars span their bin; the hover names it); ``colours``: series value -> colour (others get
+    plotly's); ``kind``: ``percent`` values are fractions (axis in %). Series are in name order. ``points``:
+    (column, label) of a second count drawn as open dots per value of ``by`` where it is above zero (the cold
+    starts over the invocations), in the same legend group as its series.
+    """
+    # traces built from numpy arrays and handed to the figure at once: plotly validates an array in one step, a list
+    # element by element
+    traces: list[Any] = []
+    width_ms = bin_width / timedelta(milliseconds=1)
+    fmt = {"count": ",d", "percent": ".2%", "number": ",.4~g"}[kind]
+    for name, g in sorted(_with_when(df, bin_width).groupby(by, observed=True), key=lambda kv: str(kv[0])):
+        g = g.sort_values("time")
+        common: dict[str, Any] = {
+            "x": g["time"].to_numpy(), "y": g[value].to_numpy(), "name": text(name), "legendgroup": text(name),
+            "customdata": g["when"].to_numpy(),
+            "hovertemplate": f"%{{customdata}}<br>%{{fullData.name}}: %{{y:{fmt}}}<extra></extra>"}
+        colour = (colours or {}).get(str(name))
+        if stacked:
+            traces.append(go.Bar(**common, offset=0, width=width_ms, marker={"color": colour} if colour else {}))
+        else:
+            traces.append(go.Scatter(**common, mode="lines+markers", line={"color": colour} if colour else {},
+                                     connectgaps=False))
+        if points is not None:
+            pg = g[g[points[0]] > 0]
+            traces.append(go.Scatter(
+                x=pg["time"].to_numpy(), y=pg[points[0]].to_numpy(), name=common["name"], meta=[points[1]],
+                legendgroup=common["name"], showlegend=False, mode="markers", customdata=pg["when"].to_numpy(),
+                marker={"symbol": "circle-open", "size": 9, "line": {"width": 2}, **({"color": colour} if colour else {})},
+                hovertemplate="%{customdata}<br>%{fullData.name} · %{meta[0]}: %{y:,d}<extra></extra>"))
+    fig = go.Figure(data=traces)
+    top = float(df.groupby("time")[value].sum().max()) if stacked and len(df) else (
+        float(df[value].max()) if len(df) else 0.0)
+    _layout(fig, window, y_title, kind, top, height)
+    return fig
 
 
-def _domain(extent: tuple[float, float]) -> list[float]:
-    """y domain of ``extent`` (Vega still rounds the ends out to nice values); [0, 1] when nothing is above 0.
-
-    Why given at all: Streamlit embeds a chart's view before it inserts the rows, and a scale whose domain comes
-    from the (still empty) data logs Vega's "Infinite extent for field ..." warning on every chart page."""
-    lo, hi = extent
-    return [lo, hi] if hi > lo else [lo, lo + 1.0]
+DASHES = {"solid": "solid", "dotted": "dot", "dashed": "dash"}
+"""Line style of a statistic in :func:`stat_series` (plotly's names)."""
 
 
-def _x2(field: str = "t_end", title: str | None = None) -> dict[str, Any]:
-    """The end of an interval on the x (time) scale. Typed ``temporal``: an untyped x2 beside an x with an explicit
-    domain made Vega-Lite 6 warn of "conflicting" domains (the same window, parsed and not) and compute a data
-    extent from the still-empty rows ("Infinite extent for field data")."""
-    enc: dict[str, Any] = {"field": field, "type": "temporal"}
-    if title is not None:
-        enc["title"] = title
-    return enc
+def stat_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
+                stats: Sequence[tuple[str, str, str]], *, y_title: str, per: float = 1.0,
+                colours: Mapping[str, str] | None = None, markers_only: bool = False,
+                height: int = HEIGHT) -> go.Figure:
+    """Several statistics of each ``by`` value over time, one trace per (value, statistic): colour by the value,
+    line style by the statistic (``stats``: (column, label, ``solid``/``dotted``/``dashed``)). Values are divided
+    by ``per`` (a unit's size, e.g. 1000 for ms -> s). ``markers_only`` draws points (figures of a few bins, such
+    as the cold starts' init durations). Traces of one value share a name and a legend group: one legend entry per
+    value (the statistics are told apart by line style, and by name in the hover: each trace's ``meta``), and a
+    click hides all of them."""
+    traces: list[Any] = []
+    for name, g in sorted(_with_when(df, bin_width).groupby(by, observed=True), key=lambda kv: str(kv[0])):
+        g = g.sort_values("time")
+        colour = (colours or {}).get(str(name))
+        for i, (col, label, dash) in enumerate(stats):
+            traces.append(go.Scatter(
+                x=g["time"].to_numpy(), y=(g[col] / per).to_numpy(), name=text(name), meta=[label],
+                legendgroup=text(name), showlegend=i == 0, customdata=g["when"].to_numpy(),
+                mode="markers" if markers_only else "lines+markers",
+                marker={"color": colour, "size": 8 if dash == "solid" else 5} if colour else {},
+                line={"color": colour, "dash": DASHES[dash]} if colour else {"dash": DASHES[dash]},
+                hovertemplate="%{customdata}<br>%{fullData.name} · %{meta[0]}: %{y:,.4~g}<extra></extra>"))
+    fig = go.Figure(data=traces)
+    _layout(fig, window, y_title, "number", 0.0, height)
+    return fig
 
 
-def _is(field: str, value: str) -> dict[str, str]:
-    """A filter transform keeping rows whose ``field`` equals ``value`` (our own constant, JSON-quoted)."""
-    return {"filter": f"datum[{json.dumps(field)}] === {json.dumps(value)}"}
+SPARK_HEIGHT = 60
 
 
-# ----------------------------------------------------------------------------- charts
-def series_rows(df: pd.DataFrame, by: str, bin_width: timedelta, *, value: str = "value", time_col: str = "time",
-                stacked: bool = True, keep: Sequence[str] = ()) -> pd.DataFrame:
-    """The rows of a time-series chart (drawn by ``dashboard.htmlchart``): ``series`` (the
-    ``by`` value as text), ``value``, ``t`` / ``t_end`` / ``t_mid`` (epoch ms of the bin), ``when`` (UTC text) and
-    ``keep``, ordered by bin then series; ``stacked`` adds ``y0`` / ``y1``, each bar's [base, top) with the series
-    stacked in name order within a bin (done here: Vega-Lite does not stack bars given as x/x2 intervals)."""
-    rows = _rows(df[[time_col, by, value, *keep]].rename(columns={by: "series", value: "value"}), time_col,
-                 bin_width)
-    rows["series"] = rows["series"].astype(str)
-    rows = rows.sort_values(["t", "series"], ignore_index=True)
-    if stacked:
-        rows["y1"] = rows.groupby("t")["value"].cumsum()
-        rows["y0"] = rows["y1"] - rows["value"]
-    return rows
+def sparkline(times: Sequence[datetime], values: Sequence[float], *, kind: Kind, colour: str,
+              window: Window) -> go.Figure:
+    """A tile's trend: one point per bin over the window, counts filled to zero (an area), rates and durations as
+    a line. No axes, legend or interaction (``staticPlot`` when shown): the tile's number says the value; the hover
+    of the full chart on the signal's page says the details."""
+    fig = go.Figure(go.Scatter(x=list(times), y=list(values), mode="lines", line={"color": colour, "width": 1.5},
+                               fill="tozeroy" if kind == "count" else None, hoverinfo="skip"))
+    fig.update_layout(height=SPARK_HEIGHT, margin={"l": 0, "r": 0, "t": 2, "b": 2}, showlegend=False,
+                      xaxis={"visible": False, "range": [window[0], window[1]], "type": "date"},
+                      yaxis={"visible": False, "range": _spark_range(values)})
+    return fig
 
 
-STATE_LABELS = {"ALARM": "ALARM", "INSUFFICIENT_DATA": "NO DATA", "OK": "OK"}
+def _spark_range(values: Sequence[float]) -> list[float]:
+    """y range of a sparkline: from zero (or the lowest value, when one is negative) to the highest, 5% headroom."""
+    lo, hi = min(0.0, min(values, default=0.0)), max(0.0, max(values, default=0.0))
+    pad = (hi - lo) * 0.05 or 1.0
+    return [lo - (pad if lo < 0 else 0.0), hi + pad]
+
+
+STATE_LABELS = {"ALARM": "ALARM", "OK": "OK", "INSUFFICIENT_DATA": "NO DATA"}
 """CloudWatch alarm state -> its row on the timeline's state band (top to bottom)."""
 
 
 def alarm_timeline(timeline: pd.DataFrame, period: timedelta, *, threshold: float | None, unit: str,
-                   state_colours: Mapping[str, str], value_height: int = 250, band_height: int = 84) -> Chart:
-    """An alarm backtest over time: the value per period (line and points), the threshold (dashed rule) and the
-    periods in ALARM shaded; below it, on its own row with the same x scale, the state band (one cell per period
-    on the row of its state). Two stacked views: value and state never overlap, and each axis keeps its room.
+                   state_colours: Mapping[str, str], height: int = 380) -> go.Figure:
+    """An alarm backtest over time, two rows on one time axis: above, the value per period (line and points), the
+    threshold (dashed) and the periods in ALARM shaded; below, the state band (one bar per period on the row of its
+    state).
 
-    ``timeline``: columns ``period_start`` (datetime, UTC), ``value`` (float, NaN = no datapoint), ``state``
-    (``ALARM`` / ``OK`` / ``INSUFFICIENT_DATA``). ``period``: the alarm's period. ``state_colours``: state ->
-    colour. ``unit``: the metric's unit (CloudWatch's name, e.g. ``Count``), in the axis title.
+    ``timeline``: columns ``period_start`` (datetime, UTC; naive or aware), ``value`` (float, NaN = no datapoint),
+    ``state`` (``ALARM`` / ``OK`` / ``INSUFFICIENT_DATA``). ``period``: the alarm's period. ``state_colours``:
+    state -> colour. ``unit``: the metric's unit (CloudWatch's name, e.g. ``Count``; a Count gets an integer axis).
     """
-    rows = _rows(timeline[["period_start", "value", "state"]], "period_start", period)
-    rows["state"] = rows["state"].astype(str)
-    rows["state_label"] = rows["state"].map(STATE_LABELS).fillna(rows["state"])
-    window = (pd.Timestamp(rows["t"].min(), unit="ms").to_pydatetime(),
-              pd.Timestamp(rows["t_end"].max(), unit="ms").to_pydatetime())
-    x = _x(window, "period start (UTC)")
-    # the band below says what x is; one scale (shared), its window given once (in the band)
-    x_top = {"field": "t", "type": "temporal", "title": None, "scale": {"type": "utc"},
-             "axis": {"labelOverlap": True, "title": None, "format": TIME_LABELS}}
-    value_title = unit or "value"
-    threshold_label = None if threshold is None else f"threshold {threshold:g} {unit}".rstrip()
-    legend = ["value", *([threshold_label] if threshold_label else [])]
-    line_colour = {"scale": {"domain": legend, "range": ["#4c78a8", state_colours["ALARM"]][:len(legend)]},
-                   "legend": {"orient": "top", "title": None, "labelLimit": LEGEND_LABEL_LIMIT}}
-    # a Count metric (CloudWatch's unit name) ticks integers only
-    value_axis = {"format": ",d", "tickMinStep": 1} if unit == "Count" else {"format": ",.4~g"}
-    value_axis |= {"minExtent": _Y_EXTENT, "title": value_title}
-    tip = [{"field": "when", "type": "nominal", "title": "period (UTC)"},
-           {"field": "value", "type": "quantitative", "title": value_title, "format": ",.4~g"},
-           {"field": "state", "type": "nominal", "title": "state"}]
-    value_layers: list[dict[str, Any]] = [
-        {"transform": [_is("state", "ALARM")], "mark": {"type": "rect", "color": state_colours["ALARM"],
-                                                        "opacity": 0.12},
-         "encoding": {"x": x_top, "x2": _x2()}},
-        {"mark": {"type": "line", "point": {"size": 30}, "strokeWidth": 2},
-         "encoding": {"x": x_top, "y": {"field": "value", "type": "quantitative", "title": value_title,
-                                    "axis": value_axis,
-                                    "scale": {"zero": True, "domain": _domain(_extent(
-                                        [*rows["value"].tolist(), *([threshold] if threshold is not None else [])]))}},
-                      "color": {"datum": "value", **line_colour}, "tooltip": tip}},
-    ]
+    start = pd.to_datetime(timeline["period_start"])
+    if start.dt.tz is not None:
+        start = start.dt.tz_convert("UTC").dt.tz_localize(None)
+    state = timeline["state"].astype(str).reset_index(drop=True)
+    value = pd.to_numeric(timeline["value"], errors="coerce").reset_index(drop=True)
+    start = start.reset_index(drop=True)
+    when = bin_labels(start, period)
+    period_ms = period / timedelta(milliseconds=1)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.75, 0.25], vertical_spacing=0.06)
+    value_title = f"value ({unit})" if unit else "value"
+    fig.add_trace(go.Scatter(x=start.tolist(), y=value.tolist(), mode="lines+markers", name="value",
+                             customdata=list(zip(when, state)), connectgaps=False,
+                             hovertemplate="%{customdata[0]}<br>value: %{y:,.4~g}<br>state: %{customdata[1]}"
+                                           "<extra></extra>"), row=1, col=1)
     if threshold is not None:
-        value_layers.append({"mark": {"type": "rule", "strokeDash": [6, 4], "strokeWidth": 2},
-                             "encoding": {"y": {"datum": threshold, "type": "quantitative"},
-                                          "color": {"datum": threshold_label, **line_colour}}})
-    order = list(STATE_LABELS.values())
-    band = {"height": band_height, "mark": {"type": "rect", "x2Offset": -0.5},
-            "encoding": {"x": x, "x2": _x2(),
-                         "y": {"field": "state_label", "type": "nominal", "title": "state",
-                               "scale": {"domain": order}, "axis": {"minExtent": _Y_EXTENT, "labelLimit": 100}},
-                         "color": {"field": "state", "type": "nominal", "legend": None,
-                                   "scale": {"domain": list(STATE_LABELS),
-                                             "range": [state_colours[s] for s in STATE_LABELS]}},
-                         "tooltip": tip}}
-    value_view = {"height": value_height, "layer": value_layers}
-    # fit-x: the views' widths plus their axes fit the container (Streamlit would pad a vconcat holding a layer,
-    # so the plots took the whole width and the axes overflowed it)
-    spec = {"$schema": "https://vega.github.io/schema/vega-lite/v6.json", "vconcat": [value_view, band],
-            "spacing": 10, "autosize": {"type": "fit-x", "contains": "padding"},
-            # one time axis; the value legend (value, threshold) and the state colours are separate scales
-            "resolve": {"scale": {"x": "shared", "color": "independent"}, "legend": {"color": "independent"}}}
-    return Chart(spec, rows)
+        fig.add_trace(go.Scatter(x=[start.min(), start.max() + period], y=[threshold, threshold], mode="lines",
+                                 name=f"threshold {threshold:g} {unit}".rstrip(),
+                                 line={"dash": "dash", "color": state_colours.get("ALARM")}, hoverinfo="skip"),
+                      row=1, col=1)
+    for lo, hi in _runs(start, state == "ALARM", period):
+        fig.add_vrect(x0=lo, x1=hi, fillcolor=state_colours.get("ALARM"), opacity=0.12, line_width=0, row=1, col=1)
+    for s, label in STATE_LABELS.items():
+        m = state == s
+        if not m.any():
+            continue
+        fig.add_trace(go.Bar(base=start[m].tolist(), x=[period_ms] * int(m.sum()), y=[label] * int(m.sum()),
+                             orientation="h", name=label, showlegend=False,
+                             marker={"color": state_colours.get(s)}, customdata=[w for w, k in zip(when, m) if k],
+                             hovertemplate="%{customdata}<br>state: " + label + "<extra></extra>"), row=2, col=1)
+    top = float(pd.concat([value, pd.Series([threshold or 0.0])]).max(skipna=True) or 0.0)
+    y: dict[str, Any] = {"title": {"text": value_title}, "rangemode": "tozero", "fixedrange": True}
+    if unit == "Count":
+        y |= count_axis(top)
+    # the backtest covers the whole collected history, not the page's window: plotly's own zoom (in the browser)
+    fig.update_layout(height=height, margin={"l": 60, "r": 10, "t": 30, "b": 10}, dragmode="zoom",
+                      hovermode="closest", bargap=0,
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
+                      yaxis=y, yaxis2={"title": {"text": "state"}, "fixedrange": True, "type": "category",
+                                       "categoryorder": "array", "categoryarray": list(STATE_LABELS.values())[::-1]},
+                      xaxis2={"title": {"text": "period start (UTC)"}, "type": "date",
+                              "hoverformat": "%Y-%m-%d %H:%M:%S"})
+    return fig
+
+
+def _runs(start: pd.Series, on: pd.Series, period: timedelta) -> list[tuple[datetime, datetime]]:
+    """[first start, last start + period) of each run of consecutive periods where ``on`` holds."""
+    out: list[tuple[datetime, datetime]] = []
+    lo = prev = None
+    for t, flag in zip(start.tolist(), on.tolist()):
+        if flag and lo is not None and prev is not None and t == prev + period:
+            prev = t
+            continue
+        if lo is not None and prev is not None:
+            out.append((lo, prev + period))
+            lo = prev = None
+        if flag:
+            lo = prev = t
+    if lo is not None and prev is not None:
+        out.append((lo, prev + period))
+    return out
+
+
+def selected_window(selection: Mapping[str, Any] | None, bounds: Window) -> Window | None:
+    """The time span a drag selected on a chart (Streamlit's plotly selection state: ``{"box": [{"x": [x0, x1],
+    ...}], ...}``), widened to whole minutes (the URL's resolution) and clipped to ``bounds`` (the data); None
+    when nothing usable was selected (a click, a cleared selection, a span outside the data)."""
+    boxes = (selection or {}).get("box") or []
+    xs = [x for b in boxes for x in (b.get("x") or [])]
+    if len(xs) < 2:
+        return None
+    try:
+        times = [pd.Timestamp(x) for x in xs]
+    except (ValueError, TypeError):
+        return None
+    times = [t.tz_convert("UTC").tz_localize(None) if t.tzinfo is not None else t for t in times]
+    lo = max(min(times).floor("min").to_pydatetime(), bounds[0])
+    hi = min(max(times).ceil("min").to_pydatetime(), bounds[1])
+    if hi <= lo:
+        return None
+    return lo, hi

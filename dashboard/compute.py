@@ -10,20 +10,18 @@ belongs to a window when its 1-minute bin start is inside it.
 
 from __future__ import annotations
 
-import functools
 import math
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
+from dashboard.cache import answer
 from dashboard.constants import (
     BIN_LADDER,
+    ITERATOR_AGE_SOURCES,
     MAX_BINS,
     POISON_RATE_CRITICAL,
     RANGE_PRESETS,
@@ -34,8 +32,6 @@ from dashboard.constants import (
 )
 from dashboard.data import Dataset
 from emitter.contract import Outcome
-
-T = TypeVar("T")
 
 __all__ = [
     "Filters",
@@ -130,36 +126,8 @@ def default_preset(ds_start: datetime, ds_end: datetime) -> str:
     return best
 
 
-def _bin_floor(times: pd.Series, bin_width: timedelta) -> pd.Series:
+def bin_floor(times: pd.Series, bin_width: timedelta) -> pd.Series:
     return times.dt.floor(pd.Timedelta(bin_width))
-
-
-# ----------------------------------------------------------------------------- memo
-_MEMO: OrderedDict[tuple, Any] = OrderedDict()
-_MEMO_SIZE = 512
-_memo_lock = threading.Lock()
-
-
-def _memo(fn: Callable[..., T]) -> Callable[..., T]:
-    """Cache ``fn(ds, *args)`` on (data dir, dataset fingerprint, function, args), process-wide:
-    a rerun or another session asking the same question over the same manifest version gets
-    the answer without recomputing. Results are shared: callers must not mutate them."""
-
-    @functools.wraps(fn)
-    def wrapper(ds: Dataset, *args: Any, **kwargs: Any) -> T:
-        key = (str(ds.data_dir), ds.fingerprint, fn.__name__, args, tuple(sorted(kwargs.items())))
-        with _memo_lock:
-            if key in _MEMO:
-                _MEMO.move_to_end(key)
-                return _MEMO[key]
-        value = fn(ds, *args, **kwargs)
-        with _memo_lock:
-            _MEMO[key] = value
-            while len(_MEMO) > _MEMO_SIZE:
-                _MEMO.popitem(last=False)
-        return value
-
-    return wrapper
 
 
 # ----------------------------------------------------------------------------- filtering
@@ -195,7 +163,15 @@ def filter_frame(ds: Dataset, name: str, f: Filters, *, time_col: str | None = "
     return df[mask]
 
 
-@_memo
+@answer
+def iterator_ages(ds: Dataset, f: Filters) -> pd.DataFrame:
+    """Rows of the ``record_age`` table in ``f`` with records, of stream and queue sources only
+    (:data:`~dashboard.constants.ITERATOR_AGE_SOURCES`)."""
+    a = filter_frame(ds, "record_age", f)
+    return a[(a["records"] > 0) & a["event_source"].isin(ITERATOR_AGE_SOURCES)]
+
+
+@answer
 def dimension_values(ds: Dataset, col: str, services: tuple[str, ...] = ()) -> list[str]:
     """Sorted distinct values of ``col`` in the outcomes table (restricted to ``services`` when given):
     the options of the sidebar filters."""
@@ -205,7 +181,7 @@ def dimension_values(ds: Dataset, col: str, services: tuple[str, ...] = ()) -> l
     return sorted(str(v) for v in o[col].unique().tolist())
 
 
-def _covers(ds: Dataset, f: Filters) -> bool:
+def covers(ds: Dataset, f: Filters) -> bool:
     return ds.start is not None and ds.start <= f.start and f.end <= ds.end  # type: ignore[operator]
 
 
@@ -217,7 +193,7 @@ PALETTE: tuple[str, ...] = (
 """Series colours, given out in sorted-value order by :func:`colour_map`."""
 
 
-@_memo
+@answer
 def colour_map(ds: Dataset, dimension: str = "operation") -> dict[str, str]:
     """A stable colour per value of ``dimension`` (operation, service, event_source, log_group, library): every
     value of the whole dataset (every in-memory table with that column) sorted, the i-th gets ``PALETTE[i]``
@@ -236,7 +212,7 @@ def palette_colours(values: Iterable[str]) -> dict[str, str]:
 
 
 # ----------------------------------------------------------------------------- values
-@_memo
+@answer
 def outcome_totals(ds: Dataset, f: Filters) -> dict[str, int]:
     """Outcome value -> number of records in the window (every Outcome present, 0 if none)."""
     o = filter_frame(ds, "outcomes", f)
@@ -247,7 +223,7 @@ def outcome_totals(ds: Dataset, f: Filters) -> dict[str, int]:
     return out
 
 
-@_memo
+@answer
 def signal_value(ds: Dataset, sig: Signal, f: Filters) -> float | None:
     """The tile value of ``sig`` over ``f``.
 
@@ -256,14 +232,13 @@ def signal_value(ds: Dataset, sig: Signal, f: Filters) -> float | None:
     records). STUCK: keys stuck (expired IN_PROGRESS) at the window end, see :func:`stuck_keys`.
     """
     if sig.kind is SignalKind.COUNT:
-        return float(outcome_totals(ds, f)[sig.outcome.value])  # type: ignore[union-attr]
+        return float(outcome_totals(ds, f)[sig.counted])
     if sig.kind is SignalKind.RATE:
         t = outcome_totals(ds, f)
         rec = t[Outcome.RECEIVED.value]
-        return None if rec == 0 else t[sig.outcome.value] / rec  # type: ignore[union-attr]
+        return None if rec == 0 else t[sig.counted] / rec
     if sig.kind is SignalKind.AGE:
-        a = filter_frame(ds, "record_age", f)
-        a = a[a["records"] > 0]
+        a = iterator_ages(ds, f)
         return None if a.empty or a["max_ms"].isna().all() else float(a["max_ms"].max())
     s = stuck_keys(ds, f, only_expired=True)
     return float(len(s))
@@ -277,7 +252,7 @@ def tiles(ds: Dataset, f: Filters, signals: tuple[Signal, ...]) -> list[Tile]:
     it; a delta would undercount the previous window.
     """
     prev = f.previous()
-    has_prev = _covers(ds, prev)
+    has_prev = covers(ds, prev)
     return [Tile(s, signal_value(ds, s, f),
                  signal_value(ds, s, prev) if has_prev and s.kind is not SignalKind.STUCK else None)
             for s in signals]
@@ -339,7 +314,7 @@ def in_unit(values: pd.Series, unit_ms: float | None = None) -> tuple[pd.Series,
 
 
 # ----------------------------------------------------------------------------- series
-@_memo
+@answer
 def tile_trend(ds: Dataset, sig: Signal, f: Filters) -> pd.DataFrame:
     """The Overview tile's trend: one value per bin (``time``, ``value``) over ``f``, bins by :func:`choose_bin`.
 
@@ -350,13 +325,12 @@ def tile_trend(ds: Dataset, sig: Signal, f: Filters) -> pd.DataFrame:
         return pd.DataFrame(columns=["time", "value"])
     b = choose_bin(f.start, f.end)
     if sig.kind is SignalKind.AGE:
-        a = filter_frame(ds, "record_age", f)
-        a = a[a["records"] > 0]
-        g = a.assign(time=_bin_floor(a["time"], b)).groupby("time", as_index=False)["max_ms"].max()
+        a = iterator_ages(ds, f)
+        g = a.assign(time=bin_floor(a["time"], b)).groupby("time", as_index=False)["max_ms"].max()
         return g.rename(columns={"max_ms": "value"})
     per = _outcome_bins(ds, f, b)
     zero = pd.Series(0, index=per.index, dtype="int64")
-    num = per.get(sig.outcome.value, zero)  # type: ignore[union-attr]
+    num = per.get(sig.counted, zero)
     if sig.kind is SignalKind.COUNT:
         value = num
     else:
@@ -365,19 +339,19 @@ def tile_trend(ds: Dataset, sig: Signal, f: Filters) -> pd.DataFrame:
     return pd.DataFrame({"time": per.index, "value": value.to_numpy()})
 
 
-@_memo
+@answer
 def _outcome_bins(ds: Dataset, f: Filters, b: timedelta) -> pd.DataFrame:
     """Outcome records per bin: index ``time`` (every bin of the window), one column per outcome present."""
     o = filter_frame(ds, "outcomes", f)
     bins = pd.date_range(pd.Timestamp(f.start).floor(pd.Timedelta(b)), f.end, freq=pd.Timedelta(b),
                          inclusive="left", unit="ms", name="time")
-    t = o.assign(time=_bin_floor(o["time"], b)).pivot_table(index="time", columns="outcome", values="events",
+    t = o.assign(time=bin_floor(o["time"], b)).pivot_table(index="time", columns="outcome", values="events",
                                                            aggfunc="sum", observed=True, fill_value=0)
     t.columns = [str(c) for c in t.columns]
     return t.reindex(bins, fill_value=0)
 
 
-@_memo
+@answer
 def timeseries(ds: Dataset, sig: Signal, f: Filters, by: str = "operation") -> tuple[pd.DataFrame, timedelta]:
     """Per-bin values of a COUNT or RATE signal, split by ``by`` (a dimension column).
 
@@ -386,8 +360,8 @@ def timeseries(ds: Dataset, sig: Signal, f: Filters, by: str = "operation") -> t
     """
     b = choose_bin(f.start, f.end)
     o = filter_frame(ds, "outcomes", f)
-    o = o.assign(time=_bin_floor(o["time"], b))
-    num = o[o["outcome"] == sig.outcome.value].groupby(["time", by], as_index=False, observed=True)["events"].sum()  # type: ignore[union-attr]
+    o = o.assign(time=bin_floor(o["time"], b))
+    num = o[o["outcome"] == sig.counted].groupby(["time", by], as_index=False, observed=True)["events"].sum()
     if sig.kind is SignalKind.COUNT:
         return num.rename(columns={"events": "value"}), b
     den = o[o["outcome"] == Outcome.RECEIVED.value].groupby(["time", by], as_index=False, observed=True)["events"].sum()
@@ -396,7 +370,7 @@ def timeseries(ds: Dataset, sig: Signal, f: Filters, by: str = "operation") -> t
     return m[["time", by, "value"]], b
 
 
-@_memo
+@answer
 def record_age_series(ds: Dataset, f: Filters) -> tuple[pd.DataFrame, timedelta]:
     """Max / p95 (max of the 1-minute p95s) / p50 (records-weighted mean of 1-minute p50s) RecordAge per bin, ms.
 
@@ -404,28 +378,26 @@ def record_age_series(ds: Dataset, f: Filters) -> tuple[pd.DataFrame, timedelta]
     exact after re-binning; the page says so.
     """
     b = choose_bin(f.start, f.end)
-    a = filter_frame(ds, "record_age", f)
-    a = a[a["records"] > 0]
-    a = a.assign(time=_bin_floor(a["time"], b), w=a["p50_ms"] * a["records"])
+    a = iterator_ages(ds, f)
+    a = a.assign(time=bin_floor(a["time"], b), w=a["p50_ms"] * a["records"])
     g = a.groupby("time", as_index=False, observed=True).agg(records=("records", "sum"), max_ms=("max_ms", "max"),
                                               p95_ms=("p95_ms", "max"), w=("w", "sum"))
     g["p50_ms"] = g["w"] / g["records"]
     return g[["time", "records", "p50_ms", "p95_ms", "max_ms"]], b
 
 
-@_memo
+@answer
 def breakdown(ds: Dataset, sig: Signal, f: Filters, by: str) -> pd.DataFrame:
     """Totals of a signal per value of ``by`` (service/operation/event_source), largest first.
 
     COUNT: ``events``; RATE: ``events``, ``received``, ``rate``; AGE: ``records``, ``max_ms``.
     """
     if sig.kind is SignalKind.AGE:
-        a = filter_frame(ds, "record_age", f)
-        a = a[a["records"] > 0]
+        a = iterator_ages(ds, f)
         g = a.groupby(by, as_index=False, observed=True).agg(records=("records", "sum"), max_ms=("max_ms", "max"))
         return g.sort_values(["max_ms", by], ascending=[False, True], ignore_index=True)
     o = filter_frame(ds, "outcomes", f)
-    num = o[o["outcome"] == sig.outcome.value].groupby(by, as_index=False, observed=True)["events"].sum()  # type: ignore[union-attr]
+    num = o[o["outcome"] == sig.counted].groupby(by, as_index=False, observed=True)["events"].sum()
     if sig.kind is SignalKind.RATE:
         den = o[o["outcome"] == Outcome.RECEIVED.value].groupby(by, as_index=False, observed=True)["events"].sum()
         m = den.rename(columns={"events": "received"}).merge(num, on=by, how="left").fillna({"events": 0})
@@ -436,7 +408,7 @@ def breakdown(ds: Dataset, sig: Signal, f: Filters, by: str) -> pd.DataFrame:
     return num.sort_values(["events", by], ascending=[False, True], ignore_index=True)
 
 
-@_memo
+@answer
 def error_codes(ds: Dataset, outcome: str, f: Filters) -> pd.DataFrame:
     """Error code / class totals of one failure outcome from the ``error_codes`` table."""
     e = filter_frame(ds, "error_codes", f)
@@ -445,7 +417,7 @@ def error_codes(ds: Dataset, outcome: str, f: Filters) -> pd.DataFrame:
     return g.sort_values(["events", "error_code"], ascending=[False, True], ignore_index=True)
 
 
-@_memo
+@answer
 def attempt_distribution(ds: Dataset, f: Filters) -> pd.DataFrame:
     """Delivery attempt number -> received records (the attempts table has no time column:
     it covers the whole collection window)."""
@@ -453,14 +425,14 @@ def attempt_distribution(ds: Dataset, f: Filters) -> pd.DataFrame:
     return a.groupby("attempt", as_index=False, observed=True)["events"].sum().sort_values("attempt", ignore_index=True)
 
 
-@_memo
+@answer
 def redeliveries(ds: Dataset, f: Filters) -> int:
     """Received records with attempt > 1 in the window (from the ``rates`` table)."""
     return int(filter_frame(ds, "rates", f)["redeliveries"].sum())
 
 
 # ----------------------------------------------------------------------------- stuck keys
-@_memo
+@answer
 def stuck_keys(ds: Dataset, f: Filters, *, only_expired: bool = False) -> pd.DataFrame:
     """Keys IN_PROGRESS at the end of the window ``f.end``, oldest claim first.
 
@@ -499,7 +471,7 @@ _HEALTH_OUTCOMES = {
 }
 
 
-@_memo
+@answer
 def health_table(ds: Dataset, f: Filters) -> pd.DataFrame:
     """One row per (service, operation): outcome counts, rates, max record age, stuck keys,
     and a health verdict with its reasons.
@@ -520,8 +492,7 @@ def health_table(ds: Dataset, f: Filters) -> pd.DataFrame:
     rec = t["received"].where(t["received"] > 0)
     t["poison_rate"] = t["poison_messages"] / rec
     t["retry_rate"] = t["retryable_failures"] / rec
-    a = filter_frame(ds, "record_age", f)
-    a = a[a["records"] > 0]
+    a = iterator_ages(ds, f)
     t["max_record_age_ms"] = a.groupby(keys, observed=True)["max_ms"].max().reindex(t.index)
     s = stuck_keys(ds, f, only_expired=True)
     t["stuck_keys"] = s.groupby(keys, observed=True).size().reindex(t.index).fillna(0).astype("int64")

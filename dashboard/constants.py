@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from enum import Enum
 
-from emitter.contract import METRIC_DESCRIPTIONS, Metric, Outcome
+from emitter.contract import METRIC_DESCRIPTIONS, EventSource, Metric, Outcome
 
 ENV_DATA_DIR = "IDEMWATCH_DATA"
 """Environment variable carrying the data directory to the Streamlit app (set by ``serve``)."""
@@ -98,6 +98,14 @@ class Signal:
     def description(self) -> str:
         return METRIC_DESCRIPTIONS[self.metric]
 
+    @property
+    def counted(self) -> str:
+        """The outcome value this signal counts (a rate's numerator). Raises ValueError for a signal that counts no
+        outcome (iterator age, stuck keys)."""
+        if self.outcome is None:
+            raise ValueError(f"signal {self.key!r} counts no outcome")
+        return str(self.outcome.value)
+
 
 SIGNALS: tuple[Signal, ...] = (
     Signal("duplicates", "Duplicates", SignalKind.COUNT, Metric.DUPLICATE_COMPLETED, Outcome.DUPLICATE_COMPLETED,
@@ -121,3 +129,13 @@ FAILURE_OUTCOMES: tuple[Outcome, ...] = (
     Outcome.RETRYABLE_FAILURE, Outcome.PERMANENT_FAILURE, Outcome.POISON_MESSAGE, Outcome.TIMEOUT_BUDGET_ABORT,
     Outcome.STORE_ERROR, Outcome.AMBIGUOUS_COMMIT,
 )
+
+ITERATOR_AGE_SOURCES = frozenset({
+    EventSource.SQS, EventSource.KINESIS, EventSource.DYNAMODB, EventSource.MSK, EventSource.SELF_MANAGED_KAFKA,
+    EventSource.ACTIVEMQ, EventSource.RABBITMQ,
+})
+"""Event sources whose records wait in a stream or queue (Lambda event source mappings): only their record age is an
+iterator age. A request (API Gateway, function URL, ALB) or a push (SNS, EventBridge) carries a send time too, but
+its age is latency, not a backlog: the iterator-age figures leave those out. Source: the IteratorAge metric of
+Lambda's "Types of metrics for Lambda functions" page (docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html),
+defined for stream and queue event source mappings."""

@@ -17,11 +17,8 @@ while a click never re-reads anything.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,11 +28,12 @@ from typing import Any
 
 import pandas as pd
 import pyarrow.parquet as pq
+import streamlit as st
 
 from collector.tables import TABLES, Table
 from dashboard.constants import MANIFEST_FILE, SOURCE_BIN, TABLES_DIR
 
-__all__ = ["DataStatus", "Dataset", "clear_cache", "empty_table", "fingerprint", "load_dataset"]
+__all__ = ["DataStatus", "Dataset", "empty_table", "fingerprint", "load_dataset"]
 
 TRAIL = "trail"
 TABLE_STUCK_SCAN = "idempotency_table_stuck"
@@ -65,7 +63,8 @@ _DIMENSION_COLUMNS = ("service", "operation", "event_source")
 _CATEGORY_COLUMNS = (*_DIMENSION_COLUMNS, "outcome", "log_group", "error_class", "library", "signal")
 """Low-cardinality columns held as pandas categoricals: filters and group-bys on 100k-row
 tables stay in the millisecond range."""
-_CACHE_SIZE = 4
+DATA_VERSIONS = 4
+"""Loaded datasets kept (``st.cache_resource``): a few data directories or versions open at once."""
 
 
 class DataStatus:
@@ -141,15 +140,6 @@ def fingerprint(data_dir: Path) -> str:
     return h.hexdigest()[:16]
 
 
-_cache: OrderedDict[tuple[str, str], Dataset] = OrderedDict()
-_lock = threading.Lock()
-
-
-def clear_cache() -> None:
-    with _lock:
-        _cache.clear()
-
-
 def load_dataset(data_dir: Path | str) -> Dataset:
     """Load (or return the cached) :class:`Dataset` for ``data_dir``.
 
@@ -159,33 +149,13 @@ def load_dataset(data_dir: Path | str) -> Dataset:
     data_dir = Path(data_dir).expanduser().resolve()
     if not data_dir.is_dir():
         return Dataset(data_dir=data_dir, fingerprint="", status=DataStatus.NO_DIR)
-    fp = fingerprint(data_dir)
-    key = (str(data_dir), fp)
-    with _lock:
-        hit = _cache.get(key)
-        if hit is not None:
-            _cache.move_to_end(key)
-            return hit
-    gc.unfreeze()  # the objects of a dataset loaded (and frozen) earlier become collectable again
-    ds = _load(data_dir, fp)
-    with _lock:
-        _cache[key] = ds
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    _freeze_heap()
-    return ds
+    return _load_version(str(data_dir), fingerprint(data_dir))
 
 
-def _freeze_heap() -> None:
-    """Collect once, then move every object alive now (the loaded tables, the imported modules) to the
-    collector's permanent generation (``gc.freeze``), so a later collection does not walk them.
-
-    Why: the app runs with Streamlit's post-run ``gc.collect()`` off (``dashboard.serve``), and CPython's own
-    full collection, which walks every tracked object, then lands inside some page's run. Called once per data
-    version (a cache miss); :func:`load_dataset` unfreezes before the next load so an evicted dataset is freed.
-    """
-    gc.collect()
-    gc.freeze()
+@st.cache_resource(max_entries=DATA_VERSIONS, show_spinner=False)
+def _load_version(data_dir: str, fp: str) -> Dataset:
+    """One data version, loaded once and shared by every session (never copied: a page must not change it)."""
+    return _load(Path(data_dir), fp)
 
 
 def _load(data_dir: Path, fp: str) -> Dataset:

@@ -17,7 +17,8 @@ from datetime import timedelta
 import pandas as pd
 
 from collector.tables import TABLES
-from dashboard.compute import Filters, _bin_floor, _memo, choose_bin
+from dashboard.cache import answer
+from dashboard.compute import Filters, bin_floor, choose_bin
 from dashboard.sources import by_log_group
 
 __all__ = ["COLUMNS", "COUNT_COLUMNS", "per_log_group", "series", "totals"]
@@ -48,7 +49,7 @@ def _merge(d: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return g.drop(columns=list(w))
 
 
-@_memo
+@answer
 def totals(ds, f: Filters) -> dict[str, float | None]:
     """Whole-window figures: every count column summed, ``avg_duration_ms`` and ``avg_init_duration_ms``
     (weighted), ``cold_start_rate`` (cold starts / invocations), the max columns (``peak_memory_pct`` included)
@@ -61,7 +62,7 @@ def totals(ds, f: Filters) -> dict[str, float | None]:
     return {k: (None if pd.isna(v) else float(v)) for k, v in row.items()}
 
 
-@_memo
+@answer
 def per_log_group(ds, f: Filters) -> pd.DataFrame:
     """One row per log group (most invocations first): counts first, then rates, durations, init durations
     and memory (used, size, peak share)."""
@@ -77,12 +78,12 @@ def per_log_group(ds, f: Filters) -> pd.DataFrame:
     return g[cols].sort_values(["invocations", "log_group"], ascending=[False, True], ignore_index=True)
 
 
-@_memo
+@answer
 def series(ds, f: Filters) -> tuple[pd.DataFrame, timedelta]:
     """Per bin and log group, the same columns as :func:`per_log_group` plus ``time``; and the bin width."""
     b = choose_bin(f.start, f.end)
     d = by_log_group(ds, "invocations", f)
-    d = d.assign(time=_bin_floor(d["time"], b))
+    d = d.assign(time=bin_floor(d["time"], b))
     if d.empty:
         return pd.DataFrame(columns=["time", "log_group", *COUNT_COLUMNS, *_DERIVED, *_MAX_COLUMNS]), b
     g = _merge(d, ["time", "log_group"])

@@ -1,24 +1,25 @@
 """Links from a key, event id or request id anywhere in the dashboard into the Events explorer.
 
-One place builds them (every table with an id column calls :func:`explorer_links`), so a page never
-spells an explorer URL itself. The URL is relative (``explorer?field=...&q=...``): it works under any
-base path a proxy serves the app at, and the value is percent-encoded, so an untrusted id can never
-change the link's target (it is always the explorer page of this server).
+One place builds them (every table with an id column passes :func:`explorer_targets` to ``ui.table``), so a page
+never spells an explorer URL itself. A click on an id opens the explorer in the same tab with the page's time range
+and filters kept (``urlstate.params``) and the id as its search; the values travel as query parameters that
+Streamlit percent-encodes, so an untrusted id can never change where the link leads.
 """
 
 from __future__ import annotations
 
 import math
 from typing import Any
-from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
 
-__all__ = ["ID_FIELDS", "explorer_links", "explorer_url"]
+from dashboard import urlstate
 
-EXPLORER_PATH = "explorer"
-"""URL path of the Events explorer page (app.py registers it under this path)."""
+__all__ = ["EXPLORER_PAGE", "ID_FIELDS", "explorer_params", "explorer_targets", "id_columns"]
+
+EXPLORER_PAGE = "app_pages/explorer.py"
+"""The Events explorer's page file (app.py registers it)."""
 ID_FIELDS: dict[str, str] = {
     "idempotency_key": "Idempotency key",
     "key": "Idempotency key",
@@ -28,28 +29,38 @@ ID_FIELDS: dict[str, str] = {
     "last_request_id": "Request id",
 }
 """Column name -> explorer search field label (``dashboard.trail.SEARCH_FIELDS``) of the id it holds."""
-_DISPLAY = r"[?&]q=([^&]*)"
-"""The grid shows the link's ``q`` parameter (the id, percent-decoded by the grid), not the URL."""
 
 
-def explorer_url(field: str, value: Any) -> str | None:
-    """Relative URL of the explorer searching ``value`` in ``field`` (a search field label); None for no value."""
+def explorer_params(field: str, value: Any) -> dict[str, list[str]] | None:
+    """Query parameters of the explorer searching ``value`` in ``field`` (a search field label) with this run's time
+    range and filters; None for no value (nothing to search)."""
     if value is None or (isinstance(value, float) and math.isnan(value)) or str(value) == "":
         return None
-    return f"{EXPLORER_PATH}?{urlencode({'field': field, 'q': str(value)})}"
+    return urlstate.params(field=[field], q=[str(value)])
 
 
-def explorer_links(df: pd.DataFrame, column_config: dict[str, Any] | None = None) -> tuple[pd.DataFrame, dict]:
-    """``df`` with every id column (:data:`ID_FIELDS`) turned into explorer links, and the column config
-    (``st.column_config.LinkColumn`` per linked column, other entries of ``column_config`` kept; a label
-    given there for a linked column is kept too). Returns a new frame; ``df`` is not changed."""
+def explorer_targets(df: pd.DataFrame) -> dict[str, Any]:
+    """Column -> ``ui.Target`` for every id column of ``df`` (:data:`ID_FIELDS`)."""
+    def target(col: str, field: str):
+        def go(row: pd.Series) -> tuple[str, dict[str, list[str]]] | None:
+            p = explorer_params(field, row[col])
+            return None if p is None else (EXPLORER_PAGE, p)
+        return go
+
+    return {col: target(col, field) for col, field in ID_FIELDS.items() if col in df.columns}
+
+
+def id_columns(df: pd.DataFrame, column_config: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``column_config`` with each id column of ``df`` labelled as a link into the explorer (its header marked ↗,
+    its help saying a click opens the id's trail). A label given in ``column_config`` is kept."""
     cfg = dict(column_config or {})
-    out = df.copy()
     for col, field in ID_FIELDS.items():
-        if col not in out.columns:
+        if col not in df.columns:
             continue
-        out[col] = [explorer_url(field, v) for v in out[col].tolist()]
-        label = (cfg.get(col) or {}).get("label")  # a ColumnConfig is a dict
-        cfg[col] = st.column_config.LinkColumn(label or col, display_text=_DISPLAY,
-                                               help=f"Opens the Events explorer on this {field.lower()}.")
-    return out, cfg
+        given = cfg.get(col)
+        label = (given.get("label") if isinstance(given, dict) else None) or col.replace("_", " ")
+        width = given.get("width") if isinstance(given, dict) else None
+        cfg[col] = st.column_config.TextColumn(f"{label} ↗", width=width or "medium",
+                                               help=f"Click a {field.lower()} to open its trail in the Events "
+                                                    "explorer (same tab, same time range and filters).")
+    return cfg

@@ -54,15 +54,8 @@ def is_loopback(host: str) -> bool:
 
 
 def streamlit_command(host: str, port: int, headless: bool = True) -> list[str]:
-    """The ``streamlit run`` argv: the listen address, no usage stats, no file watcher, no dev mode, no forced
-    garbage collection after each rerun. No theme is forced: the app follows the viewer's light/dark preference
-    (Streamlit's default).
-
-    ``runner.postScriptGC`` off: Streamlit's full ``gc.collect()`` after every script run holds the GIL for
-    100-250 ms on a busy 2-core machine with the 1M-event tables loaded (measured with
-    ``benchmarks/dashboard_bench.py``), and meanwhile the server cannot send the page's last elements to the
-    browser. Python's own generational collector still runs, and reference-counted garbage is freed at once
-    either way; the loaded dataset is frozen out of its full collections (``dashboard.data._freeze_heap``)."""
+    """The ``streamlit run`` argv: the listen address, no usage stats, no file watcher, no dev mode. No theme is
+    forced: the app follows the viewer's light/dark preference (Streamlit's default)."""
     return [
         sys.executable, "-m", "streamlit", "run", str(APP_PATH),
         "--server.address", host,
@@ -74,7 +67,6 @@ def streamlit_command(host: str, port: int, headless: bool = True) -> list[str]:
         "--browser.serverAddress", host,
         "--global.developmentMode", "false",
         "--client.toolbarMode", "viewer",
-        "--runner.postScriptGC", "false",
     ]
 
 

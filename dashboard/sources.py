@@ -20,7 +20,8 @@ from datetime import timedelta
 import pandas as pd
 
 from dashboard import trail
-from dashboard.compute import Filters, _bin_floor, _covers, _memo, choose_bin, filter_frame
+from dashboard.cache import answer
+from dashboard.compute import Filters, bin_floor, covers, choose_bin, filter_frame
 from dashboard.data import TABLE_STUCK_SCAN, Dataset
 
 __all__ = ["LIBRARY_LABELS", "Reading", "by_log_group", "library_series", "library_total", "readings",
@@ -48,7 +49,7 @@ def by_log_group(ds: Dataset, name: str, f: Filters, *, window: bool = True) -> 
     return df if groups is None else df[df["log_group"].isin(groups)]
 
 
-@_memo
+@answer
 def library_total(ds: Dataset, signal: str, f: Filters) -> dict[str, float]:
     """Library -> ``events`` of ``signal`` (an Outcome value or a metric name) in the window, for every library
     that ever reported ``signal`` in the data (0.0 when none in this window), largest first."""
@@ -62,14 +63,14 @@ def library_total(ds: Dataset, signal: str, f: Filters) -> dict[str, float]:
     return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-@_memo
+@answer
 def library_series(ds: Dataset, signal: str, f: Filters, bin_width: timedelta | None = None
                    ) -> tuple[pd.DataFrame, timedelta]:
     """Per-bin ``events`` of ``signal`` by library: (frame ``time``, ``library``, ``value``; bin width)."""
     b = bin_width or choose_bin(f.start, f.end)
     d = by_log_group(ds, "library_signals", f)
     d = d[d["signal"] == signal]
-    d = d.assign(time=_bin_floor(d["time"], b), library=d["library"].astype(str).map(label))
+    d = d.assign(time=bin_floor(d["time"], b), library=d["library"].astype(str).map(label))
     g = d.groupby(["time", "library"], as_index=False, observed=True)["events"].sum()
     return g.rename(columns={"events": "value"}), b
 
@@ -88,7 +89,7 @@ class Reading:
 def readings(ds: Dataset, signal: str, f: Filters) -> list[Reading]:
     """The library readings of ``signal`` (an Outcome value) in ``f`` and the window before it."""
     prev = f.previous()
-    has_prev = _covers(ds, prev)
+    has_prev = covers(ds, prev)
     before = library_total(ds, signal, prev) if has_prev else {}
     return [Reading(label(lib), v, before.get(lib, 0.0) if has_prev else None, "library_signals")
             for lib, v in library_total(ds, signal, f).items()]

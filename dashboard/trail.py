@@ -11,20 +11,21 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import duckdb
 import numpy as np
 import pandas as pd
+import streamlit as st
 
 from collector.tables import TABLES
+from dashboard.cache import answer
 from dashboard.compute import Filters
-from dashboard.constants import TOP_N
+from dashboard.constants import ITERATOR_AGE_SOURCES, TOP_N
 from dashboard.data import NOT_SET, Dataset
 from emitter.contract import Outcome
 
-__all__ = ["PAGE_ROWS", "SEARCH_FIELDS", "SearchPage", "failures_by_log_group", "log_groups", "search",
+__all__ = ["PAGE_ROWS", "attempts", "SEARCH_FIELDS", "SearchPage", "failures_by_log_group", "log_groups", "search",
            "search_page", "top_event_ids", "top_keys", "top_record_ages", "warm"]
 
 SEARCH_FIELDS: dict[str, tuple[str, ...]] = {
@@ -88,7 +89,7 @@ def log_groups(ds: Dataset, f: Filters) -> frozenset[str] | None:
     return frozenset(m["log_group"].tolist())
 
 
-@lru_cache(maxsize=8)
+@answer
 def _log_group_map(path: Path, fp: str) -> pd.DataFrame:
     sql = f"""SELECT DISTINCT log_group, coalesce(service, '{NOT_SET}') AS service,
                      coalesce(operation, '{NOT_SET}') AS operation, coalesce(event_source, '{NOT_SET}') AS event_source
@@ -101,10 +102,10 @@ def failures_by_log_group(ds: Dataset, f: Filters, outcomes: tuple[str, ...]) ->
     ``events``): the errors of a Lambda function as the emitter saw them."""
     if ds.trail_path is None:
         return _empty(("log_group", "outcome", "events"))
-    return _failures(ds.trail_path, ds.fingerprint, f, outcomes).copy()
+    return _failures(ds.trail_path, ds.fingerprint, f, outcomes)
 
 
-@lru_cache(maxsize=64)
+@answer
 def _failures(path: Path, fp: str, f: Filters, outcomes: tuple[str, ...]) -> pd.DataFrame:
     where, params = _where(f)
     sql = f"""SELECT log_group, outcome, count(*) AS events FROM TRAIL
@@ -117,10 +118,10 @@ def top_keys(ds: Dataset, outcome: str, f: Filters, n: int = TOP_N) -> pd.DataFr
     """Idempotency keys with the most ``outcome`` records in the window (ties by key)."""
     if ds.trail_path is None:
         return _empty(TOP_KEY_COLUMNS)
-    return _top_keys(ds.trail_path, ds.fingerprint, outcome, f, n).copy()
+    return _top_keys(ds.trail_path, ds.fingerprint, outcome, f, n)
 
 
-@lru_cache(maxsize=256)
+@answer
 def _top_keys(path: Path, fp: str, outcome: str, f: Filters, n: int) -> pd.DataFrame:
     where, params = _where(f)
     sql = f"""SELECT idempotency_key, any_value(service) AS service, any_value(operation) AS operation,
@@ -134,10 +135,10 @@ def top_event_ids(ds: Dataset, outcome: str, f: Filters, n: int = TOP_N) -> pd.D
     """Event ids (messageId, sequence number, ...) with the most ``outcome`` records in the window."""
     if ds.trail_path is None:
         return _empty(TOP_EVENT_COLUMNS)
-    return _top_event_ids(ds.trail_path, ds.fingerprint, outcome, f, n).copy()
+    return _top_event_ids(ds.trail_path, ds.fingerprint, outcome, f, n)
 
 
-@lru_cache(maxsize=256)
+@answer
 def _top_event_ids(path: Path, fp: str, outcome: str, f: Filters, n: int) -> pd.DataFrame:
     where, params = _where(f)
     sql = f"""SELECT event_id, any_value(event_source) AS event_source, any_value(service) AS service,
@@ -148,20 +149,39 @@ def _top_event_ids(path: Path, fp: str, outcome: str, f: Filters, n: int) -> pd.
     return _query(path, sql, params + [outcome])
 
 
+def attempts(ds: Dataset, f: Filters) -> pd.DataFrame:
+    """Delivery attempt number -> ``received`` records in the window (columns ``attempt``, ``received``), from
+    the trail: the window and filters apply (the collector's ``attempts`` table covers the whole collection).
+    Records without an attempt number are left out."""
+    if ds.trail_path is None:
+        return _empty(("attempt", "received"))
+    return _attempts(ds.trail_path, ds.fingerprint, f)
+
+
+@answer
+def _attempts(path: Path, fp: str, f: Filters) -> pd.DataFrame:
+    where, params = _where(f)
+    sql = f"""SELECT attempt, count(*) AS received FROM TRAIL
+              WHERE {where} AND outcome = ? AND attempt IS NOT NULL GROUP BY attempt ORDER BY attempt"""
+    return _query(path, sql, params + [Outcome.RECEIVED.value])
+
+
 def top_record_ages(ds: Dataset, f: Filters, n: int = TOP_N) -> pd.DataFrame:
     """The ``received`` records with the largest record age (ms) in the window."""
     if ds.trail_path is None:
         return _empty(AGE_COLUMNS)
-    return _top_ages(ds.trail_path, ds.fingerprint, f, n).copy()
+    return _top_ages(ds.trail_path, ds.fingerprint, f, n)
 
 
-@lru_cache(maxsize=64)
+@answer
 def _top_ages(path: Path, fp: str, f: Filters, n: int) -> pd.DataFrame:
     where, params = _where(f)
+    sources = sorted(ITERATOR_AGE_SOURCES)
     sql = f"""SELECT {', '.join(AGE_COLUMNS)} FROM TRAIL
               WHERE {where} AND outcome = ? AND record_age_ms IS NOT NULL
+                    AND event_source IN ({', '.join('?' * len(sources))})
               ORDER BY record_age_ms DESC, timestamp, event_id LIMIT {int(n)}"""
-    return _query(path, sql, params + [Outcome.RECEIVED.value])
+    return _query(path, sql, params + [Outcome.RECEIVED.value, *sources])
 
 
 @dataclass(frozen=True)
@@ -210,7 +230,7 @@ def search_page(ds: Dataset, field: str, value: str, *, partial: bool = False, p
     pages = math.ceil(total / page_size)
     page = min(max(1, int(page)), max(1, pages))
     start = (page - 1) * page_size
-    rows = _read_rows(ds.trail_path, ds.fingerprint, cols, value, partial, start, page_size).copy()
+    rows = _read_rows(ds.trail_path, ds.fingerprint, cols, value, partial, start, page_size)
     return SearchPage(rows, total, m.matched, m.keys, m.events, page, pages, start + 1 if total else 0)
 
 
@@ -227,40 +247,37 @@ _ID_COLUMNS = SEARCH_FIELDS["Any id"]
 _HAY_SEP = "\x1f"
 """Separator of the id columns in the lower-cased ``hay`` column (ASCII unit separator: never typed in a search;
 a search value containing it falls back to one test per column)."""
-_HOT_LOCK = threading.Lock()
-_HOT: dict[tuple[str, str], duckdb.DuckDBPyConnection] = {}
+INDEX_VERSIONS = 2
+"""Trail id indexes kept (``st.cache_resource``): about 200 MB each for 1M records."""
 
 
 def warm(ds: Dataset) -> None:
     """Build the trail's id index in a background thread (the explorer page calls it when it opens, so the first
-    search does not pay for it). No-op without a trail or when it is built already."""
-    if ds.trail_path is None or (str(ds.trail_path), ds.fingerprint) in _HOT:
+    search does not pay for it). No-op without a trail; returns at once when it is built already."""
+    if ds.trail_path is None:
         return
     threading.Thread(target=_hot_db, args=(ds.trail_path, ds.fingerprint), daemon=True,
                      name="idemwatch-trail-index").start()
 
 
+def _close(con: duckdb.DuckDBPyConnection) -> None:
+    con.close()
+
+
+@st.cache_resource(max_entries=INDEX_VERSIONS, show_spinner=False, on_release=_close)
 def _hot_db(path: Path, fp: str) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB database holding the trail's hot search fields: file row number, the sort key of a
     trail (timestamp, request id, outcome), the four id columns, and ``hay``: the ids lower-cased and joined, so an
-    "Any id" substring search is one ``contains`` per row. One per data version (an older one is closed); about
-    200 MB for 1M rows. Built once under a lock; later calls return it."""
-    key = (str(path), fp)
-    with _HOT_LOCK:
-        con = _HOT.get(key)
-        if con is not None:
-            return con
-        con = duckdb.connect()
-        con.execute("SET TimeZone = 'UTC'")
-        ids = ", ".join(_ID_COLUMNS)
-        con.execute(f"""CREATE TABLE hot AS
-            SELECT file_row_number AS rn, timestamp, outcome, {ids},
-                   lower(concat_ws(chr(31), {', '.join(f"coalesce({c}, '')" for c in _ID_COLUMNS)})) AS hay
-            FROM read_parquet('{_lit(path)}', file_row_number = true)""")
-        for old in [k for k in _HOT if k[0] == key[0]]:
-            _HOT.pop(old).close()
-        _HOT[key] = con
-        return con
+    "Any id" substring search is one ``contains`` per row. One per data version, built once (Streamlit's resource
+    cache makes a concurrent caller wait for it), shared by every session through a cursor per query."""
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    ids = ", ".join(_ID_COLUMNS)
+    con.execute(f"""CREATE TABLE hot AS
+        SELECT file_row_number AS rn, timestamp, outcome, {ids},
+               lower(concat_ws(chr(31), {', '.join(f"coalesce({c}, '')" for c in _ID_COLUMNS)})) AS hay
+        FROM read_parquet('{_lit(path)}', file_row_number = true)""")
+    return con
 
 
 @dataclass(frozen=True)
@@ -275,7 +292,7 @@ class _Match:
     events: int
 
 
-@lru_cache(maxsize=32)  # a result is 9 bytes a record: 9 MB for a search matching all of a 1M-record trail
+@answer
 def _search(path: Path, fp: str, cols: tuple[str, ...], value: str, partial: bool) -> _Match:
     if partial and cols == _ID_COLUMNS and _HAY_SEP not in value:
         cond, params = "contains(hay, lower(?))", [value]
@@ -308,7 +325,7 @@ def _search(path: Path, fp: str, cols: tuple[str, ...], value: str, partial: boo
     return _Match(rn, hit, int(hit.sum()), int(got["keys"][0]), int(got["events"][0]))
 
 
-@lru_cache(maxsize=128)
+@answer
 def _read_rows(path: Path, fp: str, cols: tuple[str, ...], value: str, partial: bool, start: int,
                n: int) -> pd.DataFrame:
     """Records ``start .. start + n - 1`` of the search's result, read from the Parquet file (``matched`` first)."""

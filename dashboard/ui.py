@@ -1,20 +1,20 @@
-"""Streamlit layout helpers shared by the pages: context, filters, safe text, tables (charts: ``dashboard.charts``).
+"""Streamlit layout helpers shared by the pages: context, filters, safe text, tables, charts.
 
 Safety rule: everything that comes from logs (keys, ids, service/operation names, error
 codes, messages) is untrusted. It is shown only through ``st.dataframe`` (rendered as
-text by the grid), through :func:`md_escape` inside markdown, as data values of the
-Vega-Lite charts (``dashboard.charts``: drawn as SVG/canvas text, HTML-escaped in tooltips), or
-``html.escape``-d in the small HTML tables (``dashboard.htmltable``) and the signal pages' charts
-(``dashboard.htmlchart``), the two modules with an ``st.html`` call (one each).
-No call in the dashboard uses ``unsafe_allow_html``.
+text by the grid), through :func:`md_escape` inside markdown, as plotly text escaped by
+``dashboard.charts.text``, or as widget options (plain text). No call in the dashboard uses
+``unsafe_allow_html`` or ``st.html``.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import string
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -23,7 +23,8 @@ from typing import Any, Literal
 import pandas as pd
 import streamlit as st
 
-from dashboard import cloudwatch_panel, urlstate
+from dashboard import charts, cloudwatch_panel, urlstate
+from dashboard import links as id_links
 from dashboard.compute import Filters, choose_bin, default_preset, dimension_values, preset_window
 from dashboard.constants import CUSTOM_RANGE, ENV_DATA_DIR, ENV_REFRESH_S, RANGE_PRESETS, REFRESH_S
 from dashboard.data import Dataset, DataStatus, fingerprint, load_dataset, manifest_summary, skipped_lines
@@ -31,21 +32,24 @@ from dashboard.data import Dataset, DataStatus, fingerprint, load_dataset, manif
 __all__ = [
     "RENDERED_MARK",
     "Context",
+    "Target",
     "build_context",
+    "chart",
     "context",
     "footer",
     "md_escape",
     "no_data",
     "page_header",
+    "set_window",
     "table",
 ]
 
 _CTX = "_idemwatch_ctx"
 
 RENDERED_MARK = "rendered in"
+"""Text of the footer caption each page writes last (the browser test and benchmark wait for it)."""
 TRAIL_TIME = st.column_config.DatetimeColumn("timestamp (UTC)", format="YYYY-MM-DD HH:mm:ss.SSS")
 """Column config of a trail record's ``timestamp`` (milliseconds shown: records of one request differ by ms)."""
-"""Text of the footer caption each page writes last (the browser test and benchmark wait for it)."""
 _MD_SPECIALS = re.compile("([" + re.escape(string.punctuation) + "])")
 
 
@@ -203,6 +207,13 @@ def _sidebar(ds: Dataset) -> Filters:
     sources = tuple(_multi(sb, "Event source", dimension_values(ds, "event_source"), "f_source", "source"))
     b = choose_bin(start, end)
     sb.caption(f"{_fmt(start)} – {_fmt(end)} UTC · bin {_fmt_bin(b)}")
+    with sb.container(key="window-steps", horizontal=True):
+        st.button("◀", key="step-earlier", on_click=_step, args=(-1,), disabled=start <= ds.start,
+                  help="Earlier: move the window back by half its span.")
+        st.button("Zoom out", key="step-out", on_click=_step, args=(0,), disabled=start <= ds.start and end >= ds.end,
+                  help="Double the window around its middle. Zoom in: drag across a chart.")
+        st.button("▶", key="step-later", on_click=_step, args=(1,), disabled=end >= ds.end,
+                  help="Later: move the window forward by half its span.")
     skipped = skipped_lines(ds.manifest)
     if skipped:
         sb.warning(f"The collector skipped {skipped:,} log line(s) it could not parse; see Data below.")
@@ -275,17 +286,114 @@ def footer(page: str) -> None:
     st.caption(f"idemwatch · {page} · {RENDERED_MARK} {ms:.0f} ms")
 
 
-def table(df: pd.DataFrame, *, key: str | None = None, height: int | Literal["auto"] = "auto",
-          columns: dict[str, Any] | None = None, **column_config: Any) -> None:
-    """A read-only table (the grid renders every cell as text: safe for untrusted values).
+Target = Callable[[pd.Series], "tuple[str, dict[str, list[str]]] | None"]
+"""A table link: row -> (page file, query parameters) of the page a click on that cell opens, or None."""
 
-    ``columns`` and ``column_config``: column name -> ``st.column_config`` entry (``columns`` for names that
-    are not Python identifiers or clash with ``key``). With ``key``, the table sits in a container keyed
-    ``table-<key>`` (CSS class ``st-key-table-<key>``), which tests address.
+
+def table(df: pd.DataFrame, *, key: str, columns: dict[str, Any] | None = None, shown: Sequence[str] | None = None,
+          links: Mapping[str, Target] | None = None, height: int | Literal["auto"] = "auto", ids: bool = True) -> None:
+    """A read-only table (``st.dataframe``: the grid renders every cell as text, safe for untrusted values) in a
+    container keyed ``table-<key>`` (CSS class ``st-key-table-<key>``, which tests address).
+
+    ``columns``: column name -> ``st.column_config`` entry (label, unit, width, help). ``shown``: the columns drawn
+    by default, in order (None: all); the others are hidden columns, one click away in the grid's own column menu
+    (the eye in its toolbar), so a table that fits the window never puts a column out of reach. ``links``: column -> :data:`Target`; a click on
+    such a cell opens its page in this tab (``st.switch_page``: one history entry, the query parameters carrying
+    the time range and filters), so those cells read as links (their column help says where they lead). ``ids``:
+    every id column (``dashboard.links.ID_FIELDS``) links to the Events explorer.
     """
-    cfg = {**(columns or {}), **column_config} or None
-    if key is None:
-        st.dataframe(df, hide_index=True, width="stretch", height=height, column_config=cfg)
-        return
+    if ids:
+        columns = id_links.id_columns(df, columns)
+        links = {**id_links.explorer_targets(df), **(links or {})}
+    cfg: dict[str, Any] = {c: ({"label": v} if isinstance(v, str) else dict(v or {})) for c, v in (columns or {}).items()}
+    order = list(df.columns)
+    if shown is not None:
+        # the others are hidden, not dropped: the grid's column menu (the eye in its toolbar) shows any of them
+        first = [c for c in shown if c in df.columns]
+        order = first + [c for c in df.columns if c not in first]
+        for c in order[len(first):]:
+            cfg[c] = {**cfg.get(c, {}), "hidden": True}
     with st.container(key=f"table-{key}"):
-        st.dataframe(df, hide_index=True, width="stretch", height=height, column_config=cfg)
+        if not links:
+            st.dataframe(df, hide_index=True, width="stretch", height=height, column_config=cfg or None,
+                         column_order=order)
+            return
+        event = st.dataframe(df, hide_index=True, width="stretch", height=height, column_config=cfg or None,
+                             column_order=order, on_select="rerun", selection_mode="single-cell",
+                             key=f"grid-{key}")
+    cells = event.selection.get("cells", []) if event else []
+    for row, col in cells:
+        target = links.get(col)
+        hit = target(df.iloc[int(row)]) if target is not None else None
+        if hit is not None:
+            st.switch_page(hit[0], query_params=hit[1])
+
+
+CHART_CONFIG: dict[str, Any] = {"displaylogo": False, "scrollZoom": False,
+                                "modeBarButtonsToRemove": list(charts.MODEBAR_REMOVE)}
+"""Plotly's options for every chart: no scroll zoom (the wheel scrolls the page), no browser-only zoom or pan."""
+
+
+def chart(fig: Any, key: str, *, zoom: bool = True, static: bool = False) -> None:
+    """Draw a plotly figure (``dashboard.charts``) across its container, keyed ``key`` (CSS class ``st-key-<key>``),
+    themed like the app (light or dark).
+
+    ``zoom``: dragging across the chart selects a time span and the page's time range becomes that span
+    (:func:`set_window`: the sidebar shows "Custom range", the URL changes, Back returns to the previous range).
+    Streamlit passes plotly's selection events on to the script, not its zoom (relayout) events, so the drag is a
+    horizontal box selection rather than plotly's own zoom. ``zoom=False``: a chart outside the page's time range
+    (the alarm backtest) keeps plotly's own zoom and pan, in the browser. ``static``: no interaction at all (tile
+    sparklines).
+    """
+    with st.container(key=key):
+        if static or not zoom:
+            config = {"staticPlot": True} if static else {"displaylogo": False, "scrollZoom": False}
+            st.plotly_chart(fig, width="stretch", theme="streamlit", config=config, key=f"{key}-plot")
+            return
+        run = st.session_state.get(_CTX)
+        f = run.filters if run is not None else None
+        # a new widget per window: the selection that made this window is not carried onto its chart
+        wkey = f"{key}-zoom" if f is None else f"{key}-zoom-{f.start:%Y%m%d%H%M}-{f.end:%Y%m%d%H%M}"
+        st.plotly_chart(fig, width="stretch", theme="streamlit", config=CHART_CONFIG, key=wkey,
+                        on_select=functools.partial(_zoomed, wkey), selection_mode="box")
+
+
+def _zoomed(wkey: str) -> None:
+    """Selection callback of a chart: the selected span becomes the page's time range."""
+    run = st.session_state.get(_CTX)
+    state = st.session_state.get(wkey)
+    if run is None or run.ds.start is None or run.ds.end is None or state is None:
+        return
+    w = charts.selected_window(state.get("selection"), (run.ds.start, run.ds.end))
+    if w is not None:
+        set_window(*w)
+
+
+def set_window(start: datetime, end: datetime) -> None:
+    """Make [start, end) (naive UTC, whole minutes, inside the data) the time range: "Custom range" in the
+    sidebar. Call it from a widget callback (before the sidebar is drawn)."""
+    st.session_state["f_range"] = CUSTOM_RANGE
+    st.session_state["f_custom"] = (start, end)
+
+
+def _step(direction: int) -> None:
+    """The sidebar's Earlier / Zoom out / Later buttons: move the window by half its span (``direction`` -1 or
+    +1), or (0) double it around its middle; clipped to the data."""
+    run = st.session_state.get(_CTX)
+    if run is None or run.filters is None or run.ds.start is None or run.ds.end is None:
+        return
+    f, lo_b, hi_b = run.filters, run.ds.start, run.ds.end
+    span = f.end - f.start
+    if direction == 0:
+        lo, hi = f.start - span / 2, f.end + span / 2
+    else:
+        lo, hi = f.start + direction * span / 2, f.end + direction * span / 2
+        if lo < lo_b:
+            lo, hi = lo_b, min(hi_b, lo_b + span)
+        if hi > hi_b:
+            lo, hi = max(lo_b, hi_b - span), hi_b
+    lo, hi = max(lo, lo_b), min(hi, hi_b)
+    lo = pd.Timestamp(lo).floor("min").to_pydatetime()
+    hi = pd.Timestamp(hi).ceil("min").to_pydatetime()
+    if hi > lo:
+        set_window(lo, hi)

@@ -9,7 +9,9 @@ One rerun, in order:
    click changed one, or the navigation opened another page, which clears or keeps the query string but
    never changes it). A widget change always wins: the browser sends the query string it has *now*, and
    a change made before it applied this session's last write arrives with the stale one (typing a second
-   search right after the first was reset to the first by exactly that race).
+   search right after the first was reset to the first by exactly that race). A run the browser's Back/Forward
+   started (Streamlit marks it ``is_history_navigation``) takes the URL even when its query string is empty:
+   Back to a page opened without parameters returns every widget to its default.
 2. :func:`bind` (before each widget): when the URL wins, the widget's session-state value is set from
    its parameter (a missing parameter means the widget's default); the value is then checked against
    what the widget accepts now (``valid``), so a stale or hostile URL never raises.
@@ -24,11 +26,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlencode
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-__all__ = ["INVALID", "begin", "bind", "link", "publish"]
+__all__ = ["INVALID", "begin", "bind", "params", "publish"]
 
 INVALID = object()
 """What a decoder or validator returns for a value the widget cannot take (the default is used)."""
@@ -51,7 +53,9 @@ def begin() -> None:
     last = ss.get(_LAST)
     # widget values arrive in session state before the script runs: any difference is the user's change
     changed = any(key in ss and ss[key] != value for key, value in ss.get(_SHOWN, {}).items())
-    ss[_WINS] = last is None or (bool(cur) and cur != last and not changed)
+    ctx = get_script_run_ctx()
+    history = ctx is not None and ctx.is_history_navigation
+    ss[_WINS] = last is None or (history and cur != last) or (bool(cur) and cur != last and not changed)
     ss[_BOUND] = {}
 
 
@@ -98,14 +102,12 @@ def _bound_params() -> dict[str, Encoded]:
     return params
 
 
-def link(path: str, **overrides: Encoded) -> str:
-    """Relative URL (``path?query``) of the page served at ``path`` showing what this run shows: the values of
-    the widgets bound so far (the sidebar's time range and filters, when called from a page), as :func:`publish`
-    writes them, with ``overrides`` (parameter -> values; an empty list drops the parameter) on top. The values
-    are percent-encoded (``urlencode``), so an untrusted value cannot change the link's target."""
-    params = _bound_params() | overrides
-    query = urlencode([(k, v) for k, vs in params.items() for v in vs])
-    return f"{path}?{query}" if query else path
+def params(**overrides: Encoded) -> dict[str, Encoded]:
+    """The query parameters of what this run shows: the values of the widgets bound so far (the sidebar's time
+    range and filters, when called from a page), as :func:`publish` writes them, with ``overrides`` (parameter ->
+    values; an empty list drops the parameter) on top. For ``st.page_link`` / ``st.switch_page``, which
+    percent-encode them: an untrusted value cannot change the link's target."""
+    return {k: v for k, v in (_bound_params() | overrides).items() if v}
 
 
 def publish() -> None:

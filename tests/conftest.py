@@ -79,16 +79,3 @@ def aws(moto_url, fake_aws_env):
         return boto3.client(service, endpoint_url=moto_url, region_name="us-east-1")
 
     return make
-
-
-# ---- real-browser tests: retried on failure ----
-BROWSER_RERUNS = 2
-"""A browser test that fails is run again up to this many times (pytest-rerunfailures): they drive a real
-Chromium against a Streamlit server, and on a loaded 2-core machine a rerun of the app can land between two
-reads. A real defect fails every run; `-p no:rerunfailures` shows the first failure alone."""
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.get_closest_marker("browser") is not None and item.get_closest_marker("flaky") is None:
-            item.add_marker(pytest.mark.flaky(reruns=BROWSER_RERUNS, reruns_delay=1))

@@ -110,8 +110,8 @@ def run_demo(
         t.redeliveries = tally.redeliveries.get(fn, 0)
         t.injected = dict(sorted((k, v) for k, v in deps.plan.injected.get(fn, {}).items() if v))
         t.log_lines = (logs[fn].dump_events if injected else logs[fn].dump)(logs_dir / f"{fn}.log")
-        named = (deps.aliases.get(r.key, r.key) for r in stuck)
-        t.stuck_keys = sorted(k for k in named if k.startswith(f"{fn}#"))
+        # stored keys start with their function (the handlers' and Powertools' key prefix); logs name them readably
+        t.stuck_keys = sorted(deps.aliases.get(r.key, r.key) for r in stuck if r.key.startswith(f"{fn}#"))
     truth = DemoTruth(
         seed=seed, events=events, duration_s=duration_s, start=iso_ms(cfg.start_ms), end=iso_ms(cfg.end_ms),
         start_ms=cfg.start_ms, end_ms=cfg.end_ms, service=SERVICE, functions=truths,

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 from datetime import timedelta
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, ui
+from dashboard.cache import answer
 from dashboard.constants import ENV_ALARMS_CONFIG
 
 TITLE = "Alarms"
@@ -31,14 +31,14 @@ NOT_ALLOWED = ("Not an allowed alarm stack config. Give a .yaml, .yml or .json f
 STATE_COLORS = {"OK": "#2ca02c", "INSUFFICIENT_DATA": "#9e9e9e", "ALARM": "#d62728"}
 STATES = ("ALARM", "OK", "INSUFFICIENT_DATA")
 _col = st.column_config
-# explicit widths: alarm, severity, state and when it fired fit a 1400 px window without horizontal scrolling
+# explicit widths: the default columns fit a 1280 px window beside the sidebar (about 820 px) without scrolling
 SUMMARY_COLUMN_CONFIG = {
-    "alarm": _col.TextColumn("alarm", width=260),
+    "alarm": _col.TextColumn("alarm", width=270),
     "severity": _col.TextColumn("severity", width=65),
     "tier": _col.TextColumn("tier", width=60, help="base, or the extra tier (its name ends with the severity)."),
-    "last state": _col.TextColumn("last state", width=130),
+    "last state": _col.TextColumn("last state", width=100),
     "ALARM intervals": _col.NumberColumn("ALARM intervals", width=105),
-    "first ALARM": _col.DatetimeColumn("first ALARM (UTC)", format="YYYY-MM-DD HH:mm", width=140),
+    "first ALARM": _col.DatetimeColumn("first ALARM (UTC)", format="YYYY-MM-DD HH:mm", width=130),
     "periods in ALARM": _col.NumberColumn("ALARM periods", width=95),
     "periods OK": _col.NumberColumn("OK periods", width=80),
     "periods INSUFFICIENT_DATA": _col.NumberColumn("no-data periods", width=105,
@@ -46,12 +46,12 @@ SUMMARY_COLUMN_CONFIG = {
     "backtest": _col.TextColumn("backtest", width=70),
 }
 DEFINITION_COLUMN_CONFIG = {
-    "alarm": _col.TextColumn("alarm", width=260),
+    "alarm": _col.TextColumn("alarm", width=270),
     "title": _col.TextColumn("title", width=200),
     "severity": _col.TextColumn("severity", width=65),
     "tier": _col.TextColumn("tier", width=60),
     "target": _col.TextColumn("target", width=120),
-    "condition": _col.TextColumn("condition", width=250),
+    "condition": _col.TextColumn("condition", width=280),
     "console": _col.LinkColumn("console", width=90, display_text="alarm",
                                help="The alarm in the CloudWatch console."),
     "logs": _col.LinkColumn("logs", width=90, display_text="Logs Insights",
@@ -127,14 +127,14 @@ def default_config_shipped() -> Path | None:
     return None
 
 
-@lru_cache(maxsize=8)
+@answer
 def _backtest(config: str, config_mtime: int, data_dir: str, fingerprint: str):
     load_config, build_catalogue, run_backtest = alarms_api()  # type: ignore[misc]
     defs = build_catalogue(load_config(Path(config)))
     return list(defs), list(run_backtest(defs, Path(data_dir)))
 
 
-@lru_cache(maxsize=4)
+@answer
 def _log_groups(config: str, mtime: int) -> tuple[dict[tuple[str, str], str], str | None]:
     from alarms import load_config
 
@@ -214,14 +214,17 @@ def summary(results: list) -> pd.DataFrame:
             "tier": getattr(r.definition, "tier", "") or "base",
             "last state": str(tl["state"].iloc[-1]) if n else "INSUFFICIENT_DATA",
             "ALARM intervals": len(r.alarm_intervals),
-            "first ALARM": r.alarm_intervals[0][0] if r.alarm_intervals else None,
+            "first ALARM": r.alarm_intervals[0][0] if r.alarm_intervals else pd.NaT,
             "periods in ALARM": int(counts.get("ALARM", 0)),
             "periods OK": int(counts.get("OK", 0)),
             "periods INSUFFICIENT_DATA": int(counts.get("INSUFFICIENT_DATA", 0)),
             "backtest": getattr(r, "status", "ok"),
             "note": getattr(r, "note", ""),
         })
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    if len(df):  # one datetime column (a missing first ALARM is NaT, shown empty, not "None")
+        df["first ALARM"] = pd.to_datetime(df["first ALARM"], utc=True)
+    return df
 
 
 def render() -> None:
@@ -268,7 +271,8 @@ def render() -> None:
     c2.metric("In ALARM at the end", f"{int((s['last state'] == 'ALARM').sum()) if len(s) else 0:,}")
     c3.metric("Alarms that fired", f"{int((s['ALARM intervals'] > 0).sum()) if len(s) else 0:,}")
     st.subheader("State and backtest")
-    ui.table(s, key="alarm_summary", **SUMMARY_COLUMN_CONFIG)
+    ui.table(s, key="alarm_summary", columns=SUMMARY_COLUMN_CONFIG,
+             shown=["alarm", "severity", "last state", "ALARM intervals", "first ALARM", "periods in ALARM"])
     if results:
         names = [_name(r.definition) for r in results]
         fired = [i for i, r in enumerate(results) if r.alarm_intervals]
@@ -276,7 +280,8 @@ def render() -> None:
                             format_func=lambda i: names[i], key="alarm_pick")
         _timeline(results[pick], f)
     st.subheader("Definitions")
-    ui.table(pd.DataFrame([describe(d) for d in defs]), key="alarm_defs", **DEFINITION_COLUMN_CONFIG)
+    ui.table(pd.DataFrame([describe(d) for d in defs]), key="alarm_defs", columns=DEFINITION_COLUMN_CONFIG,
+             shown=["alarm", "severity", "condition", "console", "logs"])
     ui.footer(TITLE)
 
 
@@ -286,13 +291,13 @@ def _safe_error(exc: Exception) -> str:
     try:
         from alarms.exceptions import AlarmsError
     except ImportError:  # pragma: no cover - the page checked the part is installed
-        AlarmsError = ()  # type: ignore[assignment]
+        return f"{type(exc).__name__} (details in the server log)"
     if isinstance(exc, AlarmsError):
         return str(exc)[:2000]
     return f"{type(exc).__name__} (details in the server log)"
 
 
-def timeline_chart(result: Any) -> charts.Chart:
+def timeline_chart(result: Any) -> Any:
     """The timeline of one backtest (``charts.alarm_timeline``): value per period with the threshold line and the
     ALARM periods shaded, and below it the state band on its own row, so value and state never overlap."""
     d = result.definition
@@ -305,6 +310,7 @@ def _timeline(result: Any, f) -> None:
     if result.timeline.empty:
         st.caption("Empty timeline (no periods in the collected data).")
         return
-    charts.show(timeline_chart(result), key="alarm_timeline")
+    ui.chart(timeline_chart(result), key="alarm_timeline", zoom=False)
     st.caption("Dashed line: the alarm's threshold. Shaded: intervals in ALARM. Lower band: the state after each "
-               "period's evaluation (NO DATA = INSUFFICIENT_DATA).")
+               "period's evaluation (NO DATA = INSUFFICIENT_DATA). The backtest covers the whole collected history: "
+               "drag to zoom this chart only, double-click to reset.")

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboard import ui
+from dashboard import ui, urlstate
 from dashboard.compute import Filters, format_value, signal_value
 from dashboard.constants import SIGNAL_BY_KEY
 
@@ -29,10 +29,10 @@ COLUMN_CONFIG = {
     "status": _col.TextColumn("status", width=80),
     "rule": _col.TextColumn("rule", width=60),
     "severity": _col.TextColumn("severity", width=70),
-    "resource": _col.TextColumn("resource", width=300),
-    "explains": _col.TextColumn("signals in window", width=300,
+    "resource": _col.TextColumn("resource", width=200),
+    "explains": _col.TextColumn("signals in window", width=200,
                                 help="The dashboard signals this finding explains, for its function, in the window."),
-    "message": _col.TextColumn("message", width=520),
+    "message": _col.TextColumn("message", width=340, help="Hover a cell for the whole message."),
     "doc": _col.LinkColumn("AWS doc", width=90, display_text="doc"),
 }
 
@@ -128,7 +128,7 @@ def render() -> None:
     if df.empty:
         st.success("Every check passed.")
     else:
-        ui.table(df, key="audit", **COLUMN_CONFIG)
+        ui.table(df, key="audit", columns=COLUMN_CONFIG, shown=["status", "rule", "resource", "explains", "message"])
     failed_signals = sorted({k for fd in doc["findings"] if fd.get("status") == "fail"
                              for k in (doc.get("rules") or {}).get(fd.get("rule"), {}).get("signals", [])
                              if k in SIGNAL_BY_KEY})
@@ -136,5 +136,5 @@ def render() -> None:
         st.subheader("Signals the failed checks explain")
         for k in failed_signals:
             sig = SIGNAL_BY_KEY[k]
-            st.page_link(sig.page, label=sig.title)
+            st.page_link(sig.page, label=sig.title, query_params=urlstate.params())
     ui.footer(TITLE)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import links, trail, ui, urlstate
+from dashboard import trail, ui, urlstate
 from dashboard.compute import stuck_keys
 
 TITLE = "Events explorer"
@@ -26,17 +26,18 @@ def render() -> None:
     urlstate.bind("ex_field", "field", default=fields[0], decode=urlstate.choice(fields)[0],
                   encode=urlstate.choice(fields)[1], valid=urlstate.one_of(fields))
     urlstate.bind("ex_value", "q", default="", decode=urlstate.text()[0], encode=urlstate.text()[1])
-    urlstate.bind("ex_partial", "substring", default=False, decode=urlstate.flag()[0], encode=urlstate.flag()[1])
-    c1, c2, c3 = st.columns([2, 5, 1])
+    # substring search by default: a partial key finds its records; tick off for an exact match
+    urlstate.bind("ex_partial", "substring", default=True, decode=urlstate.flag()[0], encode=urlstate.flag()[1])
+    c1, c2, c3 = st.columns([2, 4, 1.3], vertical_alignment="bottom")
     field = c1.selectbox("Field", fields, key="ex_field")
     value = c2.text_input("Value", key="ex_value", placeholder="e.g. an idempotency key or a messageId")
-    partial = c3.checkbox("Substring", key="ex_partial")
+    partial = c3.checkbox("Substring", key="ex_partial", help="Match any part of the id (case-insensitive). "
+                                                            "Off: the whole id, exactly.")
     examples = stuck_keys(ds, ctx.filters)["idempotency_key"].head(5).tolist() if ctx.filters else []
     if examples and not value:
         st.caption("Keys still IN_PROGRESS in this window (copy one into the search):")
-        shown, cfg = links.explorer_links(
-            stuck_keys(ds, ctx.filters)[["idempotency_key", "operation", "last_status"]].head(5))
-        ui.table(shown, key="ex_examples", columns=cfg)
+        ui.table(stuck_keys(ds, ctx.filters)[["idempotency_key", "operation", "last_status"]].head(5),
+                 key="ex_examples")
     if value:
         _results(ds, field, value, partial)
     ui.footer(TITLE)
@@ -73,5 +74,19 @@ def _results(ds, field: str, value: str, partial: bool) -> None:
         c1.number_input(f"Page (of {res.pages:,})", min_value=1, step=1, key="ex_page")
         c2.caption(f"Showing records {res.first:,}–{res.first + len(res.rows) - 1:,} of {res.total:,} "
                    f"({trail.PAGE_ROWS:,} a page, in time order).")
-    shown, cfg = links.explorer_links(res.rows, {"timestamp": ui.TRAIL_TIME})
-    ui.table(shown, key="trail_rows", columns=cfg)
+    ui.table(res.rows, key="trail_rows", columns=TRAIL_COLUMNS,
+             shown=["matched", "timestamp", "outcome", "idempotency_key", "operation", "attempt"])
+
+
+_col = st.column_config
+TRAIL_COLUMNS = {
+    "matched": _col.CheckboxColumn("matched", width=70, help="The record matches the search itself (the others "
+                                                            "share its key or event id)."),
+    "timestamp": _col.DatetimeColumn("timestamp (UTC)", format="YYYY-MM-DD HH:mm:ss.SSS", width=175),
+    "outcome": _col.TextColumn("outcome", width=140),
+    "idempotency_key": _col.TextColumn("idempotency key", width=230),
+    "operation": _col.TextColumn("operation", width=120),
+    "attempt": _col.NumberColumn("attempt", format="%d", width=65),
+}
+"""The trail grid's default columns fit a 1280 px window; event id, request id, error code, message and the rest are
+hidden, in the grid's column menu (the eye in its toolbar)."""

@@ -7,12 +7,15 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import htmlchart, htmltable, lambda_health, sources, trail, ui
-from dashboard.compute import colour_map, duration_unit, format_ms, in_unit, outcome_totals
+from dashboard import charts, lambda_health, sources, trail, ui
+from dashboard.compute import colour_map, duration_unit, format_ms, outcome_totals
 from dashboard.constants import FAILURE_OUTCOMES
 from emitter.contract import Outcome
 
 TITLE = "Lambda health"
+_col = st.column_config
+
+
 def render() -> None:
     ctx = ui.context()
     ds, f = ctx.ds, ctx.filters
@@ -61,103 +64,73 @@ def _tiles(t: dict) -> None:
 
 
 def _charts(ds, f) -> None:
-    """The five charts, drawn on the server (``dashboard.htmlchart``): a Vega-Lite chart here made this the slowest
-    page to open (the tab's first Vega page loads and compiles Vega: 0.85-1.3 s of a 1.1-1.3 s switch at 1M
-    events, ``benchmarks/dashboard_bench.py``)."""
+    """Invocations, durations, memory, init durations and timeouts per bin and log group (plotly)."""
     s, b = lambda_health.series(ds, f)
-    colour = colour_map(ds, "log_group")
+    colours = colour_map(ds, "log_group")
     window = (f.start, f.end)
-    left, right = st.columns(2)
-    with left:
-        st.caption("Invocations per bin (bars) and cold starts (outlined dots), per log group")
-        htmlchart.show("lambda_invocations", s.rename(columns={"invocations": "value"}), "log_group", window, b,
-                       y_title="invocations", colour=colour, height=_H, points="cold_starts",
-                       points_title="cold starts")
-    with right:
-        unit, per = duration_unit(float(s["max_duration_ms"].max()))
-        st.caption(f"Duration per bin ({unit}): p95 (solid) and max (dotted), per log group")
-        htmlchart.show("lambda_duration", s, "log_group", window, b,
-                       stats=(("p95_duration_ms", "p95", "solid"), ("max_duration_ms", "max", "dotted")),
-                       y_title=f"duration ({unit})", per=per, colour=colour, height=_H)
-    left, right = st.columns(2)
-    with left:
-        st.caption("Peak memory used (solid) vs memory size (dashed) per bin (MB), per log group")
-        htmlchart.show("lambda_memory", s, "log_group", window, b,
-                       stats=(("max_memory_used_mb", "used", "solid"), ("memory_size_mb", "size", "dashed")),
-                       y_title="memory (MB)", colour=colour, height=_H)
-    with right:
-        cold = s[s["cold_starts"] > 0]
-        if cold.empty:
-            st.caption("Init duration per bin")
-            st.success("No cold start in this window.")
-        else:
-            unit, per = duration_unit(float(cold["max_init_duration_ms"].max()))
-            st.caption(f"Init duration of the cold starts per bin ({unit}): max (large dots) and avg (small dots), "
-                       "per log group")
-            htmlchart.show("lambda_init", cold, "log_group", window, b,
-                           stats=(("max_init_duration_ms", "max", "dot"), ("avg_init_duration_ms", "avg", "ring")),
-                           y_title=f"init duration ({unit})", per=per, colour=colour, height=_H)
-    st.caption("Timeouts per bin, per log group")
+    # one chart a row: a log group's legend entry stays readable beside a long name, and the plot keeps its height
+    st.caption("Invocations per bin (bars) and cold starts (open dots), per log group")
+    ui.chart(charts.series(s, "log_group", window, b, value="invocations", y_title="invocations (count)",
+                           colours=colours, points=("cold_starts", "cold starts"), height=_H),
+             key="lambda_invocations")
+    unit, per = duration_unit(float(s["max_duration_ms"].max()))
+    st.caption("Duration per bin: p95 (solid) and max (dotted), per log group")
+    ui.chart(charts.stat_series(s, "log_group", window, b, (("p95_duration_ms", "p95", "solid"),
+                                                           ("max_duration_ms", "max", "dotted")),
+                                y_title=f"duration ({unit})", per=per, colours=colours, height=_H),
+             key="lambda_duration")
+    st.caption("Peak memory used (solid) vs memory size (dashed) per bin, per log group")
+    ui.chart(charts.stat_series(s, "log_group", window, b, (("max_memory_used_mb", "used", "solid"),
+                                                           ("memory_size_mb", "size", "dashed")),
+                                y_title="memory (MB)", colours=colours, height=_H), key="lambda_memory")
+    cold = s[s["cold_starts"] > 0]
+    st.caption("Init duration of the cold starts per bin: max (large dots) and avg (small dots), per log group")
+    if cold.empty:
+        st.success("No cold start in this window.")
+    else:
+        unit, per = duration_unit(float(cold["max_init_duration_ms"].max()))
+        ui.chart(charts.stat_series(cold, "log_group", window, b, (("max_init_duration_ms", "max", "solid"),
+                                                                  ("avg_init_duration_ms", "avg", "dotted")),
+                                    y_title=f"init duration ({unit})", per=per, colours=colours,
+                                    markers_only=True, height=_H), key="lambda_init")
+    st.caption("Timeouts per bin, per log group (REPORT lines with Status: timeout)")
     tmo = s[s["timeouts"] > 0]
     if tmo.empty:
         st.success("No timeout in this window.")
     else:
-        htmlchart.show("lambda_timeouts", tmo.rename(columns={"timeouts": "value"}), "log_group", window, b,
-                       y_title="timeouts", colour=colour, height=160)
+        ui.chart(charts.series(tmo, "log_group", window, b, value="timeouts", y_title="timeouts (count)",
+                               colours=colours, height=240), key="lambda_timeouts")
 
 
-_H = 300
-"""Plot height of the four paired charts, CSS pixels (the Vega-Lite charts were 380 px with their axes and legend
-inside; the HTML chart's axes and legend come on top)."""
-
-
-_SHORT = {"cold_starts": "cold", "avg_duration_ms": "avg", "p95_duration_ms": "p95", "max_duration_ms": "max",
-          "avg_init_duration_ms": "init avg", "max_init_duration_ms": "init max", "max_memory_used_mb": "mem used",
-          "memory_size_mb": "mem size"}
-"""Short headers so the per-log-group table fits a 1440 px screen; each column's help has the full name."""
+_H = 280
+"""Height of each chart, CSS pixels (legend included)."""
 
 
 def _table(ds, f) -> None:
-    g = lambda_health.per_log_group(ds, f).copy()  # memoised: converting units in place would compound per rerun
-
-    def name(c: str) -> str:
-        return _SHORT.get(c, c.removesuffix("_ms").removesuffix("_mb").replace("_", " "))
-
-    def full(c: str) -> str:
-        return c.removesuffix("_ms").removesuffix("_mb").replace("_", " ")
-
-    C = htmltable.Column
-    cfg: dict[str, htmltable.Column] = {"log_group": C("log_group", "log group")}
+    g = lambda_health.per_log_group(ds, f)
+    cfg: dict = {"log_group": _col.TextColumn("log group", width="medium")}
     for c in lambda_health.COUNT_COLUMNS:
-        cfg[c] = C(c, name(c), _int, "right", help=full(c))
-    cfg["cold_start_rate"] = C("cold_start_rate", "cold %", _pct, "right", help="cold starts / invocations")
-    # one unit per column (its largest value's, said in the header): a 2-minute timeout must not turn every
-    # average into "0.00 min"
-    for c in (c for c in g.columns if c.endswith("_ms")):
-        g[c], unit = in_unit(g[c])
-        cfg[c] = C(c, f"{name(c)} ({unit})", ("{:,.0f}" if unit == "ms" else "{:,.2f}").format, "right",
-                   help=f"{full(c)} ({unit})")
+        cfg[c] = _col.NumberColumn(c.replace("_", " "), format="localized", width="small")
+    cfg["cold_start_rate"] = _col.NumberColumn("cold start rate", format="percent", width="small",
+                                               help="Cold starts / invocations.")
+    # one unit for every duration column, that of the smallest duration shown: s and min never sit side by side,
+    # and no average reads 0.00 beside a two-minute maximum
+    ms_cols = [c for c in g.columns if c.endswith("_ms")]
+    values = g[ms_cols].to_numpy().ravel() if len(g) and ms_cols else []
+    positive = [float(v) for v in values if v == v and v > 0]
+    unit, per = duration_unit(min(positive) if positive else None)
+    for c in ms_cols:
+        g[c] = (g[c] / per).round(0 if unit == "ms" else 2)  # whole ms: the grid's localized format shows them as is
+        cfg[c] = _col.NumberColumn(f"{c.removesuffix('_ms').replace('_', ' ')} ({unit})",
+                                   format="localized" if unit == "ms" else "%.2f", width="small")
     for c in (c for c in g.columns if c.endswith("_mb")):
-        cfg[c] = C(c, f"{name(c)} (MB)", "{:,.0f}".format, "right", help=f"{full(c)} (MB = 10^6 bytes)")
-    cfg["peak_memory_pct"] = C("peak_memory_pct", "mem %", _pct, "right",
-                               help="Largest 1-minute max memory used / memory size.")
-    # two tables so each fits a 1440 px screen: invocations and durations, then cold starts' init and memory
-    second = [c for c in g.columns if "init" in c or c.endswith(("_mb", "_pct"))]
-    first = [c for c in g.columns if c not in second]
-    _small_table(g[first], "lambda_groups", cfg)
-    st.caption("Init duration of the cold starts and memory used against the memory size, per log group")
-    _small_table(g[["log_group", *second]], "lambda_memory_groups", cfg)
-
-
-def _int(v) -> str:  # rounds, not htmltable.fmt_int: the per-log-group sums here may be floats
-    return f"{float(v):,.0f}"
-
-
-_pct = htmltable.fmt_percent(1)
-
-# A table of one row per log group or source: escaped HTML, not a canvas grid (five grids made this the slowest
-# page to open, benchmarks/dashboard_bench.py).
-_small_table = htmltable.show_frame
+        cfg[c] = _col.NumberColumn(f"{c.removesuffix('_mb').replace('_', ' ')} (MB)", format="%.0f", width="small",
+                                   help="MB = 10^6 bytes.")
+    cfg["peak_memory_pct"] = _col.NumberColumn("peak memory share", format="percent", width="small",
+                                               help="Largest 1-minute max memory used / memory size.")
+    ui.table(g, key="lambda_groups", columns=cfg,
+             shown=["invocations", "log_group", "timeouts", "cold_start_rate", "avg_duration_ms", "p95_duration_ms",
+                    "max_duration_ms", "peak_memory_pct"])
 
 
 def _cold_starts(ds, f, t: dict) -> None:
@@ -173,8 +146,8 @@ def _cold_starts(ds, f, t: dict) -> None:
     if not rows:
         st.caption("No source in this data records cold starts.")
         return
-    _small_table(pd.DataFrame(rows, columns=["source", "table", "cold starts"])[["cold starts", "source", "table"]],
-                 "lambda_cold", {"cold starts": htmltable.Column("cold starts", "cold starts", _int, "right")})
+    ui.table(pd.DataFrame(rows, columns=["source", "table", "cold starts"])[["cold starts", "source", "table"]],
+             key="lambda_cold", columns={"cold starts": _col.NumberColumn("cold starts", format="localized", width="small")})
 
 
 def _errors(ds, f) -> None:
@@ -183,8 +156,7 @@ def _errors(ds, f) -> None:
                "exceptions and metrics (library_signals). Lambda REPORT lines carry no error status for handler "
                "exceptions, so these are the errors seen from inside the handler.")
     fails = trail.failures_by_log_group(ds, f, tuple(o.value for o in FAILURE_OUTCOMES))
-    left, right = st.columns(2)
-    with left:
+    with st.container():
         st.caption("idemwatch emitter")
         if fails.empty:
             st.caption("No failure records in this window." if ds.trail_path is not None
@@ -196,8 +168,10 @@ def _errors(ds, f) -> None:
             piv = piv.sort_values("failures", ascending=False).reset_index()
             piv.columns = [str(c) for c in piv.columns]
             shown = piv[["failures", "log_group", *[c for c in piv.columns if c not in ("failures", "log_group")]]]
-            _small_table(shown, "lambda_errors", {"log_group": htmltable.Column("log_group", "log group")})
-    with right:
+            ui.table(shown, key="lambda_errors", columns={"log_group": _col.TextColumn("log group"),
+                                                          "failures": _col.NumberColumn("failures", format="localized")},
+                     shown=["failures", "log_group", *[c for c in shown.columns if c not in ("failures", "log_group")][:3]])
+    with st.container():
         st.caption("Powertools / EMF libraries")
         lib = sources.by_log_group(ds, "library_signals", f)
         failure_signals = {o.value for o in FAILURE_OUTCOMES} | {Outcome.DUPLICATE_IN_PROGRESS.value,
@@ -208,5 +182,6 @@ def _errors(ds, f) -> None:
         else:
             g = lib.groupby(["library", "log_group", "signal"], as_index=False, observed=True)["events"].sum()
             g["library"] = g["library"].astype(str).map(sources.label)
-            _small_table(g.sort_values("events", ascending=False)[["events", "library", "log_group", "signal"]],
-                         "lambda_lib_errors", {"events": htmltable.Column("events", "events", _int, "right")})
+            ui.table(g.sort_values("events", ascending=False)[["events", "library", "log_group", "signal"]],
+                     key="lambda_lib_errors", columns={"events": _col.NumberColumn("events", format="localized"),
+                                                       "log_group": _col.TextColumn("log group")})

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import htmlchart, htmltable, links, sources, trail, ui, urlstate
+from dashboard import charts, sources, trail, ui, urlstate
 from dashboard.compute import (
-    attempt_distribution,
     breakdown,
     colour_map,
     duration_unit,
     error_codes,
-    format_ms,
+    filter_frame,
+    outcome_totals,
     format_value,
     in_unit,
     record_age_series,
@@ -21,7 +21,9 @@ from dashboard.compute import (
     timeseries,
 )
 from dashboard.constants import SIGNAL_BY_KEY, TOP_N, Signal, SignalKind
-from emitter.contract import Outcome
+from emitter.contract import METRIC_DESCRIPTIONS, Metric, Outcome
+
+_col = st.column_config
 
 DIMENSIONS = (("service", "Service"), ("operation", "Operation"), ("event_source", "Event source"))
 
@@ -33,14 +35,14 @@ def render(key: str) -> None:
     ui.page_header(sig.title, f"{sig.metric.value}: {sig.description}")
     total = signal_value(ds, sig, f)
     c1, c2 = st.columns(2)
-    c1.metric(sig.title + " in window", format_value(sig, total))
+    c1.metric(sig.title + " in window", format_value(sig, total), help=sig.description)
     if sig.kind is SignalKind.RATE:
-        from dashboard.compute import outcome_totals
-
         t = outcome_totals(ds, f)
-        c2.metric("Poison messages / received", f"{t[Outcome.POISON_MESSAGE.value]:,} / {t[Outcome.RECEIVED.value]:,}")
+        c2.metric("Poison messages / received", f"{t[Outcome.POISON_MESSAGE.value]:,} / {t[Outcome.RECEIVED.value]:,}",
+                  help="Records in the window.")
     elif sig.key == "retries":
-        c2.metric("Redeliveries (attempt > 1)", f"{redeliveries(ds, f):,}")
+        c2.metric(f"Redeliveries in window ({Metric.REDELIVERY.value})", f"{redeliveries(ds, f):,}",
+                  help=METRIC_DESCRIPTIONS[Metric.REDELIVERY])
 
     st.subheader("Over time")
     if sig.kind is SignalKind.AGE:
@@ -48,13 +50,15 @@ def render(key: str) -> None:
     else:
         df, b = timeseries(ds, sig, f)
         if df.empty or df["value"].fillna(0).sum() == 0:
-            st.info(f"No {sig.outcome.value} records in this window.")  # type: ignore[union-attr]
+            st.info(f"No {sig.counted} records in this window.")
         else:
             rate = sig.kind is SignalKind.RATE
-            htmlchart.show("series", df, "operation", (f.start, f.end), b, kind="percent" if rate else "count",
-                           stacked=not rate, colour=colour_map(ds, "operation"),
-                           y_title="poison rate" if rate else "events")
-        st.caption(f"bin: {int(b.total_seconds() // 60)} min · source: idemwatch emitter (outcomes table)")
+            ui.chart(charts.series(df, "operation", (f.start, f.end), b, kind="percent" if rate else "count",
+                                   stacked=not rate, colours=colour_map(ds, "operation"),
+                                   y_title="poison rate (%)" if rate else f"{sig.title.lower()} (count)"),
+                     key="series")
+        st.caption(f"bin: {int(b.total_seconds() // 60)} min · source: idemwatch emitter (outcomes table) · drag "
+                   "across the chart to zoom the time range")
         _other_sources(ds, sig, f, b)
 
     st.subheader("Breakdown")
@@ -68,91 +72,117 @@ def render(key: str) -> None:
     by = st.segmented_control("By", options, format_func=lambda v: names[v], key="bd_by",
                               required=True, label_visibility="collapsed") or options[0]
     if by == "error_code":
-        ec = error_codes(ds, sig.outcome.value, f)  # type: ignore[union-attr]
+        ec = error_codes(ds, sig.counted, f)
         if ec.empty:
-            st.caption(f"No error codes recorded for {sig.outcome.value} in this window.")  # type: ignore[union-attr]
+            st.caption(f"No error codes recorded for {sig.counted} in this window.")
         else:
-            _small_table(ec[["events", "error_code", "error_class"]], "codes")
+            ui.table(ec[["events", "error_code", "error_class"]], key="codes",
+                     columns={"events": _col.NumberColumn("events", format="localized", width="small"),
+                              "error_code": _col.TextColumn("error code"), "error_class": "error class"})
     else:
         bd = breakdown(ds, sig, f, by)
-        value = "max_ms" if sig.kind is SignalKind.AGE else "rate" if sig.kind is SignalKind.RATE else "events"
         if bd.empty:
-            st.caption("nothing in this window")
+            st.caption("Nothing in this window.")
         else:
-            label, fmt = value, (htmltable.fmt_percent(2) if value == "rate" else htmltable.fmt_int)
-            if value == "max_ms":
-                converted, unit = in_unit(bd["max_ms"])
-                bd = bd.assign(max_ms=converted)
-                label, fmt = f"max record age ({unit})", ("{:,.0f}" if unit == "ms" else "{:,.1f}").format
-            top = float(bd[value].max())
-            _small_table(bd, f"bdt_{by}", **{value: htmltable.Column(value, label, fmt, "right",
-                                                                     bar=top if top > 0 else 1.0)})
+            _breakdown_table(bd, sig, by)
 
     st.subheader("Top offenders")
     if sig.kind is SignalKind.AGE:
-        st.caption("Received records with the largest record age (IteratorAge per record).")
+        st.caption("Received records of stream and queue sources with the largest record age (IteratorAge per "
+                   "record) in the window.")
         ages = trail.top_record_ages(ds, f)
-        ages = ages[["record_age_ms", *[c for c in ages.columns if c != "record_age_ms"]]]
-        # each age in its own unit ("1.1 min", "900 ms"): one unit for the column showed small ages as 0.0 min
-        _small_table(ages, "top_age", record_age_ms=htmltable.Column("record_age_ms", "record age", format_ms,
-                                                                     "right", help="Record age (IteratorAge)."))
+        if ages.empty:
+            st.caption("No record age in this window.")
+        else:
+            converted, unit = in_unit(ages["record_age_ms"])
+            ui.table(ages.assign(record_age_ms=converted), key="top_age",
+                     columns={"record_age_ms": _col.NumberColumn(f"record age ({unit})",
+                                                                 format="%.0f" if unit == "ms" else "%.3f", width=100),
+                              "timestamp": _col.DatetimeColumn("timestamp (UTC)", format="YYYY-MM-DD HH:mm:ss",
+                                                               width=150),
+                              "operation": _col.TextColumn("operation", width=150),
+                              "event_source": _col.TextColumn("event source", width=100),
+                              # a Kinesis or DynamoDB Streams sequence number is up to 56 digits
+                              "event_id": _col.TextColumn("event id", width=400)},
+                     shown=["record_age_ms", "timestamp", "operation", "event_id"])
     else:
         _offenders(ds, sig, f)
     if sig.key == "retries":
         st.subheader("Delivery attempts")
-        st.caption("Received records per delivery attempt number, whole collection window (the attempts table has "
-                   "no time column).")
-        _small_table(attempt_distribution(ds, f), "attempts")
+        st.caption("Received records per delivery attempt number in the window (from the trail).")
+        att = trail.attempts(ds, f)
+        if att.empty:
+            st.caption("No received record with an attempt number in this window.")
+        else:
+            ui.table(att, key="attempts", columns={"attempt": _col.NumberColumn("attempt", format="%d"),
+                                                   "received": _col.NumberColumn("received", format="localized")})
     ui.footer(sig.title)
+
+
+OFFENDER_COLUMNS = {
+    "idempotency_key": _col.TextColumn("idempotency key", width=330),
+    "event_id": _col.TextColumn("event id", width=300),
+    "operation": _col.TextColumn("operation", width=150),
+    "events": _col.NumberColumn("events", format="localized", width=70, help="Records of this outcome in the window."),
+    "conflicts": _col.NumberColumn("conflicts", format="localized", width=80),
+    "max_attempt": _col.NumberColumn("max attempt", format="localized", width=90),
+    "first_seen": _col.DatetimeColumn("first seen (UTC)", format="YYYY-MM-DD HH:mm:ss"),
+    "last_seen": _col.DatetimeColumn("last seen (UTC)", format="YYYY-MM-DD HH:mm:ss"),
+    "event_source": _col.TextColumn("event source", width=130),
+}
 
 
 def _offenders(ds, sig: Signal, f) -> None:
     if ds.trail_path is None:
         st.caption("The trail table was not collected: no per-key detail.")
         return
-    keys = trail.top_keys(ds, sig.outcome.value, f)  # type: ignore[union-attr]
-    k, e = st.columns(2)
-    with k:
-        st.caption("Idempotency keys (a key opens its trail in the Events explorer)")
-        _small_table(_counts_first(keys, "events"), "top_keys")
-    with e:
-        st.caption("Event ids")
-        ev = trail.top_event_ids(ds, sig.outcome.value, f)  # type: ignore[union-attr]
-        _small_table(_counts_first(ev, "events", "max_attempt"), "top_events")
-    if len(keys):
-        options = [None, *keys["idempotency_key"].tolist()]
-        urlstate.bind("offender_pick", "key", default=None, decode=urlstate.choice(options)[0],
-                      encode=urlstate.choice(options)[1], valid=urlstate.one_of(options))
-        # selectbox options are plain text (never markdown), so untrusted keys are safe here
-        pick = st.selectbox("Trail of a top key", options, key="offender_pick",
-                            format_func=lambda v: "choose a key to see its whole trail" if v is None else str(v))
-        if pick is not None:
-            rows, _ = trail.search(ds, "Idempotency key", pick)
-            _linked_table(rows, "offender_trail", timestamp=ui.TRAIL_TIME)
+    keys = trail.top_keys(ds, sig.counted, f)
+    st.caption(f"Idempotency keys with the most {sig.counted} records in the window (top {TOP_N}; a key "
+               "opens its trail in the Events explorer)")
+    if keys.empty:
+        st.caption(f"No key with {sig.counted} records in this window.")
+    else:
+        ui.table(keys, key="top_keys", columns=OFFENDER_COLUMNS,
+                 shown=["idempotency_key", "events", "operation", "last_seen"])
+    st.caption(f"Event ids with the most {sig.counted} records in the window (top {TOP_N})")
+    ev = trail.top_event_ids(ds, sig.counted, f)
+    if ev.empty:
+        st.caption(f"No event with {sig.counted} records in this window.")
+    else:
+        ui.table(ev, key="top_events", columns=OFFENDER_COLUMNS,
+                 shown=["event_id", "events", "max_attempt", "operation", "event_source"])
     if sig.outcome is Outcome.PAYLOAD_CONFLICT:
-        from dashboard.compute import filter_frame
-
         ck = filter_frame(ds, "conflicting_keys", f, time_col="last_seen")
-        st.caption(f"Conflicting keys (conflicting_keys table, last seen in window): top {TOP_N} of {len(ck):,}")
-        top = ck.sort_values(["conflicts", "idempotency_key"], ascending=[False, True]).head(TOP_N)
-        _small_table(_counts_first(top, "conflicts"), "conflicting")
+        shown_n = min(TOP_N, len(ck))
+        st.caption(f"Conflicting keys last seen in the window (conflicting_keys table): the {shown_n:,} with the most "
+                   f"conflicts of {len(ck):,}" if len(ck) > TOP_N else
+                   f"Conflicting keys last seen in the window (conflicting_keys table): {len(ck):,}")
+        if not ck.empty:
+            top = ck.sort_values(["conflicts", "idempotency_key"], ascending=[False, True]).head(TOP_N)
+            ui.table(top, key="conflicting", columns=OFFENDER_COLUMNS,
+                     shown=["idempotency_key", "conflicts", "operation", "last_seen"])
 
 
-def _counts_first(df, *counts: str):
-    """Count columns first: a narrow window shows what ranks the row before the (long) id."""
-    return df[[*counts, *[c for c in df.columns if c not in counts]]]
-
-
-def _small_table(df, key: str, **overrides: htmltable.Column) -> None:
-    """A table of at most a few dozen rows (breakdowns, top offenders): escaped HTML (``dashboard.htmltable``), ids
-    linked into the Events explorer. The data grid would make the browser build a canvas grid per table: on a
-    signal page with three of them, about a third of a page switch (``benchmarks/dashboard_bench.py``)."""
-    htmltable.show_frame(df, key, overrides)
-
-
-def _linked_table(df, key: str, **column_config) -> None:
-    shown, cfg = links.explorer_links(df, column_config)
-    ui.table(shown, key=key, columns=cfg)
+def _breakdown_table(bd, sig: Signal, by: str) -> None:
+    names = dict(DIMENSIONS)
+    cfg: dict = {by: _col.TextColumn(names[by].lower())}
+    if sig.kind is SignalKind.AGE:
+        converted, unit = in_unit(bd["max_ms"])
+        bd = bd.assign(max_ms=converted)
+        top = float(bd["max_ms"].max()) or 1.0
+        cfg["max_ms"] = _col.ProgressColumn(f"max record age ({unit})", format="%.1f", min_value=0, max_value=top)
+        cfg["records"] = _col.NumberColumn("records", format="localized")
+        ui.table(bd[["max_ms", by, "records"]], key=f"bdt_{by}", columns=cfg)
+    elif sig.kind is SignalKind.RATE:
+        top = float(bd["rate"].max()) or 1.0
+        cfg["rate"] = _col.ProgressColumn("poison rate", format="percent", min_value=0, max_value=top)
+        cfg["events"] = _col.NumberColumn("poison messages", format="localized")
+        cfg["received"] = _col.NumberColumn("received", format="localized")
+        ui.table(bd[["rate", by, "events", "received"]], key=f"bdt_{by}", columns=cfg)
+    else:
+        top = float(bd["events"].max()) or 1.0
+        cfg["events"] = _col.ProgressColumn("events", format="localized", min_value=0, max_value=top)
+        ui.table(bd[["events", by]], key=f"bdt_{by}", columns=cfg)
 
 
 def _other_sources(ds, sig: Signal, f, b) -> None:
@@ -168,8 +198,8 @@ def _other_sources(ds, sig: Signal, f, b) -> None:
                + " (library_signals table: what Powertools / EMF libraries emit with no code change)")
     lib, _ = sources.library_series(ds, sig.outcome.value, f, b)
     if len(lib):
-        htmlchart.show("series_library", lib, "library", (f.start, f.end), b, y_title="events", height=180,
-                       colour=colour_map(ds, "library"))
+        ui.chart(charts.series(lib, "library", (f.start, f.end), b, y_title="events (count)", height=220,
+                               colours=colour_map(ds, "library")), key="series_library")
 
 
 AGE_STATS = {"max_ms": "max", "p95_ms": "p95 (max of 1-min p95)", "p50_ms": "p50 (weighted)"}
@@ -179,13 +209,14 @@ AGE_STATS = {"max_ms": "max", "p95_ms": "p95 (max of 1-min p95)", "p50_ms": "p50
 def _age_series(ds, f) -> None:
     df, b = record_age_series(ds, f)
     if df.empty:
-        st.info("No record age in this window (only stream/queue records with a sent/arrival time carry one).")
+        st.info("No iterator age in this window: only records of stream and queue sources (SQS, Kinesis, DynamoDB "
+                "Streams, Kafka, MQ) with a sent or arrival time carry one.")
         return
     unit, per = duration_unit(float(df["max_ms"].max()))  # the tile shows the max in this unit too
     # one series per statistic (coloured, the legend names it), so the statistic is the chart's "series"
     long = df.melt(id_vars=["time"], value_vars=list(AGE_STATS), var_name="statistic")
     long["statistic"] = long["statistic"].map(AGE_STATS)
     long["value"] = long["value"] / per
-    htmlchart.show("series", long, "statistic", (f.start, f.end), b, kind="number", stacked=False,
-                   y_title=f"record age ({unit})")
+    ui.chart(charts.series(long, "statistic", (f.start, f.end), b, kind="number", stacked=False,
+                           y_title=f"record age ({unit})"), key="series")
     st.caption(f"bin: {int(b.total_seconds() // 60)} min · only max is exact after re-binning 1-minute percentiles")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import links, sources, ui, urlstate
+from dashboard import sources, ui, urlstate
 from dashboard.compute import format_ms, stuck_keys
 from dashboard.constants import SIGNAL_BY_KEY
 from dashboard.views import alarms as alarms_view
@@ -46,14 +46,17 @@ def render() -> None:
             ["age", "key", "service", "operation", "expired", "claimed_at", "expiry", "status", "last attempt",
              "attempts", "last_outcome", "last_request_id", "age_s"]]
         shown = shown.assign(logs=alarms_view.key_links(df))  # console: this key's records (alarms part)
-        shown, cfg = links.explorer_links(shown, {
+        ui.table(shown, key="stuck", shown=["age", "key", "operation", "expired", "claimed_at", "logs"],
+                 columns={
+            "key": _col.TextColumn("key", width=280),
+            "operation": _col.TextColumn("operation", width=130),
+            "expired": _col.CheckboxColumn("expired", width=70),
             "age": _col.TextColumn("age", pinned=True, help="Window end - claim time (oldest first)."),
             "age_s": _col.NumberColumn("age (s)", format="%.0f"),
             "logs": _col.LinkColumn("logs", display_text="Logs Insights", width=110),
-            "claimed_at": _col.DatetimeColumn("claimed at (UTC)", format="YYYY-MM-DD HH:mm:ss"),
+            "claimed_at": _col.DatetimeColumn("claimed at (UTC)", format="YYYY-MM-DD HH:mm:ss", width=150),
             "expiry": _col.DatetimeColumn("expiry (UTC)", format="YYYY-MM-DD HH:mm:ss"),
             "last attempt": _col.DatetimeColumn("last attempt (UTC)", format="YYYY-MM-DD HH:mm:ss")})
-        ui.table(shown, key="stuck", columns=cfg)
     _scan(ds)
     ui.footer(TITLE)
 
@@ -73,10 +76,9 @@ def _scan(ds) -> None:
     shown = t.assign(overdue=[format_ms(s * 1000) for s in t["overdue_s"]])
     shown = shown[["overdue", "idempotency_key", "status", "in_progress_expires_at", "record_expires_at",
                    "ttl_passed", "overdue_s"]]
-    shown, cfg = links.explorer_links(shown, {
+    ui.table(shown, key="table_stuck", columns={
         "overdue": _col.TextColumn("overdue", pinned=True, help="Scan time - in-progress expiry."),
         "overdue_s": _col.NumberColumn("overdue (s)", format="%.0f"),
         "in_progress_expires_at": _col.DatetimeColumn("in-progress expiry (UTC)", format="YYYY-MM-DD HH:mm:ss"),
         "record_expires_at": _col.DatetimeColumn("TTL (UTC)", format="YYYY-MM-DD HH:mm:ss"),
         "ttl_passed": _col.CheckboxColumn("TTL passed", help="TTL passed, DynamoDB has not deleted it yet.")})
-    ui.table(shown, key="table_stuck", columns=cfg)

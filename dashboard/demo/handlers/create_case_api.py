@@ -90,8 +90,9 @@ def make_handler(em: Any, env: Any) -> Callable[[Any, Any], Any]:
         except ValidationError as exc:
             em.permanent_failure(rec, key=key_header, error_code=exc.error_code)
             return _response(400, {"error": exc.error_code, "message": str(exc)})
-        key = f"{FUNCTION}#{key_header}"
-        layer.bind(context, key)
+        # every outcome names the key the received record named (the client's Idempotency-Key, as the API Gateway
+        # adapter reads it): one key identity per request; Powertools stores it under its own prefixed hash
+        layer.bind(context, key_header)
         config.register_lambda_context(context)
         context.spend(context.rng.uniform(2.0, 9.0))  # the conditional write
         try:
@@ -105,7 +106,7 @@ def make_handler(em: Any, env: Any) -> Callable[[Any, Any], Any]:
             return _response(409, {"error": "IdempotencyKeyReused",
                                    "message": "this Idempotency-Key was used with a different request body"})
         except DependencyUnavailable as exc:
-            em.retryable_failure(rec, key=key, error_code=exc.error_code, idempotency_status=DELETED)
+            em.retryable_failure(rec, key=key_header, error_code=exc.error_code, idempotency_status=DELETED)
             return _response(503, {"error": exc.error_code}, {"Retry-After": "2"})
         if layer.replayed:
             return _response(stored["statusCode"], stored["body"], {"Idempotent-Replayed": "true"})

@@ -1,9 +1,13 @@
-"""Real-browser test: `streamlit run` on a free loopback port, Debian chromium via Playwright.
+"""Real-browser tests: `streamlit run` on a free loopback port, Debian chromium via Playwright.
 
-Opens every page, checks that tiles and charts render with the values an independent
-DuckDB oracle computes from the Parquet tables, that no exception box (stException)
-appears, that planted script/link strings never execute or become elements, and saves a
-screenshot per page under test-artifacts/dashboard/.
+Every page is opened the way a person does (the sidebar navigation), its numbers compared with an independent DuckDB
+oracle over the Parquet tables, its console checked for errors and its tables for columns hidden out of reach; a chart
+is zoomed (the time range follows: URL and numbers), a key opens the explorer in the same tab with the filters kept,
+and Back returns to what was shown before. Untrusted names stay text in charts and tables. Screenshots go to
+test-artifacts/dashboard/.
+
+The helpers wait for the app to be idle (no rerun in flight, no stale element, the page's footer drawn) before each
+action and never retry one: a flaky step is a defect to fix.
 """
 
 from __future__ import annotations
@@ -19,59 +23,67 @@ from dashboard.compute import format_value
 from dashboard.constants import SIGNALS, SignalKind
 from dashboard.serve import DashboardServer
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(600)]  # each starts a server: 15-60 s
 
 TIMEOUT_MS = 60_000
+VIEWPORT = {"width": 1280, "height": 1000}
 NAV = '[data-testid="stSidebarNav"] a'
 PAGES = [s.title for s in SIGNALS if s.key != "stuck"] + ["Stuck keys", "Events explorer", "Lambda health", "Alarms",
                                                                "Configuration"]
 WINDOW = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d) – (\d{4}-\d\d-\d\d \d\d:\d\d) UTC")
+_IDLE = """() => document.querySelectorAll('[data-stale="true"]').length === 0
+    && !document.querySelector('[data-testid="stStatusWidget"]')
+    && !document.querySelector('[data-testid="stSkeleton"]')"""
+PROBE_404 = re.compile(r"/[a-z_]+/_stcore/(health|host-config)$")
+"""Streamlit's frontend, loaded at a page's own URL (``/poison``), first tries that path as the app's base URL
+(``/poison/_stcore/health``, ``/poison/_stcore/host-config``: 404) and then ``/``. Only a tab opened at a page's URL
+does this; navigating inside the app never does. See docs/dashboard.md ("Console")."""
 
 
-_SETTLED = """() => document.querySelectorAll('[data-stale="true"]').length === 0
-    && !document.querySelector('[data-testid="stStatusWidget"]')"""
+class Tab:
+    """A browser page plus what went wrong in it: console errors, uncaught exceptions, dialogs, requests that leave
+    127.0.0.1, failed responses."""
 
+    def __init__(self, browser, url: str) -> None:
+        self.page = browser.new_page(viewport=VIEWPORT)
+        self.errors: list[str] = []
+        self.probes: list[str] = []
+        p = self.page
+        p.on("console", lambda m: self.errors.append(f"console: {m.text}") if m.type == "error" else None)
+        p.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        p.on("dialog", lambda d: (self.errors.append(f"dialog: {d.message}"), d.dismiss()))
+        p.on("request", lambda r: None if _loopback(r.url) else self.errors.append(f"left 127.0.0.1: {r.url}"))
+        p.on("response", self._response)
+        p.goto(url)
 
-def wait_rendered(page, title: str) -> None:
-    """The page's footer is on screen and the app is idle (no rerun in flight, no stale element)."""
-    page.get_by_text(f"idemwatch · {title} · rendered in").wait_for(timeout=TIMEOUT_MS)
-    page.wait_for_function(_SETTLED, timeout=TIMEOUT_MS)
+    def _response(self, r) -> None:
+        if r.status >= 400:
+            (self.probes if PROBE_404.search(urlsplit(r.url).path) else self.errors).append(f"{r.status} {r.url}")
 
+    def clean(self, deep_link: bool = False) -> None:
+        """No console error, no exception box, no script run from data. ``deep_link``: the tab was opened at a
+        page's URL, so Streamlit's two base-URL probes (:data:`PROBE_404`) are expected and nothing else."""
+        p = self.page
+        if deep_link:
+            # each 404 also logs one console line ("Failed to load resource")
+            n = len(self.probes)
+            extra = [e for e in self.errors if "Failed to load resource" in e][n:]
+            others = [e for e in self.errors if "Failed to load resource" not in e]
+            assert n in (0, 2) and extra == [] and others == [], (self.probes, self.errors)
+        else:
+            assert self.errors == [] and self.probes == [], (self.errors, self.probes)
+        exc = p.locator('[data-testid="stException"]')
+        assert exc.count() == 0, exc.first.inner_text()
+        assert p.get_by_text("Page not found").count() == 0
+        injected = p.evaluate("""() => ({
+            scripts: [...document.querySelectorAll('script')].filter(s => (s.textContent || '').includes('alert(')).length,
+            jsLinks: document.querySelectorAll('a[href^="javascript:" i]').length,
+            imgs: document.querySelectorAll('img[src="x"]').length,
+        })""")
+        assert injected == {"scripts": 0, "jsLinks": 0, "imgs": 0}, injected
 
-def choose(page, key: str, option: str) -> None:
-    """Open the select widget keyed ``key`` once the app is idle and pick ``option`` (retried: a click
-    that lands while the app re-renders can be swallowed)."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    for attempt in range(3):
-        page.wait_for_function(_SETTLED, timeout=TIMEOUT_MS)
-        page.locator(f".st-key-{key} input").first.click()
-        opt = page.get_by_role("option", name=option, exact=True)
-        try:
-            opt.wait_for(timeout=10_000)
-        except PlaywrightTimeout:  # the dropdown did not open
-            page.keyboard.press("Escape")
-            if attempt == 2:
-                raise
-            continue
-        opt.click()
-        return
-
-
-def assert_clean(page, dialogs: list) -> None:
-    assert page.locator('[data-testid="stException"]').count() == 0, page.locator(
-        '[data-testid="stException"]').first.inner_text()
-    assert dialogs == [], dialogs
-    assert page.get_by_text("Page not found").count() == 0
-    # the favicon is served by the dashboard itself (a ":material/...:" page_icon points at fonts.gstatic.com)
-    icons = page.evaluate("""() => [...document.querySelectorAll('link[rel~="icon"]')].map(l => l.href)""")
-    assert icons and all(_loopback(h) for h in icons), icons
-    injected = page.evaluate("""() => ({
-        scripts: [...document.querySelectorAll('script')].filter(s => (s.textContent || '').includes('alert(')).length,
-        jsLinks: document.querySelectorAll('a[href^="javascript:" i]').length,
-        imgs: document.querySelectorAll('img[src="x"]').length,
-    })""")
-    assert injected == {"scripts": 0, "jsLinks": 0, "imgs": 0}, injected
+    def close(self) -> None:
+        self.page.close()
 
 
 def _loopback(url: str) -> bool:
@@ -79,78 +91,26 @@ def _loopback(url: str) -> bool:
     return u.scheme in ("data", "blob", "about") or u.hostname == "127.0.0.1"
 
 
-def tiles_rendered(page) -> None:
-    """Every Overview tile is drawn: its value and its "Details" link (so link counts are complete)."""
-    page.wait_for_function(f"""() => document.querySelectorAll('[data-testid="stMetricValue"]').length === {len(SIGNALS)}
-        && [...document.querySelectorAll('a')].filter(a => a.innerText.trim() === 'Details').length === {len(SIGNALS)}""",
-                           timeout=TIMEOUT_MS)
-    page.wait_for_function(_SETTLED, timeout=TIMEOUT_MS)
+def idle(page, title: str | None = None) -> None:
+    """The app is idle: no rerun in flight, no stale element, no loading skeleton (and, with ``title``, that page's
+    footer is drawn)."""
+    if title is not None:
+        page.get_by_text(f"idemwatch · {title} · rendered in").wait_for(timeout=TIMEOUT_MS)
+    page.wait_for_function(_IDLE, timeout=TIMEOUT_MS)
 
 
-VEGA = '[data-testid="stVegaLiteChart"]'
-_VEGA_DRAWN = "svg.marks > g, canvas.marks"
+def choose(page, key: str, option: str) -> None:
+    """Pick ``option`` in the select widget keyed ``key``, once the app is idle."""
+    idle(page)
+    page.locator(f".st-key-{key} input").first.click()
+    page.get_by_role("option", name=option, exact=True).click(timeout=TIMEOUT_MS)
 
 
-def vega_drawn(page, key: str) -> None:
-    """The Vega-Lite chart in the container keyed ``key`` has drawn its marks (not just mounted its element)."""
-    page.locator(f".st-key-{key} {VEGA}").first.wait_for(timeout=TIMEOUT_MS)
-    page.wait_for_function(f"""() => !!document.querySelector('.st-key-{key} {VEGA}')
-        .querySelector('{_VEGA_DRAWN}')""", timeout=TIMEOUT_MS)
-
-
-CHART = ".idw-chart"
-"""A server-drawn chart (``dashboard.htmlchart``): the signal pages' and Lambda health's time series."""
-CHART_TAGS = {"div", "span", "b", "i", "img"}
-"""Every element a server-drawn chart is made of (its line images are ``img.ln``)."""
-
-
-def chart_drawn(page, key: str) -> None:
-    """The server-drawn chart in the container keyed ``key`` is on the page with its legend."""
-    page.locator(f".st-key-{key} {CHART} .legend").first.wait_for(timeout=TIMEOUT_MS)
-
-
-def chart_marks(page, key: str) -> list[dict]:
-    """Each bin column of the server-drawn chart ``key`` as the browser has it: the series in it (legend names),
-    their values, its hover tooltip text, its bar's drawn height (0 for lines) and the tags inside its tooltip."""
-    return page.evaluate(f"""() => {{
-        const box = document.querySelector('.st-key-{key} {CHART}');
-        const names = [...box.querySelectorAll('.legend span')].map(e => e.textContent);
-        return [...box.querySelectorAll('.m')].map(m => {{
-            const tip = m.querySelector('.tip'), bar = m.querySelector('.bar');
-            return {{series: m.dataset.s.split(' ').map(i => names[Number(i)]), values: m.dataset.v.split(' ').map(Number),
-                     tip: tip.textContent, height: bar ? bar.getBoundingClientRect().height : 0,
-                     tags: [...tip.querySelectorAll('*')].map(e => e.tagName)}}; }}); }}""")
-
-
-def chart_total(page, key: str) -> float:
-    """Sum of the stacked bars drawn in the server-drawn chart ``key`` (each a visible box)."""
-    marks = chart_marks(page, key)
-    assert marks and all(m["height"] > 0 for m in marks), marks[:3]
-    return sum(sum(m["values"]) for m in marks)
-
-
-def chart_legend(page, key: str) -> list[str]:
-    return page.evaluate(f"""() => [...document.querySelectorAll('.st-key-{key} {CHART} .legend span')]
-        .map(e => e.textContent)""")
-
-
-def chart_tags(page, key: str) -> set[str]:
-    """Tags of every element inside the server-drawn chart ``key`` (its style sheet excluded)."""
-    return set(page.evaluate(f"""() => [...document.querySelectorAll('.st-key-{key} {CHART} *')]
-        .map(e => e.tagName.toLowerCase() + (e.tagName === 'IMG' && !e.classList.contains('ln') ? ':foreign' : ''))"""))
-
-
-def open_overview(browser, srv, artifacts: Path, tag: str):
-    """The Overview in a fresh 1440 px page. The returned list collects problems assert_clean reports: JS
-    dialogs, and any request that leaves 127.0.0.1 (the dashboard promises loopback-only traffic)."""
-    page = browser.new_page(viewport={"width": 1440, "height": 1000})
-    dialogs: list = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    page.on("request", lambda r: None if _loopback(r.url) else dialogs.append(f"request left 127.0.0.1: {r.url}"))
-    page.goto(srv.url + "/")
-    wait_rendered(page, "Overview")
-    page.locator(".st-key-table-health table").first.wait_for(timeout=TIMEOUT_MS)
-    return page, dialogs
+def go(page, title: str) -> None:
+    """Open a page through the sidebar navigation and wait until it is drawn."""
+    idle(page)
+    page.locator(NAV, has_text=re.compile(f"^{re.escape(title)}$")).click()
+    idle(page, title)
 
 
 def window_of(page) -> tuple[datetime, datetime]:
@@ -160,50 +120,82 @@ def window_of(page) -> tuple[datetime, datetime]:
     return tuple(datetime.strptime(x, "%Y-%m-%d %H:%M") for x in m.groups())  # type: ignore[return-value]
 
 
+def metric(page, label: str) -> str:
+    box = page.locator('[data-testid="stMetric"]', has=page.locator('[data-testid="stMetricLabel"]',
+                                                                    has_text=re.compile(f"^{re.escape(label)}$")))
+    return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def plotted(page, key: str) -> list[dict]:
+    """The traces plotly drew in the chart keyed ``key``: name (as drawn), type, y values."""
+    page.locator(f".st-key-{key} .js-plotly-plot .main-svg").first.wait_for(timeout=TIMEOUT_MS)
+    # a numpy array arrives as a typed array ({dtype, bdata}); plotly.js keeps the decoded values in _inputArray
+    return page.evaluate(f"""() => document.querySelector('.st-key-{key} .js-plotly-plot').data
+        .map(t => ({{name: t.name, type: t.type,
+                     y: Array.from((t.y && t.y._inputArray) || t.y || [])}}))""")
+
+
+def legend(page, key: str) -> list[str]:
+    return page.evaluate(f"""() => [...document.querySelectorAll('.st-key-{key} .legendtext')]
+        .map(e => e.textContent)""")
+
+
+def hidden_overflow(page) -> list[str]:
+    """Tables whose default columns do not fit their grid (a column reachable only by scrolling sideways)."""
+    return page.evaluate("""() => [...document.querySelectorAll('[data-testid="stDataFrame"]')].filter(g => {
+        const s = g.querySelector('.dvn-scroller');
+        return s && s.scrollWidth > s.clientWidth + 1; })
+        .map(g => (g.closest('[class*="st-key-table-"]') || {className: '?'}).className.match(/st-key-table-\\S+|\\?/)[0])""")
+
+
+def tables_drawn(page) -> None:
+    page.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stDataFrame"]')]
+        .every(g => g.querySelector('canvas'))""", timeout=TIMEOUT_MS)
+
+
 def check_all_pages(browser, data_dir: Path, artifacts: Path, tag: str, Oracle) -> dict[str, str]:
-    shown: dict[str, str] = {}
+    """Open the Overview, then every page through the navigation: values against the oracle, every chart drawn,
+    no console error, no table hiding a default column off its grid, a screenshot each."""
     with DashboardServer(data_dir) as srv:
-        page, dialogs = open_overview(browser, srv, artifacts, tag)
-        assert_clean(page, dialogs)
+        tab = Tab(browser, srv.url + "/")
+        page = tab.page
+        idle(page, "Overview")
         oracle = Oracle(data_dir, *window_of(page))
-        page.wait_for_function(f"""() => document.querySelectorAll('[data-testid="stMetricValue"]').length
-            === {len(SIGNALS)}""", timeout=TIMEOUT_MS)
-        labels = page.locator('[data-testid="stMetricLabel"]').all_inner_texts()
-        values = page.locator('[data-testid="stMetricValue"]').all_inner_texts()
-        shown = dict(zip([x.strip() for x in labels], [v.strip() for v in values]))
-        assert len(shown) == len(SIGNALS)
+        page.wait_for_function(f"""() => document.querySelectorAll('[class*="st-key-tile-"] [data-testid="stMetricValue"]')
+            .length >= {len(SIGNALS)}""", timeout=TIMEOUT_MS)
+        shown = {sig.title: metric(page, sig.title) for sig in SIGNALS}
         for sig in SIGNALS:
             assert shown[sig.title] == format_value(sig, oracle.value(sig)), sig.title
-        # every tile trend is an SVG image the browser decoded (Stuck keys has none: a state, not a trend)
-        page.wait_for_function("""() => { const i = [...document.querySelectorAll('[class*="st-key-tile-"] img')];
-            return i.length > 0 && i.every(x => x.complete && x.naturalWidth > 0 && x.src.startsWith('data:image/svg+xml')); }""",
-                               timeout=TIMEOUT_MS)
+        # every trend is a drawn plotly figure (Stuck keys has none: a state, not a trend)
+        for sig in SIGNALS:
+            if sig.kind is not SignalKind.STUCK and page.locator(f".st-key-spark-{sig.key}").count():
+                plotted(page, f"spark-{sig.key}")
+        tables_drawn(page)
+        assert hidden_overflow(page) == []
+        tab.clean()
         page.screenshot(path=str(artifacts / f"{tag}-overview.png"), full_page=True)
-
         assert page.locator(NAV).all_inner_texts() == ["Overview"] + PAGES
         for sig in SIGNALS:
-            title = sig.title
-            page.locator(NAV, has_text=re.compile(f"^{re.escape(title)}$")).click()
-            wait_rendered(page, title)
-            assert_clean(page, dialogs)
-            if sig.kind is SignalKind.COUNT:
-                expected = oracle.count(sig.outcome.value)
-                if expected:
-                    chart_drawn(page, "series")
-                    assert chart_total(page, "series") == expected, title  # the bars drawn add up to the oracle
+            go(page, sig.title)
+            if sig.kind is SignalKind.COUNT and oracle.count(sig.outcome.value):
+                drawn = plotted(page, "series")
+                assert sum(sum(t["y"]) for t in drawn) == oracle.count(sig.outcome.value), sig.title
             elif sig.kind in (SignalKind.RATE, SignalKind.AGE) and oracle.value(sig) is not None:
-                chart_drawn(page, "series")
+                plotted(page, "series")
+            tables_drawn(page)
+            assert hidden_overflow(page) == [], sig.title
+            tab.clean()
             page.screenshot(path=str(artifacts / f"{tag}-{sig.key}.png"), full_page=True)
         for title in ("Events explorer", "Lambda health", "Alarms", "Configuration"):
-            page.locator(NAV, has_text=title).click()
-            wait_rendered(page, title)
-            assert_clean(page, dialogs)
-            if title == "Lambda health" and page.locator(".st-key-lambda_invocations").count():
-                chart_drawn(page, "lambda_invocations")
-            if title == "Alarms" and page.locator(".st-key-alarm_timeline").count():
-                vega_drawn(page, "alarm_timeline")
+            go(page, title)
+            for key in ("lambda_invocations", "alarm_timeline"):
+                if page.locator(f".st-key-{key}").count():
+                    plotted(page, key)
+            tables_drawn(page)
+            assert hidden_overflow(page) == [], title
+            tab.clean()
             page.screenshot(path=str(artifacts / f"{tag}-{title.split()[0].lower()}.png"), full_page=True)
-        page.close()
+        tab.close()
     return shown
 
 
@@ -212,86 +204,119 @@ def test_every_page_on_sample_tables(browser, sample_data, artifacts, oracle_cls
     assert shown["Duplicates"] == "5" and shown["Poison rate"] == "5.77%"  # hand-derived (sample_tables.py)
 
 
-def test_untrusted_strings_stay_text(browser, sample_data, sample_mod, artifacts):
-    """Planted keys/ids/operation/error code: searched, filtered and charted; never executed or linked."""
-    xss_key, xss_link, xss_op = sample_mod.XSS_KEY, sample_mod.XSS_LINK, sample_mod.XSS_OP
+def test_every_page_on_seeded_demo(browser, demo_data, artifacts, oracle_cls):
+    assert check_all_pages(browser, demo_data, artifacts, "demo", oracle_cls)
+
+
+def overview_all_data(browser, srv) -> Tab:
+    """A new tab on the Overview with the time range set to "All data" in the sidebar."""
+    tab = Tab(browser, srv.url + "/")
+    idle(tab.page, "Overview")
+    choose(tab.page, "f_range", "All data")
+    wait_url(tab.page, "range=all")  # the rerun has run (idle alone can pass before it starts)
+    idle(tab.page, "Overview")
+    return tab
+
+
+def drag(page, key: str, x0: float, x1: float) -> None:
+    """Drag across the chart keyed ``key`` from ``x0`` to ``x1`` (fractions of the plot's width), mid-height."""
+    area = page.locator(f".st-key-{key} .nsewdrag").first
+    area.scroll_into_view_if_needed()
+    box = area.bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] * x0, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * x1, y, steps=8)
+    page.mouse.up()
+
+
+def test_zooming_a_chart_sets_the_time_range_and_back_undoes_it(browser, sample_data, oracle_cls, artifacts):
+    """Drag across the Duplicates chart: the sidebar's window becomes the span dragged, the URL says so, the numbers
+    are the oracle's for it; one history entry, and Back once returns to the whole range."""
     with DashboardServer(sample_data) as srv:
-        page, dialogs = open_overview(browser, srv, artifacts, "xss")
-        # filter by the script-tag operation: the option is plain text
-        choose(page, "f_operation", xss_op)
+        tab = overview_all_data(browser, srv)
+        page = tab.page
+        go(page, "Duplicates")
+        whole = window_of(page)
+        assert metric(page, "Duplicates in window") == f"{oracle_cls(sample_data, *whole).count('duplicate_completed')}"
+        before = page.evaluate("history.length")
+        drag(page, "series", 0.25, 0.75)
+        page.wait_for_function("() => location.search.includes('range=custom')", timeout=TIMEOUT_MS)
+        idle(page, "Duplicates")
+        lo, hi = window_of(page)
+        assert whole[0] < lo < hi < whole[1], (whole, lo, hi)
+        q = parse_qs(urlsplit(page.url).query)
+        assert q["range"] == ["custom"] and q["window"] == [f"{lo:%Y-%m-%dT%H:%M}/{hi:%Y-%m-%dT%H:%M}"]
+        page.wait_for_function("() => document.querySelector('.st-key-f_range input').value === 'Custom range'",
+                               timeout=TIMEOUT_MS)
+        expected = oracle_cls(sample_data, lo, hi).count("duplicate_completed")
+        assert metric(page, "Duplicates in window") == f"{expected}"
+        if expected:
+            assert sum(sum(t["y"]) for t in plotted(page, "series")) == expected
+        assert page.evaluate("history.length") == before + 1  # one entry for one drag
+        page.screenshot(path=str(artifacts / "zoomed-duplicates.png"), full_page=True)
+        page.go_back()
+        page.wait_for_function("() => location.search === '?range=all'", timeout=TIMEOUT_MS)
+        idle(page, "Duplicates")
+        assert window_of(page) == whole
+        assert metric(page, "Duplicates in window") == f"{oracle_cls(sample_data, *whole).count('duplicate_completed')}"
+        tab.clean()
+        tab.close()
+
+
+def test_a_key_opens_the_explorer_in_this_tab_with_the_filters(browser, sample_data, artifacts):
+    """A click on a top key: the explorer in the same tab (no new page), searching that key, with the time range and
+    service filter kept; Back once shows the Duplicates page as it was."""
+    with DashboardServer(sample_data) as srv:
+        tab = overview_all_data(browser, srv)
+        page = tab.page
+        choose(page, "f_service", "orders")
         page.keyboard.press("Escape")
-        wait_rendered(page, "Overview")
-        page.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stMetricValue"]')]
-            .some(e => e.innerText.trim() === '25.00%')""", timeout=TIMEOUT_MS)
-        assert_clean(page, dialogs)
-        page.goto(srv.url + "/poison")
-        wait_rendered(page, "Poison rate")
-        chart_drawn(page, "series")
-        assert xss_op in chart_legend(page, "series")  # shown literally, as text
-        assert chart_tags(page, "series") <= CHART_TAGS
-        assert_clean(page, dialogs)
-        # a planted key as a selectbox option (top offenders of the duplicates page), picked
-        page.goto(srv.url + "/duplicates")
-        wait_rendered(page, "Duplicates")
-        choose(page, "offender_pick", xss_key)
-        page.locator(".st-key-table-offender_trail").wait_for(timeout=TIMEOUT_MS)
-        assert_clean(page, dialogs)
-        page.goto(srv.url + "/explorer")
-        wait_rendered(page, "Events explorer")
-        for value, records in ((xss_key, 3), (xss_link, 4)):
-            box = page.locator(".st-key-ex_value input")
-            box.fill(value)
-            box.press("Enter")
-            page.wait_for_function(f"""() => [...document.querySelectorAll('[data-testid="stMetricValue"]')]
-                .map(e => e.innerText.trim())[0] === '{records}'""", timeout=TIMEOUT_MS)
-            assert_clean(page, dialogs)
-        box = page.locator(".st-key-ex_value input")
-        box.fill("nothing " + xss_link)
-        box.press("Enter")
-        alert = page.locator('[data-testid="stAlertContentInfo"]')
-        alert.wait_for(timeout=TIMEOUT_MS)
-        assert "nothing [x](javascript:alert(1))" in alert.inner_text()  # the literal text, no link
-        assert alert.locator("a").count() == 0
-        assert_clean(page, dialogs)
-        page.screenshot(path=str(artifacts / "xss-explorer.png"), full_page=True)
-        page.close()
+        wait_url(page, "service=orders")
+        idle(page, "Overview")
+        go(page, "Duplicates")
+        assert parse_qs(urlsplit(page.url).query) == {"range": ["all"], "service": ["orders"]}
+        tables_drawn(page)
+        grid = page.locator(".st-key-table-top_keys [data-testid='stDataFrame']")
+        grid.scroll_into_view_if_needed()
+        box = grid.bounding_box()
+        pages_before = len(page.context.pages)
+        page.mouse.click(box["x"] + 30, box["y"] + 35 + 17)  # the first key (order-1), below the header row
+        page.wait_for_url(re.compile(r"/explorer\?"), timeout=TIMEOUT_MS)
+        idle(page, "Events explorer")
+        assert len(page.context.pages) == pages_before  # the same tab
+        q = parse_qs(urlsplit(page.url).query)
+        assert q == {"range": ["all"], "service": ["orders"], "field": ["Idempotency key"], "q": ["order-1"]}, q
+        page.wait_for_function("""() => document.querySelector('.st-key-ex_value input').value === 'order-1'""",
+                               timeout=TIMEOUT_MS)
+        assert page.locator(".st-key-f_range input").first.input_value() == "All data"
+        assert "orders" in page.locator(".st-key-f_service").inner_text()
+        assert metric(page, "Keys") == "1"
+        page.screenshot(path=str(artifacts / "key-link-explorer.png"), full_page=True)
+        page.go_back()
+        page.wait_for_url(re.compile(r"/duplicates\?"), timeout=TIMEOUT_MS)
+        idle(page, "Duplicates")
+        assert page.locator(".st-key-f_range input").first.input_value() == "All data"
+        assert "orders" in page.locator(".st-key-f_service").inner_text()
+        tab.clean()
+        tab.close()
 
 
-def app_links(page) -> set[str]:
-    """Every link the app renders (sidebar navigation, tile "Details" links, ...), as absolute URLs."""
-    return set(page.evaluate("""() => [...document.querySelectorAll('a[href]')].map(a => a.href)"""))
-
-
-def test_every_app_link_opens_a_page(browser, sample_data, artifacts):
-    """No link the app generates leads to streamlit's "Page not found" dialog (the default page is served at
-    "/" only, so nothing may link to /overview); every page keeps its traffic on 127.0.0.1."""
+def test_details_and_navigation_are_one_history_entry(browser, sample_data):
+    """A tile's Details link keeps the range and adds one history entry: Back once is the Overview again."""
     with DashboardServer(sample_data) as srv:
-        page, dialogs = open_overview(browser, srv, artifacts, "links")
-        tiles_rendered(page)  # counting links before the tiles are drawn was flaky
-        links = app_links(page)
-        details = page.get_by_role("link", name="Details")
-        assert details.count() == len(SIGNALS)
-        paths = {urlsplit(h).path for h in links if _loopback(h)}
-        # navigation: "/" for the Overview plus one path per other page; the Details links reuse those paths
-        assert "/" in paths and "/overview" not in paths
-        assert len(paths) == 1 + len(PAGES), sorted(paths)
-        assert all(_loopback(h) for h in links), sorted(links)
-        for href in sorted(links):
-            page.goto(href)
-            page.get_by_text(re.compile(r"idemwatch · .+ · rendered in")).first.wait_for(timeout=TIMEOUT_MS)
-            page.wait_for_function(_SETTLED, timeout=TIMEOUT_MS)
-            assert_clean(page, dialogs)
-        page.close()
-
-
-def visible_columns(page, key: str) -> list[str]:
-    """Header labels of the columns the grid keyed ``table-<key>`` draws without scrolling (the data grid
-    mirrors its visible region into an accessibility table)."""
-    grid = page.locator(f".st-key-table-{key} [data-testid='stDataFrame']")
-    grid.wait_for(timeout=TIMEOUT_MS)
-    page.wait_for_function(f"""() => document.querySelectorAll('.st-key-table-{key} th').length > 0""",
-                           timeout=TIMEOUT_MS)
-    return [t.strip() for t in grid.locator("th").all_inner_texts()]
+        tab = overview_all_data(browser, srv)
+        page = tab.page
+        before = page.evaluate("history.length")
+        page.locator(".st-key-tile-poison a", has_text="Details").click()
+        idle(page, "Poison rate")
+        assert urlsplit(page.url).path == "/poison" and parse_qs(urlsplit(page.url).query) == {"range": ["all"]}
+        assert page.evaluate("history.length") == before + 1
+        page.go_back()
+        idle(page, "Overview")
+        assert urlsplit(page.url).path == "/" and parse_qs(urlsplit(page.url).query) == {"range": ["all"]}
+        tab.clean()
+        tab.close()
 
 
 HOSTILE_OPS = {"ProcessOrders": "<img src=x onerror=alert(1)>", "CapturePayment": "**bold** $x$ :red[y]"}
@@ -306,132 +331,35 @@ def hostile_data(tmp_path_factory, sample_mod) -> Path:
     return sample_mod.write_data_dir(tmp_path_factory.mktemp("browser-hostile"), rows)
 
 
-def test_hostile_series_names_are_literal_text_in_legends_and_tooltips(browser, hostile_data, sample_mod,
-                                                                        artifacts):
-    """Operation names with HTML and markdown: the legend and the hover tooltip of the server-drawn charts show the
-    literal strings (and the tooltip shows on hover); no element is made of them and no script runs."""
+def test_hostile_names_are_literal_text_in_charts_and_tables(browser, hostile_data, sample_mod, artifacts):
+    """Operation names with HTML, a script tag and markdown/LaTeX: plotly's legends draw each literally and make no
+    element of it; the health grid lists them as text; the explorer shows a planted link as text."""
     img, md = HOSTILE_OPS["ProcessOrders"], HOSTILE_OPS["CapturePayment"]
     with DashboardServer(hostile_data) as srv:
-        page, dialogs = open_overview(browser, srv, artifacts, "hostile")
-        for path, title in (("/poison", "Poison rate"), ("/duplicates", "Duplicates"), ("/conflicts",
-                                                                                       "Payload conflicts")):
-            page.goto(srv.url + path)
-            wait_rendered(page, title)
-            chart_drawn(page, "series")
-            shown = chart_legend(page, "series")
-            name = md if path == "/conflicts" else img
-            assert name in shown, (path, shown)
-            marks = [m for m in chart_marks(page, "series") if name in m["series"]]
-            assert marks and all(f"\n{name}: " in m["tip"] and m["tags"] == [] for m in marks), marks
-            # hovering the bin shows its tooltip, the name as text
-            mark = page.locator(f".st-key-series {CHART} .m").nth(
-                next(i for i, m in enumerate(chart_marks(page, "series")) if name in m["series"]))
-            mark.scroll_into_view_if_needed()
-            assert not mark.locator(".tip").is_visible()
-            mark.hover(force=True)
-            mark.locator(".tip").wait_for(state="visible", timeout=TIMEOUT_MS)
-            assert name in mark.locator(".tip").inner_text()
-            assert chart_tags(page, "series") <= CHART_TAGS, path  # no <img> of the name, no <b>, no KaTeX
-            assert_clean(page, dialogs)
-            page.screenshot(path=str(artifacts / f"hostile{path.replace('/', '-')}.png"))
-        # the poison chart also holds the script-tag operation of the sample: drawn as text
-        page.goto(srv.url + "/poison")
-        wait_rendered(page, "Poison rate")
-        chart_drawn(page, "series")
-        assert sample_mod.XSS_OP in chart_legend(page, "series")
-        assert any(f"\n{sample_mod.XSS_OP}: " in m["tip"] for m in chart_marks(page, "series"))
-        assert page.locator("img[src='x']").count() == 0
-        assert_clean(page, dialogs)
-        page.close()
-
-
-def health_rows(page) -> list[dict]:
-    """Each row of the Overview's health table as the browser drew it: cell texts by header, each cell's child
-    element tags, and its link target."""
-    return page.evaluate("""() => { const t = document.querySelector('.st-key-table-health table');
-        const heads = [...t.querySelectorAll('th')].map(th => th.innerText.trim());
-        return [...t.querySelectorAll('tbody tr')].map(tr => Object.fromEntries([...tr.children].map((td, i) =>
-            [heads[i], {text: td.innerText, tags: [...td.querySelectorAll('*')].map(e => e.tagName.toLowerCase()),
-                        href: (td.querySelector('a') || {}).href || null}]))); }""")
-
-
-def test_hostile_names_are_literal_text_in_the_health_table(browser, hostile_data, sample_mod, artifacts):
-    """Operation names with HTML, a script tag and markdown/LaTeX: the health table (escaped HTML) shows each
-    literally, makes no element of it, and its links open the signal page filtered to exactly that operation."""
-    img, md = HOSTILE_OPS["ProcessOrders"], HOSTILE_OPS["CapturePayment"]
-    with DashboardServer(hostile_data) as srv:
-        page, dialogs = open_overview(browser, srv, artifacts, "hostile-health")
-        rows = {r["operation"]["text"]: r for r in health_rows(page)}
-        assert set(rows) == {img, md, sample_mod.XSS_OP}, list(rows)
-        for row in rows.values():
-            assert row["operation"]["tags"] == [], row  # text only: no <img>, no <b>, no KaTeX
-            assert row["health"]["text"] == "CRITICAL"
-        # the poison count of the <img> operation: a link on this server to the poison page of that operation
-        href = rows[img]["poison"]["href"]
-        u = urlsplit(href)
-        assert _loopback(href) and u.path == "/poison" and parse_qs(u.query)["operation"] == [img], href
-        assert page.locator("img[src='x']").count() == 0
-        assert_clean(page, dialogs)
-        page.locator(".st-key-table-health").screenshot(path=str(artifacts / "hostile-health.png"))
-        with page.context.expect_page() as opened:  # the link opens a new tab (target=_blank)
-            links = page.locator(".st-key-table-health td a")
-            links.nth(links.evaluate_all("(as, h) => as.findIndex(a => a.href === h)", href)).click()
-        tab = opened.value
-        wait_rendered(tab, "Poison rate")
-        tab.wait_for_function("""name => (document.querySelector('.st-key-f_operation') || {innerText: ''})
-            .innerText.includes(name)""", arg=img, timeout=TIMEOUT_MS)
-        assert_clean(tab, [])
+        tab = Tab(browser, srv.url + "/")
+        page = tab.page
+        idle(page, "Overview")
+        tables_drawn(page)
+        for title, name in (("Poison rate", img), ("Duplicates", img), ("Payload conflicts", md)):
+            go(page, title)
+            plotted(page, "series")
+            assert name in legend(page, "series"), (title, legend(page, "series"))
+            tags = page.evaluate("""() => [...document.querySelectorAll('.st-key-series .legend *')]
+                .map(e => e.tagName.toLowerCase())""")
+            assert not {"img", "b", "a", "script", "span"} & set(tags) - {"text"}, tags
+            tab.clean()
+            page.screenshot(path=str(artifacts / f"hostile-{title.split()[0].lower()}.png"))
+        go(page, "Poison rate")
+        assert sample_mod.XSS_OP in legend(page, "series")
+        go(page, "Events explorer")
+        box = page.locator(".st-key-ex_value input")
+        box.fill("nothing " + sample_mod.XSS_LINK)
+        box.press("Enter")
+        alert = page.locator('[data-testid="stAlertContentInfo"]')
+        alert.wait_for(timeout=TIMEOUT_MS)
+        assert "nothing [x](javascript:alert(1))" in alert.inner_text() and alert.locator("a").count() == 0
+        tab.clean()
         tab.close()
-        page.close()
-
-
-def test_chart_pages_load_no_plotly(browser, sample_data, artifacts):
-    """A signal page's chart and Lambda health's are drawn on the server (HTML): from the Overview to a signal page
-    and on to Lambda health the browser fetches no chart chunk at all (no Vega, no Plotly)."""
-    with DashboardServer(sample_data) as srv:
-        page, dialogs = open_overview(browser, srv, artifacts, "no-plotly")
-        page.locator(NAV, has_text=re.compile("^Duplicates$")).click()
-        wait_rendered(page, "Duplicates")
-        chart_drawn(page, "series")
-        assert page.evaluate("""() => performance.getEntriesByType('resource').map(e => e.name)
-            .filter(n => /VegaLiteChart|PlotlyChart/.test(n))""") == []
-        page.locator(NAV, has_text="Lambda health").click()
-        wait_rendered(page, "Lambda health")
-        for key in ("lambda_invocations", "lambda_duration", "lambda_memory"):
-            chart_drawn(page, key)
-        assert page.locator('[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"]').count() == 0
-        fetched = page.evaluate("""() => performance.getEntriesByType('resource').map(e => e.name)
-            .filter(n => /VegaLiteChart|PlotlyChart/.test(n))""")
-        assert fetched == []
-        assert_clean(page, dialogs)
-        page.close()
-
-
-def test_key_columns_visible_at_1440px(browser, sample_data, artifacts):
-    """The health table and the alarms table show their key columns without horizontal scrolling."""
-    with DashboardServer(sample_data) as srv:
-        page, dialogs = open_overview(browser, srv, artifacts, "columns")
-        # the health table (HTML): the headers drawn inside the viewport's width without scrolling sideways
-        shown = page.evaluate("""() => [...document.querySelectorAll('.st-key-table-health th')].filter(th =>
-            th.getBoundingClientRect().right <= th.closest('.idw-table').getBoundingClientRect().right + 1)
-            .map(th => th.innerText.trim())""")
-        # the row's identity, its verdict, its volume and every input of the verdict
-        for col in ("service", "operation", "health", "received", "succeeded", "reasons", "stuck", "ambiguous",
-                    "poison", "retry", "conflicts", "t/o aborts", "store err"):
-            assert col in shown, (col, shown)
-        page.goto(srv.url + "/alarms")
-        wait_rendered(page, "Alarms")
-        shown = visible_columns(page, "alarm_summary")
-        for col in ("alarm", "severity", "last state", "ALARM intervals", "first ALARM (UTC)"):
-            assert col in shown, (col, shown)
-        assert {"alarm", "severity", "condition"} <= set(visible_columns(page, "alarm_defs"))
-        assert_clean(page, dialogs)
-        page.close()
-
-
-def test_every_page_on_seeded_demo(browser, demo_data, artifacts, oracle_cls):
-    shown = check_all_pages(browser, demo_data, artifacts, "demo", oracle_cls)
-    assert shown  # values were compared with the oracle page by page
 
 
 def sidebar_state(page) -> tuple:
@@ -447,61 +375,48 @@ def wait_url(page, *parts: str) -> None:
                            timeout=TIMEOUT_MS)
 
 
-def test_every_page_keeps_its_filters_in_the_url(browser, sample_data, artifacts):
-    """On every page: change the time range and a filter, reload the URL in a fresh tab (a new session, as a
+URL_PAGES = ("Overview", "Poison rate", "Events explorer", "Lambda health", "Alarms")
+"""Pages the URL-state test walks: the sidebar's state is one mechanism for every page (``dashboard.urlstate``), so
+a page of each kind (tiles, a signal, the explorer, Lambda health, the alarms) rather than all thirteen."""
+
+
+def test_every_page_keeps_its_filters_in_the_url(browser, sample_data):
+    """On a page of each kind: change the time range and a filter, open the URL in a fresh tab (a new session, as a
     shared link would be) and see the same state; Back undoes the last filter change."""
     with DashboardServer(sample_data) as srv:
-        page, dialogs = open_overview(browser, srv, artifacts, "url")
-        hrefs = dict(zip([t.strip() for t in page.locator(NAV).all_inner_texts()],
-                         page.locator(NAV).evaluate_all("els => els.map(a => a.href)")))
-        assert list(hrefs) == ["Overview"] + PAGES
-        for title, href in hrefs.items():
-            page.goto(href)
-            wait_rendered(page, title)
+        tab = Tab(browser, srv.url + "/")
+        page = tab.page
+        idle(page, "Overview")
+        for title in URL_PAGES:
+            go(page, title)
             choose(page, "f_range", "All data")
-            wait_rendered(page, title)
+            idle(page, title)
             wait_url(page, "range=all")
             choose(page, "f_service", "orders")
             page.keyboard.press("Escape")
-            wait_rendered(page, title)
+            idle(page, title)
             wait_url(page, "range=all", "service=orders")
             state = sidebar_state(page)
             assert state[:2] == ("All data", ("orders",)), (title, state)
-            fresh = browser.new_page(viewport={"width": 1440, "height": 1000})
-            fresh.goto(page.url)
-            wait_rendered(fresh, title)
-            fresh.wait_for_function("""() => (document.querySelector('.st-key-f_service') || {innerText: ''})
+            fresh = Tab(browser, page.url)
+            idle(fresh.page, title)
+            fresh.page.wait_for_function("""() => (document.querySelector('.st-key-f_service') || {innerText: ''})
                 .innerText.includes('orders')""", timeout=TIMEOUT_MS)
-            assert sidebar_state(fresh) == state, (title, page.url)
-            assert_clean(fresh, [])
+            assert sidebar_state(fresh.page) == state, (title, page.url)
+            fresh.clean(deep_link=True)
             fresh.close()
             # Back: the service filter change is undone, the range stays
             page.go_back()
             page.wait_for_function("() => !window.location.search.includes('service=')", timeout=TIMEOUT_MS)
-            wait_rendered(page, title)
+            idle(page, title)
             page.wait_for_function("""() => !document.querySelector('.st-key-f_service').innerText
                 .includes('orders')""", timeout=TIMEOUT_MS)
             assert sidebar_state(page)[:2] == ("All data", ()), title
-            assert_clean(page, dialogs)
-        # a page's own choices travel too: the explorer's search
-        page.goto(srv.url + "/explorer")
-        wait_rendered(page, "Events explorer")
-        box = page.locator(".st-key-ex_value input")
-        box.fill("corr-9")
-        box.press("Enter")
-        wait_url(page, "q=corr-9")
-        page.locator(".st-key-table-trail_rows canvas").first.wait_for(timeout=TIMEOUT_MS)
-        fresh = browser.new_page(viewport={"width": 1440, "height": 1000})
-        fresh.goto(page.url)
-        wait_rendered(fresh, "Events explorer")
-        # the box is filled from the URL once the page's script has run: wait for it rather than read it early
-        fresh.wait_for_function("""() => (document.querySelector('.st-key-ex_value input') || {value: ''})
-            .value === 'corr-9'""", timeout=TIMEOUT_MS)
-        fresh.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stMetricValue"]')]
-            .map(e => e.innerText.trim())[0] === '9'""", timeout=TIMEOUT_MS)  # the 9 records of corr-9
-        fresh.close()
-        page.close()
-
+            # the next page starts from the whole range again
+            choose(page, "f_range", "Last 15 minutes")
+            idle(page, title)
+        tab.clean()
+        tab.close()
 
 
 def test_explorer_pages_a_large_result(browser, tmp_path_factory, sample_mod, artifacts):
@@ -510,15 +425,12 @@ def test_explorer_pages_a_large_result(browser, tmp_path_factory, sample_mod, ar
     n = 1234
     data = sample_mod.write_data_dir(tmp_path_factory.mktemp("browser-bulk"), sample_mod.with_bulk_trail(n))
     with DashboardServer(data) as srv:
-        page = browser.new_page(viewport={"width": 1440, "height": 1000})
-        dialogs: list = []
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        page.goto(srv.url + f"/explorer?field=Correlation+id&q={sample_mod.BULK_CORRELATION}&page=2")
-        wait_rendered(page, "Events explorer")
+        tab = Tab(browser, srv.url + f"/explorer?field=Correlation+id&q={sample_mod.BULK_CORRELATION}&page=2")
+        page = tab.page
 
         def on_page(p, first: int, last: int) -> None:
             p.get_by_text(f"Showing records {first:,}–{last:,} of {n:,}").wait_for(timeout=TIMEOUT_MS)
-            wait_rendered(p, "Events explorer")
+            idle(p, "Events explorer")
             assert p.locator('[data-testid="stMetricValue"]').first.inner_text().strip() == f"{n:,}"
             # the grid holds this page's rows only (glide's accessibility table: header row + one per record)
             p.wait_for_function("""n => { const g = document.querySelector('.st-key-table-trail_rows [aria-rowcount]');
@@ -530,15 +442,13 @@ def test_explorer_pages_a_large_result(browser, tmp_path_factory, sample_mod, ar
         page.locator('.st-key-ex_page [data-testid="stNumberInputStepUp"]').click()
         wait_url(page, "page=3")
         on_page(page, 1001, n)
-        page.screenshot(path=str(artifacts / "explorer-paging.png"), full_page=True)
-        fresh = browser.new_page(viewport={"width": 1440, "height": 1000})
-        fresh.goto(page.url)
-        wait_rendered(fresh, "Events explorer")
-        on_page(fresh, 1001, n)
-        assert fresh.locator(".st-key-ex_page input").input_value() == "3"
+        fresh = Tab(browser, page.url)
+        on_page(fresh.page, 1001, n)
+        assert fresh.page.locator(".st-key-ex_page input").input_value() == "3"
+        fresh.clean(deep_link=True)
         fresh.close()
         page.go_back()
         page.wait_for_function("() => window.location.search.includes('page=2')", timeout=TIMEOUT_MS)
         on_page(page, 501, 1000)
-        assert_clean(page, dialogs)
-        page.close()
+        tab.clean(deep_link=True)
+        tab.close()

@@ -29,28 +29,13 @@ def _load(name: str):
 
 
 oracle = _load("oracle")
-vega_chart = _load("vega_chart")
-html_chart_mod = _load("html_chart")
-html_rows = _load("html_rows")
+app_read = _load("app_read")
 
 
 @pytest.fixture(scope="session")
-def vega():
-    """tests/unit/dashboard/vega_chart.py: reads a drawn chart's spec and rows back from an AppTest run."""
-    return vega_chart
-
-
-@pytest.fixture(scope="session")
-def html_chart():
-    """tests/unit/dashboard/html_chart.py: reads a server-drawn chart (``dashboard.htmlchart``) back from an AppTest
-    run."""
-    return html_chart_mod
-
-
-@pytest.fixture(scope="session")
-def html_table():
-    """tests/unit/dashboard/html_rows.py: reads an ``st.html`` table back from an AppTest run."""
-    return html_rows
+def read():
+    """tests/unit/dashboard/app_read.py: figures and grids read back from an AppTest run."""
+    return app_read
 
 
 @pytest.fixture(scope="session")

@@ -35,8 +35,10 @@ class Oracle:
             rec = self.count(Outcome.RECEIVED.value)
             return None if rec == 0 else self.count(sig.outcome.value) / rec
         if sig.kind is SignalKind.AGE:
+            # iterator age: stream and queue sources only (Lambda's IteratorAge sources), spelled here by hand
             return self.q("SELECT max(max_ms) FROM '{T}/record_age.parquet' WHERE time >= ? AND time < ? "
-                          "AND records > 0")
+                          "AND records > 0 AND event_source IN ('sqs', 'kinesis', 'dynamodb', 'msk', "
+                          "'self-managed-kafka', 'activemq', 'rabbitmq')")
         # stuck = state at the window end: claimed at or before it, lock expiry passed before it
         return float(self.at_end("SELECT count(*) FROM '{T}/stuck_keys.parquet' WHERE claimed_at <= ? "
                                  "AND in_progress_expires_at < ?"))

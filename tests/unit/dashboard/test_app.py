@@ -7,24 +7,25 @@ comments there), not by calling the dashboard's own computations.
 from __future__ import annotations
 
 import importlib.util
-import json
+
 from datetime import datetime
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+import pandas as pd
 
 import pytest
 
 from emitter.contract import Outcome
 
-_spec = importlib.util.spec_from_file_location("html_rows_app", Path(__file__).with_name("html_rows.py"))
-html_rows = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(html_rows)  # type: ignore[union-attr]
+_spec = importlib.util.spec_from_file_location("app_read_app", Path(__file__).with_name("app_read.py"))
+read = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(read)  # type: ignore[union-attr]
 
 pytestmark = pytest.mark.timeout(300)
 
 PAGES = ["app_pages/overview.py", "app_pages/duplicates.py", "app_pages/conflicts.py", "app_pages/in_progress.py",
          "app_pages/retries.py", "app_pages/poison.py", "app_pages/timeout_aborts.py", "app_pages/iterator_age.py",
-         "app_pages/stuck_keys.py", "app_pages/explorer.py", "app_pages/alarms.py"]
+         "app_pages/stuck_keys.py", "app_pages/explorer.py", "app_pages/lambda_health.py", "app_pages/alarms.py",
+         "app_pages/configuration.py"]
 
 
 def metrics(at) -> dict[str, tuple[str, str | None]]:
@@ -34,31 +35,13 @@ def metrics(at) -> dict[str, tuple[str, str | None]]:
 
 
 def frame(at, key: str):
-    """The table keyed ``table-<key>`` (a data grid, or an HTML table read back by html_rows.py); explorer links
-    (id columns) read back as the id they search."""
-    df = html_rows.values(at, key) if html_rows.is_html(at, key) else at.get_by_key(f"table-{key}").dataframe[0].value
-    for col in df.columns:
-        values = df[col].astype(object)
-        if values.map(lambda v: isinstance(v, str) and v.startswith("explorer?")).any():
-            df[col] = values.map(link_id)
-    return df
-
-
-def link_id(url):
-    """The id an explorer link searches (its ``q``), parsed by urllib: independent of dashboard.links."""
-    if not isinstance(url, str):
-        return url
-    u = urlsplit(url)
-    assert u.path == "explorer" and not u.scheme and not u.netloc, url
-    return parse_qs(u.query)["q"][0]
+    """The frame of the table keyed ``table-<key>``."""
+    return read.table(at, key)
 
 
 def column_labels(at, key: str) -> dict[str, str]:
     """Column name -> header label of the table keyed ``table-<key>`` (its column config)."""
-    if html_rows.is_html(at, key):
-        return html_rows.labels(at, key)
-    cfg = json.loads(at.get_by_key(f"table-{key}").dataframe[0].proto.columns)
-    return {name: c.get("label", name) for name, c in cfg.items()}
+    return read.labels(at, key)
 
 
 def by(at, dimension: str) -> None:
@@ -89,59 +72,31 @@ def test_overview_window_is_default_preset(app):
     assert any("2026-01-05 10:25 – 2026-01-05 10:40 UTC · bin 1 min" in c.value for c in app.sidebar.caption)
 
 
-def test_health_table(app, sample_mod, html_table):
-    cells, hrefs = html_table.read(app, "health")
-    h = cells.set_index("operation")
+def test_health_table(app, sample_mod):
+    h = frame(app, "health").set_index("operation")
     assert list(h.index) == [sample_mod.XSS_OP, "ProcessOrders", "CapturePayment"]  # CRITICAL first, then by service
     orders = h.loc["ProcessOrders"]
     # [10:25, 10:40): received 30 + 10, duplicates 5, in-progress 2, retryable 3, poison 2 of 40
-    assert (orders.received, orders.succeeded, orders.duplicates, orders["in-progress"]) == ("40", "30", "5", "2")
-    assert (orders.retryable, orders["poison msgs"], orders.stuck) == ("3", "2", "1")  # XSS_KEY
-    assert (orders.poison, orders.retry) == ("5.00%", "7.50%")  # 2/40, 3/40
-    assert orders["max record age (min)"] == "1.1"  # shown in min: 65 s = 1.08 min
+    assert (orders.received, orders.succeeded, orders.duplicates, orders.in_progress_collisions) == (40, 30, 5, 2)
+    assert (orders.retryable_failures, orders.poison_messages, orders.stuck_keys) == (3, 2, 1)  # XSS_KEY
+    assert (orders.poison_rate, orders.retry_rate) == pytest.approx((2 / 40, 3 / 40))
+    assert orders.max_record_age_ms == pytest.approx(65000 / 60000)  # in min: 65 s = 1.08 min
+    assert column_labels(app, "health")["max_record_age_ms"] == "max record age (min)"
     assert orders.health == "CRITICAL" and orders.reasons == "1 stuck key, poison 5.00%, retry 7.5%"
-    assert orders["event source"] == "sqs"
+    assert orders.event_source == "sqs"
     pay = h.loc["CapturePayment"]
     # XSS_LINK (claimed 10:12, expired 10:17) is still stuck at 10:40: CRITICAL although claimed before the window
-    assert (pay.received, pay.conflicts, pay["t/o aborts"], pay.stuck) == ("8", "2", "1", "1")
+    assert (pay.received, pay.conflicts, pay.timeout_budget_aborts, pay.stuck_keys) == (8, 2, 1, 1)
     assert pay.health == "CRITICAL" and pay.reasons == "1 stuck key, 2 conflicts, 1 timeout abort"
-    assert pay["max record age (min)"] == "–"  # no record age measured for it
+    assert pd.isna(pay.max_record_age_ms)  # no record age measured for it (an API source)
     evil = h.loc[sample_mod.XSS_OP]
-    assert (evil.received, evil["poison msgs"], evil.health, evil.poison) == ("4", "1", "CRITICAL", "25.00%")
-    # every column of the health table is shown: the volume after the verdict, then the verdict's inputs before
-    # the reasons (all of which fit a 1440 px window, test_browser.py)
-    assert list(cells.columns) == ["service", "operation", "health", "received", "succeeded", "stuck", "ambiguous",
-                                   "poison", "retry", "conflicts", "t/o aborts", "store err", "reasons",
-                                   "duplicates", "in-progress", "retryable", "permanent", "poison msgs",
-                                   "max record age (min)", "event source"]
-    # a non-zero count links to its signal page filtered to the row's operation; a zero count has no link
-    links = hrefs.set_index(cells["operation"])
-    assert_link(links.loc["ProcessOrders", "stuck"], "stuck", service=["orders"], operation=["ProcessOrders"])
-    assert_link(links.loc["ProcessOrders", "poison"], "poison", service=["orders"], operation=["ProcessOrders"])
-    assert_link(links.loc[sample_mod.XSS_OP, "poison"], "poison", service=["evil"], operation=[sample_mod.XSS_OP])
-    assert_link(links.loc["CapturePayment", "t/o aborts"], "timeout_aborts", service=["payments"],
-                operation=["CapturePayment"])
-    assert links.loc["ProcessOrders", "conflicts"] is None and orders.conflicts == "0"
-    assert links.loc["ProcessOrders", "received"] is None  # no signal page of its own
-
-
-def assert_link(url: str | None, path: str, **params: list[str]) -> None:
-    """``url`` is the relative link to page ``path`` with exactly the query ``params`` (parsed by urllib)."""
-    assert url is not None
-    u = urlsplit(url)
-    assert (u.scheme, u.netloc, u.path) == ("", "", path), url
-    assert parse_qs(u.query) == params, url
-
-
-def test_health_links_keep_the_time_range(app, html_table):
-    """A health-table link carries the sidebar's time range and filters (what the Overview shows), the row's
-    service and operation replacing the filter's."""
-    app.sidebar.selectbox(key="f_range").select("All data").run()
-    app.sidebar.multiselect(key="f_source").select("sqs").run()
-    cells, hrefs = html_table.read(app, "health")
-    links = hrefs.set_index(cells["operation"])
-    assert_link(links.loc["ProcessOrders", "duplicates"], "duplicates", range=["all"], source=["sqs"],
-                service=["orders"], operation=["ProcessOrders"])
+    assert (evil.received, evil.poison_messages, evil.health) == (4, 1, "CRITICAL")
+    assert evil.poison_rate == pytest.approx(0.25)
+    # the verdict and its inputs are shown by default; every other column is hidden, one click away in the grid's column menu
+    assert read.shown(app, "health") == ["health", "operation", "received", "stuck_keys", "poison_rate", "retry_rate",
+                                         "conflicts", "reasons"]
+    assert sorted(read.shown(app, "health") + read.hidden(app, "health")) == sorted(frame(app, "health").columns)
+    assert not any("↗" in label for label in column_labels(app, "health").values())  # no abbreviations, no marks
 
 
 def test_all_data_range_has_no_delta(app, sample_mod):
@@ -152,7 +107,7 @@ def test_all_data_range_has_no_delta(app, sample_mod):
         assert got[title] == (value, None), title
 
 
-def test_service_filter(app, html_table):
+def test_service_filter(app):
     app.sidebar.multiselect(key="f_service").select("payments").run()
     got = metrics(app)
     assert got["Duplicates"] == ("0", "+0")
@@ -160,7 +115,7 @@ def test_service_filter(app, html_table):
     assert got["Poison rate"] == ("0.00%", "+0.00 pp")
     assert got["Stuck keys"] == ("1", None)  # XSS_LINK (payments, claimed 10:12) is still stuck at 10:40
     assert got["Max iterator age"] == ("–", None)
-    assert list(html_table.read(app, "health")[0]["operation"]) == ["CapturePayment"]
+    assert list(frame(app, "health")["operation"]) == ["CapturePayment"]
     # operations offered follow the service selection
     assert app.sidebar.multiselect(key="f_operation").options == ["CapturePayment"]
 
@@ -191,78 +146,76 @@ def test_custom_range(app):
     ("app_pages/retries.py", "Retries", "3", {"ProcessOrders": [3]}),
     ("app_pages/timeout_aborts.py", "Timeout-budget aborts", "1", {"CapturePayment": [1]}),
 ])
-def test_count_signal_pages(app, html_chart, vega, page, title, total, series):
+def test_count_signal_pages(app, page, title, total, series):
     app.switch_page(page).run()
     no_exception(app)
     assert metrics(app)[f"{title} in window"] == (total, None)
-    chart = html_chart.read(app, "series")
-    rows = chart.rows
-    assert html_chart.series(rows) == series
-    # every bar covers its bin [start, end): 1-minute bins of the default window [10:25, 10:40)
-    assert ((rows["t_end"] - rows["t"]) == 60_000).all() and (rows["t"] % 60_000 == 0).all()
-    assert chart.meta["kind"] == "count" and not chart.lines  # bars, no line
-    assert chart.meta["x-domain"] == f"{vega.utc_ms('2026-01-05 10:25'):.0f} {vega.utc_ms('2026-01-05 10:40'):.0f}"
-    # a 15-minute window: a tick every 2 minutes on even UTC minutes, 24-hour labels
-    assert chart.x_labels == ["10:26", "10:28", "10:30", "10:32", "10:34", "10:36", "10:38", "10:40"]
+    fig = read.figure(app, "series")
+    assert read.ys(fig) == series
+    for tr in fig["data"]:
+        # a stacked bar per 1-minute bin, starting at its bin (offset 0), as wide as the bin (60,000 ms)
+        assert tr["type"] == "bar" and tr["width"] == 60_000 and tr["offset"] == 0
+        assert all(x.endswith(":00.000") for x in tr["x"])  # whole minutes (numpy ms timestamps)
+    lay = fig["layout"]
+    assert lay["barmode"] == "stack"
+    assert lay["xaxis"]["range"] == ["2026-01-05T10:25:00", "2026-01-05T10:40:00"]  # the default window, UTC
+    assert lay["xaxis"]["title"]["text"] == "time (UTC)"
+    # an integer count axis from zero: a step of 1 below 5 (no half ticks), titled with its unit
+    assert lay["yaxis"]["tickformat"] == ",d" and lay["yaxis"]["dtick"] == 1 and lay["yaxis"]["tick0"] == 0
+    assert lay["yaxis"]["title"]["text"] == f"{title.lower()} (count)"
+    # dragging selects a time span (the page's range follows); no browser-only zoom
+    assert lay["dragmode"] == "select" and lay["selectdirection"] == "h"
     assert title in footer(app)
 
 
-def test_duplicates_breakdown_and_offenders(app, html_chart, sample_mod):
+def test_duplicates_breakdown_and_offenders(app, sample_mod):
     app.switch_page("app_pages/duplicates.py").run()
-    assert frame(app, "bdt_service").to_dict("records") == [{"service": "orders", "events": 5}]
+    assert frame(app, "bdt_service").to_dict("records") == [{"events": 5, "service": "orders"}]
     by(app, "operation")
-    assert frame(app, "bdt_operation").to_dict("records") == [{"operation": "ProcessOrders", "events": 5}]
+    assert frame(app, "bdt_operation").to_dict("records") == [{"events": 5, "operation": "ProcessOrders"}]
     by(app, "event_source")
-    assert frame(app, "bdt_event_source").to_dict("records") == [{"event_source": "sqs", "events": 5}]
+    assert frame(app, "bdt_event_source").to_dict("records") == [{"events": 5, "event_source": "sqs"}]
     keys = frame(app, "top_keys")
     # trail: order-1 duplicate_completed x3 at 10:30, the script-tag key x2 at 10:31
     assert list(zip(keys["idempotency_key"], keys["events"])) == [("order-1", 3), (sample_mod.XSS_KEY, 2)]
+    assert column_labels(app, "top_keys")["idempotency_key"] == "idempotency key ↗"  # a click opens its trail
     ev = frame(app, "top_events")
     assert list(zip(ev["event_id"], ev["events"], ev["max_attempt"])) == [("m-1", 3, 4), (sample_mod.XSS_LINK, 2, 2)]
-    # picking a top key shows its whole trail (claim at 10:27, then the two duplicates)
-    app.selectbox(key="offender_pick").select(sample_mod.XSS_KEY).run()
-    rows = frame(app, "offender_trail")
-    assert list(rows["outcome"]) == [Outcome.CLAIMED.value] + [Outcome.DUPLICATE_COMPLETED.value] * 2
-    assert list(rows["function_request_id"]) == ["r-5", "r-60", "r-61"]
-    # an untrusted operation name is escaped text of the chart (legend, tooltip, data attribute): unchanged when
-    # read back, and no tag of it in the markup
+    # an untrusted operation name is escaped plotly text: the HTML entities draw the literal name, no tag
     app.switch_page("app_pages/poison.py").run()
-    chart = html_chart.read(app, "series")
-    assert sample_mod.XSS_OP in set(chart.rows["series"])
-    assert chart.legend_title == "operation" and sample_mod.XSS_OP in chart.legend
-    assert any(f"\n{sample_mod.XSS_OP}: 25.00%" in t for t in chart.rows["tip"])
-    assert "script" not in {tag for tag, _ in chart.tags}
-    assert "<script>" not in html_chart.body(app, "series")
+    fig = read.figure(app, "series")
+    assert sample_mod.XSS_OP in read.traces(fig)
+    assert all("<" not in tr["name"] for tr in fig["data"])
 
 
 def test_retries_page_extras(app):
     app.switch_page("app_pages/retries.py").run()
-    assert metrics(app)["Redeliveries (attempt > 1)"] == ("4", None)  # rates 10:30 redeliveries = 4
+    assert metrics(app)["Redeliveries in window (Redelivery)"] == ("4", None)  # rates 10:30 redeliveries = 4
     by(app, "error_code")
     codes = frame(app, "codes")
     assert list(zip(codes["error_code"], codes["events"])) == [("Throttled", 2), ("ServiceUnavailable", 1)]
     att = frame(app, "attempts")
-    assert list(zip(att["attempt"], att["events"])) == [(1, 76), (2, 5), (3, 2)]  # 63 + 13 first attempts
+    # received records of the window [10:25, 10:40) in the trail: order-1 at 10:30, attempts 2, 3 and 4
+    assert list(zip(att["attempt"], att["received"])) == [(2, 1), (3, 1), (4, 1)]
 
 
-def test_poison_page(app, vega, html_chart, sample_mod):
+def test_poison_page(app, sample_mod):
     app.switch_page("app_pages/poison.py").run()
     no_exception(app)
     m = metrics(app)
     assert m["Poison rate in window"] == ("5.77%", None)
     assert m["Poison messages / received"] == ("3 / 52", None)
-    chart = html_chart.read(app, "series")
-    rows = chart.rows
-    series = html_chart.series(rows)
+    fig = read.figure(app, "series")
+    series = read.ys(fig)
     # per-bin poison rate (a fraction, the axis shows %): ProcessOrders 10:30 2/30, 10:39 0/10; evil 10:35 1/4
     assert series["ProcessOrders"] == pytest.approx([2 / 30, 0.0])
     assert series[sample_mod.XSS_OP] == pytest.approx([0.25])
-    assert list(rows.loc[rows["series"] == sample_mod.XSS_OP, "t"]) == [vega.utc_ms("2026-01-05 10:35")]
-    # a rate is a line per series (its image) with a point per bin, and a percent axis to the top rate (25 %)
-    assert chart.meta["kind"] == "percent" and len(chart.lines) == 3
-    assert chart.y_labels == ["0%", "5%", "10%", "15%", "20%", "25%"]
-    assert rows.loc[rows["series"] == sample_mod.XSS_OP, "tip"].iloc[0] == (f"bin (UTC): 2026-01-05 10:35–10:36\n"
-                                                                          f"{sample_mod.XSS_OP}: 25.00%")
+    evil = read.traces(fig)[sample_mod.XSS_OP]
+    assert evil["x"] == ["2026-01-05T10:35:00.000"] and evil["customdata"] == ["2026-01-05 10:35–10:36 UTC"]
+    # a rate is a line per series with a point per bin, on a percent axis
+    assert {tr["mode"] for tr in fig["data"]} == {"lines+markers"} and len(fig["data"]) == 3
+    assert fig["layout"]["yaxis"]["tickformat"] == ".1~%"
+    assert fig["layout"]["yaxis"]["title"]["text"] == "poison rate (%)"
     by(app, "operation")
     bd = frame(app, "bdt_operation")
     assert list(bd["operation"]) == [sample_mod.XSS_OP, "ProcessOrders", "CapturePayment"]
@@ -272,22 +225,20 @@ def test_poison_page(app, vega, html_chart, sample_mod):
     assert list(zip(codes["error_code"], codes["events"])) == [("SchemaError", 2), (sample_mod.XSS_IMG, 1)]
 
 
-def test_iterator_age_page(app, html_chart):
+def test_iterator_age_page(app):
     app.switch_page("app_pages/iterator_age.py").run()
     no_exception(app)
     assert metrics(app)["Max iterator age in window"] == ("1.1 min", None)
-    chart = html_chart.read(app, "series")
-    rows = chart.rows
+    fig = read.figure(app, "series")
     # the axis uses the unit of its largest value, the one the tile shows (65 s -> min)
-    assert html_chart.series(rows)["max"] == pytest.approx([65000.0 / 60000, 70.0 / 60000])
-    assert chart.meta["y-title"] == "record age (min)"
-    assert set(rows["series"]) == {"max", "p95 (max of 1-min p95)", "p50 (weighted)"}
-    assert chart.legend_title == "statistic" and list(chart.legend) == sorted(chart.legend)
+    assert read.ys(fig)["max"] == pytest.approx([65000.0 / 60000, 70.0 / 60000])
+    assert fig["layout"]["yaxis"]["title"]["text"] == "record age (min)"
+    assert set(read.traces(fig)) == {"max", "p95 (max of 1-min p95)", "p50 (weighted)"}
     ages = frame(app, "top_age")
-    # received records of order-1 at 10:30, each in its own unit (65 s, 900 ms), age column first
-    assert list(ages["record_age_ms"]) == ["1.1 min", "900 ms", "900 ms"]
-    assert ages.columns[0] == "record_age_ms"
-    assert column_labels(app, "top_age")["record_age_ms"] == "record age"
+    # received records of order-1 at 10:30 in the column's one unit (min): 65 s, 900 ms, 900 ms; age column first
+    assert list(ages["record_age_ms"]) == pytest.approx([65000 / 60000, 900 / 60000, 900 / 60000])
+    assert read.shown(app, "top_age")[0] == "record_age_ms"  # the age first
+    assert column_labels(app, "top_age")["record_age_ms"] == "record age (min)"
 
 
 def test_conflicts_page_lists_conflicting_keys(app):
@@ -344,6 +295,7 @@ def test_explorer_link_prefills_search(app):
     app.switch_page("app_pages/explorer.py").run()
     rows = frame(app, "trail_rows")
     assert list(rows["idempotency_key"]) == ["pay-7", "pay-7"]  # the two conflicting requests of pay-7
+    assert app.checkbox(key="ex_partial").value is True  # substring search is on by default
     assert app.text_input(key="ex_value").value == "corr-p"
     assert app.query_params["q"] == "corr-p"
 
@@ -373,10 +325,13 @@ def test_explorer_untrusted_value_shown_as_text(app, sample_mod):
 
 def test_explorer_substring_search_escapes_like_wildcards(app):
     app.switch_page("app_pages/explorer.py").run()
-    app.checkbox(key="ex_partial").check().run()
+    assert app.checkbox(key="ex_partial").value is True  # on by default: a partial key finds its records
     app.text_input(key="ex_value").input("ORDER-").run()
     assert set(frame(app, "trail_rows")["idempotency_key"]) == {"order-1"}
     app.text_input(key="ex_value").input("%").run()  # a literal percent sign matches nothing here
+    assert app.main.info and "No trail records" in app.main.info[0].value
+    app.checkbox(key="ex_partial").uncheck().run()  # exact: a part of a key finds nothing
+    app.text_input(key="ex_value").input("order-").run()
     assert app.main.info and "No trail records" in app.main.info[0].value
 
 

@@ -10,7 +10,7 @@ from dashboard.constants import SIGNALS, SignalKind
 pytestmark = pytest.mark.timeout(600)
 
 
-def test_demo_overview_and_signal_pages(app_factory, demo_dir, oracle_cls, html_chart, html_table):
+def test_demo_overview_and_signal_pages(app_factory, demo_dir, oracle_cls, read):
     at = app_factory(demo_dir)
     assert not at.exception
     at.sidebar.selectbox(key="f_range").select("All data").run()
@@ -20,8 +20,8 @@ def test_demo_overview_and_signal_pages(app_factory, demo_dir, oracle_cls, html_
         assert shown[sig.title] == format_value(sig, o.value(sig)), sig.title
     # the demo injects every fault kind: the counts the tiles show are not all zero
     assert sum(o.count(s.outcome.value) for s in SIGNALS if s.kind is SignalKind.COUNT) > 0
-    health, _ = html_table.read(at, "health")
-    assert sum(int(v.replace(",", "")) for v in health["received"]) == o.count("received")
+    health = read.table(at, "health")
+    assert health["received"].sum() == o.count("received")
     for sig in SIGNALS:
         if sig.kind is not SignalKind.COUNT:
             continue
@@ -30,8 +30,8 @@ def test_demo_overview_and_signal_pages(app_factory, demo_dir, oracle_cls, html_
         expected = o.count(sig.outcome.value)
         assert {m.label: m.value for m in at.main.metric}[f"{sig.title} in window"] == f"{expected:,}"
         if expected:
-            rows = html_chart.read(at, "series").rows
-            assert rows["value"].sum() == expected, sig.title
+            fig = read.figure(at, "series")
+            assert sum(sum(y) for y in read.ys(fig).values()) == expected, sig.title
     at.switch_page("app_pages/stuck_keys.py").run()
     assert not at.exception
     n_in_progress = o.at_end("SELECT count(*) FROM '{T}/stuck_keys.parquet' WHERE claimed_at <= ?")
@@ -39,6 +39,7 @@ def test_demo_overview_and_signal_pages(app_factory, demo_dir, oracle_cls, html_
                        "AND in_progress_expires_at < ?")
     shown = {m.label: m.value for m in at.main.metric}
     assert shown["Still IN_PROGRESS"] == f"{n_in_progress:,}" and shown["Stuck (expired IN_PROGRESS)"] == f"{n_stuck:,}"
-    for page in ("app_pages/explorer.py", "app_pages/alarms.py"):
+    for page in ("app_pages/explorer.py", "app_pages/lambda_health.py", "app_pages/alarms.py",
+                 "app_pages/configuration.py"):
         at.switch_page(page).run()
         assert not at.exception, page

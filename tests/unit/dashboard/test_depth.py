@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib.util
 import re
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -18,9 +17,10 @@ APP = Path(__file__).resolve().parents[3] / "dashboard" / "app.py"
 pytestmark = pytest.mark.timeout(300)
 
 
-_spec = importlib.util.spec_from_file_location("html_rows_depth", Path(__file__).with_name("html_rows.py"))
-html_rows = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(html_rows)  # type: ignore[union-attr]
+_spec = importlib.util.spec_from_file_location("app_read_depth", Path(__file__).with_name("app_read.py"))
+read = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(read)  # type: ignore[union-attr]
+
 
 def metrics(at) -> dict[str, tuple[str, str | None]]:
     return {m.label: (m.value, m.delta or None) for m in at.main.metric}
@@ -31,10 +31,8 @@ def captions(at) -> list[str]:
 
 
 def frame(at, key: str):
-    """The table keyed ``table-<key>``: a data grid's frame, or an HTML table read back (html_rows.py)."""
-    if html_rows.is_html(at, key):
-        return html_rows.values(at, key)
-    return at.get_by_key(f"table-{key}").dataframe[0].value
+    """The frame of the table keyed ``table-<key>``."""
+    return read.table(at, key)
 
 
 def test_lambda_health_default_window(app):
@@ -51,7 +49,7 @@ def test_lambda_health_default_window(app):
     assert m["Avg init duration"] == ("–", None)  # no cold start in the window
     g = frame(app, "lambda_groups")
     assert list(g.columns[:4]) == ["log_group", "invocations", "cold_starts", "timeouts"]  # counts first
-    assert g.iloc[0]["max_duration_ms"] == pytest.approx(3.0)  # the column's unit is s (its largest is 3000 ms)
+    assert g.iloc[0]["max_duration_ms"] == pytest.approx(3000.0)  # in ms: the unit of the smallest duration (200 ms)
     assert "Lambda health" in captions(app)[-1]
 
 
@@ -73,61 +71,42 @@ def test_lambda_health_all_data_and_cold_start_sources(app):
     assert errors.loc["/aws/lambda/payments", "failures"] == 1
 
 
-def test_library_signal_beside_the_emitter_tile(app, vega, html_chart):
+def test_library_signal_beside_the_emitter_tile(app):
     # Powertools DuplicateCompleted: 4 in [10:25, 10:40), 1 in the previous window [10:10, 10:25)
     assert metrics(app)["Duplicates"] == ("5", "+3")  # the emitter's value is unchanged (never summed)
     assert "Powertools metrics: 4 (Δ +3)" in captions(app)
     app.switch_page("app_pages/duplicates.py").run()
-    chart = html_chart.read(app, "series_library")
-    assert html_chart.series(chart.rows) == {"Powertools": [4.0]}
-    assert list(chart.rows["t"]) == [vega.utc_ms("2026-01-05 10:30")]
-    assert chart.legend_title == "library" and list(chart.legend) == ["Powertools"]  # the legend names the source
+    fig = read.figure(app, "series_library")
+    assert read.ys(fig) == {"Powertools": [4]}  # the legend names the source
+    assert read.xs(fig) == {"Powertools": ["2026-01-05T10:30:00.000"]}
     assert any("Powertools metrics: 4" in c for c in captions(app))
 
 
-def _find(node, key: str):
-    for c in getattr(node, "children", {}).values():
-        if getattr(c, "key", None) == key:
-            return c
-        found = _find(c, key)
-        if found is not None:
-            return found
-    return None
-
-
-def tile_spark(at, signal_key: str) -> tuple[str, str, list[float]] | None:
-    """The tile's sparkline image: (alt text, "area" or "line", each point's height as a share of the top, 0-1)."""
-    import base64
-    import re
-
-    tile = _find(at.main, f"tile-{signal_key}")
-    imgs = [x for x in tile.children.values() if x.proto.DESCRIPTOR.name == "ImageList"]
-    if not imgs:
+def tile_spark(at, signal_key: str) -> tuple[str, list[float]] | None:
+    """The tile's trend figure: ("area" or "line", its y values), None when the tile has none."""
+    try:
+        fig = read.figure(at, f"spark-{signal_key}")
+    except (KeyError, AssertionError):
         return None
-    (img,) = imgs
-    text = base64.b64decode(img.proto.imgs[0].url.split(",", 1)[1]).decode()
-    ys = [float(y) for y in re.findall(r",([\d.]+)", re.search(r'<polyline points="([^"]+)"', text).group(1))]
-    # the drawing spans y 1.5 (top: the largest value) to 38.5 (zero) of a 40-unit-high viewBox
-    return img.proto.imgs[0].alt, "area" if "<polygon" in text else "line", [round((38.5 - y) / 37, 3) for y in ys]
+    (tr,) = fig["data"]
+    return "area" if tr.get("fill") == "tozeroy" else "line", tr["y"]
 
 
 def test_tile_trends_are_sparklines_per_bin(app):
-    alt, chart, heights = tile_spark(app, "duplicates")
+    chart, ys = tile_spark(app, "duplicates")
     # duplicates per 1-minute bin of [10:25, 10:40): 5 at 10:30, none elsewhere (15 bins); counts are areas
-    assert chart == "area" and heights == [0.0] * 5 + [1.0] + [0.0] * 9
-    assert alt == "trend: 15 points from 0 to 5"
-    alt, chart, heights = tile_spark(app, "iterator_age")
-    # max RecordAge per bin: 65000 ms at 10:30, 70 ms at 10:35, in minutes (the tile's unit); ages are lines
-    assert chart == "line" and heights == pytest.approx([1.0, 70 / 65000], abs=0.003)  # 0.1-unit coordinates
-    assert alt == f"trend: 2 points from {round(70 / 60000, 4):g} to {round(65000 / 60000, 4):g}"
-    assert tile_spark(app, "poison")[1] == "line"
+    assert chart == "area" and ys == [0.0] * 5 + [5.0] + [0.0] * 9
+    chart, ys = tile_spark(app, "iterator_age")
+    # max RecordAge per bin: 65000 ms at 10:30, 70 ms at 10:39, in minutes (the tile's unit); ages are lines
+    assert chart == "line" and ys == pytest.approx([65000 / 60000, 70 / 60000])
+    assert tile_spark(app, "poison")[0] == "line"
     assert tile_spark(app, "stuck") is None  # a state at the window end: no trend
-    # the metric draws no Vega sparkline of its own (the image is the trend), and the tile help says how bins merge
+    # the metric draws no sparkline of its own (the figure is the trend), and the tile help says what it shows
     dup = next(m for m in app.main.metric if m.label == "Duplicates")
     assert not list(dup.proto.chart_data)
-    assert "each point sums consecutive bins" in dup.help
-    age = next(m for m in app.main.metric if m.label == "Max iterator age")
-    assert "each point is the largest of consecutive bins" in age.help
+    assert "Trend: the count per bin of the window" in dup.help
+    fig = read.figure(app, "spark-duplicates")
+    assert fig["layout"]["xaxis"]["range"] == ["2026-01-05T10:25:00", "2026-01-05T10:40:00"]
 
 
 def test_powertools_only_fleet_has_no_zero_tiles(app_factory, tmp_path, sample_mod):
@@ -159,7 +138,8 @@ def test_idempotency_table_scan_on_the_stuck_page(app_factory, tmp_path, sample_
     assert metrics(at)["Stuck in the idempotency table"] == ("2", None)
     scan = frame(at, "table_stuck")
     assert list(scan["overdue"]) == ["21.0 min", "1.5 min"]  # most overdue first, human units
-    assert [parse_qs(urlsplit(u).query)["q"][0] for u in scan["idempotency_key"]] == ["orders#9", "orders#3"]
+    assert list(scan["idempotency_key"]) == ["orders#9", "orders#3"]
+    assert read.labels(at, "table_stuck")["idempotency_key"] == "idempotency key ↗"  # a click opens its trail
 
 
 def test_stuck_ages_are_human(app):
@@ -169,17 +149,14 @@ def test_stuck_ages_are_human(app):
     assert s.columns[0] == "age"
 
 
-def test_explorer_links_carry_the_id_and_field(app, html_table):
+def test_id_columns_read_as_explorer_links(app):
+    """Every id column of a table says (header and help) that a click opens the explorer; counts come first."""
     app.switch_page("app_pages/duplicates.py").run()
-    cells, hrefs = html_table.read(app, "top_keys")
-    u = urlsplit(hrefs["idempotency_key"][0])
-    assert (u.scheme, u.netloc, u.path) == ("", "", "explorer")  # relative: same server, any base path
-    assert parse_qs(u.query) == {"field": ["Idempotency key"], "q": ["order-1"]}
-    assert cells["idempotency_key"][0] == "order-1"  # the link shows the id it searches
-    assert cells.columns[0] == "events"  # the count first
-    cells, hrefs = html_table.read(app, "top_events")
-    assert parse_qs(urlsplit(hrefs["event_id"][0]).query) == {"field": ["Event id"], "q": ["m-1"]}
-    assert hrefs["events"].isna().all()  # a count is no link
+    keys = frame(app, "top_keys")
+    assert keys["idempotency_key"][0] == "order-1" and read.shown(app, "top_keys")[:2] == ["idempotency_key", "events"]
+    labels = read.labels(app, "top_keys")
+    assert labels["idempotency_key"] == "idempotency key ↗" and labels["events"] == "events"
+    assert read.labels(app, "top_events")["event_id"] == "event id ↗"
 
 
 def test_filters_go_into_the_url_and_back(app):
@@ -226,21 +203,16 @@ def test_url_state_on_first_run(monkeypatch, data_dir, params, expected):
     assert (at.sidebar.selectbox(key="f_range").value, at.sidebar.multiselect(key="f_service").value) == expected
 
 
-def test_counts_have_integer_ticks_and_operations_one_colour(app, html_chart):
+def test_counts_have_integer_ticks_and_operations_one_colour(app):
     def colours(page: str) -> dict[str, str]:
         app.switch_page(page).run()
-        chart = html_chart.read(app, "series")
-        # each bar's bands in its series' legend colours, bottom up in name order
-        for _, g in chart.rows.groupby("t"):
-            stops = re.findall(r"(#[0-9A-Fa-f]+) ", g["bar"].iloc[0])
-            assert stops == [chart.legend[n] for n in sorted(g["series"])]
-        return chart.legend
+        fig = read.figure(app, "series")
+        return {n: tr["marker"]["color"] for n, tr in read.traces(fig).items()}
 
     app.switch_page("app_pages/duplicates.py").run()
-    chart = html_chart.read(app, "series")
-    # 5 duplicates in one bin: ticks 0..5 and nothing fractional; the axis starts at 0
-    assert chart.y_labels == ["0", "1", "2", "3", "4", "5"]
-    assert chart.legend_title == "operation"  # the legend's title
+    y = read.figure(app, "series")["layout"]["yaxis"]
+    # 5 duplicates in one bin: a tick per whole number from 0, none fractional
+    assert (y["tick0"], y["dtick"], y["tickformat"], y["range"]) == (0, 1, ",d", [0, 5 * 1.05])
     dup = colours("app_pages/duplicates.py")
     ret = colours("app_pages/retries.py")
     con = colours("app_pages/conflicts.py")
@@ -255,16 +227,16 @@ def test_counts_have_integer_ticks_and_operations_one_colour(app, html_chart):
                                                             PALETTE[ops.index("CapturePayment")])
 
 
-
 def test_a_trend_that_cannot_be_drawn_says_so(app_factory, tmp_path, sample_mod):
     """Negative ages come only from odd or hostile log lines (the emitter never writes one), but the collector keeps
-    them as logged: the Overview must still render, and say why the tile has no sparkline instead of raising."""
+    them as logged: the Overview still renders and draws them as they are, below the zero line."""
     rows = dict(sample_mod.TABLE_ROWS)
     rows["record_age"] = [(sample_mod.t(30), "orders", "ProcessOrders", "sqs", 3, -9.0, -6.0, -5.0)]
     sample_mod.write_data_dir(tmp_path, rows)
     at = app_factory(tmp_path)
     assert not at.exception
-    assert tile_spark(at, "iterator_age") is None
-    assert [c for c in captions(at) if c.startswith("no trend drawn")] == [
-        "no trend drawn: sparkline values must be finite and >= 0"]  # one tile: Max iterator age, just asserted
-    assert tile_spark(at, "duplicates")[1] == "area"  # the other tiles keep theirs
+    chart, ys = tile_spark(at, "iterator_age")
+    assert chart == "line" and ys == pytest.approx([-5.0])  # -5 ms, in ms
+    fig = read.figure(at, "spark-iterator_age")
+    assert fig["layout"]["yaxis"]["range"][0] < -5.0 < 0 < fig["layout"]["yaxis"]["range"][1]
+    assert tile_spark(at, "duplicates")[0] == "area"  # the other tiles keep theirs

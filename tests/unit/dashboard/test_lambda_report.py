@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-import base64
+import html
 import importlib.util
-import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -51,91 +50,90 @@ def test_tiles_init_duration_and_memory(page):
     assert m["Peak memory used"] == ("128 MB", "75% of memory size")  # payments' 128 MB; orders' 96 / 128
 
 
-def test_per_log_group_table_has_init_and_memory_size(page, html_table):
-    g = html_table.values(page, "lambda_groups").set_index("log_group").join(
-        html_table.values(page, "lambda_memory_groups").set_index("log_group"))
-    # each duration column in the unit of its largest value: avg 837.5 ms -> ms, max 3000 ms -> s, init -> ms;
-    # shown rounded: whole ms, two decimals of a larger unit
-    assert g.loc[ORDERS, "avg_duration_ms"] == 838  # 3350 / 4 = 837.5
-    assert g.loc[ORDERS, "max_duration_ms"] == pytest.approx(3.0)
+def test_per_log_group_table_has_init_and_memory_size(page, read):
+    g = read.table(page, "lambda_groups").set_index("log_group")
+    # every duration column in one unit, that of the smallest duration shown (payments' avg 50 ms -> ms): never s
+    # beside min, and no average rounded to 0.00 of a larger unit
+    assert g.loc[ORDERS, "avg_duration_ms"] == 838  # 3350 / 4 = 837.5, whole ms
+    assert g.loc[ORDERS, "max_duration_ms"] == pytest.approx(3000.0)
     assert g.loc[ORDERS, "avg_init_duration_ms"] == 317  # (300 + 150 + 500) / 3 = 316.7, not 362.5
-    assert g.loc[ORDERS, "max_init_duration_ms"] == 500
+    assert g.loc[ORDERS, "max_init_duration_ms"] == pytest.approx(500.0)
     assert (g.loc[ORDERS, "max_memory_used_mb"], g.loc[ORDERS, "memory_size_mb"]) == (96, 128)
     assert g.loc[ORDERS, "peak_memory_pct"] == pytest.approx(0.75)
-    assert g.loc[PAYMENTS, "avg_init_duration_ms"] == 250  # its one cold start
+    assert g.loc[PAYMENTS, "avg_init_duration_ms"] == pytest.approx(250.0)  # its one cold start
     assert (g.loc[PAYMENTS, "max_memory_used_mb"], g.loc[PAYMENTS, "memory_size_mb"]) == (128, 256)
     assert g.loc[PAYMENTS, "peak_memory_pct"] == pytest.approx(0.5)  # 128 / 256 at 10:01
     assert list(g.index) == [ORDERS, PAYMENTS]  # most invocations first
-    assert html_table.labels(page, "lambda_groups")["max_duration_ms"] == "max (s)"
-    labels = html_table.labels(page, "lambda_memory_groups")
-    assert labels["avg_init_duration_ms"] == "init avg (ms)"
-    assert labels["memory_size_mb"] == "mem size (MB)"
+    labels = read.labels(page, "lambda_groups")
+    assert {labels[c] for c in g.columns if c.endswith("_ms")} == {
+        "avg duration (ms)", "p95 duration (ms)", "max duration (ms)", "avg init duration (ms)",
+        "max init duration (ms)"}
+    assert labels["memory_size_mb"] == "memory size (MB)"
+    # what fits 1280 px by default; the init and memory columns hidden (the grid's column menu)
+    assert "max_init_duration_ms" not in read.shown(page, "lambda_groups")
+    assert "max_init_duration_ms" in read.table(page, "lambda_groups").columns
 
 
-def _images(drawn) -> list[str]:
-    """The SVG text of each line/point image of a drawn chart."""
-    return [base64.b64decode(src.split(",", 1)[1]).decode() for src in drawn.lines]
+def _by(read, fig: dict, stat: str) -> dict[str, list]:
+    """Log group -> y values of the traces of one statistic (a trace is named by its log group, its ``meta`` names
+    the statistic)."""
+    return {html.unescape(tr["name"]): tr["y"] for tr in fig["data"] if tr.get("meta") == [stat]}
 
 
-def test_memory_chart_shows_used_against_size(page, html_chart):
-    drawn = html_chart.read(page, "lambda_memory")
-    assert html_chart.series(drawn.rows, statistic="used") == {ORDERS: [64, 96], PAYMENTS: [100, 128]}
-    assert html_chart.series(drawn.rows, statistic="size") == {ORDERS: [128, 128], PAYMENTS: [256, 256]}
-    assert drawn.meta["stats"] == "used size" and drawn.meta["y-title"] == "memory (MB)"
-    # used is a solid line, size a dashed one: one image per statistic and log group
-    svgs = _images(drawn)
-    assert len(svgs) == 4
-    assert sum('stroke-dasharray="6 4"' in x for x in svgs) == 2 and sum("stroke-dasharray" not in x for x in svgs) == 2
-    # a bin's tooltip names each log group's statistic
-    tip = drawn.rows[drawn.rows["t"] == report_lines.T0_MS]["tip"].iloc[0]
-    assert f"{ORDERS} used: 64" in tip and f"{PAYMENTS} size: 256" in tip
+def _trace(fig: dict, group: str, stat: str) -> dict:
+    (tr,) = [t for t in fig["data"] if t["name"] == group and t.get("meta") == [stat]]
+    return tr
 
 
-def test_init_duration_chart_per_cold_bin(page, html_chart):
-    drawn = html_chart.read(page, "lambda_init")
+def test_memory_chart_shows_used_against_size(page, read):
+    fig = read.figure(page, "lambda_memory")
+    assert _by(read, fig, "used") == {ORDERS: [64, 96], PAYMENTS: [100, 128]}
+    assert _by(read, fig, "size") == {ORDERS: [128, 128], PAYMENTS: [256, 256]}
+    assert fig["layout"]["yaxis"]["title"]["text"] == "memory (MB)"
+    # used is a solid line, size a dashed one; a log group's two traces toggle together (one legend entry)
+    used, size = _trace(fig, ORDERS, "used"), _trace(fig, ORDERS, "size")
+    assert (used["line"]["dash"], size["line"]["dash"]) == ("solid", "dash")
+    assert used["legendgroup"] == size["legendgroup"] and used["showlegend"] and not size["showlegend"]
+    assert used["customdata"][0] == "2026-01-05 10:00–10:01 UTC"
+
+
+def test_init_duration_chart_per_cold_bin(page, read):
+    fig = read.figure(page, "lambda_init")
     # only bins with a cold start; unit ms (the largest is 500 ms)
-    assert html_chart.series(drawn.rows, statistic="max") == {ORDERS: [300, 500], PAYMENTS: [250]}
-    assert html_chart.series(drawn.rows, statistic="avg") == {ORDERS: [225, 500], PAYMENTS: [250]}
-    assert drawn.meta["y-title"] == "init duration (ms)"
-    # points alone (no line): max as the larger dots, drawn first, avg as the smaller ones on top
-    svgs = _images(drawn)
-    assert not any("<polyline" in x for x in svgs)
-    widths = [int(re.search(r'stroke-width="(\d+)"', x).group(1)) for x in svgs]
-    assert widths == [8, 8, 4, 4]
+    assert _by(read, fig, "max") == {ORDERS: [300, 500], PAYMENTS: [250]}
+    assert _by(read, fig, "avg") == {ORDERS: [225, 500], PAYMENTS: [250]}
+    assert fig["layout"]["yaxis"]["title"]["text"] == "init duration (ms)"
+    assert {tr["mode"] for tr in fig["data"]} == {"markers"}  # points alone: no line between cold starts
 
 
-def test_invocation_duration_and_timeout_charts(page, html_chart):
-    drawn = html_chart.read(page, "lambda_invocations")
-    assert html_chart.series(drawn.rows) == {ORDERS: [2, 2], PAYMENTS: [1, 1]}  # invocations per minute
-    assert html_chart.series(drawn.rows, "points") == {ORDERS: [2, 1], PAYMENTS: [1, 0]}  # cold starts
-    assert drawn.rows["bar"].notna().all()  # stacked bars
-    # a dot only where there was a cold start: orders at both minutes, payments at the first (image of dots alone)
-    svgs = _images(drawn)
-    assert len(svgs) == 2 and not any("<polyline" in x for x in svgs)
-    paths = [re.findall(r'<path d="([^"]*)" stroke="(#[0-9A-Fa-f]+)"', x) for x in svgs]
-    assert [[d.count("h0") for d, _ in p] for p in paths] == [[2, 2], [1, 1]]  # a dark outline under each dot
-    assert all(p[0][1] == "#000000" and p[0][0] == p[1][0] for p in paths)
-    first = drawn.rows[drawn.rows["t"] == report_lines.T0_MS + 60_000]["tip"].iloc[0]
-    assert f"{ORDERS} cold starts: 1" in first and f"{PAYMENTS} cold starts" not in first
-    # counts: integer ticks, every integer up to the largest stacked total (3 at both minutes)
-    assert drawn.y_labels == ["0", "1", "2", "3"]
-    # bins are [10:00, 10:01) and [10:01, 10:02) in epoch ms
-    assert sorted(set(drawn.rows["t"])) == [report_lines.T0_MS, report_lines.T0_MS + 60_000]
-    assert set(drawn.rows["t_end"] - drawn.rows["t"]) == {60_000}
-    drawn = html_chart.read(page, "lambda_duration")
+def test_invocation_duration_and_timeout_charts(page, read):
+    fig = read.figure(page, "lambda_invocations")
+    bars = {tr["name"]: tr["y"] for tr in fig["data"] if tr["type"] == "bar"}
+    assert bars == {ORDERS: [2, 2], PAYMENTS: [1, 1]}  # invocations per minute, stacked
+    # an open dot only where there was a cold start: orders at both minutes, payments at the first
+    dots = {tr["name"]: (tr["x"], tr["y"]) for tr in fig["data"] if tr.get("meta") == ["cold starts"]}
+    assert dots == {ORDERS: (["2026-01-05T10:00:00.000", "2026-01-05T10:01:00.000"], [2, 1]),
+                    PAYMENTS: (["2026-01-05T10:00:00.000"], [1])}
+    # counts: integer ticks to the largest stacked total (3 at both minutes)
+    y = fig["layout"]["yaxis"]
+    assert (y["dtick"], y["range"], y["title"]["text"]) == (1, [0, 3 * 1.05], "invocations (count)")
+    assert all(tr["width"] == 60_000 for tr in fig["data"] if tr["type"] == "bar")
+    fig = read.figure(page, "lambda_duration")
     # the axis unit is that of the largest max (3000 ms -> s)
-    got = html_chart.series(drawn.rows, statistic="max")
+    got = _by(read, fig, "max")
     assert got[ORDERS] == pytest.approx([0.1, 3.0]) and got[PAYMENTS] == pytest.approx([0.04, 0.06])
-    assert drawn.meta["y-title"] == "duration (s)"
-    assert sum('stroke-dasharray="2 3"' in x for x in _images(drawn)) == 2  # max dotted, p95 solid
-    drawn = html_chart.read(page, "lambda_timeouts")
-    assert html_chart.series(drawn.rows) == {ORDERS: [1]}
-    assert list(drawn.rows["t"]) == [report_lines.T0_MS + 60_000]
+    assert fig["layout"]["yaxis"]["title"]["text"] == "duration (s)"
+    assert _trace(fig, ORDERS, "max")["line"]["dash"] == "dot"
+    fig = read.figure(page, "lambda_timeouts")
+    assert read.xs(fig) == {ORDERS: ["2026-01-05T10:01:00.000"]} and read.ys(fig) == {ORDERS: [1]}
 
 
-def test_log_groups_have_one_colour_on_every_chart(page, html_chart):
-    legends = [html_chart.read(page, key).legend
-               for key in ("lambda_invocations", "lambda_duration", "lambda_memory", "lambda_init")]
+def test_log_groups_have_one_colour_on_every_chart(page, read):
+    def colours(key: str) -> dict[str, str]:
+        fig = read.figure(page, key)
+        return {tr["name"]: (tr.get("marker") or {}).get("color") or tr["line"]["color"] for tr in fig["data"]}
+
+    legends = [colours(key) for key in ("lambda_invocations", "lambda_duration", "lambda_memory", "lambda_init")]
     assert all(c == legends[0] for c in legends) and legends[0][ORDERS] != legends[0][PAYMENTS]
 
 

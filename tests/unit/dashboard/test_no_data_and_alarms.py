@@ -46,7 +46,7 @@ def _conflict_history(tmp_path, sample_mod):
     return sample_mod.write_data_dir(tmp_path, rows)
 
 
-def test_alarms_page_shows_backtest(app_factory, tmp_path, sample_mod, vega):
+def test_alarms_page_shows_backtest(app_factory, tmp_path, sample_mod, read):
     from pathlib import Path
 
     import alarms
@@ -71,15 +71,17 @@ def test_alarms_page_shows_backtest(app_factory, tmp_path, sample_mod, vega):
     assert at.selectbox(key="alarm_pick").value == list(s.index).index(s.index[s["ALARM intervals"] > 0][0])
     from dashboard.views.alarms import STATE_COLORS
 
-    spec, rows = vega.read(at, "alarm_timeline")
-    alarm = rows[rows["state"] == "ALARM"]
-    # five ALARM periods on the state band, 10:05 to 10:09, each one 60 s period wide
-    assert list(alarm["t"]) == [vega.utc_ms(f"2026-01-05 10:0{m}") for m in range(5, 10)]
-    assert set(alarm["t_end"] - alarm["t"]) == {60_000} and set(alarm["state_label"]) == {"ALARM"}
-    band = vega.layers(spec)[-1]
-    assert band["encoding"]["y"]["field"] == "state_label"
-    assert dict(zip(band["encoding"]["color"]["scale"]["domain"], band["encoding"]["color"]["scale"]["range"])) == {
-        s: STATE_COLORS[s] for s in ("ALARM", "INSUFFICIENT_DATA", "OK")}
+    fig = read.figure(at, "alarm_timeline")
+    band = {tr["name"]: tr for tr in fig["data"] if tr["type"] == "bar"}
+    # five ALARM periods on the state band, 10:05 to 10:09, each one 60 s period wide, in the state's colour
+    assert band["ALARM"]["base"] == [f"2026-01-05T10:0{m}:00" for m in range(5, 10)]
+    assert set(band["ALARM"]["x"]) == {60_000} and set(band["ALARM"]["y"]) == {"ALARM"}
+    assert {n: tr["marker"]["color"] for n, tr in band.items()} == {
+        label: STATE_COLORS[s] for s, label in (("ALARM", "ALARM"), ("OK", "OK"), ("INSUFFICIENT_DATA", "NO DATA"))
+        if label in band}
+    assert band["ALARM"]["customdata"][0] == "2026-01-05 10:05–10:06 UTC"  # the whole period, full UTC times
+    # the shaded ALARM interval: one rectangle from 10:05 to 10:10
+    assert [(sh["x0"], sh["x1"]) for sh in fig["layout"]["shapes"]] == [("2026-01-05T10:05:00", "2026-01-05T10:10:00")]
     defs = at.get_by_key("table-alarm_defs").dataframe[0].value
     assert len(defs) == n_defs
     assert defs.set_index("alarm").loc["shop-orders-consumer-PayloadConflict", "condition"].startswith(
