@@ -111,6 +111,8 @@ class IngestCheck:
     WIDE_JSON = 4
     """A JSON object that may have more than ``MAX_DISCOVERED_FIELDS`` fields (at least 2x that many bytes and that
     many commas): its fields are counted and capped."""
+    TRUNCATED = 8
+    """The message was longer than ``MAX_EVENT_BYTES`` and was cut: counted ``event_truncated_over_1mb``."""
 
 
 MB = 1_000_000

@@ -1,0 +1,184 @@
+"""Line formats: how the lines of a source become events, in SQL (one rule per format, one framing for all).
+
+Every line-oriented format is a ``LineRule``: which line starts an event, and what that line's prefix gives (the
+event's timestamp, its log stream) before the message. A line that starts no event continues the event before it
+(joined with ``\\n``: a traceback, a pretty-printed JSON document, a message with newlines that the writer did not
+escape); the first non-blank line of a source starts an event whatever it is (a file cut mid-event). Blank lines
+(``BLANK_SQL``) between events are dropped (counted ``blank_line``); inside an event, before a line that continues
+it, they are kept; every continuation line kept in an event is counted ``continuation_lines_joined``, so that
+``events + skipped + joined`` is the number of lines.
+
+The formats (what the writer really produces, with its source):
+
+- ``json-lines``, ``lambda-json``: one event per line (emitter, Powertools Logger / Metrics, aws-embedded-metrics,
+  the Lambda JSON log format): every non-blank line starts an event. The event's time is the record's own
+  (``derive.insert_sql``, ``own_ts``).
+- ``lambda-text``: the Lambda text format (awslambdaric, ../shared/samples/lambda-text-format.log): ``START`` / ``END``
+  / ``REPORT RequestId:``, ``INIT_START``, ``[LEVEL]\\t<ts>\\t<request id>\\t<msg>``, ``[ERROR] Type: msg``,
+  ``<ts> <request id> Task timed out ...``, ``RequestId: <id> Error: ...`` (``sniff.LAMBDA_TEXT_START``) and a line
+  that is one JSON object (DuckDB's JSON reader decides, the same that discovers its fields) start an event; the
+  ``[LEVEL]\\t<ts>`` / ``<ts> <request id>`` prefix gives its time, else the JSON record's own.
+- ``export-s3``: CloudWatch ``CreateExportTask`` objects, ``<ISO-8601> <message>`` per event (AWS, "Exporting log
+  data to Amazon S3"; newlines inside a message are not escaped). The prefix is the event's CloudWatch timestamp.
+- ``aws-logs-tail``: ``aws logs tail --format detailed`` (the default): ``<timestamp> <log stream> <message>``, the
+  timestamp ``datetime.isoformat(timespec='microseconds')`` of a UTC time (``2026-11-30T00:29:28.657000+00:00``) and
+  every message ``rstrip()``-ed, one ``\\n`` added (aws-cli v2, ``awscli/customizations/logs/tail.py``,
+  ``DetailedLogEventsFormatter`` and ``BaseLogEventsFormatter._write_log_event``).
+- ``aws-logs-tail-short``: ``aws logs tail --format short``: ``<timestamp> <message>``, the timestamp
+  ``strftime("%Y-%m-%dT%H:%M:%S")`` in UTC (whole seconds, no zone; same file, ``ShortLogEventsFormatter``).
+- ``sam-logs``: ``sam logs`` text output: ``<log stream> <timestamp> <message>``, the timestamp
+  ``datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat()`` (``...28.657000+00:00``, no fraction on a whole
+  second), a message that starts with ``{`` re-indented by ``json.dumps(indent=2)`` (so on several lines), a
+  ``\\n`` added when missing (aws-sam-cli, ``samcli/lib/observability/cw_logs/cw_log_formatters.py``:
+  ``CWPrettyPrintFormatter``, ``CWJsonFormatter``, ``CWAddNewLineIfItDoesntExist``; ``samcli/lib/utils/time.py``
+  ``timestamp_to_iso``). Colours are off when the output is not a terminal (``click.echo``).
+
+The prefix formats take the prefix's time as the event's (it is the CloudWatch timestamp) and its log stream, when
+it has one, as ``@logStream``; a line whose prefix has a date that does not exist (``2026-02-30``) starts no event.
+The ``aws logs tail`` and ``sam logs`` formats print the log stream name as one word: a stream name with a space in
+it (CloudWatch allows one) is cut there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from collector.ingest.constants import Reason
+from collector.ingest.sniff import ISO_PREFIX, LAMBDA_TEXT_START, SAM_PREFIX, TAIL_PREFIX, TAIL_SHORT_PREFIX
+from collector.ingest.types import LogFormat
+from collector.insights.sql import sql_literal
+
+BLANK_SQL = "({m} = '' OR (ascii({m}) IN (9, 13, 32) AND trim({m}, ' ' || chr(9) || chr(13)) = ''))"
+"""A blank line (``{m}``: the line without its terminator): empty or only spaces, tabs and carriage returns (a line of
+other whitespace, ``\\v`` or U+00A0, is an event). The first character's code is tested first, so ``trim`` runs only on
+lines that start with one of the three."""
+
+_ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"
+
+
+@dataclass(frozen=True)
+class LineRule:
+    """How the lines of one format start events.
+
+    ``prefix``: an RE2 pattern matched at the start of a line; a line starts an event when it matches and its
+    ``ts_group`` parses as a time (the rest of the line, after the whole match, is the message's first line).
+    ``starts``: instead of a prefix, an RE2 pattern whose match starts an event (the line is the message);
+    ``json_starts``: a line that is one JSON object starts one too; neither: every non-blank line starts one.
+    ``time_in_line``: an RE2 pattern whose group 1 is the event's ISO-8601 time when the line has it (``starts``
+    formats). ``own_ts``: an event without a prefix time takes its JSON record's own. ``no_ts_reason``: the
+    reason an event without a time is counted under (None: ``timestamp_from_neighbour_event``)."""
+
+    fmt: LogFormat
+    prefix: str | None = None
+    ts_group: int = 1
+    stream_group: int | None = None
+    starts: str | None = None
+    json_starts: bool = False
+    time_in_line: str | None = None
+    own_ts: bool = False
+    no_ts_reason: str | None = None
+
+    @property
+    def every_line(self) -> bool:
+        """Every non-blank line starts an event (no line can continue another)."""
+        return self.prefix is None and self.starts is None and not self.json_starts
+
+
+RULES: dict[LogFormat, LineRule] = {r.fmt: r for r in (
+    LineRule(LogFormat.JSON_LINES, own_ts=True),
+    LineRule(LogFormat.LAMBDA_JSON, own_ts=True),
+    LineRule(LogFormat.LAMBDA_TEXT, starts=LAMBDA_TEXT_START.pattern, json_starts=True, own_ts=True,
+             time_in_line=rf"^(?:\[[A-Z]+\]\t)?({_ISO}(?:\.\d+)?Z)[\t ]"),
+    LineRule(LogFormat.EXPORT_S3, prefix=ISO_PREFIX.pattern, no_ts_reason=Reason.EXPORT_LINE_WITHOUT_TIMESTAMP),
+    LineRule(LogFormat.AWS_LOGS_TAIL, prefix=TAIL_PREFIX.pattern, stream_group=2),
+    LineRule(LogFormat.AWS_LOGS_TAIL_SHORT, prefix=TAIL_SHORT_PREFIX.pattern),
+    LineRule(LogFormat.SAM_LOGS, prefix=SAM_PREFIX.pattern, ts_group=2, stream_group=1),
+)}
+"""The rule of each line format (``EventStore`` reads every other format as a document)."""
+
+
+def trimmed(col: str, crlf: bool) -> str:
+    """SQL of the line ``col`` without its terminator: ``\\r\\n`` in a CRLF file, else ``\\n`` only (a ``\\r`` before it
+    is message content: the Lambda runtime ends some messages with one). ``left(s, -n)`` rather than ``rtrim``, which
+    would also take trailing spaces and tabs (a ``REPORT`` line ends with a tab)."""
+    if crlf:
+        return (f"CASE WHEN ends_with({col}, chr(13) || chr(10)) THEN left({col}, -2) "
+                f"WHEN ends_with({col}, chr(10)) THEN left({col}, -1) ELSE {col} END")
+    return f"CASE WHEN ends_with({col}, chr(10)) THEN left({col}, -1) ELSE {col} END"
+
+
+def _iso_ms(text: str) -> str:
+    return f"epoch_ms(TRY_CAST(replace({text}, ',', '.') AS TIMESTAMPTZ))"
+
+
+def flags_sql(rule: LineRule, lines: str, crlf: bool) -> str:
+    """Relation over the line relation ``lines`` ``(i, line)``: ``i``, the line ``m`` (terminator removed), ``bl``
+    (blank), ``st`` (starts an event), and for a line that starts one its time ``pts`` (epoch ms or NULL), log stream
+    ``pstream`` (or NULL) and the message's first line ``body``."""
+    m = "m"
+    blank = BLANK_SQL.format(m=m)
+    if rule.prefix is not None:
+        pat = sql_literal(rule.prefix)
+        stream = f"NULLIF(regexp_extract(m, {pat}, {rule.stream_group}), '')" if rule.stream_group else "NULL"
+        inner = (f"SELECT i, m, {_iso_ms(f'regexp_extract(m, {pat}, {rule.ts_group})')} AS pts, {stream} AS pstream, "
+                 f"substr(m, length(regexp_extract(m, {pat}, 0)) + 1) AS body FROM (SELECT i, {trimmed('line', crlf)} "
+                 f"AS m FROM {lines})")
+        return f"SELECT i, m, {blank} AS bl, pts IS NOT NULL AS st, pts, pstream, body FROM ({inner})"
+    if rule.every_line:
+        st = f"NOT {blank}"
+    else:
+        tests = []
+        if rule.starts is not None:
+            tests.append(f"regexp_matches(m, {sql_literal(rule.starts)})")
+        if rule.json_starts:  # a JSON object as DuckDB's reader takes it (derive.insert_sql reads its fields)
+            tests.append("(starts_with(m, '{') AND json_valid(m))")
+        st = "(" + " OR ".join(tests) + ")"
+    ts = (_iso_ms(f"regexp_extract(m, {sql_literal(rule.time_in_line)}, 1)") if rule.time_in_line
+          else "CAST(NULL AS BIGINT)")
+    return (f"SELECT i, m, {blank} AS bl, {st} AS st, {ts} AS pts, CAST(NULL AS VARCHAR) AS pstream, m AS body "
+            f"FROM (SELECT i, {trimmed('line', crlf)} AS m FROM {lines})")
+
+
+def continuation_count_sql(rule: LineRule, lines: str, crlf: bool) -> str:
+    """``SELECT`` of the number of non-blank lines that start no event (0: every event is one line; the first
+    non-blank line, which starts an event whatever it is, may be one of them)."""
+    return f"SELECT count(*) FILTER (WHERE NOT bl AND NOT st) FROM ({flags_sql(rule, lines, crlf)})"
+
+
+JOINED_TABLE = "_iw_joined"
+"""Temp table ``(owner, rest, lines)``: per event with continuation lines, the ``i`` of its first line, the kept
+continuation lines joined with ``\\n`` (NULL for the first non-blank line when it starts no event and nothing
+follows it) and how many they are."""
+
+
+def joined_sql(rule: LineRule, lines: str, crlf: bool, with_: str = "") -> str:
+    """``CREATE TEMP TABLE`` of ``JOINED_TABLE`` from the line relation ``lines``. Each continuation line finds its
+    event's first line by an ASOF join against the lines that start one (a sort of their numbers, not of the lines);
+    trailing blank lines of an event are not kept. ``with_``: CTEs ``lines`` may name (a numbered reader)."""
+    cte = f"{with_}, " if with_ else "WITH "
+    return f"""CREATE OR REPLACE TEMP TABLE {JOINED_TABLE} AS
+{cte}_iw_f AS MATERIALIZED (SELECT i, bl, st, CASE WHEN NOT st THEN m END AS m FROM ({flags_sql(rule, lines, crlf)})),
+_iw_first AS (SELECT min(i) AS f FROM _iw_f WHERE NOT bl),
+_iw_s AS (SELECT i FROM _iw_f, _iw_first WHERE st OR i = f),
+_iw_c AS (SELECT i, m, bl FROM _iw_f, _iw_first WHERE NOT st AND i > f),
+_iw_co AS (SELECT c.i, c.m, c.bl, s.i AS owner FROM _iw_c AS c ASOF JOIN _iw_s AS s ON c.i >= s.i),
+_iw_k AS (SELECT owner, i, m FROM (SELECT *, max(i) FILTER (WHERE NOT bl) OVER (PARTITION BY owner) AS last
+                                    FROM _iw_co) WHERE i <= last
+          UNION ALL SELECT f, NULL, NULL FROM _iw_f, _iw_first WHERE i = f AND NOT st)
+SELECT owner, string_agg(m, chr(10) ORDER BY i) AS rest, count(m) AS lines FROM _iw_k GROUP BY owner"""
+
+
+def events_src(rule: LineRule, lines: str, crlf: bool, seq_base: int, *, joined: bool) -> str:
+    """Staged relation ``(seq, ts, msg, stream, lg, ing)`` of the events of ``lines`` (``$stream``: the log stream of
+    an event whose line gives none; ``$lg``: the ``@log``); ``seq`` is the event's first line number plus
+    ``seq_base``. ``joined``: ``JOINED_TABLE`` holds this source's continuation lines (else there are none)."""
+    flags = flags_sql(rule, lines, crlf)
+    base = int(seq_base)
+    if not joined:
+        return f"""(SELECT i + {base} AS seq, pts AS ts, body AS msg, COALESCE(pstream, $stream) AS stream, $lg AS lg,
+    CAST(NULL AS BIGINT) AS ing FROM ({flags}) WHERE st)"""
+    return f"""(SELECT f.i + {base} AS seq, CASE WHEN f.st THEN f.pts END AS ts,
+    CASE WHEN f.st THEN f.body ELSE f.m END || COALESCE(chr(10) || j.rest, '') AS msg,
+    COALESCE(CASE WHEN f.st THEN f.pstream END, $stream) AS stream, $lg AS lg, CAST(NULL AS BIGINT) AS ing
+    FROM ({flags}) AS f LEFT JOIN {JOINED_TABLE} AS j ON j.owner = f.i
+    WHERE f.st OR j.owner IS NOT NULL)"""
