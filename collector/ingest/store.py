@@ -276,16 +276,18 @@ class EventStore:
         return rep
 
     def ingest_file(self, path: str | os.PathLike[str], log_group: str | None = None,
-                    log_stream: str | None = None, *, start: int = 0, end: int | None = None) -> FileReport:
+                    log_stream: str | None = None, *, start: int = 0, end: int | None = None,
+                    fmt: LogFormat | None = None) -> FileReport:
         """Ingest bytes ``[start, end)`` of one file (``end`` None: its size when opened), never more: bytes appended
         while it is read are left for a later call. ``start`` > 0 reads the rest of a plain file from there (an
-        append; its first line starts an event whatever it is). Log group and stream as ``ingest_path``.
+        append; its first line starts an event whatever it is). ``fmt``: read as this format (the one the file's
+        start was read as) instead of sniffing. Log group and stream as ``ingest_path``.
 
         Raises:
             IngestError: the file cannot be read.
             UnknownFormatError: binary content (NUL bytes in its first 64 KiB).
         """
-        return self._ingest_file(Path(path), log_group, log_stream, start, end)
+        return self._ingest_file(Path(path), log_group, log_stream, start, end, fmt)
 
     def count(self) -> int:
         """Number of events in the store."""
@@ -340,7 +342,7 @@ class EventStore:
 
     # ------------------------------------------------------------------ per file
     def _ingest_file(self, path: Path, log_group: str | None, log_stream: str | None, start: int = 0,
-                     end: int | None = None) -> FileReport:
+                     end: int | None = None, fmt: LogFormat | None = None) -> FileReport:
         try:
             st = path.stat()
             mtime_ms = int(st.st_mtime * 1000)
@@ -349,7 +351,8 @@ class EventStore:
                 src = SourceReader(fh, start, end, self.max_decompressed_bytes)
                 rep = FileReport(source=str(path), format="", compressed=src.compressed)
                 plain = fh if not src.compressed and start == 0 and end >= FAST_PATH_MIN_BYTES else None
-                self._ingest_source(src, path, log_group, log_stream, rep, mtime_ms=mtime_ms, plain=plain, end=end)
+                self._ingest_source(src, path, log_group, log_stream, rep, mtime_ms=mtime_ms, fmt=fmt, plain=plain,
+                                    end=end)
         except OSError as exc:
             raise IngestError(f"cannot read {path}: {exc}") from exc
         return rep
