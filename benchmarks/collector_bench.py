@@ -55,6 +55,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from emitter.contract import (
     IdempotencyStatus,
@@ -219,12 +220,15 @@ def _sql_text(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def floor_statements(log_group: str = LOG_GROUP, queries: Iterable[str] | None = None
+def floor_statements(log_group: str = LOG_GROUP, queries: Iterable[str] | None = None, shape: str = "json-lines"
                      ) -> dict[str, list[tuple[str, list]]]:
     """The statements each floor runs, ``{"floor": [(sql, params after $1), ...], "floor_all": [...]}`` (``$1``: the
     log file); each leaves its rows in table ``t``. ``floor_all`` materialises every field ``query_references`` finds
     in ``queries`` (default: the standard queries' texts); ValueError names a field it has no rule for (a new ``@``
-    field: add its rule here)."""
+    field: add its rule here). ``shape`` (``log_shapes.SHAPES``): for a shape that is not JSON lines, ``floor_all``
+    reads the messages the cheapest way DuckDB reads that container (``log_shapes.message_sql``: the prefix split off
+    by a regular expression, the CSV or JSON document read by DuckDB's readers) and parses each with one
+    ``json_transform`` into the same typed fields."""
     from collector.ingest.derive import REPORT_FIELDS
     from collector.insights import query_references
     from collector.standard_queries import load_standard_queries
@@ -262,6 +266,15 @@ def floor_statements(log_group: str = LOG_GROUP, queries: Iterable[str] | None =
              for k, v in json_cols.items()}
     reader = ("read_csv($1, columns={'line': 'VARCHAR'}, delim=chr(1), quote='', escape='', header=false, "
               "auto_detect=false)")
+    from log_shapes import message_sql
+
+    messages = message_sql(shape)
+    if messages is not None:
+        struct = json.dumps({k: v if isinstance(v, str) else v for k, v in json_cols.items()})
+        cols = ", ".join(f'{e.replace("line", "msg")} AS "{c}"' for c, (_, e) in line_cols.items())
+        parse = f"CASE WHEN starts_with(msg, '{{') THEN TRY(json_transform(msg, {_sql_text(struct)})) END"
+        return {"floor_all": [(f"CREATE TABLE t AS SELECT {cols}, {parse} AS j FROM ({messages})", [])],
+                "floor": []}
     return {
         "floor_all": [
             (("CREATE TABLE j AS SELECT * FROM read_json($1, format='newline_delimited', columns=$2, "
@@ -288,10 +301,13 @@ def compile_tree(tree: Path) -> None:
                    check=True, stdout=subprocess.DEVNULL)
 
 
-def run_child(tree: Path, kind: str, path: Path, out: Path) -> dict:
+def run_child(tree: Path, kind: str, path: Path, out: Path, shape: str = "json-lines") -> dict:
     """One measurement in a fresh interpreter (environment ``CHILD_ENV``); returns its JSON line (seconds, peak_mb,
     events...)."""
-    args = [sys.executable, "-c", _CHILD, str(tree), kind, str(path), str(out), json.dumps(floor_statements())]
+    if kind != "collect" and shape == "export-s3-gz":
+        path = Path(f"{path}/*.gz")  # DuckDB's readers take the objects by a glob
+    args = [sys.executable, "-c", _CHILD, str(tree), kind, str(path), str(out),
+            json.dumps(floor_statements(shape=shape))]
     done = subprocess.run(args, capture_output=True, text=True, cwd=str(tree), env=CHILD_ENV, check=False)
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:200]}
@@ -357,6 +373,56 @@ def round_order(labels: list[str], round_: int) -> list[str]:
     return row[::-1] if n % 2 and (round_ // n) % 2 else row
 
 
+def main_formats(shapes: list[str], sizes: list[int], repeat: int, data_dir: str | None) -> None:
+    """The format axis: for each shape of ``log_shapes`` and each size, ``collect local`` and ``floor_all`` of the same
+    file, interleaved (alternating order by round), each in a fresh process; prints per shape and size the medians of
+    time and peak RSS, and the median of the per-round ratio."""
+    import statistics
+
+    from log_shapes import write_shape
+
+    tmp = Path(tempfile.mkdtemp(prefix="idemwatch-collector-formats-"))
+    compile_tree(ROOT)
+    table = []
+    try:
+        for n in sizes:
+            for shape in shapes:
+                base = Path(data_dir) if data_dir else tmp
+                base.mkdir(parents=True, exist_ok=True)
+                suffix = {"filter-log-events": ".json", "console-csv": ".csv", "export-s3-gz": ""}.get(shape, ".log")
+                path = base / f"{shape}-{n}{suffix}"
+                if not path.exists():
+                    t = time.perf_counter()
+                    write_shape(path, n, shape)
+                    print(f"generated {shape} {n:,} events in {time.perf_counter() - t:.0f} s", flush=True)
+                runs: dict[str, list[dict]] = {"collect": [], "floor_all": []}
+                for round_ in range(max(repeat, 1)):
+                    order = ["collect", "floor_all"] if round_ % 2 == 0 else ["floor_all", "collect"]
+                    for kind in order:
+                        out = tmp / f"out-{kind}"
+                        r = run_child(ROOT, kind, path, out, shape)
+                        shutil.rmtree(out, ignore_errors=True)
+                        Path(f"{out}.duckdb").unlink(missing_ok=True)
+                        runs[kind].append(r)
+                        print(f"  {n:>9,} {shape:24s} {kind:9s} {_fmt(r)}  events {r.get('events')}", flush=True)
+                c, f = _median_run(runs["collect"]), _median_run(runs["floor_all"])
+                ratios = paired_ratios(runs, "collect", "floor_all")
+                table.append((shape, n, c, f, statistics.median(ratios) if ratios else None))
+                if not data_dir:
+                    shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"\nformat axis (medians of {repeat} interleaved round(s); ratio: median of the per-round ratios); "
+          f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(f"{'format':24s} {'events':>10} {'collect s':>10} {'floor_all s':>12} {'ratio':>6} {'peak MB':>8}")
+    for shape, n, c, f, ratio in table:
+        cs = f"{c['seconds']:.2f}" if "seconds" in c else c.get("error", "?")[:40]
+        fs = f"{f['seconds']:.2f}" if "seconds" in f else f.get("error", "?")[:40]
+        rs = f"{ratio:.2f}x" if ratio else "-"
+        pk = f"{c['peak_mb']:.0f}" if "peak_mb" in c else "-"
+        print(f"{shape:24s} {n:>10,} {cs:>10} {fs:>12} {rs:>6} {pk:>8}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="100000,1000000,3000000", help="comma-separated event counts")
@@ -371,8 +437,16 @@ def main() -> None:
                     "--no-before: both after 4)")
     ap.add_argument("--data-dir", help="keep the generated files here and reuse them on later runs (same generator and "
                     "seed: delete them after changing generate())")
+    ap.add_argument("--formats", default="", help="comma-separated log shapes (log_shapes.SHAPES) or 'all': the "
+                    "format axis, collect local against floor_all of the same file per shape and size")
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",") if x]
+    if args.formats:
+        from log_shapes import SHAPES
+
+        shapes = list(SHAPES) if args.formats == "all" else args.formats.split(",")
+        main_formats(shapes, sizes, args.repeat, args.data_dir)
+        return
     tmp = Path(tempfile.mkdtemp(prefix="idemwatch-collector-bench-"))
     trees = {"after": ROOT}
     if not args.no_before:

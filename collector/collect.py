@@ -161,13 +161,13 @@ def _ingest_range(store: EventStore, path: Path, start: int, end: int, fmt: str 
     tail: dict[str, Any] | None = None
     try:
         cut = _last_line_start(path, start, end) if appendable_file else end
-        parts = [(start, cut), (cut, end)] if start < cut < end else [(start, end)]
-        for i, (a, b) in enumerate(parts):
+        parts = [(a, b) for a, b in ((start, cut), (cut, end)) if a < b]
+        for a, b in parts:
             lo = store.next_seq
             rep = store.ingest_file(path, start=a, end=b, fmt=LogFormat(fmt) if fmt else None)
             fmt = fmt or rep.format
             report.add(rep)
-            if len(parts) == 2 and i == 1:
+            if a == cut:  # the last line, without its "\n" yet
                 tail = {"offset": a, "seq_range": [lo, store.next_seq - 1] if store.next_seq > lo else None,
                         "ingest": _report_json(_single(rep))}
     except UnknownFormatError as exc:
