@@ -48,10 +48,11 @@ from collector.ingest.sniff import ISO_PREFIX, LAMBDA_TEXT_START, SAM_PREFIX, TA
 from collector.ingest.types import LogFormat
 from collector.insights.sql import sql_literal
 
-BLANK_SQL = "({m} = '' OR (ascii({m}) IN (9, 13, 32) AND trim({m}, ' ' || chr(9) || chr(13)) = ''))"
+BLANK_SQL = "(CASE WHEN ascii({m}) IN (0, 9, 13, 32) THEN trim({m}, ' ' || chr(9) || chr(13)) = '' ELSE false END)"
 """A blank line (``{m}``: the line without its terminator): empty or only spaces, tabs and carriage returns (a line of
-other whitespace, ``\\v`` or U+00A0, is an event). The first character's code is tested first, so ``trim`` runs only on
-lines that start with one of the three."""
+other whitespace, ``\\v`` or U+00A0, is an event). The first character's code is tested first (``ascii('')`` is 0),
+so ``trim`` runs only on lines that start with one of the three; a ``CASE``, not ``OR``: DuckDB evaluates both sides
+of an ``OR`` for every row."""
 
 _ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"
 
@@ -108,7 +109,9 @@ def trimmed(col: str, crlf: bool) -> str:
 
 
 def _iso_ms(text: str) -> str:
-    return f"epoch_ms(TRY_CAST(replace({text}, ',', '.') AS TIMESTAMPTZ))"
+    """SQL: epoch ms of the ISO-8601 text ``text`` (``''`` when a pattern did not match: NULL without a cast, since a
+    failed ``TRY_CAST`` to a timestamp costs about a microsecond, most of a line's framing)."""
+    return f"epoch_ms(TRY_CAST(NULLIF(replace({text}, ',', '.'), '') AS TIMESTAMPTZ))"
 
 
 def flags_sql(rule: LineRule, lines: str, crlf: bool) -> str:
@@ -127,37 +130,39 @@ def flags_sql(rule: LineRule, lines: str, crlf: bool) -> str:
     if rule.every_line:
         st = f"NOT {blank}"
     else:
-        tests = []
-        if rule.starts is not None:
-            tests.append(f"regexp_matches(m, {sql_literal(rule.starts)})")
-        if rule.json_starts:  # a JSON object as DuckDB's reader takes it (derive.insert_sql reads its fields)
-            tests.append("(starts_with(m, '{') AND json_valid(m))")
-        st = "(" + " OR ".join(tests) + ")"
+        # a JSON object as DuckDB's reader takes it (derive.insert_sql reads its fields); no Lambda line starts with
+        # "{", so each line is tested once (a CASE: DuckDB evaluates both sides of an OR for every row)
+        starts = f"regexp_matches(m, {sql_literal(rule.starts)})" if rule.starts is not None else "false"
+        st = f"(CASE WHEN starts_with(m, '{{') THEN json_valid(m) ELSE {starts} END)" if rule.json_starts else starts
     ts = (_iso_ms(f"regexp_extract(m, {sql_literal(rule.time_in_line)}, 1)") if rule.time_in_line
           else "CAST(NULL AS BIGINT)")
     return (f"SELECT i, m, {blank} AS bl, {st} AS st, {ts} AS pts, CAST(NULL AS VARCHAR) AS pstream, m AS body "
             f"FROM (SELECT i, {trimmed('line', crlf)} AS m FROM {lines})")
 
 
-def continuation_count_sql(rule: LineRule, lines: str, crlf: bool) -> str:
-    """``SELECT`` of the number of non-blank lines that start no event (0: every event is one line; the first
-    non-blank line, which starts an event whatever it is, may be one of them)."""
-    return f"SELECT count(*) FILTER (WHERE NOT bl AND NOT st) FROM ({flags_sql(rule, lines, crlf)})"
+FLAGS_TABLE = "_iw_flags"
+"""Temp table ``(bl, st, m)`` of a source's lines in order (``rowid`` is the line's number: DuckDB keeps insertion
+order, ``preserve_insertion_order``): blank, starts an event, and the text of a line that starts none."""
 
+
+def flags_table_sql(rule: LineRule, lines: str, crlf: bool) -> str:
+    """``CREATE TEMP TABLE`` of ``FLAGS_TABLE`` from ``lines`` (its ``i`` unused, so a reader need not number its
+    rows: numbering is a serial pass, and the start tests after it would run on one thread)."""
+    return (f"CREATE OR REPLACE TEMP TABLE {FLAGS_TABLE} AS SELECT bl, st, CASE WHEN NOT st THEN m END AS m "
+            f"FROM ({flags_sql(rule, lines, crlf)})")
+
+
+CONTINUATION_COUNT_SQL = f"SELECT count(*) FILTER (WHERE NOT bl AND NOT st) FROM {FLAGS_TABLE}"
+"""The number of non-blank lines that start no event (0: every event is one line; the first non-blank line, which
+starts an event whatever it is, may be one of them)."""
 
 JOINED_TABLE = "_iw_joined"
 """Temp table ``(owner, rest, lines)``: per event with continuation lines, the ``i`` of its first line, the kept
 continuation lines joined with ``\\n`` (NULL for the first non-blank line when it starts no event and nothing
 follows it) and how many they are."""
 
-
-def joined_sql(rule: LineRule, lines: str, crlf: bool, with_: str = "") -> str:
-    """``CREATE TEMP TABLE`` of ``JOINED_TABLE`` from the line relation ``lines``. Each continuation line finds its
-    event's first line by an ASOF join against the lines that start one (a sort of their numbers, not of the lines);
-    trailing blank lines of an event are not kept. ``with_``: CTEs ``lines`` may name (a numbered reader)."""
-    cte = f"{with_}, " if with_ else "WITH "
-    return f"""CREATE OR REPLACE TEMP TABLE {JOINED_TABLE} AS
-{cte}_iw_f AS MATERIALIZED (SELECT i, bl, st, CASE WHEN NOT st THEN m END AS m FROM ({flags_sql(rule, lines, crlf)})),
+JOINED_SQL = f"""CREATE OR REPLACE TEMP TABLE {JOINED_TABLE} AS
+WITH _iw_f AS (SELECT rowid AS i, bl, st, m FROM {FLAGS_TABLE}),
 _iw_first AS (SELECT min(i) AS f FROM _iw_f WHERE NOT bl),
 _iw_s AS (SELECT i FROM _iw_f, _iw_first WHERE st OR i = f),
 _iw_c AS (SELECT i, m, bl FROM _iw_f, _iw_first WHERE NOT st AND i > f),
@@ -166,6 +171,9 @@ _iw_k AS (SELECT owner, i, m FROM (SELECT *, max(i) FILTER (WHERE NOT bl) OVER (
                                     FROM _iw_co) WHERE i <= last
           UNION ALL SELECT f, NULL, NULL FROM _iw_f, _iw_first WHERE i = f AND NOT st)
 SELECT owner, string_agg(m, chr(10) ORDER BY i) AS rest, count(m) AS lines FROM _iw_k GROUP BY owner"""
+"""``CREATE TEMP TABLE`` of ``JOINED_TABLE`` from ``FLAGS_TABLE``. Each continuation line finds its event's first
+line by an ASOF join against the lines that start one (a sort of their numbers, not of the lines); trailing blank
+lines of an event are not kept."""
 
 
 def events_src(rule: LineRule, lines: str, crlf: bool, seq_base: int, *, joined: bool) -> str:

@@ -59,12 +59,14 @@ from collector.ingest.derive import MACROS, insert_sql
 from collector.ingest.exceptions import IngestError, UnknownFormatError
 from collector.ingest.fields import count_fields, keep_first_fields
 from collector.ingest.line_formats import (
+    CONTINUATION_COUNT_SQL,
+    FLAGS_TABLE,
+    JOINED_SQL,
     JOINED_TABLE,
     RULES,
     LineRule,
-    continuation_count_sql,
     events_src,
-    joined_sql,
+    flags_table_sql,
 )
 from collector.ingest.lines import TEXT_PIECE_BYTES, byte_pieces, line_table, over_event_size
 from collector.ingest.sniff import sniff
@@ -478,28 +480,30 @@ class EventStore:
                      rep: FileReport, mtime_ms: int, *, params: dict[str, Any] | None = None, with_: str = "",
                      unnumbered: str | None = None) -> None:
         """INSERT the events of the line relation ``lines`` ``(i, line)`` (``n_lines`` rows, ``i`` from 0) by the
-        format's ``rule`` (``line_formats``): events with continuation lines are found first, only when the source
-        has a line that starts no event (a count over ``unnumbered``, the lines without their numbers, which cost a
-        serial pass). ``params``: named parameters of ``lines``; ``with_``: CTEs it names."""
+        format's ``rule`` (``line_formats``). For a format whose lines may continue an event, each line's flags are
+        read first (from ``unnumbered``, the same lines in order without their numbers, which cost a serial pass),
+        and the events with continuation lines are found only when the source has a line that starts none.
+        ``params``: named parameters of ``lines``; ``with_``: CTEs it names."""
         if not n_lines:
             return
         params = dict(params or {})
         con = self.connection
         lo = self._next_seq
         joined = False
-        if not rule.every_line:
-            (count,) = _run(con, continuation_count_sql(rule, unnumbered or lines, crlf), params or None)[0]
-            if count:
-                _run(con, joined_sql(rule, lines, crlf, with_=with_), params or None)
-                joined = True
         try:
+            if not rule.every_line:
+                _run(con, flags_table_sql(rule, unnumbered or lines, crlf), params or None)
+                if _run(con, CONTINUATION_COUNT_SQL)[0][0]:
+                    _run(con, JOINED_SQL)
+                    joined = True
+                _run(con, f"DROP TABLE IF EXISTS {FLAGS_TABLE}")
             _run(con, insert_sql(self.table, events_src(rule, lines, crlf, lo, joined=joined), self.hot_types,
                                  own_ts=rule.own_ts, with_=with_),
                  {**params, "stream": stream, "lg": log_identifier(self.account_id, group)})
             kept = int(_run(con, f"SELECT COALESCE(sum(lines), 0) FROM {JOINED_TABLE}")[0][0]) if joined else 0
         finally:
-            if joined:
-                _run(con, f"DROP TABLE IF EXISTS {JOINED_TABLE}")
+            _run(con, f"DROP TABLE IF EXISTS {FLAGS_TABLE}")
+            _run(con, f"DROP TABLE IF EXISTS {JOINED_TABLE}")
         self._next_seq = lo + n_lines
         inserted = self._finish_batch(lo, lo + n_lines - 1, rep, mtime_ms, no_ts_reason=rule.no_ts_reason)
         rep.count(Reason.MULTILINE_JOINED, kept)

@@ -90,6 +90,7 @@ def test_concurrent_appends_every_line_once(tmp_path_factory, writes, initial, f
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # about 0.3 s a schedule, more on a busy machine
 @_schedules(1000)
 @given(writes=WRITES, initial=st.integers(0, 5), fast=st.booleans())
 def test_concurrent_appends_every_line_once_1000_schedules(tmp_path_factory, writes, initial, fast) -> None:
