@@ -56,6 +56,7 @@ def iter_events(pieces: Iterable[bytes], report: FileReport) -> Iterator[list[An
         return True
 
     more = fill()
+    arrays = 0  # events arrays met
     while True:
         batch: list[Any] = []
         while True:
@@ -66,13 +67,14 @@ def iter_events(pieces: Iterable[bytes], report: FileReport) -> Iterator[list[An
                 m = _BARE_ARRAY.match(buf)
                 in_array = bool(m)
                 if m:
-                    pos = m.end()
+                    pos, arrays = m.end(), 1
             if not in_array:
                 m = _EVENTS_KEY.search(buf, pos)
                 if m is None:
                     pos = max(pos, len(buf) - _KEY_WINDOW)
                     break
                 pos, in_array = m.end(), True
+                arrays += 1
             while pos < len(buf) and buf[pos] in _SEPARATORS:
                 pos += 1
             if pos >= len(buf):
@@ -99,7 +101,7 @@ def iter_events(pieces: Iterable[bytes], report: FileReport) -> Iterator[list[An
         if batch:
             yield batch
         if not more:
-            if in_array and buf[pos:].strip(_SEPARATORS):
-                report.count(TRUNCATED)  # cut inside an events array
+            if (in_array and buf[pos:].strip(_SEPARATORS)) or not arrays:
+                report.count(TRUNCATED)  # cut inside an events array, or before any
             return
         more = fill()
