@@ -11,7 +11,9 @@ Incremental collection ("collecting again only adds new data"): every source fil
 SHA-256). On a later run a file with the same fingerprint is skipped; a line-oriented file (``fingerprint.appendable``)
 that grew by appending (its old bytes unchanged) has only the appended bytes ingested; any other change replaces the
 events that file contributed before (tracked by their ``@seq`` ranges). A file is read up to the size recorded for
-it, so lines appended while it is read are left for the next run.
+it, so lines appended while it is read are left for the next run; a last line cut by a writer mid-write is read as
+the source's tail, which the next run reads again whole (``_ingest_range``). The manifest records per source the
+format it was read as, the bytes read, its events and how it was read (``ingest_path``).
 
 Crash safety: each source's events and its ``iw_sources`` row are committed in one DuckDB transaction, so a run
 killed at any point (SIGKILL included) leaves every source either fully collected and recorded or untouched; the
@@ -57,7 +59,7 @@ EVENTS_DB = "events.duckdb"
 SOURCES_TABLE = "iw_sources"
 DEFAULT_MEMORY_LIMIT = "512MB"
 """DuckDB memory limit of ``collect local`` (``IDEMWATCH_MEMORY_LIMIT`` overrides it; DuckDB size syntax). The process
-peaks at about this plus 200 MB (interpreter and libraries, one text piece), whatever the input's size: see
+peaks at about this plus a few hundred MB (interpreter and libraries, one text piece), whatever the input's size: see
 docs/collector-guarantees.md#memory."""
 TABLES_MEMORY_FRACTION = 0.5
 """Share of the memory limit DuckDB keeps while the standard tables are written. Their Arrow batches, Parquet writers
@@ -66,10 +68,8 @@ the kind, so with half the pool both phases peak at about the same. The tables l
 slice (``local_tables._SLICE_EVENTS``) and the cached table blocks DuckDB evicts are re-read from the file."""
 BLOCK_ALLOCATOR_FRACTION = 0.5
 """Share of the memory limit DuckDB's block allocator keeps once touched (``block_allocator_memory``). Without it freed
-buffer blocks go back to the kernel, and page faults (zeroing fresh pages) were 13 % of ``collect local``'s CPU at 1M
-events (perf). Measured at 1M events, interleaved: the ingest INSERT alone took 0.95x the CPU (4.65 s to 4.44 s,
-medians of 4 rounds, 512 MB kept); ``collect local`` 0.95x and 0.96x the wall time with a quarter and half of the
-512 MB limit kept (medians of 4), its peak RSS 60 to 100 MB higher."""
+buffer blocks go back to the kernel, and zeroing fresh pages for the next ones is a visible share of the ingest's CPU
+(perf); the blocks kept are the pool's, within the limit."""
 
 
 def _iso(dt: datetime) -> str:
@@ -324,9 +324,7 @@ def _retain_block_memory(con: Any) -> None:
 def _import_ahead() -> None:
     """Import the table phase's modules (``collector.local_tables``: pyarrow with its compute and Parquet modules,
     the post-processing) on a daemon thread, so that they load while the ingest runs instead of before it: about
-    0.2 s of one core, most of it while DuckDB's INSERT holds no GIL. ``collect local`` at 1M events took 0.96x to
-    0.98x the wall time of importing them first, for the same CPU (three runs of 5 to 8 alternating pairs on 2 cores;
-    the pairs themselves spread +-10 %). An import error is not raised here: the table phase imports the module again
+    a fraction of a second of one core, most of it while DuckDB's INSERT holds no GIL. An import error is not raised here: the table phase imports the module again
     and raises it there."""
     def load() -> None:
         try:
@@ -351,9 +349,8 @@ def _prepare_tables_phase(con: Any) -> None:
 def _share_threads(con: Any) -> None:
     """Give each of the ``TABLE_WORKERS`` tables written at once its share of DuckDB's threads (``threads``: the
     machine's cores by default; at least one each), instead of every query starting that many. The ingest, one
-    statement, keeps them all. On 2 cores (one thread per query) the ten tables at 1M events took 0.87x the wall time
-    and 0.87x the CPU of two threads per query (1.26 s against 1.45 s, medians of 5 interleaved rounds): fewer
-    threads than cores to switch between, and no partial aggregates and sorts to merge."""
+    statement, keeps them all: fewer threads than cores to switch between, and no partial aggregates and sorts to
+    merge."""
     from collector.local_tables import TABLE_WORKERS
 
     threads = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
@@ -409,8 +406,7 @@ def _ingest_sources(files: list[tuple[Path, bool]], state: _SourcesState, store:
 
     A source's SHA-256 decides only when its record has the same size (unchanged, or rewritten in place); otherwise it
     is only recorded, so it is computed on a thread while the source is ingested: hashlib and the line check of
-    large plain files (``EventStore``) both work without the GIL, so the hash takes no wall time of its own
-    (about 0.17 s of a 1M-event file, measured)."""
+    large plain files (``EventStore``) both work without the GIL, so the hash takes no wall time of its own."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="idemwatch-sha256") as hasher:
         return _ingest_each(hasher, files, state, store, progress)
 

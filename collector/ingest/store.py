@@ -14,8 +14,8 @@ Two transactions per ``transaction()``: the events are appended in the first, an
 rows it appended (a neighbour's timestamp, the discovered fields of wide or embedded JSON) is only recorded there
 (``PENDING_TIMESTAMPS_TABLE``, ``PENDING_FIELDS_TABLE``) and applied by a second one. Why: DuckDB writes a large
 append straight into the database file and only its location into the write-ahead log, unless the same transaction
-updates or deletes rows it appended; then the COMMIT writes every appended row into the log (477 MB and about a
-second of CPU at 1M events, measured). The record is a redo log: a store opened after a crash between the two
+updates or deletes rows it appended; then the COMMIT writes every appended row into the log too (about the size of
+the data appended). The record is a redo log: a store opened after a crash between the two
 applies it first, so the events are the same as if nothing had happened.
 
 Timestamp rule (sources without a per-event timestamp): the event's own time when it has one (a
@@ -757,9 +757,8 @@ class EventStore:
 
 _SCAN_BYTES = 2 * 1024 * 1024
 """Bytes per block of ``_plain_line_count``. Its scans (``in`` twice, the newline mask, ``isascii``) each read the
-block again, so a block that stays in the CPU's cache makes every scan after the first a cache hit: at 1M events
-(300 MB) 2 MiB took 0.40x the time of 32 MiB (0.084 s against 0.209 s with the SHA-256 hashed beside it, and 0.28 s
-against 0.44 s of CPU for both; medians of 5 interleaved runs). 1 to 8 MiB were within 10 % of each other."""
+block again, so a block that stays in the CPU's cache makes every scan after the first a cache hit (a block of tens of
+MiB does not)."""
 
 
 def _checked(bit: int) -> str:
