@@ -33,6 +33,7 @@ _EVENTS_KEY = re.compile(r'"events"\s*:\s*\[')
 _BARE_ARRAY = re.compile(r'^\s*\[\s*(?!\s*\{\s*"(?:events|searchedLogStreams|nextToken|nextForwardToken|'
                          r'nextBackwardToken)"\s*:)')
 _SEPARATORS = " \t\r\n,"
+_SKIP = re.compile(r"[ \t\r\n,]*")
 _KEY_WINDOW = 64
 """Characters kept from the end of a piece with no ``"events": [`` in it: the key may be cut by the piece's end."""
 
@@ -75,8 +76,7 @@ def iter_events(pieces: Iterable[bytes], report: FileReport) -> Iterator[list[An
                     break
                 pos, in_array = m.end(), True
                 arrays += 1
-            while pos < len(buf) and buf[pos] in _SEPARATORS:
-                pos += 1
+            pos = _SKIP.match(buf, pos).end()  # type: ignore[union-attr]  # matches the empty string too
             if pos >= len(buf):
                 break
             if buf[pos] == "]":

@@ -515,44 +515,39 @@ class EventStore:
         """Insert event dicts (``message``, ``timestamp``, ``logStreamName``, ``ingestionTime``) as one batch;
         ``finish=False`` leaves ``_finish_batch`` (counts, timestamp rules) to the caller, once over a whole file
         staged in several batches."""
-        seqs: list[int] = []
         tss: list[int | None] = []
         msgs: list[str] = []
         streams: list[str | None] = []
         ings: list[int | None] = []
-        seq = self._next_seq
         for ev in events:
             if not isinstance(ev, Mapping):
                 rep.count(Reason.EVENT_WITHOUT_MESSAGE)
                 continue
             msg = ev.get("message")
-            if msg is None or (isinstance(msg, str) and not msg.strip()):
+            if msg is None or (isinstance(msg, str) and (not msg or msg.isspace())):
                 rep.count(Reason.EVENT_WITHOUT_MESSAGE if msg is None else Reason.BLANK_LINE)
                 continue
             if not isinstance(msg, str):
                 msg = json.dumps(msg) if isinstance(msg, (dict, list)) else str(msg)
-            seqs.append(seq)
-            seq += 1
             tss.append(_as_ms(ev.get("timestamp"), rep))
             msgs.append(msg)
             streams.append(ev.get("logStreamName") or stream)
             ings.append(_as_ms(ev.get("ingestionTime"), rep))
-        if not seqs:
+        if not msgs:
             return
+        import numpy as np
         import pyarrow as pa  # here, not at the top: see lines.py
 
         lo = self._next_seq
-        self._next_seq = seq
-        tbl = pa.table({
-            "seq": pa.array(seqs, pa.int64()), "ts": pa.array(tss, pa.int64()),
-            "msg": pa.array(msgs, pa.large_string()), "stream": pa.array(streams, pa.large_string()),
-            "lg": pa.array([log_identifier(self.account_id, group)] * len(seqs), pa.large_string()),
-            "ing": pa.array(ings, pa.int64()),
-        })
+        seq = self._next_seq = lo + len(msgs)
+        seqs = pa.Array.from_buffers(pa.int64(), len(msgs), [None, pa.py_buffer(np.arange(lo, seq, dtype=np.int64))])
+        tbl = pa.table({"seq": seqs, "ts": pa.array(tss, pa.int64()), "msg": pa.array(msgs, pa.large_string()),
+                        "stream": pa.array(streams, pa.large_string()), "ing": pa.array(ings, pa.int64())})
         con = self.connection
         con.register(_STAGE_VIEW, tbl)
         try:
-            _run(con, insert_sql(self.table, _STAGE_VIEW, self.hot_types, own_ts=own_ts))
+            _run(con, insert_sql(self.table, f"(SELECT seq, ts, msg, stream, $lg AS lg, ing FROM {_STAGE_VIEW})",
+                                 self.hot_types, own_ts=own_ts), {"lg": log_identifier(self.account_id, group)})
         finally:
             con.unregister(_STAGE_VIEW)
         if finish:
@@ -845,6 +840,8 @@ def _require_text(head: bytes, path: Path) -> None:
 def _as_ms(value: Any, rep: FileReport | None = None) -> int | None:
     """Epoch ms of a timestamp value (a number, digits, or ISO-8601 text); None when absent or not a time. A number
     beyond +-``MAX_TIMESTAMP_MS`` (or inf/nan) is None too, counted ``timestamp_out_of_range_replaced`` in ``rep``."""
+    if type(value) is int and -MAX_TIMESTAMP_MS <= value <= MAX_TIMESTAMP_MS:  # the usual epoch ms, first
+        return value
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, str):
