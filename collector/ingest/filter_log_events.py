@@ -101,7 +101,7 @@ def iter_events(pieces: Iterable[bytes], report: FileReport) -> Iterator[list[An
         if batch:
             yield batch
         if not more:
-            if (in_array and buf[pos:].strip(_SEPARATORS)) or not arrays:
-                report.count(TRUNCATED)  # cut inside an events array, or before any
+            if in_array or not arrays:
+                report.count(TRUNCATED)  # cut before the end of an events array (events are missing), or before any
             return
         more = fill()
