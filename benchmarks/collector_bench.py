@@ -270,7 +270,7 @@ def floor_statements(log_group: str = LOG_GROUP, queries: Iterable[str] | None =
 
     messages = message_sql(shape)
     if messages is not None:
-        struct = json.dumps({k: v if isinstance(v, str) else v for k, v in json_cols.items()})
+        struct = json.dumps(json_cols)
         cols = ", ".join(f'{e.replace("line", "msg")} AS "{c}"' for c, (_, e) in line_cols.items())
         parse = f"CASE WHEN starts_with(msg, '{{') THEN TRY(json_transform(msg, {_sql_text(struct)})) END"
         return {"floor_all": [(f"CREATE TABLE t AS SELECT {cols}, {parse} AS j FROM ({messages})", [])],

@@ -79,8 +79,8 @@ def invocations(n: int, text: bool, seed: int = 7) -> Iterator[tuple[int, str, s
         out: list[tuple[int, str, dict | None]] = []
         if cold:
             stream = f"2026/01/05/[$LATEST]{rnd.getrandbits(128):032x}"
-            out.append((ts, "INIT_START Runtime Version: python:3.12.v38\tRuntime Version ARN: arn:aws:lambda:"
-                            "eu-west-1::runtime:0c6a5b7e9d", {"type": "platform.initStart", "record": {
+            out.append((ts, ("INIT_START Runtime Version: python:3.12.v38\tRuntime Version ARN: arn:aws:lambda:"
+                             "eu-west-1::runtime:0c6a5b7e9d"), {"type": "platform.initStart", "record": {
                                 "initializationType": "on-demand", "phase": "init",
                                 "runtimeVersion": "python:3.12.v38", "functionName": "orders-bench",
                                 "functionVersion": "$LATEST"}}))

@@ -13,13 +13,13 @@ every one counted.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported where an array is made: the plain-file fast path (store.py) reads no line through here,
     import numpy as np  # and collect_local imports them on a thread while its ingest runs (collect._import_ahead)
     import pyarrow as pa
 
-from collector.ingest.constants import MAX_EVENT_BYTES, Reason
+from collector.ingest.constants import Reason
 from collector.ingest.types import FileReport
 
 _SCAN = 32 * 1024 * 1024  # bytes compared at a time (bounds the temporary bool array)
@@ -52,14 +52,6 @@ def newline_positions(data: bytes) -> np.ndarray:
     arr = np.frombuffer(data, dtype=np.uint8)
     parts = [np.flatnonzero(arr[i:i + _SCAN] == 10) + i for i in range(0, len(arr), _SCAN)]
     return np.concatenate(parts).astype(np.int64, copy=False) if parts else np.empty(0, np.int64)
-
-
-def over_event_size(body_bytes: Any) -> Any:
-    """True where a line of ``body_bytes`` UTF-8 bytes (without its terminator) is longer than a CloudWatch event
-    (``MAX_EVENT_BYTES``): the plain-file pre-scan (``store._plain_line_count``) sends such a file to the general path,
-    so that DuckDB's line reader (``max_line_size``) never fails half-way. The message of every event is cut to that
-    size in SQL (``derive.insert_sql``), whatever path read it."""
-    return body_bytes > MAX_EVENT_BYTES
 
 
 def line_table(data: bytes, report: FileReport, first: int = 0) -> tuple[pa.Table, int, int]:

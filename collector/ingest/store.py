@@ -68,7 +68,7 @@ from collector.ingest.line_formats import (
     events_src,
     flags_table_sql,
 )
-from collector.ingest.lines import TEXT_PIECE_BYTES, byte_pieces, line_table, over_event_size
+from collector.ingest.lines import TEXT_PIECE_BYTES, byte_pieces, line_table
 from collector.ingest.sniff import sniff
 from collector.ingest.source import SourceReader, entry_kind, list_log_files
 from collector.ingest.timestamps import iso_to_ms
@@ -767,7 +767,8 @@ _FRAGMENT_TRIES = 8  # "{" positions tried per message for an embedded JSON obje
 def _plain_line_count(fh: Any, end: int | None = None) -> int | None:
     """The number of lines of the first ``end`` bytes (None: all) of the binary file ``fh`` when DuckDB's line reader
     gives exactly those lines first, else None: valid UTF-8, no ``\\r`` (it breaks lines there too), no ``\\x01``
-    (its column delimiter here), no line over the CloudWatch event size (``lines.over_event_size``) and a last line
+    (its column delimiter here), no line over the CloudWatch event size (``MAX_EVENT_BYTES``: DuckDB's reader fails past its
+    ``max_line_size``; the event is cut in SQL anyway) and a last line
     that ends with ``\\n`` (the reader would read on into what is appended). The count is the ``\\n`` bytes. One
     pass, read into one reused buffer (memory: that
     buffer and a reused newline mask of its size, ``_SCAN_BYTES`` each; read, not mapped, so the file's pages do not

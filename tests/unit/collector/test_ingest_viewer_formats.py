@@ -60,11 +60,11 @@ def _ingest(text: str, fmt: LogFormat | None = None):
 LAMBDA = [
     (T0, f"START RequestId: {RID} Version: $LATEST\n"),
     (T0 + 1, json.dumps({"level": "INFO", "outcome": "succeeded", "message": "done"}) + "\n"),
-    (T0 + 2, f"[ERROR]\t2026-11-30T00:26:34.029Z\t{RID}\tboom\nTraceback (most recent call last):\n"
-             '  File "/var/task/app.py", line 3, in handler\nValueError: x\n'),
+    (T0 + 2, (f"[ERROR]\t2026-11-30T00:26:34.029Z\t{RID}\tboom\nTraceback (most recent call last):\n"
+              '  File "/var/task/app.py", line 3, in handler\nValueError: x\n')),
     (T0 + 3, f"END RequestId: {RID}\n"),
-    (T0 + 3, f"REPORT RequestId: {RID}\tDuration: 1.68 ms\tBilled Duration: 2 ms\tMemory Size: 256 MB\t"
-             "Max Memory Used: 37 MB\t\n"),
+    (T0 + 3, (f"REPORT RequestId: {RID}\tDuration: 1.68 ms\tBilled Duration: 2 ms\tMemory Size: 256 MB\t"
+              "Max Memory Used: 37 MB\t\n")),
 ]
 
 

@@ -15,7 +15,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import collector.ingest.lines as lines_mod
 import collector.ingest.store as store_mod
 
 
@@ -37,7 +36,6 @@ def scan(data: bytes, monkeypatch: pytest.MonkeyPatch, block: int, max_event: in
          ) -> int | None:
     monkeypatch.setattr(store_mod, "_SCAN_BYTES", block)
     monkeypatch.setattr(store_mod, "MAX_EVENT_BYTES", max_event)
-    monkeypatch.setattr(lines_mod, "MAX_EVENT_BYTES", max_event)
     return store_mod._plain_line_count(io.BytesIO(data), end)
 
 
