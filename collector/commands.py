@@ -11,6 +11,7 @@ import importlib
 import io
 import json
 import sys
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
@@ -191,6 +192,9 @@ def local(paths: tuple[Path, ...], out: Path, since: float | None, until: float 
     console.print(f"sources: {run['new']} new, {run['appended']} appended, {run['replaced']} replaced, "
                   f"{run['unchanged']} unchanged; events added: {run['events_added']}; "
                   f"skipped lines (all sources): {ingest['skipped']}")
+    formats = Counter(s["format"] for s in manifest["sources"] if s.get("format"))  # why a source was slow or bare
+    if formats:
+        console.print("sources read as: " + ", ".join(f"{n} {f}" for f, n in sorted(formats.items())))
     if run.get("skipped_entries"):
         console.print("directory entries not read: " + ", ".join(f"{n} {k}" for k, n in run["skipped_entries"].items()))
     t = Table("table", "rows", header_style="bold")
