@@ -373,10 +373,11 @@ def round_order(labels: list[str], round_: int) -> list[str]:
     return row[::-1] if n % 2 and (round_ // n) % 2 else row
 
 
-def main_formats(shapes: list[str], sizes: list[int], repeat: int, data_dir: str | None) -> None:
+def main_formats(shapes: list[str], sizes: list[int], repeat: int, data_dir: str | None,
+                 collect_only: bool = False) -> None:
     """The format axis: for each shape of ``log_shapes`` and each size, ``collect local`` and ``floor_all`` of the same
     file, interleaved (alternating order by round), each in a fresh process; prints per shape and size the medians of
-    time and peak RSS, and the median of the per-round ratio."""
+    time and peak RSS, and the median of the per-round ratio. ``collect_only``: no floor (a peak-RSS run)."""
     import statistics
 
     from log_shapes import write_shape
@@ -398,6 +399,8 @@ def main_formats(shapes: list[str], sizes: list[int], repeat: int, data_dir: str
                 runs: dict[str, list[dict]] = {"collect": [], "floor_all": []}
                 for round_ in range(max(repeat, 1)):
                     order = ["collect", "floor_all"] if round_ % 2 == 0 else ["floor_all", "collect"]
+                    if collect_only:
+                        order = ["collect"]
                     for kind in order:
                         out = tmp / f"out-{kind}"
                         r = run_child(ROOT, kind, path, out, shape)
@@ -405,7 +408,8 @@ def main_formats(shapes: list[str], sizes: list[int], repeat: int, data_dir: str
                         Path(f"{out}.duckdb").unlink(missing_ok=True)
                         runs[kind].append(r)
                         print(f"  {n:>9,} {shape:24s} {kind:9s} {_fmt(r)}  events {r.get('events')}", flush=True)
-                c, f = _median_run(runs["collect"]), _median_run(runs["floor_all"])
+                c = _median_run(runs["collect"])
+                f = _median_run(runs["floor_all"]) if runs["floor_all"] else {"error": "not run"}
                 ratios = paired_ratios(runs, "collect", "floor_all")
                 table.append((shape, n, c, f, statistics.median(ratios) if ratios else None))
                 if not data_dir:
@@ -437,6 +441,7 @@ def main() -> None:
                     "--no-before: both after 4)")
     ap.add_argument("--data-dir", help="keep the generated files here and reuse them on later runs (same generator and "
                     "seed: delete them after changing generate())")
+    ap.add_argument("--collect-only", action="store_true", help="with --formats: collect local only (peak RSS)")
     ap.add_argument("--formats", default="", help="comma-separated log shapes (log_shapes.SHAPES) or 'all': the "
                     "format axis, collect local against floor_all of the same file per shape and size")
     args = ap.parse_args()
@@ -445,7 +450,7 @@ def main() -> None:
         from log_shapes import SHAPES
 
         shapes = list(SHAPES) if args.formats == "all" else args.formats.split(",")
-        main_formats(shapes, sizes, args.repeat, args.data_dir)
+        main_formats(shapes, sizes, args.repeat, args.data_dir, args.collect_only)
         return
     tmp = Path(tempfile.mkdtemp(prefix="idemwatch-collector-bench-"))
     trees = {"after": ROOT}

@@ -4,8 +4,8 @@ and incremental collection (unchanged / appended / rewritten sources, time windo
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
