@@ -45,7 +45,7 @@ def _ts(value: str) -> int | float | None:
         return iso_to_ms(v.replace(" ", "T", 1) if "T" not in v else v)
 
 
-ROWS_PER_BATCH = 100_000
+ROWS_PER_BATCH = 20_000
 """Rows staged at a time: memory holds one batch, whatever the file's size."""
 
 

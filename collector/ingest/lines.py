@@ -26,6 +26,9 @@ _SCAN = 32 * 1024 * 1024  # bytes compared at a time (bounds the temporary bool 
 
 TEXT_PIECE_BYTES = 16 * 1024 * 1024
 """Bytes of a source read, split into lines and handed to DuckDB at a time (``EventStore`` holds one piece)."""
+DOCUMENT_PIECE_BYTES = 4 * 1024 * 1024
+"""Bytes of a filter-log-events or CSV document parsed at a time: its events become Python objects, several times the
+bytes they came from, so the piece is smaller than a line piece."""
 
 
 def byte_pieces(read: Callable[[int], bytes], size: int) -> Iterator[bytes]:

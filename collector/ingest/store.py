@@ -68,7 +68,7 @@ from collector.ingest.line_formats import (
     events_src,
     flags_table_sql,
 )
-from collector.ingest.lines import TEXT_PIECE_BYTES, byte_pieces, line_table
+from collector.ingest.lines import DOCUMENT_PIECE_BYTES, TEXT_PIECE_BYTES, byte_pieces, line_table
 from collector.ingest.sniff import sniff
 from collector.ingest.source import SourceReader, entry_kind, list_log_files
 from collector.ingest.timestamps import iso_to_ms
@@ -377,12 +377,12 @@ class EventStore:
                 self._ingest_line_pieces(src, rule, group, stream, rep, mtime_ms)
         elif fmt is LogFormat.FILTER_LOG_EVENTS:
             rep.path = IngestPath.JSON_STREAM
-            self._stage_batches(filter_log_events.iter_events(byte_pieces(src.read, TEXT_PIECE_BYTES), rep), group,
-                                stream, rep, mtime_ms)
+            self._stage_batches(filter_log_events.iter_events(byte_pieces(src.read, DOCUMENT_PIECE_BYTES), rep),
+                                group, stream, rep, mtime_ms)
         elif fmt is LogFormat.CONSOLE_CSV:
             rep.path = IngestPath.CSV_STREAM
             try:
-                self._stage_batches(console_csv.iter_rows(byte_pieces(src.read, TEXT_PIECE_BYTES), rep), group,
+                self._stage_batches(console_csv.iter_rows(byte_pieces(src.read, DOCUMENT_PIECE_BYTES), rep), group,
                                     stream, rep, mtime_ms)
             except ValueError as exc:
                 raise IngestError(f"{path}: {exc}") from exc
