@@ -108,7 +108,7 @@ def test_a_large_filter_log_events_document_is_not_held_whole(tmp_path, monkeypa
     and every event arrives once, in order."""
     import collector.ingest.store as store_mod
 
-    monkeypatch.setattr(store_mod, "TEXT_PIECE_BYTES", 4096)
+    monkeypatch.setattr(store_mod, "DOCUMENT_PIECE_BYTES", 4096)
     events = [{"logStreamName": "s", "timestamp": 1767607200000 + i, "message": f"m{i}\n",
                "ingestionTime": 1767607200500 + i, "eventId": str(i)} for i in range(2000)]
     p = tmp_path / "out.json"
