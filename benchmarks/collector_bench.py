@@ -42,7 +42,6 @@ Targets ([collector-core]): after within 4x (goal 3x) of the fair floor (``floor
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import shutil
@@ -57,12 +56,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from emitter.contract import (
-    IdempotencyStatus,
-    LogKey,
-    Metric,
-    Outcome,
-)
+from emitter.contract import LogKey
 
 LOG_GROUP = "/aws/lambda/orders-bench"
 T0_MS = 1767607200000  # 2026-01-05T10:00:00Z
@@ -74,103 +68,14 @@ def _iso(ms: int) -> str:
 
 
 def generate(path: Path, n: int, fmt: str, seed: int = 7) -> int:
-    """Write about ``n`` events to ``path``; returns the exact number of events written."""
-    import random
+    """Write ``n`` events to ``path``, one per line (``fmt`` ``"export"``: each after its ``<ISO-8601> `` time, as
+    an export-to-S3 object), from ``log_shapes.invocations``; returns ``n``. The other shapes: ``log_shapes``."""
+    from log_shapes import invocations
 
-    rnd = random.Random(seed)
-    K = LogKey
-    outcomes = [Outcome.SUCCEEDED, Outcome.SUCCEEDED, Outcome.SUCCEEDED, Outcome.DUPLICATE_COMPLETED,
-                Outcome.DUPLICATE_IN_PROGRESS, Outcome.RETRYABLE_FAILURE, Outcome.PAYLOAD_CONFLICT,
-                Outcome.POISON_MESSAGE, Outcome.TIMEOUT_BUDGET_ABORT, Outcome.AMBIGUOUS_COMMIT]
-    ops = ["ProcessOrders", "CapturePayment", "ProjectLedger"]
-    written = 0
-    ts = T0_MS
-    inv = 0
-    buf = io.StringIO()
-    with open(path, "w", encoding="utf-8") as out:
-        while written < n:
-            inv += 1
-            rid = f"{rnd.getrandbits(32):08x}-{rnd.getrandbits(16):04x}-4{rnd.getrandbits(12):03x}-" \
-                  f"a{rnd.getrandbits(12):03x}-{rnd.getrandbits(48):012x}"
-            op = ops[inv % 3]
-            cold = inv % 8 == 1
-            lines: list[tuple[int, str]] = [(ts, f"START RequestId: {rid} Version: $LATEST")]
-            base = {K.LEVEL.value: "INFO", K.SERVICE.value: "orders", K.OPERATION.value: op,
-                    K.FUNCTION_NAME.value: "orders-bench", K.FUNCTION_REQUEST_ID.value: rid,
-                    K.EVENT_SOURCE.value: "sqs", K.SCHEMA_VERSION.value: "1"}
-            counts: dict[str, int] = {}
-            for r in range(2):
-                ts += rnd.randint(1, 5)
-                key = f"order-{rnd.randint(1, 200_000)}"
-                attempt = 1 if rnd.random() < 0.9 else rnd.randint(2, 4)
-                ev_id = f"{rnd.getrandbits(64):016x}"
-                rec = dict(base, **{K.MESSAGE.value: "received", K.TIMESTAMP.value: _iso(ts),
-                                    K.OUTCOME.value: Outcome.RECEIVED.value, K.EVENT_ID.value: ev_id,
-                                    K.ATTEMPT.value: attempt, K.RECORD_AGE_MS.value: rnd.randint(5, 90_000),
-                                    K.IDEMPOTENCY_KEY.value: key})
-                lines.append((ts, json.dumps(rec, separators=(",", ":"))))
-                counts[Metric.EVENTS_RECEIVED.value] = counts.get(Metric.EVENTS_RECEIVED.value, 0) + 1
-                ts += rnd.randint(1, 5)
-                rec = dict(base, **{K.MESSAGE.value: "claimed", K.TIMESTAMP.value: _iso(ts),
-                                    K.OUTCOME.value: Outcome.CLAIMED.value, K.EVENT_ID.value: ev_id,
-                                    K.IDEMPOTENCY_KEY.value: key,
-                                    K.IDEMPOTENCY_STATUS.value: IdempotencyStatus.IN_PROGRESS.value,
-                                    K.IN_PROGRESS_EXPIRES_AT_MS.value: ts + 60_000})
-                lines.append((ts, json.dumps(rec, separators=(",", ":"))))
-                ts += rnd.randint(2, 40)
-                o = rnd.choice(outcomes)
-                extra = {}
-                if o in (Outcome.RETRYABLE_FAILURE, Outcome.POISON_MESSAGE):
-                    extra = {K.ERROR_CODE.value: rnd.choice(["Throttled", "ValidationError", "Timeout"]),
-                             K.ERROR_CLASS.value: "retryable" if o is Outcome.RETRYABLE_FAILURE else "poison",
-                             K.LEVEL.value: "ERROR"}
-                status = IdempotencyStatus.COMPLETED.value if o in (Outcome.SUCCEEDED, Outcome.DUPLICATE_COMPLETED) \
-                    else IdempotencyStatus.DELETED.value if o is Outcome.RETRYABLE_FAILURE else None
-                rec = dict(base, **{K.MESSAGE.value: o.value, K.TIMESTAMP.value: _iso(ts), K.OUTCOME.value: o.value,
-                                    K.EVENT_ID.value: ev_id, K.IDEMPOTENCY_KEY.value: key, **extra})
-                if status:
-                    rec[K.IDEMPOTENCY_STATUS.value] = status
-                lines.append((ts, json.dumps(rec, separators=(",", ":"))))
-                m = {Outcome.SUCCEEDED: Metric.EVENTS_SUCCEEDED, Outcome.DUPLICATE_COMPLETED: Metric.DUPLICATE_COMPLETED,
-                     Outcome.DUPLICATE_IN_PROGRESS: Metric.DUPLICATE_IN_PROGRESS,
-                     Outcome.RETRYABLE_FAILURE: Metric.RETRYABLE_FAILURE, Outcome.PAYLOAD_CONFLICT: Metric.PAYLOAD_CONFLICT,
-                     Outcome.POISON_MESSAGE: Metric.POISON_MESSAGE, Outcome.TIMEOUT_BUDGET_ABORT: Metric.TIMEOUT_BUDGET_ABORT,
-                     Outcome.AMBIGUOUS_COMMIT: Metric.AMBIGUOUS_COMMIT}[o].value
-                counts[m] = counts.get(m, 0) + 1
-            ts += 1
-            emf = {"_aws": {"Timestamp": ts, "CloudWatchMetrics": [{
-                "Namespace": "Idempotency", "Dimensions": [["Service", "Operation"], ["Service"]],
-                "Metrics": [{"Name": k, "Unit": "Count"} for k in counts]}]},
-                "Service": "orders", "Operation": op, K.SCHEMA_VERSION.value: "1", **counts}  # as the emitter writes it
-            lines.append((ts, json.dumps(emf, separators=(",", ":"))))
-            if cold:  # Powertools Metrics' cold-start document (capture_cold_start_metric): a library_signals row
-                lines.append((ts, json.dumps({"_aws": {"Timestamp": ts, "CloudWatchMetrics": [{
-                    "Namespace": "Idempotency", "Dimensions": [["function_name", "service"]],
-                    "Metrics": [{"Name": "ColdStart", "Unit": "Count"}]}]},
-                    "function_name": "orders-bench", "service": "orders", "ColdStart": [1.0]}, separators=(",", ":"))))
-            ts += 1
-            lines.append((ts, f"END RequestId: {rid}"))
-            dur = rnd.uniform(3, 900)
-            timeout = inv % 200 == 0
-            if timeout:
-                dur = 3000.0
-            report = (f"REPORT RequestId: {rid}\tDuration: {dur:.2f} ms\tBilled Duration: {int(dur) + 1} ms\t"
-                      f"Memory Size: 256 MB\tMax Memory Used: {rnd.randint(60, 120)} MB\t")
-            if cold:
-                report += f"Init Duration: {rnd.uniform(150, 400):.2f} ms\t"
-            if timeout:
-                report += "Status: timeout"
-            lines.append((ts, report))
-            ts += rnd.randint(5, 60)
-            for t, msg in lines[: n - written]:
-                buf.write(f"{_iso(t)} {msg}\n" if fmt == "export" else msg + "\n")
-            written += min(len(lines), n - written)
-            if buf.tell() > 8 << 20:
-                out.write(buf.getvalue())
-                buf = io.StringIO()
-        out.write(buf.getvalue())
-    return written
-
+    with open(path, "w", encoding="utf-8", buffering=8 << 20) as out:
+        out.writelines(f"{_iso(ts)} {msg}\n" if fmt == "export" else msg + "\n"
+                       for ts, _, msg, _ in invocations(n, text=False, seed=seed))
+    return n
 
 
 _CHILD = r"""
