@@ -315,7 +315,7 @@ def main_formats(shapes: list[str], sizes: list[int], repeat: int, data_dir: str
                         print(f"  {n:>9,} {shape:24s} {kind:9s} {_fmt(r)}  events {r.get('events')}", flush=True)
                 c = _median_run(runs["collect"])
                 f = _median_run(runs["floor_all"]) if runs["floor_all"] else {"error": "not run"}
-                ratios = paired_ratios(runs, "collect", "floor_all")
+                ratios = paired_ratios(runs, "collect", "floor_all") if runs["floor_all"] else []
                 table.append((shape, n, c, f, statistics.median(ratios) if ratios else None))
                 if not data_dir:
                     shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink()

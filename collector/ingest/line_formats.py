@@ -41,7 +41,9 @@ it (CloudWatch allows one) is cut there.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from collector.ingest.constants import Reason
 from collector.ingest.sniff import ISO_PREFIX, LAMBDA_TEXT_START, SAM_PREFIX, TAIL_PREFIX, TAIL_SHORT_PREFIX
@@ -115,7 +117,8 @@ def _iso_ms(text: str) -> str:
 
 
 def flags_sql(rule: LineRule, lines: str, crlf: bool) -> str:
-    """Relation over the line relation ``lines`` ``(i, line)``: ``i``, the line ``m`` (terminator removed), ``bl``
+    """Relation over the line relation ``lines`` ``(i, line)``: ``i``, the line ``m`` (terminator removed; ``''`` for
+    the NULL DuckDB's CSV reader gives an empty line), ``bl``
     (blank), ``st`` (starts an event), and for a line that starts one its time ``pts`` (epoch ms or NULL), log stream
     ``pstream`` (or NULL) and the message's first line ``body``."""
     m = "m"
@@ -124,8 +127,8 @@ def flags_sql(rule: LineRule, lines: str, crlf: bool) -> str:
         pat = sql_literal(rule.prefix)
         stream = f"NULLIF(regexp_extract(m, {pat}, {rule.stream_group}), '')" if rule.stream_group else "NULL"
         inner = (f"SELECT i, m, {_iso_ms(f'regexp_extract(m, {pat}, {rule.ts_group})')} AS pts, {stream} AS pstream, "
-                 f"substr(m, length(regexp_extract(m, {pat}, 0)) + 1) AS body FROM (SELECT i, {trimmed('line', crlf)} "
-                 f"AS m FROM {lines})")
+                 f"substr(m, length(regexp_extract(m, {pat}, 0)) + 1) AS body FROM (SELECT i, "
+                 f"COALESCE({trimmed('line', crlf)}, '') AS m FROM {lines})")
         return f"SELECT i, m, {blank} AS bl, pts IS NOT NULL AS st, pts, pstream, body FROM ({inner})"
     if rule.every_line:
         st = f"NOT {blank}"
@@ -137,7 +140,7 @@ def flags_sql(rule: LineRule, lines: str, crlf: bool) -> str:
     ts = (_iso_ms(f"regexp_extract(m, {sql_literal(rule.time_in_line)}, 1)") if rule.time_in_line
           else "CAST(NULL AS BIGINT)")
     return (f"SELECT i, m, {blank} AS bl, {st} AS st, {ts} AS pts, CAST(NULL AS VARCHAR) AS pstream, m AS body "
-            f"FROM (SELECT i, {trimmed('line', crlf)} AS m FROM {lines})")
+            f"FROM (SELECT i, COALESCE({trimmed('line', crlf)}, '') AS m FROM {lines})")
 
 
 FLAGS_TABLE = "_iw_flags"
@@ -159,21 +162,65 @@ starts an event whatever it is, may be one of them)."""
 JOINED_TABLE = "_iw_joined"
 """Temp table ``(owner, rest, lines)``: per event with continuation lines, the ``i`` of its first line, the kept
 continuation lines joined with ``\\n`` (NULL for the first non-blank line when it starts no event and nothing
-follows it) and how many they are."""
+follows it) and how many they are (``join_continuations``)."""
 
-JOINED_SQL = f"""CREATE OR REPLACE TEMP TABLE {JOINED_TABLE} AS
-WITH _iw_f AS (SELECT rowid AS i, bl, st, m FROM {FLAGS_TABLE}),
-_iw_first AS (SELECT min(i) AS f FROM _iw_f WHERE NOT bl),
-_iw_s AS (SELECT i FROM _iw_f, _iw_first WHERE st OR i = f),
-_iw_c AS (SELECT i, m, bl FROM _iw_f, _iw_first WHERE NOT st AND i > f),
-_iw_co AS (SELECT c.i, c.m, c.bl, s.i AS owner FROM _iw_c AS c ASOF JOIN _iw_s AS s ON c.i >= s.i),
-_iw_k AS (SELECT owner, i, m FROM (SELECT *, max(i) FILTER (WHERE NOT bl) OVER (PARTITION BY owner) AS last
-                                    FROM _iw_co) WHERE i <= last
-          UNION ALL SELECT f, NULL, NULL FROM _iw_f, _iw_first WHERE i = f AND NOT st)
-SELECT owner, string_agg(m, chr(10) ORDER BY i) AS rest, count(m) AS lines FROM _iw_k GROUP BY owner"""
-"""``CREATE TEMP TABLE`` of ``JOINED_TABLE`` from ``FLAGS_TABLE``. Each continuation line finds its event's first
-line by an ASOF join against the lines that start one (a sort of their numbers, not of the lines); trailing blank
-lines of an event are not kept."""
+def join_continuations(batches: Iterable[Any], first: int) -> Iterator[tuple[list[int], list[str | None], list[int]]]:
+    """The events with continuation lines of a source whose lines' flags are ``batches`` (Arrow record batches of
+    ``FLAGS_TABLE``'s ``bl, st, m`` in line order) and whose first non-blank line is line ``first``: batches of
+    ``JOINED_TABLE`` rows ``(owner, rest, lines)``. A continuation line belongs to the last line before it that
+    starts an event (or is ``first``); the blank lines at the end of an event are not kept.
+
+    Vectorised where every line is looked at (which lines start events, whose each continuation line is): only the
+    continuation lines are Python strings, so memory holds one batch, and DuckDB sorts and aggregates nothing (its
+    window and ordered aggregates hold their input in memory)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    base = 0  # line number of the batch's first row
+    owner = -1  # the event the lines being read continue (-1: before any)
+    lines: list[str] = []  # its continuation lines so far
+    kept = 0  # how many of them end with a non-blank line (blank ones after it are not kept)
+    out: tuple[list[int], list[str | None], list[int]] = ([], [], [])
+
+    def close() -> None:
+        if owner >= 0 and (kept or owner == first):
+            out[0].append(owner)
+            out[1].append("\n".join(lines[:kept]) if kept else None)
+            out[2].append(kept)
+
+    for batch in batches:
+        n = batch.num_rows
+        st = batch.column(1).to_numpy(zero_copy_only=False).astype(bool)
+        bl = batch.column(0).to_numpy(zero_copy_only=False).astype(bool)
+        rows = np.arange(base, base + n)
+        owns = st | (rows == first)
+        cont = np.flatnonzero(~owns & (rows > first))
+        starts = np.flatnonzero(owns)
+        texts = pc.take(batch.column(2), pa.array(cont)).to_pylist()
+        # for each continuation line, the index in ``starts`` of the last start before it (-1: the carried owner)
+        which = np.searchsorted(starts, cont, side="right") - 1
+        j = 0
+        for k, s in enumerate(starts.tolist()):
+            while j < len(cont) and which[j] < k:  # continuation lines of the current owner, before this start
+                lines.append(texts[j])
+                if not bl[cont[j]]:
+                    kept = len(lines)
+                j += 1
+            close()
+            owner, lines, kept = base + s, [], 0
+        while j < len(cont):
+            lines.append(texts[j])
+            if not bl[cont[j]]:
+                kept = len(lines)
+            j += 1
+        if out[0]:
+            yield out
+            out = ([], [], [])
+        base += n
+    close()
+    if out[0]:
+        yield out
 
 
 def events_src(rule: LineRule, lines: str, crlf: bool, seq_base: int, *, joined: bool) -> str:

@@ -61,12 +61,12 @@ from collector.ingest.fields import count_fields, keep_first_fields
 from collector.ingest.line_formats import (
     CONTINUATION_COUNT_SQL,
     FLAGS_TABLE,
-    JOINED_SQL,
     JOINED_TABLE,
     RULES,
     LineRule,
     events_src,
     flags_table_sql,
+    join_continuations,
 )
 from collector.ingest.lines import DOCUMENT_PIECE_BYTES, TEXT_PIECE_BYTES, byte_pieces, line_table
 from collector.ingest.sniff import sniff
@@ -102,6 +102,8 @@ SESSION_SETTINGS = ("SET TimeZone = 'UTC'",
 """Per-connection DuckDB settings of the store's connection and of every ``cursors()`` connection: a cursor starts
 with DuckDB's defaults (the machine's time zone), not its parent's session."""
 _STAGE_VIEW = "_iw_stage"
+_JOIN_ROWS = 1 << 18
+"""Lines' flags read per query when joining continuation lines (``_join_continuations``)."""
 _NUMBERED_CTE = "_iw_numbered"
 
 
@@ -476,6 +478,32 @@ class EventStore:
             if spilled:
                 _run(con, f"DROP TABLE IF EXISTS {_LINES_TABLE}")
 
+    def _join_continuations(self) -> None:
+        """``JOINED_TABLE`` from ``FLAGS_TABLE`` (``line_formats.join_continuations``), one Arrow batch at a time."""
+        import pyarrow as pa
+
+        con = self.connection
+        first = _run(con, f"SELECT min(rowid) FROM {FLAGS_TABLE} WHERE NOT bl")[0][0]
+        _run(con, f"CREATE OR REPLACE TEMP TABLE {JOINED_TABLE} (owner BIGINT, rest VARCHAR, lines BIGINT)")
+        if first is None:
+            return
+        (n,) = _run(con, f"SELECT count(*) FROM {FLAGS_TABLE}")[0]
+
+        def batches() -> Iterator[Any]:
+            # fetched whole, range by range (rowid order), so the INSERTs between them do not end an open result
+            for a in range(0, int(n), _JOIN_ROWS):
+                yield con.sql(f"SELECT bl, st, m FROM {FLAGS_TABLE} WHERE rowid >= $1 AND rowid < $2 ORDER BY rowid",
+                              params=[a, a + _JOIN_ROWS]).to_arrow_table()
+
+        for owners, rests, counts in join_continuations(batches(), int(first)):
+            part = pa.table({"owner": pa.array(owners, pa.int64()), "rest": pa.array(rests, pa.large_string()),
+                             "lines": pa.array(counts, pa.int64())})
+            con.register(_PIECE_VIEW, part)
+            try:
+                _run(con, f"INSERT INTO {JOINED_TABLE} SELECT * FROM {_PIECE_VIEW}")
+            finally:
+                con.unregister(_PIECE_VIEW)
+
     def _frame_lines(self, rule: LineRule, lines: str, n_lines: int, crlf: bool, group: str, stream: str,
                      rep: FileReport, mtime_ms: int, *, params: dict[str, Any] | None = None, with_: str = "",
                      unnumbered: str | None = None) -> None:
@@ -494,7 +522,7 @@ class EventStore:
             if not rule.every_line:
                 _run(con, flags_table_sql(rule, unnumbered or lines, crlf), params or None)
                 if _run(con, CONTINUATION_COUNT_SQL)[0][0]:
-                    _run(con, JOINED_SQL)
+                    self._join_continuations()
                     joined = True
                 _run(con, f"DROP TABLE IF EXISTS {FLAGS_TABLE}")
             _run(con, insert_sql(self.table, events_src(rule, lines, crlf, lo, joined=joined), self.hot_types,

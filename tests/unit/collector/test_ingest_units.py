@@ -373,3 +373,27 @@ def test_store_without_ingest_checks_gets_the_column_and_counts_new_events(tmp_p
     assert rep.by_reason["json_fields_over_200_dropped"] == 1
     assert again == fresh.connection.execute('SELECT "@message", CAST("@json" AS VARCHAR), service FROM events '
                                              'ORDER BY "@seq"').fetchall()
+
+
+@pytest.mark.parametrize("rows", [1, 2, 7])
+def test_continuation_lines_joined_in_any_batches(tmp_path: Path, monkeypatch, rows: int) -> None:
+    """The continuation lines are joined batch by batch (``store._JOIN_ROWS`` lines' flags at a time): with batches of
+    a few lines (events, tracebacks, blank lines and the orphan first line across their bounds) every event, its
+    time and every count equal those of one batch for the whole file."""
+    import collector.ingest.store as store_mod
+
+    sample = (Path(__file__).resolve().parents[3].parent / "shared" / "samples" / "lambda-text-format.log").read_bytes()
+    data = b"  orphan first line\n\nmore of it\n" + sample + b"\n\n[ERROR] KeyError: 'x'\nTraceback:\n\n  line 1\n\n"
+    p = tmp_path / "fn.log"
+    p.write_bytes(data)
+
+    def collect(n: int):
+        monkeypatch.setattr(store_mod, "_JOIN_ROWS", n)
+        store = EventStore()
+        rep = store.ingest_path(p)
+        return store.connection.execute('SELECT "@seq", "@timestamp", "@message" FROM events ORDER BY "@seq"'
+                                        ).fetchall(), dict(rep.by_reason)
+
+    whole = collect(1 << 20)
+    assert whole[0][0][2] == "  orphan first line\n\nmore of it" and whole[1]["continuation_lines_joined"] > 10
+    assert collect(rows) == whole
