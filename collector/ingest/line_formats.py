@@ -1,4 +1,4 @@
-"""Line formats: how the lines of a source become events, in SQL (one rule per format, one framing for all).
+"""Line formats: how the lines of a source become events (one rule per format, one framing for all).
 
 Every line-oriented format is a ``LineRule``: which line starts an event, and what that line's prefix gives (the
 event's timestamp, its log stream) before the message. A line that starts no event continues the event before it
