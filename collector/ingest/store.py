@@ -102,6 +102,7 @@ SESSION_SETTINGS = ("SET TimeZone = 'UTC'",
 """Per-connection DuckDB settings of the store's connection and of every ``cursors()`` connection: a cursor starts
 with DuckDB's defaults (the machine's time zone), not its parent's session."""
 _STAGE_VIEW = "_iw_stage"
+_STAGED_TABLE = "_iw_staged"
 _JOIN_ROWS = 1 << 18
 """Lines' flags read per query when joining continuation lines (``_join_continuations``)."""
 _NUMBERED_CTE = "_iw_numbered"
@@ -264,8 +265,7 @@ class EventStore:
         neighbour's (``timestamp_from_neighbour_event``).
         """
         rep = FileReport(source="<events>", format=LogFormat.FILTER_LOG_EVENTS.value, path=IngestPath.EVENTS)
-        self._stage_event_dicts(list(events), log_group, log_stream or "", rep, own_ts=False,
-                                fallback_ts=int(time.time() * 1000))
+        self._stage_batches([list(events)], log_group, log_stream or "", rep, int(time.time() * 1000))
         out = IngestReport()
         out.add(rep)
         return out
@@ -397,13 +397,37 @@ class EventStore:
             rep.count(Reason.DECOMPRESSED_CAP)
 
     def _stage_batches(self, batches: Iterable[list[Any]], group: str, stream: str, rep: FileReport,
-                       mtime_ms: int) -> None:
-        """Stage event dicts batch by batch; the counts and timestamp rules run once over the whole source."""
+                       fallback_ms: int) -> None:
+        """Ingest event dicts (``_staged_rows``) batch by batch: each batch goes to a temporary table (DuckDB's pool,
+        spilled past ``memory_limit``), and ONE INSERT writes them all into the events table, as the line formats do:
+        DuckDB writes a large append into the database file as it goes, while the many small appends of one
+        transaction would stay in memory until its COMMIT. The counts and timestamp rules run once over the source;
+        an event without a timestamp takes a neighbour's, else ``fallback_ms``."""
+        con = self.connection
         lo = self._next_seq
-        for batch in batches:
-            self._stage_event_dicts(batch, group, stream, rep, own_ts=False, fallback_ts=mtime_ms, finish=False)
+        staged = False
+        try:
+            for batch in batches:
+                tbl = self._staged_rows(batch, stream, rep)
+                if tbl is None:
+                    continue
+                if not staged:
+                    _run(con, f"CREATE OR REPLACE TEMP TABLE {_STAGED_TABLE} (seq BIGINT, ts BIGINT, msg VARCHAR, "
+                              "stream VARCHAR, ing BIGINT)")
+                    staged = True
+                con.register(_STAGE_VIEW, tbl)
+                try:
+                    _run(con, f"INSERT INTO {_STAGED_TABLE} SELECT seq, ts, msg, stream, ing FROM {_STAGE_VIEW}")
+                finally:
+                    con.unregister(_STAGE_VIEW)
+            if staged:
+                _run(con, insert_sql(self.table, f"(SELECT seq, ts, msg, stream, $lg AS lg, ing FROM {_STAGED_TABLE})",
+                                     self.hot_types, own_ts=False), {"lg": log_identifier(self.account_id, group)})
+        finally:
+            if staged:
+                _run(con, f"DROP TABLE IF EXISTS {_STAGED_TABLE}")
         if self._next_seq > lo:
-            self._finish_batch(lo, self._next_seq - 1, rep, mtime_ms)
+            self._finish_batch(lo, self._next_seq - 1, rep, fallback_ms)
 
     def _ingest_plain_lines(self, fh: Any, path: Path, end: int, rule: LineRule, group: str, stream: str,
                             rep: FileReport, mtime_ms: int) -> bool:
@@ -537,12 +561,10 @@ class EventStore:
         rep.count(Reason.MULTILINE_JOINED, kept)
         rep.count(Reason.BLANK_LINE, n_lines - inserted - kept)
 
-    def _stage_event_dicts(self, events: Iterable[Any], group: str, stream: str, rep: FileReport,
-                           *, own_ts: bool, fallback_ts: int, no_ts_reason: str | None = None,
-                           finish: bool = True) -> None:
-        """Insert event dicts (``message``, ``timestamp``, ``logStreamName``, ``ingestionTime``) as one batch;
-        ``finish=False`` leaves ``_finish_batch`` (counts, timestamp rules) to the caller, once over a whole file
-        staged in several batches."""
+    def _staged_rows(self, events: Iterable[Any], stream: str, rep: FileReport) -> Any:
+        """Arrow table ``(seq, ts, msg, stream, ing)`` of event dicts (``message``, ``timestamp``, ``logStreamName``,
+        ``ingestionTime``), numbered from ``next_seq`` on (which it advances); None when none has a message. Events
+        without a message are counted ``event_without_message``, blank ones ``blank_line``."""
         tss: list[int | None] = []
         msgs: list[str] = []
         streams: list[str | None] = []
@@ -562,26 +584,17 @@ class EventStore:
             streams.append(ev.get("logStreamName") or stream)
             ings.append(_as_ms(ev.get("ingestionTime"), rep))
         if not msgs:
-            return
+            return None
         import numpy as np
         import pyarrow as pa  # here, not at the top: see lines.py
 
         lo = self._next_seq
-        seq = self._next_seq = lo + len(msgs)
-        seqs = pa.Array.from_buffers(pa.int64(), len(msgs), [None, pa.py_buffer(np.arange(lo, seq, dtype=np.int64))])
-        tbl = pa.table({"seq": seqs, "ts": pa.array(tss, pa.int64()), "msg": pa.array(msgs, pa.large_string()),
-                        "stream": pa.array(streams, pa.large_string()), "ing": pa.array(ings, pa.int64())})
-        con = self.connection
-        con.register(_STAGE_VIEW, tbl)
-        try:
-            _run(con, insert_sql(self.table, f"(SELECT seq, ts, msg, stream, $lg AS lg, ing FROM {_STAGE_VIEW})",
-                                 self.hot_types, own_ts=own_ts), {"lg": log_identifier(self.account_id, group)})
-        finally:
-            con.unregister(_STAGE_VIEW)
-        if finish:
-            self._finish_batch(lo, seq - 1, rep, fallback_ts, no_ts_reason)
+        self._next_seq = lo + len(msgs)
+        seqs = pa.Array.from_buffers(pa.int64(), len(msgs),
+                                     [None, pa.py_buffer(np.arange(lo, lo + len(msgs), dtype=np.int64))])
+        return pa.table({"seq": seqs, "ts": pa.array(tss, pa.int64()), "msg": pa.array(msgs, pa.large_string()),
+                         "stream": pa.array(streams, pa.large_string()), "ing": pa.array(ings, pa.int64())})
 
-    # ------------------------------------------------------------------ after insert
     def _finish_batch(self, lo: int, hi: int, rep: FileReport, fallback_ts: int,
                       no_ts_reason: str | None = None) -> int:
         """Count the rows ``lo <= @seq <= hi`` and record (``_apply_pending``: at once outside a ``transaction()``, else

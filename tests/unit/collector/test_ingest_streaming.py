@@ -114,13 +114,13 @@ def test_a_large_filter_log_events_document_is_not_held_whole(tmp_path, monkeypa
     p = tmp_path / "out.json"
     p.write_text(json.dumps({"events": events, "searchedLogStreams": []}, indent=4))
     staged = []
-    real = store_mod.EventStore._stage_event_dicts
+    real = store_mod.EventStore._staged_rows
 
     def spy(self, batch, *a, **k):
         staged.append(len(batch))
         return real(self, batch, *a, **k)
 
-    monkeypatch.setattr(store_mod.EventStore, "_stage_event_dicts", spy)
+    monkeypatch.setattr(store_mod.EventStore, "_staged_rows", spy)
     store = EventStore()
     rep = store.ingest_path(p)
     assert rep.events == 2000 and len(staged) > 10 and max(staged) < 100
