@@ -101,8 +101,6 @@ SESSION_SETTINGS = ("SET TimeZone = 'UTC'",
                     "SET enable_progress_bar = false")  # DuckDB would draw it on stdout on long statements
 """Per-connection DuckDB settings of the store's connection and of every ``cursors()`` connection: a cursor starts
 with DuckDB's defaults (the machine's time zone), not its parent's session."""
-_STAGE_VIEW = "_iw_stage"
-_STAGED_TABLE = "_iw_staged"
 _JOIN_ROWS = 1 << 18
 """Lines' flags read per query when joining continuation lines (``_join_continuations``)."""
 _NUMBERED_CTE = "_iw_numbered"
@@ -164,9 +162,10 @@ class EventStore:
         self.max_decompressed_bytes = int(max_decompressed_bytes)
         if memory_limit is not None:
             self.connection.execute("SET memory_limit = $1", [str(memory_limit)])
+        self._spill_dir: str | None = None
         if temp_directory is not None or path is not None:
-            self.connection.execute("SET temp_directory = $1",
-                                    [str(temp_directory if temp_directory is not None else f"{path}.tmp")])
+            self._spill_dir = str(temp_directory if temp_directory is not None else f"{path}.tmp")
+            self.connection.execute("SET temp_directory = $1", [self._spill_dir])
         if path is None and compress:
             # compressed in-memory storage (DuckDB >= 1.3): about 1/3 of the memory, about twice the ingest time
             _run(self.connection, "ATTACH ':memory:' AS iw_events (COMPRESS)")
@@ -398,34 +397,36 @@ class EventStore:
 
     def _stage_batches(self, batches: Iterable[list[Any]], group: str, stream: str, rep: FileReport,
                        fallback_ms: int) -> None:
-        """Ingest event dicts (``_staged_rows``) batch by batch: each batch goes to a temporary table (DuckDB's pool,
-        spilled past ``memory_limit``), and ONE INSERT writes them all into the events table, as the line formats do:
-        DuckDB writes a large append into the database file as it goes, while the many small appends of one
-        transaction would stay in memory until its COMMIT. The counts and timestamp rules run once over the source;
-        an event without a timestamp takes a neighbour's, else ``fallback_ms``."""
-        con = self.connection
+        """Ingest event dicts (``_staged_rows``) batch by batch: each batch is appended to a temporary Parquet file
+        (one row group in memory), and ONE INSERT reads it into the events table, as DuckDB's line reader feeds the
+        line formats: DuckDB writes such an append into the database file as it goes, while many small appends in
+        one transaction (to any table) stay in memory until its COMMIT. The counts and timestamp rules run once over
+        the source; an event without a timestamp takes a neighbour's, else ``fallback_ms``."""
+        import tempfile
+
+        import pyarrow.parquet as pq
+
         lo = self._next_seq
-        staged = False
-        try:
-            for batch in batches:
-                tbl = self._staged_rows(batch, stream, rep)
-                if tbl is None:
-                    continue
-                if not staged:
-                    _run(con, f"CREATE OR REPLACE TEMP TABLE {_STAGED_TABLE} (seq BIGINT, ts BIGINT, msg VARCHAR, "
-                              "stream VARCHAR, ing BIGINT)")
-                    staged = True
-                con.register(_STAGE_VIEW, tbl)
-                try:
-                    _run(con, f"INSERT INTO {_STAGED_TABLE} SELECT seq, ts, msg, stream, ing FROM {_STAGE_VIEW}")
-                finally:
-                    con.unregister(_STAGE_VIEW)
-            if staged:
-                _run(con, insert_sql(self.table, f"(SELECT seq, ts, msg, stream, $lg AS lg, ing FROM {_STAGED_TABLE})",
-                                     self.hot_types, own_ts=False), {"lg": log_identifier(self.account_id, group)})
-        finally:
-            if staged:
-                _run(con, f"DROP TABLE IF EXISTS {_STAGED_TABLE}")
+        if self._spill_dir is not None:
+            os.makedirs(self._spill_dir, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="idemwatch-stage-", dir=self._spill_dir) as tmp:
+            staged = Path(tmp) / "events.parquet"
+            writer = None
+            try:
+                for batch in batches:
+                    tbl = self._staged_rows(batch, stream, rep)
+                    if tbl is None:
+                        continue
+                    if writer is None:
+                        writer = pq.ParquetWriter(staged, tbl.schema, compression="none")
+                    writer.write_table(tbl)
+            finally:
+                if writer is not None:
+                    writer.close()
+            if writer is not None:
+                _run(self.connection, insert_sql(
+                    self.table, "(SELECT seq, ts, msg, stream, $lg AS lg, ing FROM read_parquet($staged))",
+                    self.hot_types, own_ts=False), {"lg": log_identifier(self.account_id, group), "staged": str(staged)})
         if self._next_seq > lo:
             self._finish_batch(lo, self._next_seq - 1, rep, fallback_ms)
 
