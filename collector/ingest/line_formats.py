@@ -144,8 +144,9 @@ def flags_sql(rule: LineRule, lines: str, crlf: bool) -> str:
 
 
 FLAGS_TABLE = "_iw_flags"
-"""Temp table ``(bl, st, m)`` of a source's lines in order (``rowid`` is the line's number: DuckDB keeps insertion
-order, ``preserve_insertion_order``): blank, starts an event, and the text of a line that starts none."""
+"""Temp table ``(bl, st, m)`` of a source's lines in order (``rowid`` minus the first row's is the line's number:
+DuckDB keeps insertion order, ``preserve_insertion_order``): blank, starts an event, and the text of a line that starts
+none."""
 
 
 def flags_table_sql(rule: LineRule, lines: str, crlf: bool) -> str:

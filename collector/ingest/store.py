@@ -508,19 +508,20 @@ class EventStore:
         import pyarrow as pa
 
         con = self.connection
-        first = _run(con, f"SELECT min(rowid) FROM {FLAGS_TABLE} WHERE NOT bl")[0][0]
+        # rowids count the rows in insertion order from the table's first one, which is 0 once committed but not
+        # inside a transaction (DuckDB numbers uncommitted rows from a high base): line numbers are from the first
+        base, first, n = _run(con, f"SELECT min(rowid), min(rowid) FILTER (WHERE NOT bl), count(*) FROM {FLAGS_TABLE}")[0]
         _run(con, f"CREATE OR REPLACE TEMP TABLE {JOINED_TABLE} (owner BIGINT, rest VARCHAR, lines BIGINT)")
         if first is None:
             return
-        (n,) = _run(con, f"SELECT count(*) FROM {FLAGS_TABLE}")[0]
 
         def batches() -> Iterator[Any]:
             # fetched whole, range by range (rowid order), so the INSERTs between them do not end an open result
             for a in range(0, int(n), _JOIN_ROWS):
                 yield con.sql(f"SELECT bl, st, m FROM {FLAGS_TABLE} WHERE rowid >= $1 AND rowid < $2 ORDER BY rowid",
-                              params=[a, a + _JOIN_ROWS]).to_arrow_table()
+                              params=[base + a, base + a + _JOIN_ROWS]).to_arrow_table()
 
-        for owners, rests, counts in join_continuations(batches(), int(first)):
+        for owners, rests, counts in join_continuations(batches(), int(first - base)):
             part = pa.table({"owner": pa.array(owners, pa.int64()), "rest": pa.array(rests, pa.large_string()),
                              "lines": pa.array(counts, pa.int64())})
             con.register(_PIECE_VIEW, part)

@@ -397,3 +397,18 @@ def test_continuation_lines_joined_in_any_batches(tmp_path: Path, monkeypatch, r
     whole = collect(1 << 20)
     assert whole[0][0][2] == "  orphan first line\n\nmore of it" and whole[1]["continuation_lines_joined"] > 10
     assert collect(rows) == whole
+
+
+def test_continuation_lines_are_joined_inside_a_transaction_too(tmp_path: Path) -> None:
+    """``collect local`` ingests each source inside ``transaction()``, where DuckDB numbers the rows of a new table
+    from a high base: every event's message, the traceback lines included, is the same as outside one."""
+    sample = Path(__file__).resolve().parents[3].parent / "shared" / "samples" / "lambda-text-format.log"
+    q = 'SELECT "@timestamp", "@message" FROM events ORDER BY "@seq"'
+    plain = EventStore()
+    plain.ingest_path(sample)
+    store = EventStore(tmp_path / "events.duckdb")
+    with store.transaction():
+        rep = store.ingest_path(sample)
+    got = store.connection.execute(q).fetchall()
+    assert got == plain.connection.execute(q).fetchall()
+    assert sum(m.count("\n") for _, m in got) == rep.by_reason["continuation_lines_joined"] == 16
