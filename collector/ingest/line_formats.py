@@ -160,15 +160,16 @@ CONTINUATION_COUNT_SQL = f"SELECT count(*) FILTER (WHERE NOT bl AND NOT st) FROM
 """The number of non-blank lines that start no event (0: every event is one line; the first non-blank line, which
 starts an event whatever it is, may be one of them)."""
 
-JOINED_TABLE = "_iw_joined"
-"""Temp table ``(owner, rest, lines)``: per event with continuation lines, the ``i`` of its first line, the kept
+JOINED = "read_parquet($joined)"
+"""The rows ``(owner, rest, lines)`` (a temporary Parquet file, ``$joined``: appends to a table inside a transaction
+would stay in memory until its COMMIT): per event with continuation lines, the ``i`` of its first line, the kept
 continuation lines joined with ``\\n`` (NULL for the first non-blank line when it starts no event and nothing
 follows it) and how many they are (``join_continuations``)."""
 
 def join_continuations(batches: Iterable[Any], first: int) -> Iterator[tuple[list[int], list[str | None], list[int]]]:
     """The events with continuation lines of a source whose lines' flags are ``batches`` (Arrow record batches of
     ``FLAGS_TABLE``'s ``bl, st, m`` in line order) and whose first non-blank line is line ``first``: batches of
-    ``JOINED_TABLE`` rows ``(owner, rest, lines)``. A continuation line belongs to the last line before it that
+    ``JOINED`` rows ``(owner, rest, lines)``. A continuation line belongs to the last line before it that
     starts an event (or is ``first``); the blank lines at the end of an event are not kept.
 
     Vectorised where every line is looked at (which lines start events, whose each continuation line is): only the
@@ -227,7 +228,7 @@ def join_continuations(batches: Iterable[Any], first: int) -> Iterator[tuple[lis
 def events_src(rule: LineRule, lines: str, crlf: bool, seq_base: int, *, joined: bool) -> str:
     """Staged relation ``(seq, ts, msg, stream, lg, ing)`` of the events of ``lines`` (``$stream``: the log stream of
     an event whose line gives none; ``$lg``: the ``@log``); ``seq`` is the event's first line number plus
-    ``seq_base``. ``joined``: ``JOINED_TABLE`` holds this source's continuation lines (else there are none)."""
+    ``seq_base``. ``joined``: ``JOINED`` holds this source's continuation lines (else there are none)."""
     flags = flags_sql(rule, lines, crlf)
     base = int(seq_base)
     if not joined:
@@ -236,5 +237,5 @@ def events_src(rule: LineRule, lines: str, crlf: bool, seq_base: int, *, joined:
     return f"""(SELECT f.i + {base} AS seq, CASE WHEN f.st THEN f.pts END AS ts,
     CASE WHEN f.st THEN f.body ELSE f.m END || COALESCE(chr(10) || j.rest, '') AS msg,
     COALESCE(CASE WHEN f.st THEN f.pstream END, $stream) AS stream, $lg AS lg, CAST(NULL AS BIGINT) AS ing
-    FROM ({flags}) AS f LEFT JOIN {JOINED_TABLE} AS j ON j.owner = f.i
+    FROM ({flags}) AS f LEFT JOIN {JOINED} AS j ON j.owner = f.i
     WHERE f.st OR j.owner IS NOT NULL)"""

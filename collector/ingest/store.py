@@ -61,7 +61,7 @@ from collector.ingest.fields import count_fields, keep_first_fields
 from collector.ingest.line_formats import (
     CONTINUATION_COUNT_SQL,
     FLAGS_TABLE,
-    JOINED_TABLE,
+    JOINED,
     RULES,
     LineRule,
     events_src,
@@ -503,32 +503,30 @@ class EventStore:
             if spilled:
                 _run(con, f"DROP TABLE IF EXISTS {_LINES_TABLE}")
 
-    def _join_continuations(self) -> None:
-        """``JOINED_TABLE`` from ``FLAGS_TABLE`` (``line_formats.join_continuations``), one Arrow batch at a time."""
+    def _join_continuations(self, path: Path) -> bool:
+        """Write ``line_formats.JOINED`` rows from ``FLAGS_TABLE`` (``line_formats.join_continuations``) to the Parquet
+        file ``path``, one Arrow batch at a time; False when there are none."""
         import pyarrow as pa
+        import pyarrow.parquet as pq
 
         con = self.connection
         # rowids count the rows in insertion order from the table's first one, which is 0 once committed but not
         # inside a transaction (DuckDB numbers uncommitted rows from a high base): line numbers are from the first
         base, first, n = _run(con, f"SELECT min(rowid), min(rowid) FILTER (WHERE NOT bl), count(*) FROM {FLAGS_TABLE}")[0]
-        _run(con, f"CREATE OR REPLACE TEMP TABLE {JOINED_TABLE} (owner BIGINT, rest VARCHAR, lines BIGINT)")
         if first is None:
-            return
+            return False
 
         def batches() -> Iterator[Any]:
-            # fetched whole, range by range (rowid order), so the INSERTs between them do not end an open result
-            for a in range(0, int(n), _JOIN_ROWS):
+            for a in range(0, int(n), _JOIN_ROWS):  # fetched whole, range by range, in rowid order
                 yield con.sql(f"SELECT bl, st, m FROM {FLAGS_TABLE} WHERE rowid >= $1 AND rowid < $2 ORDER BY rowid",
                               params=[base + a, base + a + _JOIN_ROWS]).to_arrow_table()
 
-        for owners, rests, counts in join_continuations(batches(), int(first - base)):
-            part = pa.table({"owner": pa.array(owners, pa.int64()), "rest": pa.array(rests, pa.large_string()),
-                             "lines": pa.array(counts, pa.int64())})
-            con.register(_PIECE_VIEW, part)
-            try:
-                _run(con, f"INSERT INTO {JOINED_TABLE} SELECT * FROM {_PIECE_VIEW}")
-            finally:
-                con.unregister(_PIECE_VIEW)
+        schema = pa.schema([("owner", pa.int64()), ("rest", pa.large_string()), ("lines", pa.int64())])
+        with pq.ParquetWriter(path, schema, compression="none") as writer:
+            for owners, rests, counts in join_continuations(batches(), int(first - base)):
+                writer.write_table(pa.table([pa.array(owners, pa.int64()), pa.array(rests, pa.large_string()),
+                                             pa.array(counts, pa.int64())], schema=schema))
+        return True
 
     def _frame_lines(self, rule: LineRule, lines: str, n_lines: int, crlf: bool, group: str, stream: str,
                      rep: FileReport, mtime_ms: int, *, params: dict[str, Any] | None = None, with_: str = "",
@@ -540,24 +538,29 @@ class EventStore:
         ``params``: named parameters of ``lines``; ``with_``: CTEs it names."""
         if not n_lines:
             return
+        import tempfile
+
         params = dict(params or {})
         con = self.connection
         lo = self._next_seq
         joined = False
-        try:
-            if not rule.every_line:
-                _run(con, flags_table_sql(rule, unnumbered or lines, crlf), params or None)
-                if _run(con, CONTINUATION_COUNT_SQL)[0][0]:
-                    self._join_continuations()
-                    joined = True
+        if self._spill_dir is not None:
+            os.makedirs(self._spill_dir, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="idemwatch-join-", dir=self._spill_dir) as tmp:
+            joined_path = Path(tmp) / "joined.parquet"
+            try:
+                if not rule.every_line:
+                    _run(con, flags_table_sql(rule, unnumbered or lines, crlf), params or None)
+                    if _run(con, CONTINUATION_COUNT_SQL)[0][0]:
+                        joined = self._join_continuations(joined_path)
+                    _run(con, f"DROP TABLE IF EXISTS {FLAGS_TABLE}")
+                extra = {"joined": str(joined_path)} if joined else {}
+                _run(con, insert_sql(self.table, events_src(rule, lines, crlf, lo, joined=joined), self.hot_types,
+                                     own_ts=rule.own_ts, with_=with_),
+                     {**params, **extra, "stream": stream, "lg": log_identifier(self.account_id, group)})
+                kept = int(_run(con, f"SELECT COALESCE(sum(lines), 0) FROM {JOINED}", extra)[0][0]) if joined else 0
+            finally:
                 _run(con, f"DROP TABLE IF EXISTS {FLAGS_TABLE}")
-            _run(con, insert_sql(self.table, events_src(rule, lines, crlf, lo, joined=joined), self.hot_types,
-                                 own_ts=rule.own_ts, with_=with_),
-                 {**params, "stream": stream, "lg": log_identifier(self.account_id, group)})
-            kept = int(_run(con, f"SELECT COALESCE(sum(lines), 0) FROM {JOINED_TABLE}")[0][0]) if joined else 0
-        finally:
-            _run(con, f"DROP TABLE IF EXISTS {FLAGS_TABLE}")
-            _run(con, f"DROP TABLE IF EXISTS {JOINED_TABLE}")
         self._next_seq = lo + n_lines
         inserted = self._finish_batch(lo, lo + n_lines - 1, rep, mtime_ms, no_ts_reason=rule.no_ts_reason)
         rep.count(Reason.MULTILINE_JOINED, kept)
