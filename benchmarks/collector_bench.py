@@ -42,7 +42,6 @@ Targets ([collector-core]): after within 4x (goal 3x) of the fair floor (``floor
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import shutil
@@ -55,13 +54,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from emitter.contract import (
-    IdempotencyStatus,
-    LogKey,
-    Metric,
-    Outcome,
-)
+from emitter.contract import LogKey
 
 LOG_GROUP = "/aws/lambda/orders-bench"
 T0_MS = 1767607200000  # 2026-01-05T10:00:00Z
@@ -73,103 +68,14 @@ def _iso(ms: int) -> str:
 
 
 def generate(path: Path, n: int, fmt: str, seed: int = 7) -> int:
-    """Write about ``n`` events to ``path``; returns the exact number of events written."""
-    import random
+    """Write ``n`` events to ``path``, one per line (``fmt`` ``"export"``: each after its ``<ISO-8601> `` time, as
+    an export-to-S3 object), from ``log_shapes.invocations``; returns ``n``. The other shapes: ``log_shapes``."""
+    from log_shapes import invocations
 
-    rnd = random.Random(seed)
-    K = LogKey
-    outcomes = [Outcome.SUCCEEDED, Outcome.SUCCEEDED, Outcome.SUCCEEDED, Outcome.DUPLICATE_COMPLETED,
-                Outcome.DUPLICATE_IN_PROGRESS, Outcome.RETRYABLE_FAILURE, Outcome.PAYLOAD_CONFLICT,
-                Outcome.POISON_MESSAGE, Outcome.TIMEOUT_BUDGET_ABORT, Outcome.AMBIGUOUS_COMMIT]
-    ops = ["ProcessOrders", "CapturePayment", "ProjectLedger"]
-    written = 0
-    ts = T0_MS
-    inv = 0
-    buf = io.StringIO()
-    with open(path, "w", encoding="utf-8") as out:
-        while written < n:
-            inv += 1
-            rid = f"{rnd.getrandbits(32):08x}-{rnd.getrandbits(16):04x}-4{rnd.getrandbits(12):03x}-" \
-                  f"a{rnd.getrandbits(12):03x}-{rnd.getrandbits(48):012x}"
-            op = ops[inv % 3]
-            cold = inv % 8 == 1
-            lines: list[tuple[int, str]] = [(ts, f"START RequestId: {rid} Version: $LATEST")]
-            base = {K.LEVEL.value: "INFO", K.SERVICE.value: "orders", K.OPERATION.value: op,
-                    K.FUNCTION_NAME.value: "orders-bench", K.FUNCTION_REQUEST_ID.value: rid,
-                    K.EVENT_SOURCE.value: "sqs", K.SCHEMA_VERSION.value: "1"}
-            counts: dict[str, int] = {}
-            for r in range(2):
-                ts += rnd.randint(1, 5)
-                key = f"order-{rnd.randint(1, 200_000)}"
-                attempt = 1 if rnd.random() < 0.9 else rnd.randint(2, 4)
-                ev_id = f"{rnd.getrandbits(64):016x}"
-                rec = dict(base, **{K.MESSAGE.value: "received", K.TIMESTAMP.value: _iso(ts),
-                                    K.OUTCOME.value: Outcome.RECEIVED.value, K.EVENT_ID.value: ev_id,
-                                    K.ATTEMPT.value: attempt, K.RECORD_AGE_MS.value: rnd.randint(5, 90_000),
-                                    K.IDEMPOTENCY_KEY.value: key})
-                lines.append((ts, json.dumps(rec, separators=(",", ":"))))
-                counts[Metric.EVENTS_RECEIVED.value] = counts.get(Metric.EVENTS_RECEIVED.value, 0) + 1
-                ts += rnd.randint(1, 5)
-                rec = dict(base, **{K.MESSAGE.value: "claimed", K.TIMESTAMP.value: _iso(ts),
-                                    K.OUTCOME.value: Outcome.CLAIMED.value, K.EVENT_ID.value: ev_id,
-                                    K.IDEMPOTENCY_KEY.value: key,
-                                    K.IDEMPOTENCY_STATUS.value: IdempotencyStatus.IN_PROGRESS.value,
-                                    K.IN_PROGRESS_EXPIRES_AT_MS.value: ts + 60_000})
-                lines.append((ts, json.dumps(rec, separators=(",", ":"))))
-                ts += rnd.randint(2, 40)
-                o = rnd.choice(outcomes)
-                extra = {}
-                if o in (Outcome.RETRYABLE_FAILURE, Outcome.POISON_MESSAGE):
-                    extra = {K.ERROR_CODE.value: rnd.choice(["Throttled", "ValidationError", "Timeout"]),
-                             K.ERROR_CLASS.value: "retryable" if o is Outcome.RETRYABLE_FAILURE else "poison",
-                             K.LEVEL.value: "ERROR"}
-                status = IdempotencyStatus.COMPLETED.value if o in (Outcome.SUCCEEDED, Outcome.DUPLICATE_COMPLETED) \
-                    else IdempotencyStatus.DELETED.value if o is Outcome.RETRYABLE_FAILURE else None
-                rec = dict(base, **{K.MESSAGE.value: o.value, K.TIMESTAMP.value: _iso(ts), K.OUTCOME.value: o.value,
-                                    K.EVENT_ID.value: ev_id, K.IDEMPOTENCY_KEY.value: key, **extra})
-                if status:
-                    rec[K.IDEMPOTENCY_STATUS.value] = status
-                lines.append((ts, json.dumps(rec, separators=(",", ":"))))
-                m = {Outcome.SUCCEEDED: Metric.EVENTS_SUCCEEDED, Outcome.DUPLICATE_COMPLETED: Metric.DUPLICATE_COMPLETED,
-                     Outcome.DUPLICATE_IN_PROGRESS: Metric.DUPLICATE_IN_PROGRESS,
-                     Outcome.RETRYABLE_FAILURE: Metric.RETRYABLE_FAILURE, Outcome.PAYLOAD_CONFLICT: Metric.PAYLOAD_CONFLICT,
-                     Outcome.POISON_MESSAGE: Metric.POISON_MESSAGE, Outcome.TIMEOUT_BUDGET_ABORT: Metric.TIMEOUT_BUDGET_ABORT,
-                     Outcome.AMBIGUOUS_COMMIT: Metric.AMBIGUOUS_COMMIT}[o].value
-                counts[m] = counts.get(m, 0) + 1
-            ts += 1
-            emf = {"_aws": {"Timestamp": ts, "CloudWatchMetrics": [{
-                "Namespace": "Idempotency", "Dimensions": [["Service", "Operation"], ["Service"]],
-                "Metrics": [{"Name": k, "Unit": "Count"} for k in counts]}]},
-                "Service": "orders", "Operation": op, K.SCHEMA_VERSION.value: "1", **counts}  # as the emitter writes it
-            lines.append((ts, json.dumps(emf, separators=(",", ":"))))
-            if cold:  # Powertools Metrics' cold-start document (capture_cold_start_metric): a library_signals row
-                lines.append((ts, json.dumps({"_aws": {"Timestamp": ts, "CloudWatchMetrics": [{
-                    "Namespace": "Idempotency", "Dimensions": [["function_name", "service"]],
-                    "Metrics": [{"Name": "ColdStart", "Unit": "Count"}]}]},
-                    "function_name": "orders-bench", "service": "orders", "ColdStart": [1.0]}, separators=(",", ":"))))
-            ts += 1
-            lines.append((ts, f"END RequestId: {rid}"))
-            dur = rnd.uniform(3, 900)
-            timeout = inv % 200 == 0
-            if timeout:
-                dur = 3000.0
-            report = (f"REPORT RequestId: {rid}\tDuration: {dur:.2f} ms\tBilled Duration: {int(dur) + 1} ms\t"
-                      f"Memory Size: 256 MB\tMax Memory Used: {rnd.randint(60, 120)} MB\t")
-            if cold:
-                report += f"Init Duration: {rnd.uniform(150, 400):.2f} ms\t"
-            if timeout:
-                report += "Status: timeout"
-            lines.append((ts, report))
-            ts += rnd.randint(5, 60)
-            for t, msg in lines[: n - written]:
-                buf.write(f"{_iso(t)} {msg}\n" if fmt == "export" else msg + "\n")
-            written += min(len(lines), n - written)
-            if buf.tell() > 8 << 20:
-                out.write(buf.getvalue())
-                buf = io.StringIO()
-        out.write(buf.getvalue())
-    return written
-
+    with open(path, "w", encoding="utf-8", buffering=8 << 20) as out:
+        out.writelines(f"{_iso(ts)} {msg}\n" if fmt == "export" else msg + "\n"
+                       for ts, _, msg, _ in invocations(n, text=False, seed=seed))
+    return n
 
 
 _CHILD = r"""
@@ -219,12 +125,15 @@ def _sql_text(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def floor_statements(log_group: str = LOG_GROUP, queries: Iterable[str] | None = None
+def floor_statements(log_group: str = LOG_GROUP, queries: Iterable[str] | None = None, shape: str = "json-lines"
                      ) -> dict[str, list[tuple[str, list]]]:
     """The statements each floor runs, ``{"floor": [(sql, params after $1), ...], "floor_all": [...]}`` (``$1``: the
     log file); each leaves its rows in table ``t``. ``floor_all`` materialises every field ``query_references`` finds
     in ``queries`` (default: the standard queries' texts); ValueError names a field it has no rule for (a new ``@``
-    field: add its rule here)."""
+    field: add its rule here). ``shape`` (``log_shapes.SHAPES``): for a shape that is not JSON lines, ``floor_all``
+    reads the messages the cheapest way DuckDB reads that container (``log_shapes.message_sql``: the prefix split off
+    by a regular expression, the CSV or JSON document read by DuckDB's readers) and parses each with one
+    ``json_transform`` into the same typed fields."""
     from collector.ingest.derive import REPORT_FIELDS
     from collector.insights import query_references
     from collector.standard_queries import load_standard_queries
@@ -262,6 +171,15 @@ def floor_statements(log_group: str = LOG_GROUP, queries: Iterable[str] | None =
              for k, v in json_cols.items()}
     reader = ("read_csv($1, columns={'line': 'VARCHAR'}, delim=chr(1), quote='', escape='', header=false, "
               "auto_detect=false)")
+    from log_shapes import message_sql
+
+    messages = message_sql(shape)
+    if messages is not None:
+        struct = json.dumps(json_cols)
+        cols = ", ".join(f'{e.replace("line", "msg")} AS "{c}"' for c, (_, e) in line_cols.items())
+        parse = f"CASE WHEN starts_with(msg, '{{') THEN TRY(json_transform(msg, {_sql_text(struct)})) END"
+        return {"floor_all": [(f"CREATE TABLE t AS SELECT {cols}, {parse} AS j FROM ({messages})", [])],
+                "floor": []}
     return {
         "floor_all": [
             (("CREATE TABLE j AS SELECT * FROM read_json($1, format='newline_delimited', columns=$2, "
@@ -288,10 +206,13 @@ def compile_tree(tree: Path) -> None:
                    check=True, stdout=subprocess.DEVNULL)
 
 
-def run_child(tree: Path, kind: str, path: Path, out: Path) -> dict:
+def run_child(tree: Path, kind: str, path: Path, out: Path, shape: str = "json-lines") -> dict:
     """One measurement in a fresh interpreter (environment ``CHILD_ENV``); returns its JSON line (seconds, peak_mb,
     events...)."""
-    args = [sys.executable, "-c", _CHILD, str(tree), kind, str(path), str(out), json.dumps(floor_statements())]
+    if kind != "collect" and shape == "export-s3-gz":
+        path = Path(f"{path}/*.gz")  # DuckDB's readers take the objects by a glob
+    args = [sys.executable, "-c", _CHILD, str(tree), kind, str(path), str(out),
+            json.dumps(floor_statements(shape=shape))]
     done = subprocess.run(args, capture_output=True, text=True, cwd=str(tree), env=CHILD_ENV, check=False)
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:200]}
@@ -357,6 +278,60 @@ def round_order(labels: list[str], round_: int) -> list[str]:
     return row[::-1] if n % 2 and (round_ // n) % 2 else row
 
 
+def main_formats(shapes: list[str], sizes: list[int], repeat: int, data_dir: str | None,
+                 collect_only: bool = False) -> None:
+    """The format axis: for each shape of ``log_shapes`` and each size, ``collect local`` and ``floor_all`` of the same
+    file, interleaved (alternating order by round), each in a fresh process; prints per shape and size the medians of
+    time and peak RSS, and the median of the per-round ratio. ``collect_only``: no floor (a peak-RSS run)."""
+    import statistics
+
+    from log_shapes import write_shape
+
+    tmp = Path(tempfile.mkdtemp(prefix="idemwatch-collector-formats-"))
+    compile_tree(ROOT)
+    table = []
+    try:
+        for n in sizes:
+            for shape in shapes:
+                base = Path(data_dir) if data_dir else tmp
+                base.mkdir(parents=True, exist_ok=True)
+                suffix = {"filter-log-events": ".json", "console-csv": ".csv", "export-s3-gz": ""}.get(shape, ".log")
+                path = base / f"{shape}-{n}{suffix}"
+                if not path.exists():
+                    t = time.perf_counter()
+                    write_shape(path, n, shape)
+                    print(f"generated {shape} {n:,} events in {time.perf_counter() - t:.0f} s", flush=True)
+                runs: dict[str, list[dict]] = {"collect": [], "floor_all": []}
+                for round_ in range(max(repeat, 1)):
+                    order = ["collect", "floor_all"] if round_ % 2 == 0 else ["floor_all", "collect"]
+                    if collect_only:
+                        order = ["collect"]
+                    for kind in order:
+                        out = tmp / f"out-{kind}"
+                        r = run_child(ROOT, kind, path, out, shape)
+                        shutil.rmtree(out, ignore_errors=True)
+                        Path(f"{out}.duckdb").unlink(missing_ok=True)
+                        runs[kind].append(r)
+                        print(f"  {n:>9,} {shape:24s} {kind:9s} {_fmt(r)}  events {r.get('events')}", flush=True)
+                c = _median_run(runs["collect"])
+                f = _median_run(runs["floor_all"]) if runs["floor_all"] else {"error": "not run"}
+                ratios = paired_ratios(runs, "collect", "floor_all") if runs["floor_all"] else []
+                table.append((shape, n, c, f, statistics.median(ratios) if ratios else None))
+                if not data_dir:
+                    shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"\nformat axis (medians of {repeat} interleaved round(s); ratio: median of the per-round ratios); "
+          f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(f"{'format':24s} {'events':>10} {'collect s':>10} {'floor_all s':>12} {'ratio':>6} {'peak MB':>8}")
+    for shape, n, c, f, ratio in table:
+        cs = f"{c['seconds']:.2f}" if "seconds" in c else c.get("error", "?")[:40]
+        fs = f"{f['seconds']:.2f}" if "seconds" in f else f.get("error", "?")[:40]
+        rs = f"{ratio:.2f}x" if ratio else "-"
+        pk = f"{c['peak_mb']:.0f}" if "peak_mb" in c else "-"
+        print(f"{shape:24s} {n:>10,} {cs:>10} {fs:>12} {rs:>6} {pk:>8}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="100000,1000000,3000000", help="comma-separated event counts")
@@ -371,8 +346,17 @@ def main() -> None:
                     "--no-before: both after 4)")
     ap.add_argument("--data-dir", help="keep the generated files here and reuse them on later runs (same generator and "
                     "seed: delete them after changing generate())")
+    ap.add_argument("--collect-only", action="store_true", help="with --formats: collect local only (peak RSS)")
+    ap.add_argument("--formats", default="", help="comma-separated log shapes (log_shapes.SHAPES) or 'all': the "
+                    "format axis, collect local against floor_all of the same file per shape and size")
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",") if x]
+    if args.formats:
+        from log_shapes import SHAPES
+
+        shapes = list(SHAPES) if args.formats == "all" else args.formats.split(",")
+        main_formats(shapes, sizes, args.repeat, args.data_dir, args.collect_only)
+        return
     tmp = Path(tempfile.mkdtemp(prefix="idemwatch-collector-bench-"))
     trees = {"after": ROOT}
     if not args.no_before:

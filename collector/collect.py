@@ -11,7 +11,9 @@ Incremental collection ("collecting again only adds new data"): every source fil
 SHA-256). On a later run a file with the same fingerprint is skipped; a line-oriented file (``fingerprint.appendable``)
 that grew by appending (its old bytes unchanged) has only the appended bytes ingested; any other change replaces the
 events that file contributed before (tracked by their ``@seq`` ranges). A file is read up to the size recorded for
-it, so lines appended while it is read are left for the next run.
+it, so lines appended while it is read are left for the next run; a last line cut by a writer mid-write is read as
+the source's tail, which the next run reads again whole (``_ingest_range``). The manifest records per source the
+format it was read as, the bytes read, its events and how it was read (``ingest_path``).
 
 Crash safety: each source's events and its ``iw_sources`` row are committed in one DuckDB transaction, so a run
 killed at any point (SIGKILL included) leaves every source either fully collected and recorded or untouched; the
@@ -28,8 +30,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 import threading
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -43,7 +43,7 @@ from collector.fingerprint import appendable, sha256_file
 from collector.ingest import EventStore, UnknownFormatError
 from collector.ingest.constants import MAX_DECOMPRESSED_BYTES, Reason
 from collector.ingest.source import entry_kind, list_log_files
-from collector.ingest.types import FileReport, IngestReport
+from collector.ingest.types import FileReport, IngestReport, LogFormat
 from collector.insights.constants import DEFAULT_ACCOUNT_ID
 from collector.insights.sql import harden_connection
 from collector.run_lock import run_lock
@@ -59,7 +59,7 @@ EVENTS_DB = "events.duckdb"
 SOURCES_TABLE = "iw_sources"
 DEFAULT_MEMORY_LIMIT = "512MB"
 """DuckDB memory limit of ``collect local`` (``IDEMWATCH_MEMORY_LIMIT`` overrides it; DuckDB size syntax). The process
-peaks at about this plus 200 MB (interpreter and libraries, one text piece), whatever the input's size: see
+peaks at about this plus a few hundred MB (interpreter and libraries, one text piece), whatever the input's size: see
 docs/collector-guarantees.md#memory."""
 TABLES_MEMORY_FRACTION = 0.5
 """Share of the memory limit DuckDB keeps while the standard tables are written. Their Arrow batches, Parquet writers
@@ -68,10 +68,8 @@ the kind, so with half the pool both phases peak at about the same. The tables l
 slice (``local_tables._SLICE_EVENTS``) and the cached table blocks DuckDB evicts are re-read from the file."""
 BLOCK_ALLOCATOR_FRACTION = 0.5
 """Share of the memory limit DuckDB's block allocator keeps once touched (``block_allocator_memory``). Without it freed
-buffer blocks go back to the kernel, and page faults (zeroing fresh pages) were 13 % of ``collect local``'s CPU at 1M
-events (perf). Measured at 1M events, interleaved: the ingest INSERT alone took 0.95x the CPU (4.65 s to 4.44 s,
-medians of 4 rounds, 512 MB kept); ``collect local`` 0.95x and 0.96x the wall time with a quarter and half of the
-512 MB limit kept (medians of 4), its peak RSS 60 to 100 MB higher."""
+buffer blocks go back to the kernel, and zeroing fresh pages for the next ones is a visible share of the ingest's CPU
+(perf); the blocks kept are the pool's, within the limit."""
 
 
 def _iso(dt: datetime) -> str:
@@ -114,13 +112,14 @@ def _report_json(report: IngestReport) -> dict[str, Any]:
             "by_reason": dict(report.by_reason)}
 
 
-def _merge_reports(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+def _merge_reports(a: Mapping[str, Any], b: Mapping[str, Any], sign: int = 1) -> dict[str, Any]:
+    """The counts of ``a`` plus (``sign`` -1: minus) those of ``b``."""
     by: dict[str, int] = defaultdict(int)
-    for r in (a, b):
+    for r, k_sign in ((a, 1), (b, sign)):
         for k, v in (r.get("by_reason") or {}).items():
-            by[k] += v
-    return {"events": a["events"] + b["events"], "skipped": a["skipped"] + b["skipped"],
-            "repaired": a["repaired"] + b["repaired"], "by_reason": dict(by)}
+            by[k] += k_sign * v
+    return {"events": a["events"] + sign * b["events"], "skipped": a["skipped"] + sign * b["skipped"],
+            "repaired": a["repaired"] + sign * b["repaired"], "by_reason": {k: v for k, v in by.items() if v}}
 
 
 class _SourcesState:
@@ -143,32 +142,34 @@ class _SourcesState:
         self.sources[entry["path"]] = entry
 
 
-def _ingest_file(store: EventStore, path: Path, offset: int, size: int, *, named: bool) -> IngestReport:
-    """Ingest bytes ``[offset, size)`` of ``path`` into ``store`` (inside the caller's transaction).
+def _ingest_range(store: EventStore, path: Path, start: int, end: int, fmt: str | None, *, named: bool,
+                  appendable_file: bool) -> tuple[IngestReport, dict[str, Any] | None]:
+    """Ingest bytes ``[start, end)`` of ``path`` into ``store`` (inside the caller's transaction), never more: bytes
+    appended meanwhile are left for the next run. ``fmt``: the format the source was first read as (an append is
+    framed by the same rule), None to sniff it.
 
-    The file is read in place when ``offset`` is 0 and it still has ``size`` bytes after the read; otherwise the
-    range is copied to a file of the same name and modification time (same log group, same stream, same mtime
-    fallback) and that is read, so bytes appended during the run are left for the next one.
+    A growing file may end, at ``end``, inside a line still being written. Then (for an appendable file) the range
+    is read in two parts, the complete lines and that last line, and the second is returned as the tail
+    ``{"offset", "seq_range", "ingest"}``: the next run deletes its events and counts and reads again from its
+    offset, so the line, whole by then, is read once.
 
     Raises:
         CollectError: ``path`` was named explicitly and is not a log file (binary content). Found inside a
             directory, such a file (a ``.parquet``, an image...) is counted ``not_a_log_file`` instead.
     """
+    report = IngestReport()
+    tail: dict[str, Any] | None = None
     try:
-        if offset == 0:
-            before = store.next_seq
-            report = store.ingest_path(path)
-            if path.stat().st_size == size:
-                return report
-            store.delete_seq_ranges([(before, store.next_seq - 1)])  # grew while read: read the recorded size
-        with tempfile.TemporaryDirectory(prefix="idemwatch-part-") as tmp:
-            part = Path(tmp) / path.name
-            with open(path, "rb") as src, open(part, "wb") as dst:
-                src.seek(offset)
-                shutil.copyfileobj(_Limited(src, size - offset), dst)
-            st = path.stat()
-            os.utime(part, ns=(st.st_atime_ns, st.st_mtime_ns))
-            return store.ingest_path(part)
+        cut = _last_line_start(path, start, end) if appendable_file else end
+        parts = [(a, b) for a, b in ((start, cut), (cut, end)) if a < b]
+        for a, b in parts:
+            lo = store.next_seq
+            rep = store.ingest_file(path, start=a, end=b, fmt=LogFormat(fmt) if fmt else None)
+            fmt = fmt or rep.format
+            report.add(rep)
+            if a == cut:  # the last line, without its "\n" yet
+                tail = {"offset": a, "seq_range": [lo, store.next_seq - 1] if store.next_seq > lo else None,
+                        "ingest": _report_json(_single(rep))}
     except UnknownFormatError as exc:
         if named:
             raise CollectError(str(exc)) from None
@@ -176,20 +177,31 @@ def _ingest_file(store: EventStore, path: Path, offset: int, size: int, *, named
         skipped.count(Reason.NOT_A_LOG_FILE)
         report = IngestReport()
         report.add(skipped)
-        return report
+    return report, tail
 
 
-class _Limited:
-    """A binary reader that ends after ``n`` bytes (for ``shutil.copyfileobj``)."""
+def _single(rep: FileReport) -> IngestReport:
+    out = IngestReport()
+    out.add(rep)
+    return out
 
-    def __init__(self, fh: Any, n: int) -> None:
-        self.fh, self.left = fh, n
 
-    def read(self, size: int = -1) -> bytes:
-        want = self.left if size < 0 else min(size, self.left)
-        data = self.fh.read(want) if want > 0 else b""
-        self.left -= len(data)
-        return data
+def _last_line_start(path: Path, start: int, end: int) -> int:
+    """The offset just after the last ``\\n`` in ``[start, end)`` of ``path`` (``end`` when the range ends with one,
+    ``start`` when it has none): where a line still being written starts. Reads backwards from ``end``, so only the
+    last line is read."""
+    step = 64 * 1024
+    with open(path, "rb") as fh:
+        pos = end
+        while pos > start:
+            a = max(start, pos - step)
+            fh.seek(a)
+            block = fh.read(pos - a)
+            at = block.rfind(b"\n")
+            if at >= 0:
+                return a + at + 1
+            pos = a
+    return start
 
 
 def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, until: float | None = None,
@@ -312,9 +324,7 @@ def _retain_block_memory(con: Any) -> None:
 def _import_ahead() -> None:
     """Import the table phase's modules (``collector.local_tables``: pyarrow with its compute and Parquet modules,
     the post-processing) on a daemon thread, so that they load while the ingest runs instead of before it: about
-    0.2 s of one core, most of it while DuckDB's INSERT holds no GIL. ``collect local`` at 1M events took 0.96x to
-    0.98x the wall time of importing them first, for the same CPU (three runs of 5 to 8 alternating pairs on 2 cores;
-    the pairs themselves spread +-10 %). An import error is not raised here: the table phase imports the module again
+    a fraction of a second of one core, most of it while DuckDB's INSERT holds no GIL. An import error is not raised here: the table phase imports the module again
     and raises it there."""
     def load() -> None:
         try:
@@ -339,9 +349,8 @@ def _prepare_tables_phase(con: Any) -> None:
 def _share_threads(con: Any) -> None:
     """Give each of the ``TABLE_WORKERS`` tables written at once its share of DuckDB's threads (``threads``: the
     machine's cores by default; at least one each), instead of every query starting that many. The ingest, one
-    statement, keeps them all. On 2 cores (one thread per query) the ten tables at 1M events took 0.87x the wall time
-    and 0.87x the CPU of two threads per query (1.26 s against 1.45 s, medians of 5 interleaved rounds): fewer
-    threads than cores to switch between, and no partial aggregates and sorts to merge."""
+    statement, keeps them all: fewer threads than cores to switch between, and no partial aggregates and sorts to
+    merge."""
     from collector.local_tables import TABLE_WORKERS
 
     threads = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
@@ -376,14 +385,28 @@ def _sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _without(ranges: list[list[int]], gone: Sequence[int]) -> list[list[int]]:
+    """``ranges`` of ``@seq`` without the range ``gone`` (the last events of a source, so the end of one range)."""
+    out = []
+    for lo, hi in ranges:
+        if hi < gone[0] or lo > gone[1]:
+            out.append([lo, hi])
+        elif lo < gone[0]:
+            out.append([lo, gone[0] - 1])
+    return out
+
+
+def _bytes_read(report: IngestReport) -> int:
+    return sum(r.bytes_read for r in report.per_file.values())
+
+
 def _ingest_sources(files: list[tuple[Path, bool]], state: _SourcesState, store: EventStore,
                     progress: Progress | None = None) -> dict[str, Any]:
     """Ingest what is new in ``files``, one transaction per source; returns this run's counts.
 
     A source's SHA-256 decides only when its record has the same size (unchanged, or rewritten in place); otherwise it
     is only recorded, so it is computed on a thread while the source is ingested: hashlib and the line check of
-    large plain files (``EventStore``) both work without the GIL, so the hash takes no wall time of its own
-    (about 0.17 s of a 1M-event file, measured)."""
+    large plain files (``EventStore``) both work without the GIL, so the hash takes no wall time of its own."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="idemwatch-sha256") as hasher:
         return _ingest_each(hasher, files, state, store, progress)
 
@@ -407,24 +430,43 @@ def _ingest_each(hasher: ThreadPoolExecutor, files: list[tuple[Path, bool]], sta
         else:
             digest = hasher.submit(sha256_file, f, size)
         entry: dict[str, Any] = {"path": key, "size": size, "collected_at": _iso(datetime.now(UTC))}
-        grew = (prev is not None and size > prev["size"] and appendable(f)
+        can_grow = appendable(f)
+        grew = (prev is not None and size > prev["size"] and can_grow
                 and sha256_file(f, prev["size"]) == prev["sha256"])
         with store.transaction():
             lo = store.next_seq
-            if grew and prev is not None:
-                report = _ingest_file(store, f, prev["size"], size, named=named)
-                ranges = list(prev["seq_ranges"])
-                ingest = _merge_reports(prev["ingest"], _report_json(report))
+            if grew:
+                assert prev is not None
+                ranges = [list(r) for r in prev["seq_ranges"]]
+                ingest = dict(prev["ingest"])
+                start = prev["size"]
+                old_tail = prev.get("tail")
+                if old_tail:  # the line that was being written: its events and counts go, it is read again whole
+                    start = old_tail["offset"]
+                    if old_tail["seq_range"]:
+                        store.delete_seq_ranges([old_tail["seq_range"]])
+                        ranges = _without(ranges, old_tail["seq_range"])
+                    ingest = _merge_reports(ingest, old_tail["ingest"], -1)
+                report, tail = _ingest_range(store, f, start, size, prev.get("format"), named=named,
+                                             appendable_file=can_grow)
+                ingest = _merge_reports(ingest, _report_json(report))
+                read = prev.get("bytes_read", prev["size"]) - (prev["size"] - start) + _bytes_read(report)
             else:
                 if prev is not None:
                     run["events_removed"] += store.delete_seq_ranges(prev.get("seq_ranges", []))
-                report = _ingest_file(store, f, 0, size, named=named)
+                report, tail = _ingest_range(store, f, 0, size, None, named=named, appendable_file=can_grow)
                 ranges = []
                 ingest = _report_json(report)
+                read = _bytes_read(report)
             if store.next_seq > lo:
                 ranges.append([lo, store.next_seq - 1])
+            first = next(iter(report.per_file.values()), None)
             entry.update({"sha256": digest if isinstance(digest, str) else digest.result(), "seq_ranges": ranges,
-                          "ingest": ingest})
+                          "format": ((prev or {}).get("format") if grew else None) or (first.format if first else None),
+                          "bytes_read": read, "events": ingest["events"],
+                          "ingest_path": first.path if first else None, "ingest": ingest})
+            if tail:
+                entry["tail"] = tail
             state.put(entry)
         run["appended" if grew else "replaced" if prev is not None else "new"] += 1
         run["events_added"] += report.events

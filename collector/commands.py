@@ -10,6 +10,7 @@ import csv
 import importlib
 import io
 import json
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -192,6 +193,9 @@ def local(paths: tuple[Path, ...], out: Path, since: float | None, until: float 
     echo(f"sources: {run['new']} new, {run['appended']} appended, {run['replaced']} replaced, "
          f"{run['unchanged']} unchanged; events added: {run['events_added']}; "
          f"skipped lines (all sources): {ingest['skipped']}")
+    formats = Counter(s["format"] for s in manifest["sources"] if s.get("format"))  # why a source was slow or bare
+    if formats:
+        echo("sources read as: " + ", ".join(f"{n} {f}" for f, n in sorted(formats.items())))
     if run.get("skipped_entries"):
         echo("directory entries not read: " + ", ".join(f"{n} {k}" for k, n in run["skipped_entries"].items()))
     t = Table("table", "rows", header_style="bold")

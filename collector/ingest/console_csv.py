@@ -6,17 +6,20 @@ event; messages are quoted, quotes doubled, and a message may span several physi
 runtime keeps the trailing newline inside the quotes). ``timestamp`` is epoch ms, or a date
 (``2026-11-30 00:29:28.657``, ISO-8601; UTC).
 
-A row without a message column is skipped (``csv_row_malformed``).
+A row without a message column is skipped (``csv_row_malformed``). Read as a stream (``iter_rows``): a file of any
+size holds one batch of rows at a time.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from collector.ingest.constants import Reason
-from collector.ingest.lambda_text import iso_to_ms
+from collector.ingest.lines import decode_text
+from collector.ingest.timestamps import iso_to_ms
 from collector.ingest.types import FileReport
 
 _ALIASES = {
@@ -42,13 +45,23 @@ def _ts(value: str) -> int | float | None:
         return iso_to_ms(v.replace(" ", "T", 1) if "T" not in v else v)
 
 
-def parse_csv(text: str, report: FileReport) -> list[dict[str, Any]]:
-    """Rows as dicts ``{timestamp, message, logStreamName, ingestionTime}`` (missing ones None)."""
-    reader = csv.reader(io.StringIO(text, newline=""))
+ROWS_PER_BATCH = 20_000
+"""Rows staged at a time: memory holds one batch, whatever the file's size."""
+
+
+def iter_rows(pieces: Iterable[bytes], report: FileReport) -> Iterator[list[dict[str, Any]]]:
+    """Batches of rows as dicts ``{timestamp, message, logStreamName, ingestionTime}`` (missing ones None) of the CSV
+    whose bytes are ``pieces`` (each cut after a ``\\n``), read as a stream.
+
+    Raises:
+        ValueError: the header names no message column.
+    """
+    lines = (line for piece in pieces for line in io.StringIO(decode_text(piece, report), newline=""))
+    reader = csv.reader(lines)
     try:
         header = next(reader)
     except StopIteration:
-        return []
+        return
     roles = [_ALIASES.get(h.strip().lstrip("\ufeff").lower()) for h in header]
     if "message" not in roles:
         raise ValueError(f"CSV header has no message column: {header!r}")
@@ -68,6 +81,10 @@ def parse_csv(text: str, report: FileReport) -> list[dict[str, Any]]:
             out.append({"timestamp": _ts(rec.get("timestamp", "")), "message": rec["message"],
                         "logStreamName": rec.get("stream") or None,
                         "ingestionTime": _ts(rec.get("ingest", "")) if rec.get("ingest") else None})
+            if len(out) >= ROWS_PER_BATCH:
+                yield out
+                out = []
     except csv.Error:
         report.count(Reason.CSV_ROW_MALFORMED)
-    return out
+    if out:
+        yield out

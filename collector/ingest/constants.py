@@ -92,12 +92,9 @@ UNIQUE_VALUE_COLUMNS: frozenset[str] = frozenset(
 )
 """Text columns (VARCHAR or JSON) of the events table whose values are nearly all distinct (ids, epoch times, ages):
 stored uncompressed. DuckDB's default for text, a dictionary with FSST, finds nothing to share in them and spends more
-CPU choosing and building it than on the rest of their write. Measured at 1M events of ``benchmarks/collector_bench.py``
-(whose records carry all of these but ``correlation_id`` and ``remaining_time_ms``): the ingest INSERT alone took 0.87x
-the CPU with six of them uncompressed (``idempotency_key``, ``event_id``, ``function_request_id``, ``@requestId``,
-``record_age_ms``, ``in_progress_expires_at_ms``); ``collect local`` with the whole set took 0.94x the CPU of the
-dictionary's, and ``events.duckdb`` grew from 64 MB to 120 MB. Low-cardinality columns (``outcome``, ``service``...)
-keep the dictionary, which shrinks them about 10x."""
+CPU choosing and building it than on the rest of their write (``benchmarks/collector_bench.py`` shows the difference;
+the database file grows about 2x). Low-cardinality columns (``outcome``, ``service``...) keep the dictionary, which
+shrinks them about 10x."""
 
 
 class IngestCheck:
@@ -111,6 +108,8 @@ class IngestCheck:
     WIDE_JSON = 4
     """A JSON object that may have more than ``MAX_DISCOVERED_FIELDS`` fields (at least 2x that many bytes and that
     many commas): its fields are counted and capped."""
+    TRUNCATED = 8
+    """The message was longer than ``MAX_EVENT_BYTES`` and was cut: counted ``event_truncated_over_1mb``."""
 
 
 MB = 1_000_000

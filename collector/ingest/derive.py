@@ -29,7 +29,14 @@ import json
 from collections.abc import Mapping
 
 from collector.ingest import vended
-from collector.ingest.constants import MAX_DISCOVERED_FIELDS, MAX_TIMESTAMP_MS, MB, OUT_OF_RANGE_MS, IngestCheck
+from collector.ingest.constants import (
+    MAX_DISCOVERED_FIELDS,
+    MAX_EVENT_BYTES,
+    MAX_TIMESTAMP_MS,
+    MB,
+    OUT_OF_RANGE_MS,
+    IngestCheck,
+)
 from collector.insights.sql import quote_ident as _q
 from collector.insights.sql import sql_literal
 from collector.tables import EVENT_STORED_COLUMNS, INGEST_CHECKS_COLUMN, JSON_FIELDS_COLUMN, JSON_MESSAGE_COLUMN
@@ -50,6 +57,17 @@ MACROS = (
             iw_ms_range(CASE WHEN CAST(v AS DOUBLE) < 1e11 THEN CAST(v AS DOUBLE) * 1000 ELSE CAST(v AS DOUBLE) END)
         ELSE epoch_ms(TRY_CAST(replace(v, ',', '.') AS TIMESTAMPTZ)) END)""",
     """CREATE OR REPLACE MACRO iw_num(s) AS TRY_CAST(NULLIF(s, '') AS DOUBLE)""",
+    # a message cut to MAX_EVENT_BYTES bytes of UTF-8 at a character boundary (Python's
+    # enc[:MAX_EVENT_BYTES].decode("utf-8", "ignore")): through its hex text, since DuckDB slices text by characters
+    # and has no byte slice of a BLOB; the cut is before the last lead byte at or below the limit when the byte after
+    # the limit continues its character (0x80-0xBF: hex digit 8 to B). Only over-long messages take this way.
+    "CREATE OR REPLACE MACRO iw_cont(h, b) AS substr(h, 2 * b - 1, 1) IN ('8', '9', 'A', 'B')",
+    f"""CREATE OR REPLACE MACRO iw_clip_hex(h) AS decode(unhex(left(h, 2 * CASE
+        WHEN NOT iw_cont(h, {MAX_EVENT_BYTES + 1}) THEN {MAX_EVENT_BYTES}
+        WHEN NOT iw_cont(h, {MAX_EVENT_BYTES}) THEN {MAX_EVENT_BYTES - 1}
+        WHEN NOT iw_cont(h, {MAX_EVENT_BYTES - 1}) THEN {MAX_EVENT_BYTES - 2} ELSE {MAX_EVENT_BYTES - 3} END)))""",
+    f"""CREATE OR REPLACE MACRO iw_clip(s) AS
+        CASE WHEN strlen(s) <= {MAX_EVENT_BYTES} THEN s ELSE iw_clip_hex(hex(encode(s))) END""",
 )
 
 REPORT_FIELDS: dict[str, tuple[str, str, bool]] = {
@@ -65,16 +83,18 @@ _METRICS = tuple(key for _, key, _ in REPORT_FIELDS.values())
 _INTERNAL = "__iw_"  # prefix of the staging columns (never a JSON key we extract)
 
 
-def ingest_checks_sql(msg: str, is_json: str) -> str:
+def ingest_checks_sql(msg: str, is_json: str, cut: str = "false") -> str:
     """SQL of the ``@ingestChecks`` value (``constants.IngestCheck`` bits, NULL for none) of the message ``msg`` (a
-    VARCHAR expression), ``is_json`` (a BOOLEAN expression) telling whether it parsed as one JSON object. A JSON
+    VARCHAR expression), ``is_json`` (a BOOLEAN expression) telling whether it parsed as one JSON object, ``cut`` (a
+    BOOLEAN expression) whether it was cut to the event size (``TRUNCATED``). A JSON
     object is ``WIDE_JSON`` when it may have more than ``MAX_DISCOVERED_FIELDS`` leaf fields: n leaves need at least
     n - 1 commas and 2n bytes (``[1,1,...]``), so fewer commas or bytes rule it out without parsing it again."""
     n = MAX_DISCOVERED_FIELDS
     wide = f"strlen({msg}) >= {2 * n} AND strlen({msg}) - strlen(replace({msg}, ',', '')) >= {n}"
     return (f"NULLIF(CASE WHEN {is_json} THEN CASE WHEN {wide} THEN {IngestCheck.WIDE_JSON} ELSE 0 END "
             f"WHEN contains({msg}, '{{') THEN {IngestCheck.EMBEDDED_JSON} "
-            f"+ CASE WHEN starts_with({msg}, '{{') THEN {IngestCheck.INVALID_JSON} ELSE 0 END ELSE 0 END, 0)")
+            f"+ CASE WHEN starts_with({msg}, '{{') THEN {IngestCheck.INVALID_JSON} ELSE 0 END ELSE 0 END "
+            f"+ CASE WHEN {cut} THEN {IngestCheck.TRUNCATED} ELSE 0 END, 0)")
 
 
 def _spec(hot: Mapping[str, str]) -> tuple[str, dict[str, str]]:
@@ -106,7 +126,8 @@ def _spec(hot: Mapping[str, str]) -> tuple[str, dict[str, str]]:
 
 def insert_sql(table: str, src: str, hot: Mapping[str, str], *, own_ts: bool, with_: str = "") -> str:
     """``INSERT INTO <table> (...) [with_] SELECT ...`` over the relation ``src`` (a table name or ``(subquery)``)
-    with columns ``seq, ts, msg, stream, lg, ing``; ``hot``: hot field -> its column's type (``JSON``/``VARCHAR``). Each message starting with ``{`` is parsed once, by
+    with columns ``seq, ts, msg, stream, lg, ing``; a message over ``MAX_EVENT_BYTES`` is cut there (``iw_clip``,
+    marked ``IngestCheck.TRUNCATED``); ``hot``: hot field -> its column's type (``JSON``/``VARCHAR``). Each message starting with ``{`` is parsed once, by
     ``TRY(json_transform(...))`` into a struct that ``unnest`` spreads into columns (so each value is read once, not
     once per reference); a NULL struct means not valid JSON (the same test as ``TRY_CAST(... AS JSON)``).
     ``with_``: a ``WITH ...`` clause of the statement (names ``src`` may read)."""
@@ -142,7 +163,7 @@ SELECT {ts_expr} AS "@timestamp", {i}msg AS "@message", {i}stream AS "@logStream
 {reports}    {xray_trace} AS "@xrayTraceId", {xray_segment} AS "@xraySegmentId",
     {i}seq AS "@seq", {i}isj AS {_q(JSON_MESSAGE_COLUMN)},
     {vended.fields_sql(f"{i}msg", f"{i}words")} AS {_q(JSON_FIELDS_COLUMN)},
-    CAST({ingest_checks_sql(f"{i}msg", f"{i}isj")} AS TINYINT) AS {_q(INGEST_CHECKS_COLUMN)}{hot_cols}
+    CAST({ingest_checks_sql(f"{i}msg", f"{i}isj", f"{i}cut")} AS TINYINT) AS {_q(INGEST_CHECKS_COLUMN)}{hot_cols}
 FROM (
     SELECT *,
         CASE WHEN NOT {i}isj THEN
@@ -152,12 +173,14 @@ FROM (
              ELSE CASE "type" {platform_case} END
         END AS {i}t
     FROM (
-        SELECT {i}seq, {i}ts, {i}msg, {i}stream, {i}lg, {i}ing, {i}words, {i}doc IS NOT NULL AS {i}isj, unnest({i}doc)
+        SELECT {i}seq, {i}ts, {i}msg, {i}cut, {i}stream, {i}lg, {i}ing, {i}words, {i}doc IS NOT NULL AS {i}isj,
+            unnest({i}doc)
         FROM (
-            SELECT seq AS {i}seq, ts AS {i}ts, msg AS {i}msg, stream AS {i}stream, lg AS {i}lg, ing AS {i}ing,
-                CASE WHEN starts_with(msg, '{{') THEN TRY(json_transform(msg, {sql_literal(spec)})) END AS {i}doc,
-                {vended.words_sql("msg")} AS {i}words
-            FROM {src}
+            SELECT *, CASE WHEN starts_with({i}msg, '{{') THEN TRY(json_transform({i}msg, {sql_literal(spec)})) END
+                    AS {i}doc,
+                {vended.words_sql(f"{i}msg")} AS {i}words
+            FROM (SELECT seq AS {i}seq, ts AS {i}ts, iw_clip(msg) AS {i}msg, strlen(msg) > {MAX_EVENT_BYTES} AS {i}cut,
+                         stream AS {i}stream, lg AS {i}lg, ing AS {i}ing FROM {src})
         )
     )
 )

@@ -1,32 +1,34 @@
 """Splitting decoded bytes into lines, zero-copy where the input is clean.
 
-The bulk formats (JSON lines, export-to-S3) are one event per ``\\n``-terminated line. A bare ``\\r``
-is *not* a line break: the Lambda runtime joins the lines of a multi-line error message with ``\\r``
-so that it stays one CloudWatch event (see ../shared/samples/powertools-real.jsonl, line 31), which is
-why DuckDB's CSV reader (it breaks on ``\\r``) is not used here.
+The line formats (``line_formats``) read ``\\n``-terminated lines. A bare ``\\r`` is *not* a line break: the
+Lambda runtime joins the lines of a multi-line error message with ``\\r`` so that it stays one CloudWatch event
+(see ../shared/samples/powertools-real.jsonl, line 31), which is why DuckDB's CSV reader (it breaks on ``\\r``)
+reads only files without one (``store._plain_line_count``).
 
-Fast path: ``\\n`` positions are found with numpy and the file bytes become an Arrow large-string
-array without copying (each element still ends with its ``\\n``; SQL trims it). Slow path (only when
-the bytes are not valid UTF-8 or a line exceeds the CloudWatch event size): per-line repair in Python,
-every repaired line counted.
+``\\n`` positions are found with numpy and the bytes become an Arrow large-string array without copying (each
+element still ends with its ``\\n``; SQL trims it). Only lines that are not valid UTF-8 are decoded in Python,
+every one counted.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported where an array is made: the plain-file fast path (store.py) reads no line through here,
     import numpy as np  # and collect_local imports them on a thread while its ingest runs (collect._import_ahead)
     import pyarrow as pa
 
-from collector.ingest.constants import MAX_EVENT_BYTES, Reason
+from collector.ingest.constants import Reason
 from collector.ingest.types import FileReport
 
 _SCAN = 32 * 1024 * 1024  # bytes compared at a time (bounds the temporary bool array)
 
 TEXT_PIECE_BYTES = 16 * 1024 * 1024
-"""Bytes of a Lambda text file read and framed at a time (``EventStore`` holds one piece and its events)."""
+"""Bytes of a source read, split into lines and handed to DuckDB at a time (``EventStore`` holds one piece)."""
+DOCUMENT_PIECE_BYTES = 4 * 1024 * 1024
+"""Bytes of a filter-log-events or CSV document parsed at a time: its events become Python objects, several times the
+bytes they came from, so the piece is smaller than a line piece."""
 
 
 def byte_pieces(read: Callable[[int], bytes], size: int) -> Iterator[bytes]:
@@ -55,26 +57,14 @@ def newline_positions(data: bytes) -> np.ndarray:
     return np.concatenate(parts).astype(np.int64, copy=False) if parts else np.empty(0, np.int64)
 
 
-def over_event_size(body_bytes: Any) -> Any:
-    """True where a message of ``body_bytes`` UTF-8 bytes is longer than a CloudWatch event (``MAX_EVENT_BYTES``): such
-    a line is cut to that size at a character boundary and counted ``event_truncated_over_1mb``. ``body_bytes`` (an int
-    or a numpy array) counts the line without its terminator (``\\n``, or ``\\r\\n`` in a CRLF file; an unterminated
-    last line has none). The one statement of the rule: ``line_table``, its repair and the plain-file pre-scan
-    (``store._plain_lines_ok``) apply it."""
-    return body_bytes > MAX_EVENT_BYTES
+def line_table(data: bytes, report: FileReport, first: int = 0) -> tuple[pa.Table, int, int]:
+    """Arrow table ``(i BIGINT, line LARGE_STRING)`` of the lines of ``data`` (bytes cut at a ``\\n``, or the end of
+    a source), one row per line in order, ``i`` counted from ``first``; returns ``(table, lines, crlf_lines)``.
 
-
-def line_table(data: bytes, report: FileReport, *, stream_truncated: bool = False) -> tuple[pa.Table, bool]:
-    """Arrow table ``(i BIGINT, line LARGE_STRING)``: one row per line, in file order.
-
-    ``line`` keeps its terminator (``\\n`` or ``\\r\\n``); blank lines are kept (SQL drops and counts
-    them). Returns ``(table, crlf)``: ``crlf`` is True when at least half the lines end ``\\r\\n`` (a CRLF
-    file: SQL strips the ``\\r`` and every such line is counted ``crlf_line_ending_stripped``); otherwise a
-    ``\\r`` before ``\\n`` is message content (the Lambda runtime ends some messages with it) and is kept.
-    Counted here: ``invalid_utf8_replaced``
-    (lines with bytes that are not UTF-8, decoded with U+FFFD), ``event_truncated_over_1mb`` (lines
-    longer than the CloudWatch event size, ``over_event_size``, cut at a character boundary), and when
-    ``stream_truncated`` ``gzip_partial_last_line`` (the unterminated last line of a cut gzip stream, kept as it is).
+    ``line`` keeps its terminator (``\\n`` or ``\\r\\n``: whether the source is a CRLF file is decided over all of
+    it, ``line_formats.trimmed`` removes it); blank lines are kept (the framing drops and counts them). Zero-copy
+    over ``data`` unless a line is not valid UTF-8: such lines are decoded with U+FFFD, counted
+    ``invalid_utf8_replaced``.
     """
     import numpy as np
     import pyarrow as pa
@@ -84,71 +74,44 @@ def line_table(data: bytes, report: FileReport, *, stream_truncated: bool = Fals
     starts = np.empty(len(nl) + 1, dtype=np.int64)
     starts[0] = 0
     starts[1:] = nl + 1
-    if starts[-1] == n_bytes:  # data ends with "\n": no unterminated tail
-        offsets = starts
-    else:
-        offsets = np.append(starts, n_bytes)
-        if stream_truncated:
-            report.count(Reason.GZIP_TRUNCATED)
+    offsets = starts if starts[-1] == n_bytes else np.append(starts, n_bytes)
     n = len(offsets) - 1
     if n <= 0:
-        return pa.table({"i": pa.array([], pa.int64()), "line": pa.array([], pa.large_string())}), False
-    # cr_before_nl[k]: the k-th "\n" follows a "\r" (line k ends "\r\n"; lines 0..len(nl)-1 are the terminated ones)
-    cr_before_nl = np.zeros(len(nl), dtype=bool)
+        return pa.table({"i": pa.array([], pa.int64()), "line": pa.array([], pa.large_string())}), 0, 0
+    n_crlf = 0
     if len(nl):
-        inner = nl > 0
-        cr_before_nl[inner] = np.frombuffer(data, np.uint8)[nl[inner] - 1] == 13
-    n_crlf = int(np.count_nonzero(cr_before_nl))
-    crlf = n_crlf * 2 >= n and n_crlf > 0
-    if crlf:
-        report.count(Reason.CRLF, n_crlf)
-    body = np.diff(offsets)  # each line's bytes without its terminator
-    body[:len(nl)] -= 1 + (cr_before_nl if crlf else 0)
+        inner = nl[nl > 0]
+        n_crlf = int(np.count_nonzero(np.frombuffer(data, np.uint8)[inner - 1] == 13))
     arr = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
-    over = over_event_size(body)
-    clean = not bool(over.any())
-    if clean:
-        try:
-            arr.validate(full=True)  # UTF-8 check of every element
-        except pa.ArrowInvalid:
-            clean = False
-    if not clean:
-        arr = _repaired(data, offsets, body, report)
-    # from the buffer: pa.array(ndarray) imports pandas (0.17 s) to check for its types
-    i = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(np.arange(n, dtype=np.int64))])
-    return pa.table({"i": i, "line": arr}), crlf
+    try:
+        arr.validate(full=True)  # UTF-8 check of every element
+    except pa.ArrowInvalid:
+        arr = _repaired(data, offsets, report)
+    # from the buffer: pa.array(ndarray) imports pandas to check for its types
+    i = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(np.arange(first, first + n, dtype=np.int64))])
+    return pa.table({"i": i, "line": arr}), n, n_crlf
 
 
-def _repaired(data: bytes, offsets: np.ndarray, body: np.ndarray, report: FileReport) -> pa.Array:
-    """The lines of ``data`` (``offsets``: n + 1 line bounds; ``body``: each line's bytes without its terminator)
-    decoded with U+FFFD for invalid bytes and cut to the event size (the terminator kept after the cut), counted."""
+def _repaired(data: bytes, offsets: np.ndarray, report: FileReport) -> pa.Array:
+    """The lines of ``data`` (``offsets``: n + 1 line bounds) decoded with U+FFFD for invalid bytes, counted."""
     import pyarrow as pa
 
     out: list[str] = []
-    bad = cut = 0
+    bad = 0
     mv = memoryview(data)
-    for a, b, m in zip(offsets[:-1].tolist(), offsets[1:].tolist(), body.tolist(), strict=True):
-        raw = mv[a:a + m]
-        replaced = False
+    for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True):
+        raw = mv[a:b]
         try:
-            text = str(raw, "utf-8")
+            out.append(str(raw, "utf-8"))
         except UnicodeDecodeError:
-            text = str(raw, "utf-8", "replace")
-            replaced = True
+            out.append(str(raw, "utf-8", "replace"))
             bad += 1
-        if over_event_size(m) or replaced:  # U+FFFD is 3 bytes: a repaired message may have grown past the limit
-            enc = text.encode("utf-8")
-            if over_event_size(len(enc)):
-                text = enc[:MAX_EVENT_BYTES].decode("utf-8", "ignore")
-                cut += 1
-        out.append(text + str(mv[a + m:b], "ascii"))  # the terminator: "\n" or "\r\n"
     report.count(Reason.INVALID_UTF8, bad)
-    report.count(Reason.TRUNCATED_OVER_1MB, cut)
     return pa.array(out, pa.large_string())
 
 
 def decode_text(data: bytes, report: FileReport) -> str:
-    """Whole-file UTF-8 decode for the small irregular formats; lines with invalid bytes are decoded
+    """UTF-8 decode of ``data`` for the document formats (console CSV); lines with invalid bytes are decoded
     with U+FFFD and counted (``invalid_utf8_replaced``)."""
     try:
         return data.decode("utf-8")
@@ -164,14 +127,3 @@ def decode_text(data: bytes, report: FileReport) -> str:
             bad += 1
     report.count(Reason.INVALID_UTF8, bad)
     return "\n".join(parts)
-
-
-def clip_message(msg: str, report: FileReport) -> str:
-    """``msg`` cut to the CloudWatch event size (UTF-8 bytes) when longer; counted."""
-    if len(msg) * 4 <= MAX_EVENT_BYTES:
-        return msg
-    enc = msg.encode("utf-8")
-    if len(enc) <= MAX_EVENT_BYTES:
-        return msg
-    report.count(Reason.TRUNCATED_OVER_1MB)
-    return enc[:MAX_EVENT_BYTES].decode("utf-8", "ignore")

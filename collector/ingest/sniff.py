@@ -11,8 +11,9 @@ Rules, in order (first match wins), on the first ``SNIFF_BYTES`` bytes (all of i
    a first line that is a complete JSON object is one JSON-lines record unless its ``events`` is a list, and a
    document that ends inside the window is followed by nothing or another page (not by lines of text);
 2. the first line is a CSV header naming ``timestamp`` (or ``@timestamp``) and ``message`` -> console CSV export;
-3. export-to-S3: every event starts with a ``<ISO-8601 timestamp> `` line and lines without it continue the event
-   before them, however many there are. An export object starts at an event, so a stamped first line (not a
+3. a prefix format (``PREFIXES``: ``sam logs``, ``aws logs tail`` detailed and short, export-to-S3, in that order):
+   every event starts with the format's prefix (export-to-S3: a ``<ISO-8601 timestamp> `` line) and lines without it
+   continue the event before them, however many there are. An export object starts at an event, so a stamped first line (not a
    Lambda text ``<ts> <request id>`` line) decides it. A file cut mid-event (first line unstamped) is an export when
    some line is stamped (not every one a Lambda text line), no unstamped line is a Lambda platform line
    (``START``/``END``/``REPORT RequestId:``, ``INIT_START``: in an export they carry the timestamp prefix too), and
@@ -32,8 +33,19 @@ import re
 from collector.ingest.constants import SNIFF_BYTES
 from collector.ingest.types import LogFormat
 
-ISO_PREFIX = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? ")
-"""``<ISO-8601> `` at the start of an export-to-S3 line."""
+_ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"
+ISO_PREFIX = re.compile(rf"^({_ISO}(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?) ")
+"""``<ISO-8601> `` at the start of an export-to-S3 line (group 1: the time)."""
+TAIL_PREFIX = re.compile(rf"^({_ISO}\.\d{{6}}[+-]\d\d:\d\d) (\S+)(?: |$)")
+"""``aws logs tail --format detailed``: ``<ISO-8601, microseconds, +00:00> <log stream> `` (groups: time, stream)."""
+TAIL_SHORT_PREFIX = re.compile(rf"^({_ISO})(?: |$)")
+"""``aws logs tail --format short``: ``<YYYY-MM-DDTHH:MM:SS> `` (group 1: the time, UTC)."""
+SAM_PREFIX = re.compile(rf"^(\S+) ({_ISO}(?:\.\d{{6}})?[+-]\d\d:\d\d)(?: |$)")
+"""``sam logs``: ``<log stream> <ISO-8601+00:00> `` (groups: stream, time)."""
+PREFIXES: tuple[tuple[LogFormat, re.Pattern[str]], ...] = (
+    (LogFormat.SAM_LOGS, SAM_PREFIX), (LogFormat.AWS_LOGS_TAIL, TAIL_PREFIX),
+    (LogFormat.AWS_LOGS_TAIL_SHORT, TAIL_SHORT_PREFIX), (LogFormat.EXPORT_S3, ISO_PREFIX))
+"""The formats whose every event starts with a prefix, most specific first (rule 3)."""
 
 LAMBDA_TEXT_START = re.compile(
     r"^(?:(?:START|END|REPORT) RequestId: |INIT_START |INIT_REPORT |INIT_RUNTIME_DONE|RESTORE_START |RESTORE_REPORT |"
@@ -82,8 +94,9 @@ def sniff(head: bytes, name: str = "") -> LogFormat:
         return LogFormat.FILTER_LOG_EVENTS
     if _CSV_HEADER.match(first):
         return LogFormat.CONSOLE_CSV
-    if _is_export(nonblank):
-        return LogFormat.EXPORT_S3
+    for fmt, prefix in PREFIXES:
+        if _is_prefixed(nonblank, prefix):
+            return fmt
     for ln in nonblank:
         if '"platform.' in ln and is_json_object_line(ln) and str(json.loads(ln).get("type", "")).startswith(
                 "platform."):
@@ -113,16 +126,17 @@ def _is_filter_log_events(stripped: str, first: str) -> bool:
     return not rest or rest[:1] in "{["
 
 
-def _is_export(lines: list[str]) -> bool:
-    """Rule 3 of the module docstring over the non-blank ``lines`` of the sniff window."""
+def _is_prefixed(lines: list[str], prefix: re.Pattern[str]) -> bool:
+    """Rule 3 of the module docstring over the non-blank ``lines`` of the sniff window, for a format whose events
+    start with ``prefix``."""
     if not lines:
         return False
-    if ISO_PREFIX.match(lines[0]):
+    if prefix.match(lines[0]):
         return not LAMBDA_TEXT_START.match(lines[0])
     stamped = other_starts = 0
     foreign_stamp = False
     for ln in lines:
-        if ISO_PREFIX.match(ln):
+        if prefix.match(ln):
             stamped += 1
             foreign_stamp = foreign_stamp or not LAMBDA_TEXT_START.match(ln)
         elif _PLATFORM_LINE.match(ln):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, BinaryIO
 
 from collector.ingest.constants import MAX_DECOMPRESSED_BYTES
 
@@ -18,72 +18,118 @@ GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 8 * 1024 * 1024
 
 
-@dataclass
-class SourceBytes:
-    """Decoded bytes of one source. ``truncated``: the gzip stream ended before its end marker. ``capped``: the
-    decompressed data reached ``max_bytes`` and the rest was not read."""
+class SourceReader:
+    """The decoded bytes of one source as a binary stream (``read``), never held whole: bytes ``[start, end)`` of a
+    plain file, or everything a gzip file decompresses to (detected by its magic bytes, whatever its name; several
+    members and zero padding after the last one included). At most ``max_bytes`` decompressed bytes are produced
+    (a gzip bomb stops there: ``capped``); a gzip stream cut short or corrupt ends the data (``truncated``). Memory:
+    one 8 MiB step of compressed input and of output, whatever the compression ratio.
 
-    data: bytes
-    compressed: bool
-    truncated: bool = False
-    capped: bool = False
+    ``peek(n)``: the first ``n`` bytes, read again by ``read``. ``compressed``: the source is gzip. ``bytes_read``:
+    the source bytes consumed so far (compressed bytes for gzip)."""
 
+    def __init__(self, fh: BinaryIO, start: int = 0, end: int | None = None,
+                 max_bytes: int = MAX_DECOMPRESSED_BYTES) -> None:
+        self._fh = fh
+        fh.seek(start)
+        self._left = None if end is None else max(0, end - start)
+        self.bytes_read = 0
+        self.max_bytes = max_bytes
+        self.truncated = self.capped = False
+        self._buf = b""
+        self.compressed = start == 0 and self._raw(2, peek=True) == GZIP_MAGIC
+        self._kept = 0
+        self._d = zlib.decompressobj(wbits=31)
+        self._fed = False  # the current gzip member has seen input
+        self._pending = b""  # compressed input not yet given to the decompressor
+        self._done = False
 
-def read_source(path: Path, max_bytes: int = MAX_DECOMPRESSED_BYTES) -> SourceBytes:
-    """Read ``path``; gunzip when it starts with the gzip magic bytes (whatever its name), keeping at most
-    ``max_bytes`` decompressed bytes (a gzip bomb stops there, ``capped``). A plain file is read whole.
+    def _raw(self, n: int, peek: bool = False) -> bytes:
+        want = n if self._left is None else min(n, self._left)
+        data = self._fh.read(want) if want > 0 else b""
+        if peek:
+            self._fh.seek(-len(data), 1)
+            return data
+        if self._left is not None:
+            self._left -= len(data)
+        self.bytes_read += len(data)
+        return data
 
-    Raises:
-        OSError: the file cannot be read.
-    """
-    with open(path, "rb") as fh:
-        head = fh.read(2)
-        fh.seek(0)
-        if head != GZIP_MAGIC:
-            return SourceBytes(fh.read(), compressed=False)
-        return gunzip_stream(fh, max_bytes)
-
-
-def gunzip_stream(fh, max_bytes: int = MAX_DECOMPRESSED_BYTES) -> SourceBytes:
-    """Decompress every gzip member of ``fh`` in 8 MiB steps of output (memory: the kept output plus one step,
-    whatever the compression ratio); a truncated or corrupt tail ends the data with ``truncated``; output beyond
-    ``max_bytes`` is not produced (``capped``)."""
-    out: list[bytes] = []
-    kept = 0
-    d = zlib.decompressobj(wbits=31)
-    fed = False  # the current member has seen input
-    truncated = capped = False
-    while not (truncated or capped):
-        chunk = fh.read(_CHUNK)
-        if not chunk:
-            break
-        while chunk and not capped:
-            if not fed and not chunk.strip(b"\x00"):
-                chunk = b""  # zero padding after the last member
-                break
-            fed = True
+    def _produce(self) -> bytes:
+        """The next piece of decoded bytes, ``b""`` at the end."""
+        if not self.compressed:
+            return self._raw(_CHUNK)
+        while not self._done:
+            if not self._pending:
+                self._pending = self._raw(_CHUNK)
+                if not self._pending:
+                    self._finish()
+                    break
+            if not self._fed and not self._pending.strip(b"\x00"):
+                self._pending = b""  # zero padding after the last member
+                continue
+            self._fed = True
             try:
-                piece = d.decompress(chunk, _CHUNK)
+                piece = self._d.decompress(self._pending, _CHUNK)
             except zlib.error:
-                truncated = True
+                self.truncated = self._done = True
                 break
-            if kept + len(piece) >= max_bytes:
-                piece, capped = piece[: max_bytes - kept], True
-            out.append(piece)
-            kept += len(piece)
-            if d.eof:
-                chunk = d.unused_data
-                d, fed = zlib.decompressobj(wbits=31), False
+            if self._d.eof:
+                self._pending = self._d.unused_data
+                self._d, self._fed = zlib.decompressobj(wbits=31), False
             else:
-                chunk = d.unconsumed_tail
-    if not (truncated or capped) and fed:
-        try:
-            out.append(d.flush())
-        except zlib.error:
-            truncated = True
-        if not d.eof:
-            truncated = True
-    return SourceBytes(b"".join(out), compressed=True, truncated=truncated, capped=capped)
+                self._pending = self._d.unconsumed_tail
+            if self._kept + len(piece) >= self.max_bytes:
+                piece, self.capped, self._done = piece[: self.max_bytes - self._kept], True, True
+            self._kept += len(piece)
+            if piece:
+                return piece
+        return b""
+
+    def _finish(self) -> None:
+        """End of the compressed input: what the decompressor still holds, and whether the stream was complete."""
+        self._done = True
+        if self._fed:
+            try:
+                tail = self._d.flush()
+            except zlib.error:
+                self.truncated = True
+                return
+            if not self._d.eof:
+                self.truncated = True
+            self._buf += tail[: max(0, self.max_bytes - self._kept)]
+            self._kept += len(tail)
+
+    def peek(self, n: int) -> bytes:
+        while len(self._buf) < n:
+            more = self._produce()
+            if not more:
+                break
+            self._buf += more
+        return self._buf[:n]
+
+    def read(self, n: int = -1) -> bytes:
+        if n < 0:
+            parts = [self._buf]
+            while more := self._produce():
+                parts.append(more)
+            self._buf = b""
+            return b"".join(parts)
+        while len(self._buf) < n:
+            more = self._produce()
+            if not more:
+                break
+            self._buf = self._buf + more if self._buf else more
+        out, self._buf = self._buf[:n], self._buf[n:]
+        return out
+
+    def readinto(self, b: Any) -> int:
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+    def readable(self) -> bool:
+        return True
 
 
 class EntryKind:

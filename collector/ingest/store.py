@@ -14,8 +14,8 @@ Two transactions per ``transaction()``: the events are appended in the first, an
 rows it appended (a neighbour's timestamp, the discovered fields of wide or embedded JSON) is only recorded there
 (``PENDING_TIMESTAMPS_TABLE``, ``PENDING_FIELDS_TABLE``) and applied by a second one. Why: DuckDB writes a large
 append straight into the database file and only its location into the write-ahead log, unless the same transaction
-updates or deletes rows it appended; then the COMMIT writes every appended row into the log (477 MB and about a
-second of CPU at 1M events, measured). The record is a redo log: a store opened after a crash between the two
+updates or deletes rows it appended; then the COMMIT writes every appended row into the log too (about the size of
+the data appended). The record is a redo log: a store opened after a crash between the two
 applies it first, so the events are the same as if nothing had happened.
 
 Timestamp rule (sources without a per-event timestamp): the event's own time when it has one (a
@@ -32,12 +32,12 @@ import io
 import json
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
 
-from collector.ingest import console_csv, export_s3, filter_log_events, json_lines, lambda_text
+from collector.ingest import console_csv, filter_log_events
 from collector.ingest.constants import (
     EVENTS_TABLE,
     HOT_FIELDS,
@@ -58,17 +58,21 @@ from collector.ingest.constants import (
 from collector.ingest.derive import MACROS, insert_sql
 from collector.ingest.exceptions import IngestError, UnknownFormatError
 from collector.ingest.fields import count_fields, keep_first_fields
-from collector.ingest.lines import (
-    TEXT_PIECE_BYTES,
-    byte_pieces,
-    clip_message,
-    decode_text,
-    line_table,
-    over_event_size,
+from collector.ingest.line_formats import (
+    CONTINUATION_COUNT_SQL,
+    FLAGS_TABLE,
+    JOINED,
+    RULES,
+    LineRule,
+    events_src,
+    flags_table_sql,
+    join_continuations,
 )
+from collector.ingest.lines import DOCUMENT_PIECE_BYTES, TEXT_PIECE_BYTES, byte_pieces, line_table
 from collector.ingest.sniff import sniff
-from collector.ingest.source import GZIP_MAGIC, entry_kind, list_log_files, read_source
-from collector.ingest.types import FileReport, IngestReport, LogFormat
+from collector.ingest.source import SourceReader, entry_kind, list_log_files
+from collector.ingest.timestamps import iso_to_ms
+from collector.ingest.types import FileReport, IngestPath, IngestReport, LogFormat
 from collector.insights.constants import DEFAULT_ACCOUNT_ID
 from collector.insights.engine import table_columns
 from collector.insights.log_identifier import check_account_id, log_identifier
@@ -84,18 +88,21 @@ from collector.tables import (
 
 _KNOWN_SUFFIXES = (".log", ".jsonl", ".ndjson", ".json", ".txt", ".csv", ".out")
 _LINES_VIEW = "_iw_lines"
+_LINES_TABLE = "_iw_lines_spilled"
+_PIECE_VIEW = "_iw_piece"
 FAST_PATH_MIN_BYTES = 4 * 1024 * 1024
 """Plain line files at least this big are split by DuckDB's CSV reader (see ``_ingest_plain_lines``)."""
 LINE_READER = f"""read_csv($path, columns = {{'line': 'VARCHAR'}}, delim = chr(1), quote = '', escape = '',
                       comment = '', header = false, auto_detect = false, new_line = '\\n',
                       strict_mode = false, max_line_size = {2 * MAX_EVENT_BYTES})"""
-"""DuckDB's parallel reader of the lines of the file ``$path``, one row ``(line VARCHAR)`` each, for a file
-``_plain_line_count`` admits (it gives exactly that many rows)."""
+"""DuckDB's parallel reader of the lines of the file ``$path``, one row ``(line VARCHAR)`` each, for a file whose
+first bytes ``_plain_line_count`` admits (their lines are its first rows)."""
 SESSION_SETTINGS = ("SET TimeZone = 'UTC'",
                     "SET enable_progress_bar = false")  # DuckDB would draw it on stdout on long statements
 """Per-connection DuckDB settings of the store's connection and of every ``cursors()`` connection: a cursor starts
 with DuckDB's defaults (the machine's time zone), not its parent's session."""
-_STAGE_VIEW = "_iw_stage"
+_JOIN_ROWS = 1 << 18
+"""Lines' flags read per query when joining continuation lines (``_join_continuations``)."""
 _NUMBERED_CTE = "_iw_numbered"
 
 
@@ -155,9 +162,10 @@ class EventStore:
         self.max_decompressed_bytes = int(max_decompressed_bytes)
         if memory_limit is not None:
             self.connection.execute("SET memory_limit = $1", [str(memory_limit)])
+        self._spill_dir: str | None = None
         if temp_directory is not None or path is not None:
-            self.connection.execute("SET temp_directory = $1",
-                                    [str(temp_directory if temp_directory is not None else f"{path}.tmp")])
+            self._spill_dir = str(temp_directory if temp_directory is not None else f"{path}.tmp")
+            self.connection.execute("SET temp_directory = $1", [self._spill_dir])
         if path is None and compress:
             # compressed in-memory storage (DuckDB >= 1.3): about 1/3 of the memory, about twice the ingest time
             _run(self.connection, "ATTACH ':memory:' AS iw_events (COMPRESS)")
@@ -205,7 +213,7 @@ class EventStore:
 
     def ingest_path(self, path: str | os.PathLike[str], log_group: str | None = None,
                     log_stream: str | None = None) -> IngestReport:
-        """Ingest a file (any of the six formats, plain or gzip, sniffed) or every non-hidden file under
+        """Ingest a file (any ``LogFormat``, plain or gzip, sniffed) or every non-hidden file under
         a directory (recursively, sorted by path).
 
         Args:
@@ -256,20 +264,34 @@ class EventStore:
         Events without a ``message`` are skipped (``event_without_message``); a missing timestamp takes a
         neighbour's (``timestamp_from_neighbour_event``).
         """
-        rep = FileReport(source="<events>", format=LogFormat.FILTER_LOG_EVENTS.value)
-        self._stage_event_dicts(list(events), log_group, log_stream or "", rep, own_ts=False,
-                                fallback_ts=int(time.time() * 1000))
+        rep = FileReport(source="<events>", format=LogFormat.FILTER_LOG_EVENTS.value, path=IngestPath.EVENTS)
+        self._stage_batches([list(events)], log_group, log_stream or "", rep, int(time.time() * 1000))
         out = IngestReport()
         out.add(rep)
         return out
 
     def ingest_bytes(self, data: bytes, name: str, log_group: str | None = None, log_stream: str | None = None,
                      *, fmt: LogFormat | None = None, mtime_ms: int | None = None) -> FileReport:
-        """Ingest already-read (decompressed) bytes named ``name`` (used for the log group default)."""
-        rep = FileReport(source=name, format="")
-        self._ingest_data(data, Path(name), log_group, log_stream, rep, fmt=fmt,
-                          mtime_ms=mtime_ms if mtime_ms is not None else int(time.time() * 1000))
+        """Ingest already-read bytes named ``name`` (used for the log group default), gunzipped when they are gzip."""
+        src = SourceReader(io.BytesIO(data), max_bytes=self.max_decompressed_bytes)
+        rep = FileReport(source=name, format="", compressed=src.compressed)
+        self._ingest_source(src, Path(name), log_group, log_stream, rep, fmt=fmt,
+                            mtime_ms=mtime_ms if mtime_ms is not None else int(time.time() * 1000))
         return rep
+
+    def ingest_file(self, path: str | os.PathLike[str], log_group: str | None = None,
+                    log_stream: str | None = None, *, start: int = 0, end: int | None = None,
+                    fmt: LogFormat | None = None) -> FileReport:
+        """Ingest bytes ``[start, end)`` of one file (``end`` None: its size when opened), never more: bytes appended
+        while it is read are left for a later call. ``start`` > 0 reads the rest of a plain file from there (an
+        append; its first line starts an event whatever it is). ``fmt``: read as this format (the one the file's
+        start was read as) instead of sniffing. Log group and stream as ``ingest_path``.
+
+        Raises:
+            IngestError: the file cannot be read.
+            UnknownFormatError: binary content (NUL bytes in its first 64 KiB).
+        """
+        return self._ingest_file(Path(path), log_group, log_stream, start, end, fmt)
 
     def count(self) -> int:
         """Number of events in the store."""
@@ -323,249 +345,262 @@ class EventStore:
         self.close()
 
     # ------------------------------------------------------------------ per file
-    def _ingest_file(self, path: Path, log_group: str | None, log_stream: str | None) -> FileReport:
+    def _ingest_file(self, path: Path, log_group: str | None, log_stream: str | None, start: int = 0,
+                     end: int | None = None, fmt: LogFormat | None = None) -> FileReport:
         try:
-            mtime_ms = int(path.stat().st_mtime * 1000)
-            fast = self._ingest_plain_lines(path, log_group, log_stream, mtime_ms)
-            if fast is not None:
-                return fast
-            text = self._ingest_plain_lambda_text(path, log_group, log_stream, mtime_ms)
-            if text is not None:
-                return text
-            src = read_source(path, self.max_decompressed_bytes)
+            st = path.stat()
+            mtime_ms = int(st.st_mtime * 1000)
+            end = st.st_size if end is None else end
+            with open(path, "rb") as fh:
+                src = SourceReader(fh, start, end, self.max_decompressed_bytes)
+                rep = FileReport(source=str(path), format="", compressed=src.compressed)
+                plain = fh if not src.compressed and start == 0 and end >= FAST_PATH_MIN_BYTES else None
+                self._ingest_source(src, path, log_group, log_stream, rep, mtime_ms=mtime_ms, fmt=fmt, plain=plain,
+                                    end=end)
         except OSError as exc:
             raise IngestError(f"cannot read {path}: {exc}") from exc
-        rep = FileReport(source=str(path), format="", compressed=src.compressed)
+        return rep
+
+    def _ingest_source(self, src: SourceReader, path: Path, log_group: str | None, log_stream: str | None,
+                       rep: FileReport, *, mtime_ms: int, fmt: LogFormat | None = None, plain: Any = None,
+                       end: int = 0) -> None:
+        """Ingest what ``src`` reads, in the format sniffed from its first bytes (or ``fmt``). ``plain``: the open
+        plain file of ``src`` when DuckDB's line reader may read it (``_ingest_plain_lines``: bytes ``[0, end)``)."""
+        head = src.peek(SNIFF_BYTES + 1)
+        if fmt is None:
+            _require_text(head, path)
+            fmt = sniff(head, path.name)
+        rep.format = fmt.value
+        group = log_group or default_log_group(path)
+        stream = log_stream or path.name
+        rule = RULES.get(fmt)
+        if rule is not None:
+            if plain is None or not self._ingest_plain_lines(plain, path, end, rule, group, stream, rep, mtime_ms):
+                self._ingest_line_pieces(src, rule, group, stream, rep, mtime_ms)
+        elif fmt is LogFormat.FILTER_LOG_EVENTS:
+            rep.path = IngestPath.JSON_STREAM
+            self._stage_batches(filter_log_events.iter_events(byte_pieces(src.read, DOCUMENT_PIECE_BYTES), rep),
+                                group, stream, rep, mtime_ms)
+        elif fmt is LogFormat.CONSOLE_CSV:
+            rep.path = IngestPath.CSV_STREAM
+            try:
+                self._stage_batches(console_csv.iter_rows(byte_pieces(src.read, DOCUMENT_PIECE_BYTES), rep), group,
+                                    stream, rep, mtime_ms)
+            except ValueError as exc:
+                raise IngestError(f"{path}: {exc}") from exc
+        else:  # pragma: no cover - every LogFormat is handled above
+            raise IngestError(f"{path}: unsupported format {fmt}")
+        rep.bytes_read = end if rep.path == IngestPath.DUCKDB_READER else src.bytes_read
         if src.truncated:
             rep.count(Reason.GZIP_TRUNCATED_STREAM)
         if src.capped:
             rep.count(Reason.DECOMPRESSED_CAP)
-        self._ingest_data(src.data, path, log_group, log_stream, rep, truncated=src.truncated or src.capped,
-                          mtime_ms=mtime_ms)
-        return rep
 
-    def _ingest_data(self, data: bytes, path: Path, log_group: str | None, log_stream: str | None,
-                     rep: FileReport, *, fmt: LogFormat | None = None, truncated: bool = False,
-                     mtime_ms: int) -> None:
-        if fmt is None:
-            _require_text(data[: SNIFF_BYTES + 1], path)
-            fmt = sniff(data[: SNIFF_BYTES + 1], path.name)
-        rep.format = fmt.value
-        group = log_group or default_log_group(path)
-        stream = log_stream or path.name
-        if fmt in (LogFormat.JSON_LINES, LogFormat.LAMBDA_JSON, LogFormat.EXPORT_S3):
-            self._ingest_lines(data, fmt, group, stream, rep, truncated, mtime_ms)
-        elif fmt is LogFormat.LAMBDA_TEXT:
-            self._ingest_lambda_text(lambda: byte_pieces(io.BytesIO(data).read, TEXT_PIECE_BYTES), group, stream,
-                                     rep, truncated, mtime_ms)
-        elif fmt is LogFormat.FILTER_LOG_EVENTS:
-            events = filter_log_events.parse_document(decode_text(data, rep), rep)
-            self._stage_event_dicts(events, group, stream, rep, own_ts=False, fallback_ts=mtime_ms)
-        elif fmt is LogFormat.CONSOLE_CSV:
+    def _stage_batches(self, batches: Iterable[list[Any]], group: str, stream: str, rep: FileReport,
+                       fallback_ms: int) -> None:
+        """Ingest event dicts (``_staged_rows``) batch by batch: each batch is appended to a temporary Parquet file
+        (one row group in memory), and ONE INSERT reads it into the events table, as DuckDB's line reader feeds the
+        line formats: DuckDB writes such an append into the database file as it goes, while many small appends in
+        one transaction (to any table) stay in memory until its COMMIT. The counts and timestamp rules run once over
+        the source; an event without a timestamp takes a neighbour's, else ``fallback_ms``."""
+        import tempfile
+
+        import pyarrow.parquet as pq
+
+        lo = self._next_seq
+        if self._spill_dir is not None:
+            os.makedirs(self._spill_dir, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="idemwatch-stage-", dir=self._spill_dir) as tmp:
+            staged = Path(tmp) / "events.parquet"
+            writer = None
             try:
-                rows = console_csv.parse_csv(decode_text(data, rep), rep)
-            except ValueError as exc:
-                raise IngestError(f"{path}: {exc}") from exc
-            self._stage_event_dicts(rows, group, stream, rep, own_ts=False, fallback_ts=mtime_ms)
-        else:  # pragma: no cover - every LogFormat is handled above
-            raise IngestError(f"{path}: unsupported format {fmt}")
+                for batch in batches:
+                    tbl = self._staged_rows(batch, stream, rep)
+                    if tbl is None:
+                        continue
+                    if writer is None:
+                        writer = pq.ParquetWriter(staged, tbl.schema, compression="none")
+                    writer.write_table(tbl)
+            finally:
+                if writer is not None:
+                    writer.close()
+            if writer is not None:
+                _run(self.connection, insert_sql(
+                    self.table, "(SELECT seq, ts, msg, stream, $lg AS lg, ing FROM read_parquet($staged))",
+                    self.hot_types, own_ts=False), {"lg": log_identifier(self.account_id, group), "staged": str(staged)})
+        if self._next_seq > lo:
+            self._finish_batch(lo, self._next_seq - 1, rep, fallback_ms)
 
-    def _ingest_lines(self, data: bytes, fmt: LogFormat, group: str, stream: str, rep: FileReport,
-                      truncated: bool, mtime_ms: int) -> None:
-        tbl, crlf = line_table(data, rep, stream_truncated=truncated)
+    def _ingest_plain_lines(self, fh: Any, path: Path, end: int, rule: LineRule, group: str, stream: str,
+                            rep: FileReport, mtime_ms: int) -> bool:
+        """Bytes ``[0, end)`` of a large plain line file split by DuckDB's parallel CSV reader: no byte of the file
+        passes through Python, and the lines are never a table (memory: DuckDB's read buffers, whatever the file's
+        size). False (nothing read) unless ``_plain_line_count`` admits the range, checked before DuckDB reads a byte,
+        so the reader never fails half-way (inside a ``transaction()`` a failed statement would abort it): valid
+        UTF-8, no ``\\r``, no ``\\x01``, no line over the CloudWatch event size, and a last line that ends with
+        ``\\n`` (a line still being written is not taken whole by a reader that reads past ``end``).
+
+        The reader reads to the file's end; its lines past the range's (appended meanwhile) are not taken.
+        ``row_number() OVER ()`` numbers the lines, a streaming window that DuckDB runs on one thread together with
+        everything after it in the same pipeline (the JSON parse, the derived fields, the table write: most of the
+        ingest); a ``MATERIALIZED`` CTE ends that pipeline right after the numbering, so the rest runs on every
+        core. The CTE holds the lines in DuckDB's buffer pool, which spills to ``temp_directory`` past
+        ``memory_limit``."""
+        n_lines = _plain_line_count(fh, end)
+        if n_lines is None:
+            return False
+        rep.path = IngestPath.DUCKDB_READER
+        n = int(n_lines)
+        numbered = (f"(SELECT i, line FROM (SELECT CAST(row_number() OVER () - 1 AS BIGINT) AS i, line "
+                    f"FROM {LINE_READER}) WHERE i < {n})")
+        self._frame_lines(rule, _NUMBERED_CTE, n, False, group, stream, rep, mtime_ms, params={"path": str(path)},
+                          with_=f"WITH {_NUMBERED_CTE} AS MATERIALIZED {numbered}",
+                          unnumbered=f"(SELECT 0 AS i, line FROM {LINE_READER} LIMIT {n})")
+        return True
+
+    def _ingest_line_pieces(self, src: SourceReader, rule: LineRule, group: str, stream: str, rep: FileReport,
+                            mtime_ms: int) -> None:
+        """The lines of ``src`` split in Python, ``TEXT_PIECE_BYTES`` at a time, zero-copy into Arrow
+        (``lines.line_table``): one piece is handed to DuckDB as it is; more are appended to a temporary table
+        (DuckDB's buffer pool, spilled past ``memory_limit``), so memory holds one piece whatever the source's size.
+        Whether the source is a CRLF file (at least half its lines end ``\\r\\n``, counted
+        ``crlf_line_ending_stripped``) is decided over all of it."""
+        rep.path = IngestPath.LINE_PIECES
         con = self.connection
-        con.register(_LINES_VIEW, tbl)
+        single: Any = None
+        spilled = False
+        n_lines = n_crlf = 0
+        terminated = True
         try:
-            self._insert_lines(tbl.num_rows, fmt, group, stream, rep, mtime_ms, crlf=crlf)
+            for piece in byte_pieces(src.read, TEXT_PIECE_BYTES):
+                tbl, n, n_cr = line_table(piece, rep, first=n_lines)
+                n_lines, n_crlf, terminated = n_lines + n, n_crlf + n_cr, piece.endswith(b"\n")
+                if single is None and not spilled:
+                    single = tbl
+                    continue
+                if not spilled:
+                    _run(con, f"CREATE OR REPLACE TEMP TABLE {_LINES_TABLE} (i BIGINT, line VARCHAR)")
+                    spilled = True
+                for t in (single, tbl):
+                    if t is not None:
+                        con.register(_PIECE_VIEW, t)
+                        try:
+                            _run(con, f"INSERT INTO {_LINES_TABLE} SELECT i, line FROM {_PIECE_VIEW}")
+                        finally:
+                            con.unregister(_PIECE_VIEW)
+                single = None
+            if n_lines and not terminated and (src.truncated or src.capped):
+                rep.count(Reason.GZIP_TRUNCATED)  # the cut last line, kept as it is
+            crlf = n_crlf > 0 and n_crlf * 2 >= n_lines  # a CRLF file; otherwise "\r" is message content
+            if crlf:
+                rep.count(Reason.CRLF, n_crlf)
+            if single is not None:
+                con.register(_LINES_VIEW, single)
+            self._frame_lines(rule, _LINES_VIEW if single is not None else _LINES_TABLE, n_lines, crlf, group,
+                              stream, rep, mtime_ms)
         finally:
-            con.unregister(_LINES_VIEW)
+            if single is not None:
+                con.unregister(_LINES_VIEW)
+            if spilled:
+                _run(con, f"DROP TABLE IF EXISTS {_LINES_TABLE}")
 
-    def _ingest_plain_lines(self, path: Path, log_group: str | None, log_stream: str | None,
-                            mtime_ms: int) -> FileReport | None:
-        """Fast path for a large plain (not gzip) JSON-lines / export-to-S3 file: DuckDB's parallel CSV
-        reader splits the lines, no byte of the file passes through Python.
+    def _join_continuations(self, path: Path) -> bool:
+        """Write ``line_formats.JOINED`` rows from ``FLAGS_TABLE`` (``line_formats.join_continuations``) to the Parquet
+        file ``path``, one Arrow batch at a time; False when there are none."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
 
-        Only when ``_plain_line_count`` (valid UTF-8, no ``\\r``, no ``\\x01``, no line longer than the CloudWatch
-        event size), checked before DuckDB reads a byte, so the reader never fails half-way (inside a
-        ``transaction()`` a failed statement would abort it); otherwise returns None and the general path
-        (which repairs, truncates and counts) reads the file.
-        """
-        with open(path, "rb") as fh:
-            head = fh.read(SNIFF_BYTES + 1)
-            if not head or head[:2] == GZIP_MAGIC or os.fstat(fh.fileno()).st_size < FAST_PATH_MIN_BYTES:
-                return None
-            _require_text(head, path)
-            fmt = sniff(head, path.name)
-            if fmt not in (LogFormat.JSON_LINES, LogFormat.LAMBDA_JSON, LogFormat.EXPORT_S3):
-                return None
-            n_lines = _plain_line_count(fh)
-            if n_lines is None:
-                return None
-        # streamed: the lines are never a table (memory: DuckDB's read buffers, whatever the file's size)
-        params = {"path": str(path)}
-        rep = FileReport(source=str(path), format=fmt.value)
-        group = log_group or default_log_group(path)
-        lines = f"(SELECT CAST(row_number() OVER () - 1 AS BIGINT) AS i, line FROM {LINE_READER})"
-        self._insert_lines(int(n_lines), fmt, group, log_stream or path.name, rep, mtime_ms, crlf=False,
-                           lines=lines, params=params, materialize=True)
-        return rep
+        con = self.connection
+        # rowids count the rows in insertion order from the table's first one, which is 0 once committed but not
+        # inside a transaction (DuckDB numbers uncommitted rows from a high base): line numbers are from the first
+        base, first, n = _run(con, f"SELECT min(rowid), min(rowid) FILTER (WHERE NOT bl), count(*) FROM {FLAGS_TABLE}")[0]
+        if first is None:
+            return False
 
-    def _ingest_plain_lambda_text(self, path: Path, log_group: str | None, log_stream: str | None,
-                                  mtime_ms: int) -> FileReport | None:
-        """A plain (not gzip) Lambda text file, read from disk in pieces (``_ingest_lambda_text``); None for any
-        other file."""
-        with open(path, "rb") as fh:
-            head = fh.read(SNIFF_BYTES + 1)
-        if not head or head[:2] == GZIP_MAGIC:
-            return None
-        _require_text(head, path)
-        if sniff(head, path.name) is not LogFormat.LAMBDA_TEXT:
-            return None
-        rep = FileReport(source=str(path), format=LogFormat.LAMBDA_TEXT.value)
+        def batches() -> Iterator[Any]:
+            for a in range(0, int(n), _JOIN_ROWS):  # fetched whole, range by range, in rowid order
+                yield con.sql(f"SELECT bl, st, m FROM {FLAGS_TABLE} WHERE rowid >= $1 AND rowid < $2 ORDER BY rowid",
+                              params=[base + a, base + a + _JOIN_ROWS]).to_arrow_table()
 
-        def pieces() -> Iterator[bytes]:
-            with open(path, "rb") as fh:
-                yield from byte_pieces(fh.read, TEXT_PIECE_BYTES)
+        schema = pa.schema([("owner", pa.int64()), ("rest", pa.large_string()), ("lines", pa.int64())])
+        with pq.ParquetWriter(path, schema, compression="none") as writer:
+            for owners, rests, counts in join_continuations(batches(), int(first - base)):
+                writer.write_table(pa.table([pa.array(owners, pa.int64()), pa.array(rests, pa.large_string()),
+                                             pa.array(counts, pa.int64())], schema=schema))
+        return True
 
-        self._ingest_lambda_text(pieces, log_group or default_log_group(path), log_stream or path.name, rep,
-                                 False, mtime_ms)
-        return rep
-
-    def _insert_lines(self, n_lines: int, fmt: LogFormat, group: str, stream: str, rep: FileReport,
-                      mtime_ms: int, *, crlf: bool, lines: str = _LINES_VIEW, params: dict | None = None,
-                      materialize: bool = False) -> None:
-        """INSERT the events of the line relation ``lines`` with columns ``(i, line)`` (a registered Arrow table, or a
-        subquery over DuckDB's reader with its named ``params``).
-
-        ``materialize``: ``lines`` numbers its rows with ``row_number() OVER ()``, a streaming window that DuckDB runs
-        on one thread together with everything after it in the same pipeline (the JSON parse, the derived fields,
-        the table write: ~80% of the ingest). A ``MATERIALIZED`` CTE ends that pipeline right after the numbering, so
-        the rest runs on every core; each ``@seq`` is still its line's number. The CTE holds the lines in DuckDB's
-        buffer pool, which spills to ``temp_directory`` past ``memory_limit``."""
+    def _frame_lines(self, rule: LineRule, lines: str, n_lines: int, crlf: bool, group: str, stream: str,
+                     rep: FileReport, mtime_ms: int, *, params: dict[str, Any] | None = None, with_: str = "",
+                     unnumbered: str | None = None) -> None:
+        """INSERT the events of the line relation ``lines`` ``(i, line)`` (``n_lines`` rows, ``i`` from 0) by the
+        format's ``rule`` (``line_formats``). For a format whose lines may continue an event, each line's flags are
+        read first (from ``unnumbered``, the same lines in order without their numbers, which cost a serial pass),
+        and the events with continuation lines are found only when the source has a line that starts none.
+        ``params``: named parameters of ``lines``; ``with_``: CTEs it names."""
         if not n_lines:
             return
+        import tempfile
+
         params = dict(params or {})
-        if fmt is LogFormat.EXPORT_S3 and self._has_unprefixed_lines(crlf, lines, params):
-            # multi-line messages: frame in Python (rare; the one-line-per-event object stays in SQL)
-            texts = [ln for (ln,) in _run(self.connection, f"SELECT {json_lines.trimmed('line', crlf)} "
-                                                           f"FROM {lines} ORDER BY i", params or None)]
-            rows = export_s3.frame_export(["" if ln is None else ln for ln in texts], rep)
-            self._stage_event_dicts(rows, group, stream, rep, own_ts=False, fallback_ts=mtime_ms, no_ts_reason="")
-            return
+        con = self.connection
         lo = self._next_seq
-        with_ = ""
-        if materialize:
-            with_, lines = f"WITH {_NUMBERED_CTE} AS MATERIALIZED {lines}", _NUMBERED_CTE
-        src = (json_lines.export_src if fmt is LogFormat.EXPORT_S3 else json_lines.json_lines_src)(lines, lo, crlf)
-        _run(self.connection, insert_sql(self.table, src, self.hot_types, own_ts=fmt is not LogFormat.EXPORT_S3,
-                                         with_=with_),
-             {**params, "stream": stream, "lg": log_identifier(self.account_id, group)})
+        joined = False
+        if self._spill_dir is not None:
+            os.makedirs(self._spill_dir, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="idemwatch-join-", dir=self._spill_dir) as tmp:
+            joined_path = Path(tmp) / "joined.parquet"
+            try:
+                if not rule.every_line:
+                    _run(con, flags_table_sql(rule, unnumbered or lines, crlf), params or None)
+                    if _run(con, CONTINUATION_COUNT_SQL)[0][0]:
+                        joined = self._join_continuations(joined_path)
+                    _run(con, f"DROP TABLE IF EXISTS {FLAGS_TABLE}")
+                extra = {"joined": str(joined_path)} if joined else {}
+                _run(con, insert_sql(self.table, events_src(rule, lines, crlf, lo, joined=joined), self.hot_types,
+                                     own_ts=rule.own_ts, with_=with_),
+                     {**params, **extra, "stream": stream, "lg": log_identifier(self.account_id, group)})
+                kept = int(_run(con, f"SELECT COALESCE(sum(lines), 0) FROM {JOINED}", extra)[0][0]) if joined else 0
+            finally:
+                _run(con, f"DROP TABLE IF EXISTS {FLAGS_TABLE}")
         self._next_seq = lo + n_lines
-        inserted = self._finish_batch(lo, lo + n_lines - 1, rep, mtime_ms,
-                                      no_ts_reason=Reason.EXPORT_LINE_WITHOUT_TIMESTAMP
-                                      if fmt is LogFormat.EXPORT_S3 else None)
-        rep.count(Reason.BLANK_LINE, n_lines - inserted)
+        inserted = self._finish_batch(lo, lo + n_lines - 1, rep, mtime_ms, no_ts_reason=rule.no_ts_reason)
+        rep.count(Reason.MULTILINE_JOINED, kept)
+        rep.count(Reason.BLANK_LINE, n_lines - inserted - kept)
 
-    def _has_unprefixed_lines(self, crlf: bool, lines: str, params: dict) -> bool:
-        src = json_lines.export_src(lines, 0, crlf)
-        row = _run(self.connection, f"SELECT count(*) FILTER (WHERE ts IS NULL) FROM {src}",
-                   {**params, "stream": "", "lg": ""})
-        return bool(row[0][0])
-
-    def _stage_event_dicts(self, events: Iterable[Any], group: str, stream: str, rep: FileReport,
-                           *, own_ts: bool, fallback_ts: int, no_ts_reason: str | None = None,
-                           finish: bool = True) -> None:
-        """Insert event dicts (``message``, ``timestamp``, ``logStreamName``, ``ingestionTime``) as one batch;
-        ``finish=False`` leaves ``_finish_batch`` (counts, timestamp rules) to the caller, once over a whole file
-        staged in several batches."""
-        seqs: list[int] = []
+    def _staged_rows(self, events: Iterable[Any], stream: str, rep: FileReport) -> Any:
+        """Arrow table ``(seq, ts, msg, stream, ing)`` of event dicts (``message``, ``timestamp``, ``logStreamName``,
+        ``ingestionTime``), numbered from ``next_seq`` on (which it advances); None when none has a message. Events
+        without a message are counted ``event_without_message``, blank ones ``blank_line``."""
         tss: list[int | None] = []
         msgs: list[str] = []
         streams: list[str | None] = []
         ings: list[int | None] = []
-        seq = self._next_seq
         for ev in events:
             if not isinstance(ev, Mapping):
                 rep.count(Reason.EVENT_WITHOUT_MESSAGE)
                 continue
             msg = ev.get("message")
-            if msg is None or (isinstance(msg, str) and not msg.strip()):
+            if msg is None or (isinstance(msg, str) and (not msg or msg.isspace())):
                 rep.count(Reason.EVENT_WITHOUT_MESSAGE if msg is None else Reason.BLANK_LINE)
                 continue
             if not isinstance(msg, str):
                 msg = json.dumps(msg) if isinstance(msg, (dict, list)) else str(msg)
-            seqs.append(seq)
-            seq += 1
             tss.append(_as_ms(ev.get("timestamp"), rep))
-            msgs.append(clip_message(msg, rep))
+            msgs.append(msg)
             streams.append(ev.get("logStreamName") or stream)
             ings.append(_as_ms(ev.get("ingestionTime"), rep))
-        if not seqs:
-            return
+        if not msgs:
+            return None
+        import numpy as np
         import pyarrow as pa  # here, not at the top: see lines.py
 
         lo = self._next_seq
-        self._next_seq = seq
-        tbl = pa.table({
-            "seq": pa.array(seqs, pa.int64()), "ts": pa.array(tss, pa.int64()),
-            "msg": pa.array(msgs, pa.large_string()), "stream": pa.array(streams, pa.large_string()),
-            "lg": pa.array([log_identifier(self.account_id, group)] * len(seqs), pa.large_string()),
-            "ing": pa.array(ings, pa.int64()),
-        })
-        con = self.connection
-        con.register(_STAGE_VIEW, tbl)
-        try:
-            _run(con, insert_sql(self.table, _STAGE_VIEW, self.hot_types, own_ts=own_ts))
-        finally:
-            con.unregister(_STAGE_VIEW)
-        if finish:
-            self._finish_batch(lo, seq - 1, rep, fallback_ts, no_ts_reason)
+        self._next_seq = lo + len(msgs)
+        seqs = pa.Array.from_buffers(pa.int64(), len(msgs),
+                                     [None, pa.py_buffer(np.arange(lo, lo + len(msgs), dtype=np.int64))])
+        return pa.table({"seq": seqs, "ts": pa.array(tss, pa.int64()), "msg": pa.array(msgs, pa.large_string()),
+                         "stream": pa.array(streams, pa.large_string()), "ing": pa.array(ings, pa.int64())})
 
-    def _ingest_lambda_text(self, pieces: Callable[[], Iterator[bytes]], group: str, stream: str, rep: FileReport,
-                            truncated: bool, mtime_ms: int) -> None:
-        """Lambda text in pieces (``pieces()`` yields the file's bytes cut at newlines, ``TEXT_PIECE_BYTES`` each):
-        memory holds one piece and its events, whatever the file's size. Two passes: the first counts lines and
-        CRLF endings (the CRLF rule is the file's), the second frames each piece's lines up to its last event start
-        and carries the rest into the next piece, so events are exactly those of framing the whole file at once;
-        the timestamp rules run once over the whole file."""
-        n_lines = n_crlf = 0
-        tail = b""
-        for piece in pieces():
-            n_lines += piece.count(b"\n")
-            n_crlf += piece.count(b"\r\n")
-            tail = piece[-2:] if len(piece) >= 2 else tail[-1:] + piece
-        if tail and not tail.endswith(b"\n"):
-            n_lines += 1  # an unterminated last line
-            n_crlf += tail.endswith(b"\r")
-        crlf = n_crlf and n_crlf * 2 >= n_lines  # a CRLF file; otherwise "\r" is message content
-        if crlf:
-            rep.count(Reason.CRLF, n_crlf)
-        lo = self._next_seq
-        carry: list[str] = []
-        blank = 0
-        it = pieces()
-        piece = next(it, None)
-        while piece is not None:
-            following = next(it, None)
-            lines = decode_text(piece, rep).split("\n")
-            if piece.endswith(b"\n"):
-                lines.pop()
-            elif truncated and following is None:
-                rep.count(Reason.GZIP_TRUNCATED)
-            if crlf:
-                lines = [ln.removesuffix("\r") for ln in lines]
-            lines = carry + lines
-            cut = len(lines) if following is None else lambda_text.last_event_start(lines)
-            framed = lambda_text.frame_events(lines[:cut])
-            carry = lines[cut:]
-            blank += cut - sum(n for _, _, n in framed)
-            self._stage_event_dicts(({"timestamp": ts, "message": msg} for ts, msg, _ in framed), group, stream,
-                                    rep, own_ts=True, fallback_ts=mtime_ms, finish=False)
-            piece = following
-        rep.count(Reason.BLANK_LINE, blank)
-        self._finish_batch(lo, self._next_seq - 1, rep, mtime_ms)
-
-    # ------------------------------------------------------------------ after insert
     def _finish_batch(self, lo: int, hi: int, rep: FileReport, fallback_ts: int,
                       no_ts_reason: str | None = None) -> int:
         """Count the rows ``lo <= @seq <= hi`` and record (``_apply_pending``: at once outside a ``transaction()``, else
@@ -575,15 +610,17 @@ class EventStore:
         ``no_ts_reason``: the reason to count rows without a timestamp under (None: the neighbour rule's own;
         ``""``: already counted by the caller)."""
         con, t = self.connection, _q(self.table)
-        total, no_ts, out_of_range, bad_json, wide, embedded = _run(con,
+        total, no_ts, out_of_range, bad_json, wide, embedded, cut = _run(con,
             f"""SELECT count(*),
                    count(*) FILTER (WHERE "@timestamp" IS NULL),
                    count(*) FILTER (WHERE "@timestamp" = {OUT_OF_RANGE_MS}),
                    count(*) FILTER (WHERE {_checked(IngestCheck.INVALID_JSON)}),
                    count(*) FILTER (WHERE {_checked(IngestCheck.WIDE_JSON)}),
-                   count(*) FILTER (WHERE {_checked(IngestCheck.EMBEDDED_JSON)})
+                   count(*) FILTER (WHERE {_checked(IngestCheck.EMBEDDED_JSON)}),
+                   count(*) FILTER (WHERE {_checked(IngestCheck.TRUNCATED)})
                FROM {t} WHERE "@seq" BETWEEN $1 AND $2""", [lo, hi])[0]
         rep.events += int(total)
+        rep.count(Reason.TRUNCATED_OVER_1MB, int(cut))
         rep.count(Reason.INVALID_JSON, int(bad_json))
         if out_of_range:  # a record time beyond +-MAX_TIMESTAMP_MS: replaced by a neighbour's like a missing one
             rep.count(Reason.TIMESTAMP_OUT_OF_RANGE, int(out_of_range))
@@ -762,9 +799,8 @@ class EventStore:
 
 _SCAN_BYTES = 2 * 1024 * 1024
 """Bytes per block of ``_plain_line_count``. Its scans (``in`` twice, the newline mask, ``isascii``) each read the
-block again, so a block that stays in the CPU's cache makes every scan after the first a cache hit: at 1M events
-(300 MB) 2 MiB took 0.40x the time of 32 MiB (0.084 s against 0.209 s with the SHA-256 hashed beside it, and 0.28 s
-against 0.44 s of CPU for both; medians of 5 interleaved runs). 1 to 8 MiB were within 10 % of each other."""
+block again, so a block that stays in the CPU's cache makes every scan after the first a cache hit (a block of tens of
+MiB does not)."""
 
 
 def _checked(bit: int) -> str:
@@ -775,12 +811,13 @@ def _checked(bit: int) -> str:
 _FRAGMENT_TRIES = 8  # "{" positions tried per message for an embedded JSON object (bounds hostile input)
 
 
-def _plain_line_count(fh: Any) -> int | None:
-    """The number of lines DuckDB's line reader gives for the binary file ``fh`` (read from its start) when they are
-    exactly our lines, else None: valid UTF-8, no ``\\r`` (it breaks lines there too), no ``\\x01`` (its column
-    delimiter here) and no line over the CloudWatch event size (``lines.over_event_size``: a ``\\n``-terminated line
-    of at most ``MAX_EVENT_BYTES`` bytes before its ``\\n``, an unterminated last line of at most that many). The count
-    is the ``\\n`` bytes, plus one for an unterminated last line. One pass, read into one reused buffer (memory: that
+def _plain_line_count(fh: Any, end: int | None = None) -> int | None:
+    """The number of lines of the first ``end`` bytes (None: all) of the binary file ``fh`` when DuckDB's line reader
+    gives exactly those lines first, else None: valid UTF-8, no ``\\r`` (it breaks lines there too), no ``\\x01``
+    (its column delimiter here), no line over the CloudWatch event size (``MAX_EVENT_BYTES``: DuckDB's reader fails past its
+    ``max_line_size``; the event is cut in SQL anyway) and a last line
+    that ends with ``\\n`` (the reader would read on into what is appended). The count is the ``\\n`` bytes. One
+    pass, read into one reused buffer (memory: that
     buffer and a reused newline mask of its size, ``_SCAN_BYTES`` each; read, not mapped, so the file's pages do not
     count in the process's resident memory).
 
@@ -802,7 +839,10 @@ def _plain_line_count(fh: Any) -> int | None:
     base = 0  # file offset of the block
     last_nl = -1  # file offset of the last newline seen (-1: before the file's start)
     newlines = 0
-    while n := fh.readinto(buf):
+    left = end
+    while n := fh.readinto(buf if left is None or left >= len(buf) else memoryview(buf)[:left]):
+        if left is not None:
+            left -= n
         block = buf if n == len(buf) else buf[:n]  # a copy only for a short (the last) block
         if b"\r" in block or b"\x01" in block:
             return None
@@ -823,14 +863,13 @@ def _plain_line_count(fh: Any) -> int | None:
             except UnicodeDecodeError:
                 return None
         base += n
-    tail = base - 1 - last_nl  # bytes of an unterminated last line (0: the file ends with "\n")
-    if over_event_size(tail):
+    if base - 1 != last_nl:  # an unterminated last line (or an empty range)
         return None
     try:
         decoder.decode(b"", final=True)  # a multi-byte sequence cut by the end of the file
     except UnicodeDecodeError:
         return None
-    return newlines + (tail > 0)
+    return newlines
 
 
 def _hot_value(field: str, kind: str, json_sql: str) -> str:
@@ -849,6 +888,8 @@ def _require_text(head: bytes, path: Path) -> None:
 def _as_ms(value: Any, rep: FileReport | None = None) -> int | None:
     """Epoch ms of a timestamp value (a number, digits, or ISO-8601 text); None when absent or not a time. A number
     beyond +-``MAX_TIMESTAMP_MS`` (or inf/nan) is None too, counted ``timestamp_out_of_range_replaced`` in ``rep``."""
+    if type(value) is int and -MAX_TIMESTAMP_MS <= value <= MAX_TIMESTAMP_MS:  # the usual epoch ms, first
+        return value
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, str):
@@ -859,7 +900,7 @@ def _as_ms(value: Any, rep: FileReport | None = None) -> int | None:
             try:
                 num = float(v)
             except ValueError:
-                return lambda_text.iso_to_ms(v)
+                return iso_to_ms(v)
     elif isinstance(value, (int, float)):
         num = value
     else:

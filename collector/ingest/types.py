@@ -10,7 +10,8 @@ from collector.ingest.constants import Reason
 
 
 class LogFormat(str, Enum):
-    """The six input formats (issue 3, "Ingest: real formats")."""
+    """The input formats (issue 3, "Ingest: real formats"; the AWS CLI's and SAM CLI's viewers: issue 39). The line
+    formats' rules and sources: ``line_formats``."""
 
     JSON_LINES = "json-lines"  # one event per line: JSON objects (emitter, Powertools, EMF) or text
     LAMBDA_TEXT = "lambda-text"  # START/END/REPORT, [LEVEL]\t<ts>\t<request id>\t<msg>, multi-line tracebacks
@@ -18,6 +19,9 @@ class LogFormat(str, Enum):
     FILTER_LOG_EVENTS = "filter-log-events"  # aws logs filter-log-events / get-log-events JSON output
     CONSOLE_CSV = "console-csv"  # CloudWatch console "Download search results (CSV)"
     EXPORT_S3 = "export-s3"  # CreateExportTask objects: "<ISO-8601> <message>" per line
+    AWS_LOGS_TAIL = "aws-logs-tail"  # aws logs tail --format detailed: "<ISO-8601 us+00:00> <log stream> <message>"
+    AWS_LOGS_TAIL_SHORT = "aws-logs-tail-short"  # aws logs tail --format short: "<YYYY-MM-DDTHH:MM:SS> <message>"
+    SAM_LOGS = "sam-logs"  # sam logs: "<log stream> <ISO-8601+00:00> <message>", JSON messages indented
 
 
 @dataclass
@@ -30,6 +34,10 @@ class FileReport:
     events: int = 0
     by_reason: Counter[str] = field(default_factory=Counter)
     compressed: bool = False
+    bytes_read: int = 0
+    """Bytes of the source read (compressed bytes for gzip)."""
+    path: str = ""
+    """How it was read (``IngestPath``)."""
 
     @property
     def skipped(self) -> int:
@@ -45,7 +53,25 @@ class FileReport:
 
     def as_dict(self) -> dict[str, object]:
         return {"source": self.source, "format": self.format, "compressed": self.compressed, "events": self.events,
-                "skipped": self.skipped, "repaired": self.repaired, "by_reason": dict(self.by_reason)}
+                "skipped": self.skipped, "repaired": self.repaired, "by_reason": dict(self.by_reason),
+                "bytes_read": self.bytes_read, "ingest_path": self.path}
+
+
+class IngestPath:
+    """How a source was read (``FileReport.path``, the manifest's ``ingest_path``): why one file was slower."""
+
+    DUCKDB_READER = "duckdb-line-reader"
+    """A plain line file read by DuckDB's parallel CSV reader (``store.LINE_READER``), no byte through Python."""
+    LINE_PIECES = "line-pieces"
+    """Lines split in Python in pieces (gzip, ``\\r`` bytes, invalid UTF-8, over-long lines, small files) and framed
+    in DuckDB."""
+    JSON_STREAM = "json-stream"
+    """A filter-log-events / get-log-events document parsed as a stream, events staged in batches."""
+    CSV_STREAM = "csv-stream"
+    """A console CSV export parsed as a stream (Python's ``csv``), rows staged in batches."""
+    EVENTS = "events"
+    """Event dicts handed over by the caller (``EventStore.ingest_events``)."""
+
 
 
 @dataclass

@@ -148,13 +148,19 @@ def default_engine() -> Engine:
 def load_export_lines(path: Any) -> list[dict[str, Any]]:
     """Events (filter-log-events dicts: ``timestamp`` epoch ms, ``message``, ``logStreamName``, ``eventId``) of a
     CloudWatch export-to-S3 style file (``<ISO-8601 UTC> <message>`` per event, e.g. the demo's logs), framed by the
-    ingest's own rule (``collector.ingest.export_s3.frame_export``: continuation lines join the event before them).
+    ingest's own rule (``collector.ingest.line_formats``: continuation lines join the event before them).
     Lines before the first timestamped one have no time and are left out."""
     from pathlib import Path
 
-    from collector.ingest.export_s3 import frame_export
-    from collector.ingest.types import FileReport
+    from collector.ingest import EventStore, LogFormat, Reason
 
-    framed = frame_export(Path(path).read_text(encoding="utf-8").splitlines(), FileReport(str(path), "export_s3"))
-    return [{"timestamp": ev["timestamp"], "message": ev["message"], "logStreamName": "export", "eventId": f"{i:010d}"}
-            for i, ev in enumerate(e for e in framed if e["timestamp"] is not None)]
+    store = EventStore(hot_fields=())
+    try:
+        rep = store.ingest_bytes(Path(path).read_bytes(), Path(path).name, fmt=LogFormat.EXPORT_S3)
+        rows = store.connection.execute('SELECT "@timestamp", "@message" FROM events ORDER BY "@seq"').fetchall()
+    finally:
+        store.close()
+    if rep.by_reason.get(Reason.EXPORT_LINE_WITHOUT_TIMESTAMP):
+        rows = rows[1:]  # the lines before the first timestamped one: the first event, the only one without a time
+    return [{"timestamp": ts, "message": msg, "logStreamName": "export", "eventId": f"{i:010d}"}
+            for i, (ts, msg) in enumerate(rows)]

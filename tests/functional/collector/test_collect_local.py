@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -110,3 +111,31 @@ def test_time_window_selects_rows_and_sets_stuck_key_age(tmp_path):
     (stuck,) = pq.read_table(tmp_path / "out" / "tables" / "stuck_keys.parquet").to_pylist()
     assert stuck["idempotency_key"] == "k1" and stuck["age_s"] == pytest.approx(49.99)
     assert stuck["expired"] is True  # lock expired at 10:00:30, window ends 10:00:50
+
+
+def test_the_cli_and_the_manifest_say_how_each_source_was_read(tmp_path):
+    """Per source: the format it was read as, the bytes read, its events and the path taken (issue 39)."""
+    from click.testing import CliRunner
+
+    from collector.cli import main as cli_main
+
+    samples = Path(__file__).resolve().parents[3].parent / "shared" / "samples"
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("lambda-text-format.log", "filter-log-events.json", "console-export.csv"):
+        (logs / name).write_bytes((samples / name).read_bytes())
+    out = tmp_path / "out"
+    res = CliRunner().invoke(cli_main, ["collect", "local", str(logs), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "sources read as: 1 console-csv, 1 filter-log-events, 1 lambda-text" in res.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    got = {Path(s["path"]).name: (s["format"], s["bytes_read"], s["events"], s["ingest_path"])
+           for s in manifest["sources"]}
+    sizes = {n: (logs / n).stat().st_size for n in got}
+    assert got == {
+        "console-export.csv": ("console-csv", sizes["console-export.csv"], 17, "csv-stream"),
+        "filter-log-events.json": ("filter-log-events", sizes["filter-log-events.json"], 28, "json-stream"),
+        "lambda-text-format.log": ("lambda-text", sizes["lambda-text-format.log"],
+                                   json.loads((samples / "lambda-text-format.expected.json").read_text())["log_events"],
+                                   "line-pieces"),
+    }

@@ -119,21 +119,21 @@ def test_bytes_appended_while_a_file_is_read_are_left_for_the_next_run(tmp_path,
     import collector.collect as collect_mod
 
     logs = _write_logs(tmp_path, files=1, lines=100)
-    real = collect_mod._ingest_file
+    real = collect_mod._ingest_range
     grown = []
 
-    def append_then_ingest(store, path, offset, size, **kw):
+    def append_then_ingest(store, path, start, end, fmt, **kw):
         if not grown:  # after the size is recorded (the hash of that many bytes runs meanwhile), before the read
             with open(path, "a") as fh:
                 fh.write("".join(_line(100_000 + i, 1000 + i) for i in range(40)))
             grown.append(True)
-        return real(store, path, offset, size, **kw)
+        return real(store, path, start, end, fmt, **kw)
 
-    monkeypatch.setattr(collect_mod, "_ingest_file", append_then_ingest)
+    monkeypatch.setattr(collect_mod, "_ingest_range", append_then_ingest)
     out = tmp_path / "out"
     first = collect_local([logs], out)
     assert first["ingest"]["events"] == 100  # only the 100 lines of the recorded size
-    monkeypatch.setattr(collect_mod, "_ingest_file", real)
+    monkeypatch.setattr(collect_mod, "_ingest_range", real)
     second = collect_local([logs], out)
     assert second["this_run"]["appended"] == 1 and second["this_run"]["events_added"] == 40
     assert snapshot(out)["events"] == ["140"]

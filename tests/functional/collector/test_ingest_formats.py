@@ -123,7 +123,8 @@ def test_export_multi_line_messages_are_joined(tmp_path: Path) -> None:
     store = EventStore()
     report = store.ingest_path(path)
     assert report.per_file[str(path)].format == LogFormat.EXPORT_S3.value
-    assert (report.events, report.skipped, report.by_reason) == (4, 1, {"continuation_lines_joined": 2,
+    # the blank line inside the traceback is kept in its event and counted with the joined lines: 4 + 1 + 3 = 8 lines
+    assert (report.events, report.skipped, report.by_reason) == (4, 1, {"continuation_lines_joined": 3,
                                                                        "export_line_without_timestamp": 1,
                                                                        "blank_line": 1})
     assert store.connection.execute('SELECT "@timestamp", "@message" FROM events ORDER BY "@seq"').fetchall() == [

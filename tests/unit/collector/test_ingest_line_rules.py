@@ -1,6 +1,6 @@
-"""The blank-line filter of the bulk line formats (``json_lines._NOT_BLANK``: the first character's code tested by
-ranges instead of an ``IN`` list that DuckDB plans as a hash join) against the rule written out in Python: a line is
-blank when it is empty or only spaces, tabs and carriage returns."""
+"""The blank-line test of the line formats (``line_formats.BLANK_SQL``: the first character's code tested before
+``trim``) against the rule written out in Python: a line is blank when it is empty or only spaces, tabs and carriage
+returns."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collector.ingest.json_lines import _NOT_BLANK
+from collector.ingest.line_formats import BLANK_SQL
+
+_NOT_BLANK = f"NOT {BLANK_SQL.format(m='m')}"
 
 # every character the two rules look at, and a few they must not confuse with them
 CHARS = st.sampled_from([" ", "\t", "\r", "\n", "\x0b", "\x0c", "\x00", "\x1f", "!", "a", "{", "\u00a0", "\u2028",

@@ -166,7 +166,8 @@ def test_lambda_text_with_crlf_and_bad_bytes(tmp_path: Path) -> None:
             b"Max Memory Used: 20 MB\t\r\n")
     store, rep = _ingest(tmp_path, "fn.log", data)
     assert (rep.events, rep.skipped, rep.repaired) == (4, 0, 6)
-    assert rep.by_reason == {Reason.CRLF: 5, Reason.INVALID_UTF8: 1, Reason.TIMESTAMP_INFERRED: 3}
+    assert rep.by_reason == {Reason.CRLF: 5, Reason.INVALID_UTF8: 1, Reason.TIMESTAMP_INFERRED: 3,
+                             Reason.MULTILINE_JOINED: 1}  # the traceback line, joined to the [ERROR] event
     assert _one(store, 'SELECT "@timestamp", "@message" FROM events ORDER BY "@seq"')[1] == (
         1767607200500, "[ERROR]\t2026-01-05T10:00:00.500Z\tr1\tboom \ufffd\nTraceback (most recent call last):")
 

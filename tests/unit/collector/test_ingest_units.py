@@ -12,8 +12,8 @@ import pytest
 from collector.ingest import EventStore, LogFormat, sniff
 from collector.ingest.constants import HOT_STRING_FIELDS
 from collector.ingest.fields import count_fields, keep_first_fields
-from collector.ingest.lambda_text import frame_events, iso_to_ms
-from collector.ingest.source import gunzip_stream
+from collector.ingest.source import SourceReader
+from collector.ingest.timestamps import iso_to_ms
 
 RID = "1f54cbff-baeb-4dfb-8692-76b523159834"
 
@@ -56,16 +56,26 @@ def test_frame_events_groups_continuations() -> None:
         f"RequestId: {RID} Error: Runtime exited with error: exit status 1",
         "Runtime.ExitError",
     ]
-    got = frame_events(lines)
-    assert [(ts, n) for ts, _, n in got] == [(None, 1), (None, 1), (1795998436115, 4), (None, 1),
-                                             (1795998439598, 1), (None, 2), (None, 2)]
+    got, rep = _framed(lines)
+    assert [m.count("\n") + 1 for _, m in got] == [1, 1, 4, 1, 1, 2, 2]
+    # the stamped events keep their own time; the others take the previous event's (the first two: the next one's)
+    assert [ts for ts, _ in got] == [1795998436115] * 4 + [1795998439598] * 3
     assert got[2][1] == "\n".join(lines[2:6])  # the blank line inside the traceback is kept
     assert got[5][1].endswith("Sampled: true\t")
-    assert sum(n for *_, n in got) == len(lines) - 1  # the blank line between events belongs to none
+    # the blank line between events belongs to none; the kept continuation lines are counted
+    assert (rep.events, rep.by_reason["blank_line"], rep.by_reason["continuation_lines_joined"]) == (7, 1, 5)
+
+
+def _framed(lines: list[str]) -> tuple[list[tuple[int, str]], object]:
+    """``(@timestamp, @message)`` of the events of ``lines`` read as the Lambda text format, and the report."""
+    store = EventStore()
+    rep = store.ingest_bytes(("\n".join(lines) + "\n").encode(), "fn.log", fmt=LogFormat.LAMBDA_TEXT)
+    return store.connection.execute('SELECT "@timestamp", "@message" FROM events ORDER BY "@seq"').fetchall(), rep
 
 
 def test_frame_events_leading_continuation_starts_an_event() -> None:
-    assert frame_events(["  orphan", "END RequestId: r"]) == [(None, "  orphan", 1), (None, "END RequestId: r", 1)]
+    got, _ = _framed(["  orphan", "END RequestId: r"])
+    assert [m for _, m in got] == ["  orphan", "END RequestId: r"]
 
 
 @pytest.mark.parametrize(("text", "ms"), [
@@ -105,8 +115,8 @@ def test_fields_cap_in_document_order() -> None:
 
 def test_gunzip_multi_member_and_padding() -> None:
     data = gzip.compress(b"a\nb\n") + gzip.compress(b"c\n") + b"\x00" * 16
-    got = gunzip_stream(io.BytesIO(data))
-    assert (got.data, got.compressed, got.truncated) == (b"a\nb\nc\n", True, False)
+    src = SourceReader(io.BytesIO(data))
+    assert (src.read(), src.compressed, src.truncated) == (b"a\nb\nc\n", True, False)
 
 
 def test_seq_continues_across_calls_and_reopened_db(tmp_path: Path) -> None:
@@ -223,15 +233,18 @@ def test_duckdb_line_reader_path_matches_the_general_path(tmp_path: Path, monkey
 
     p = tmp_path / "fn.log"
     p.write_bytes(content)
-    results = []
+    results, paths = [], []
     for threshold in (0, 1 << 60):  # DuckDB's CSV reader splits the lines / numpy + Arrow split them
         monkeypatch.setattr(store_mod, "FAST_PATH_MIN_BYTES", threshold)
         s = EventStore()
-        rep = s.ingest_path(p)
-        results.append((rep.as_dict()["per_file"][str(p)],
+        rep = s.ingest_path(p).as_dict()["per_file"][str(p)]
+        paths.append(rep.pop("ingest_path"))
+        results.append((rep,
                         s.connection.execute('SELECT * FROM events ORDER BY "@seq"').fetchall()))
     assert results[0] == results[1]
     assert results[0][0]["events"] >= 3
+    # the reader takes only a range whose last line is complete (the first content ends without a newline)
+    assert paths == ["duckdb-line-reader" if content.endswith(b"\n") else "line-pieces", "line-pieces"]
 
 
 @pytest.mark.parametrize("content", [b'{"a":1}\r\n{"a":2}\r\n', b'{"a":"\xff"}\n{"a":2}\n', b'x\rcontent\n{"a":1}\n'])
@@ -360,3 +373,42 @@ def test_store_without_ingest_checks_gets_the_column_and_counts_new_events(tmp_p
     assert rep.by_reason["json_fields_over_200_dropped"] == 1
     assert again == fresh.connection.execute('SELECT "@message", CAST("@json" AS VARCHAR), service FROM events '
                                              'ORDER BY "@seq"').fetchall()
+
+
+@pytest.mark.parametrize("rows", [1, 2, 7])
+def test_continuation_lines_joined_in_any_batches(tmp_path: Path, monkeypatch, rows: int) -> None:
+    """The continuation lines are joined batch by batch (``store._JOIN_ROWS`` lines' flags at a time): with batches of
+    a few lines (events, tracebacks, blank lines and the orphan first line across their bounds) every event, its
+    time and every count equal those of one batch for the whole file."""
+    import collector.ingest.store as store_mod
+
+    sample = (Path(__file__).resolve().parents[3].parent / "shared" / "samples" / "lambda-text-format.log").read_bytes()
+    data = b"  orphan first line\n\nmore of it\n" + sample + b"\n\n[ERROR] KeyError: 'x'\nTraceback:\n\n  line 1\n\n"
+    p = tmp_path / "fn.log"
+    p.write_bytes(data)
+
+    def collect(n: int):
+        monkeypatch.setattr(store_mod, "_JOIN_ROWS", n)
+        store = EventStore()
+        rep = store.ingest_path(p)
+        return store.connection.execute('SELECT "@seq", "@timestamp", "@message" FROM events ORDER BY "@seq"'
+                                        ).fetchall(), dict(rep.by_reason)
+
+    whole = collect(1 << 20)
+    assert whole[0][0][2] == "  orphan first line\n\nmore of it" and whole[1]["continuation_lines_joined"] > 10
+    assert collect(rows) == whole
+
+
+def test_continuation_lines_are_joined_inside_a_transaction_too(tmp_path: Path) -> None:
+    """``collect local`` ingests each source inside ``transaction()``, where DuckDB numbers the rows of a new table
+    from a high base: every event's message, the traceback lines included, is the same as outside one."""
+    sample = Path(__file__).resolve().parents[3].parent / "shared" / "samples" / "lambda-text-format.log"
+    q = 'SELECT "@timestamp", "@message" FROM events ORDER BY "@seq"'
+    plain = EventStore()
+    plain.ingest_path(sample)
+    store = EventStore(tmp_path / "events.duckdb")
+    with store.transaction():
+        rep = store.ingest_path(sample)
+    got = store.connection.execute(q).fetchall()
+    assert got == plain.connection.execute(q).fetchall()
+    assert sum(m.count("\n") for _, m in got) == rep.by_reason["continuation_lines_joined"] == 16

@@ -1,7 +1,8 @@
 """The pre-scan that admits a plain line file to DuckDB's line reader (``store._plain_line_count``) against its
 definition applied to the whole file at once: no ``\\r``, no ``\\x01``, valid UTF-8, every line at most
-``MAX_EVENT_BYTES`` bytes without its ``\\n``, an unterminated last line too (it once allowed that one a byte more);
-its count is the number of lines, the one DuckDB's reader returns.
+``MAX_EVENT_BYTES`` bytes without its ``\\n``, and a last line that ends with ``\\n`` (DuckDB's reader would read on
+into what a writer appends to it); its count is the number of lines, the one DuckDB's reader returns. Only the first
+``end`` bytes are looked at (the size recorded before the read).
 
 The scan reads the file in blocks and jumps between newlines; the properties shrink the block and the event size so
 that lines, multi-byte characters and invalid bytes fall across block boundaries."""
@@ -14,7 +15,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import collector.ingest.lines as lines_mod
 import collector.ingest.store as store_mod
 
 
@@ -26,17 +26,17 @@ def oracle(data: bytes, max_event: int) -> int | None:
         data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    lines = data.split(b"\n")
-    if not lines[-1]:
-        lines.pop()  # the file ends with "\n" (or is empty): no unterminated last line
+    if data and not data.endswith(b"\n"):
+        return None  # an unterminated last line
+    lines = data.split(b"\n")[:-1]
     return len(lines) if all(len(ln) <= max_event for ln in lines) else None
 
 
-def scan(data: bytes, monkeypatch: pytest.MonkeyPatch, block: int, max_event: int) -> int | None:
+def scan(data: bytes, monkeypatch: pytest.MonkeyPatch, block: int, max_event: int, end: int | None = None
+         ) -> int | None:
     monkeypatch.setattr(store_mod, "_SCAN_BYTES", block)
     monkeypatch.setattr(store_mod, "MAX_EVENT_BYTES", max_event)
-    monkeypatch.setattr(lines_mod, "MAX_EVENT_BYTES", max_event)
-    return store_mod._plain_line_count(io.BytesIO(data))
+    return store_mod._plain_line_count(io.BytesIO(data), end)
 
 
 PIECES = st.sampled_from([b"\n", b"\n", b"\n", b"a", b"xyz", b"{\"k\":1}", b"\r", b"\x01", "é".encode(),
@@ -48,6 +48,16 @@ PIECES = st.sampled_from([b"\n", b"\n", b"\n", b"a", b"xyz", b"{\"k\":1}", b"\r"
 def test_scan_equals_the_whole_file_rule(data: bytes, block: int, max_event: int,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     assert scan(data, monkeypatch, block, max_event) == oracle(data, max_event)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.lists(PIECES, max_size=60).map(b"".join), block=st.integers(1, 16), max_event=st.integers(1, 12),
+       end=st.integers(0, 200))
+def test_scan_of_a_prefix_is_the_rule_on_the_prefix(data: bytes, block: int, max_event: int, end: int,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bytes past ``end`` (appended after the size was recorded) change nothing."""
+    end = min(end, len(data))
+    assert scan(data, monkeypatch, block, max_event, end) == oracle(data[:end], max_event)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -65,7 +75,7 @@ def test_line_lengths_at_the_limit(lengths: list[int], block: int, max_event: in
     (b"\n\n\n", 3),
     (b"abcde\n", 1),  # 5 bytes: at the limit
     (b"abcdef\n", None),  # 6 bytes
-    (b"ab\nabcde", 2),  # an unterminated last line at the limit
+    (b"ab\nabcde", None),  # an unterminated last line: the general path reads it
     (b"ab\nabcdef", None),  # one byte over (the scan once let this one through)
     (b"ab\nabcdefg", None),
     (b"abc\rd\n", None),
@@ -88,7 +98,7 @@ def test_real_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
         ok = b"a\n" * (lead // 2) + b"z" * m + b"\nb\n"
         assert store_mod._plain_line_count(io.BytesIO(ok)) == lead // 2 + 2
         assert store_mod._plain_line_count(io.BytesIO(b"a\n" * (lead // 2) + b"z" * (m + 1) + b"\nb\n")) is None
-        assert store_mod._plain_line_count(io.BytesIO(b"a\n" * (lead // 2) + b"z" * m)) == lead // 2 + 1
+        assert store_mod._plain_line_count(io.BytesIO(b"a\n" * (lead // 2) + b"z" * m)) is None
         assert store_mod._plain_line_count(io.BytesIO(b"a\n" * (lead // 2) + b"z" * (m + 1))) is None
 
 
@@ -97,7 +107,7 @@ LINE_PIECES = st.sampled_from([b"\n", b"\n", b"\n", b"a", b"{\"k\":1}", b" ", b"
 
 
 @settings(max_examples=150, deadline=None)
-@given(data=st.lists(LINE_PIECES, max_size=80).map(b"".join))
+@given(data=st.lists(LINE_PIECES, max_size=80).map(lambda p: b"".join(p) + b"\n"))
 def test_the_count_is_the_rows_of_duckdbs_line_reader(tmp_path_factory, data: bytes) -> None:
     """The count the scan returns is the number of rows ``LINE_READER`` gives (so the INSERT's ``@seq`` range and the
     blank-line count need no second pass over the file), and each row is the line's text."""
@@ -107,7 +117,7 @@ def test_the_count_is_the_rows_of_duckdbs_line_reader(tmp_path_factory, data: by
     path.write_bytes(data)
     with open(path, "rb") as fh:
         count = store_mod._plain_line_count(fh)
-    assert count is not None  # these pieces are always admitted
+    assert count is not None  # these pieces, ended by a newline, are always admitted
     con = duckdb.connect()
     rows = con.execute(f"SELECT line FROM {store_mod.LINE_READER}", {"path": str(path)}).fetchall()
     assert len(rows) == count
