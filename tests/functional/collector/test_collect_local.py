@@ -117,7 +117,7 @@ def test_the_cli_and_the_manifest_say_how_each_source_was_read(tmp_path):
     """Per source: the format it was read as, the bytes read, its events and the path taken (issue 39)."""
     from click.testing import CliRunner
 
-    from collector.cli import main as cli_main
+    from idemwatch.cli import main as cli_main
 
     samples = Path(__file__).resolve().parents[3].parent / "shared" / "samples"
     logs = tmp_path / "logs"
