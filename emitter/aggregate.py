@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from emitter.context import InvocationInfo
+    from emitter.log_records import OutcomeWriting, RecordLine
     from emitter.redact import SecretNames
 
 CONTRACT_METRICS = frozenset(m.value for m in Metric)
@@ -39,6 +40,9 @@ ROOT_RESERVED = frozenset({"_aws", *(d.value for d in Dimension), LogKey.FUNCTIO
                            LogKey.FUNCTION_REQUEST_ID.value, LogKey.SCHEMA_VERSION.value, LogKey.LEVEL.value})
 """Root members of an EMF document the emitter writes itself: no custom metric or dimension may take the name."""
 _SCHEMA_MEMBER = f'"{LogKey.SCHEMA_VERSION.value}":{_esc(SCHEMA_VERSION)}'
+_COUNT = Unit.COUNT.value
+_MS = Unit.MILLISECONDS.value
+_REDELIVERY = Metric.REDELIVERY.value
 _EVENT_SOURCE = Dimension.EVENT_SOURCE.value
 _OPERATION = Dimension.OPERATION.value
 _SERVICE = Dimension.SERVICE.value
@@ -69,17 +73,59 @@ class MetricAggregator(SinkOutput):
         return group
 
     @staticmethod
-    def _add(group: dict[str, emf.MetricSeries], name: str, value: float, unit: str = Unit.COUNT.value,
+    def _add(group: dict[str, emf.MetricSeries], name: str, values: list[float | int], unit: str = _COUNT,
              resolution: int = 60) -> None:
-        """Add ``value`` to metric ``name`` of ``group``: the contract's Count metrics are summed, any other metric
-        keeps every value. The caller holds the lock."""
+        """Add ``values`` (a new list: it may be kept) to metric ``name`` of ``group``: a contract Count metric holds
+        their sum (one value), any other metric keeps every value. The caller holds the lock."""
         series = group.get(name)
-        if series is None:
-            group[name] = emf.MetricSeries(name, unit, resolution, [value])
-        elif name in SUMMED_METRICS:
-            series.values[0] += value
+        if name in SUMMED_METRICS:
+            total = values[0] if len(values) == 1 else sum(values)
+            if series is None:
+                group[name] = emf.MetricSeries(name, unit, resolution, [total])
+            else:
+                series.values[0] += total
+        elif series is None:
+            group[name] = emf.MetricSeries(name, unit, resolution, values)
         else:
-            series.values.append(value)
+            series.values += values
+
+    def _count(self, w: OutcomeWriting, records: list[RecordLine]) -> None:
+        """Count the metrics of ``records``, the records of one call of outcome ``w``: 1 per record to its Count
+        metric, 1 per redelivered ``received`` record to Redelivery, each record's value (RecordAge,
+        RemainingTimeAtSideEffect) to its Milliseconds metric. Each run of records of one group (operation, event
+        source) is counted at once, its metrics added in the order of their first value in the run (a group's
+        metrics are written in the order they were first added). The caller holds the lock."""
+        count_metric, value_metric, received = w.count_metric, w.value_metric, w.received
+        n = len(records)
+        i = 0
+        while i < n:
+            _, _, op, es, _ = records[i]
+            redeliveries = 0
+            values: list[float | int] = []
+            later: list[str] = []  # the metrics after the Count metric, in the order of their first value
+            j = i
+            while j < n:
+                _, value, rop, res, redelivered = records[j]
+                if rop != op or res != es:
+                    break
+                if redelivered and received:
+                    if not redeliveries:
+                        later.append(_REDELIVERY)
+                    redeliveries += 1
+                if value is not None:
+                    if not values:
+                        later.append(value_metric)  # type: ignore[arg-type]  # set when a record has a value
+                    values.append(value)
+                j += 1
+            group = self._group(op, es)
+            if count_metric is not None:
+                self._add(group, count_metric, [j - i])
+            for name in later:
+                if name is _REDELIVERY:
+                    self._add(group, name, [redeliveries])
+                else:
+                    self._add(group, name, values, _MS)
+            i = j
 
     def add_metric(self, name: str, value: float, unit: str = "Count", resolution: int = 60,
                    operation: str | None = None) -> None:
@@ -118,7 +164,7 @@ class MetricAggregator(SinkOutput):
                     problems.add(C.WarningCode.METRIC_DEFINITION_CONFLICT, element,
                                  "same metric added with another unit or resolution in this flush")
                 else:
-                    self._add(group, text, v, unit_text, res)
+                    self._add(group, text, [v], unit_text, res)
         self._report(problems)
 
     def add_dimension(self, name: str, value: str) -> None:
