@@ -40,6 +40,7 @@ ROOT_RESERVED = frozenset({"_aws", *(d.value for d in Dimension), LogKey.FUNCTIO
                            LogKey.FUNCTION_REQUEST_ID.value, LogKey.SCHEMA_VERSION.value, LogKey.LEVEL.value})
 """Root members of an EMF document the emitter writes itself: no custom metric or dimension may take the name."""
 _SCHEMA_MEMBER = f'"{LogKey.SCHEMA_VERSION.value}":{_esc(SCHEMA_VERSION)}'
+_REQUEST_ID = f'"{LogKey.FUNCTION_REQUEST_ID.value}":'
 _COUNT = Unit.COUNT.value
 _MS = Unit.MILLISECONDS.value
 _REDELIVERY = Metric.REDELIVERY.value
@@ -96,36 +97,35 @@ class MetricAggregator(SinkOutput):
         source) is counted at once, its metrics added in the order of their first value in the run (a group's
         metrics are written in the order they were first added). The caller holds the lock."""
         count_metric, value_metric, received = w.count_metric, w.value_metric, w.received
-        n = len(records)
-        i = 0
-        while i < n:
-            _, _, op, es, _ = records[i]
-            redeliveries = 0
-            values: list[float | int] = []
-            later: list[str] = []  # the metrics after the Count metric, in the order of their first value
-            j = i
-            while j < n:
-                _, value, rop, res, redelivered = records[j]
-                if rop != op or res != es:
-                    break
-                if redelivered and received:
-                    if not redeliveries:
-                        later.append(_REDELIVERY)
-                    redeliveries += 1
-                if value is not None:
-                    if not values:
-                        later.append(value_metric)  # type: ignore[arg-type]  # set when a record has a value
-                    values.append(value)
-                j += 1
+        start, n = 0, len(records)
+        while start < n:
+            _, _, op, es, _ = records[start]
+            end = start + 1
+            while end < n and records[end][2] == op and records[end][3] == es:
+                end += 1
             group = self._group(op, es)
             if count_metric is not None:
-                self._add(group, count_metric, [j - i])
-            for name in later:
-                if name is _REDELIVERY:
-                    self._add(group, name, [redeliveries])
-                else:
-                    self._add(group, name, values, _MS)
-            i = j
+                self._add(group, count_metric, [end - start])
+            if value_metric is not None:
+                redeliveries = 0
+                values: list[float | int] = []
+                later: list[str] = []  # the metrics after the Count metric, in the order of their first value
+                for k in range(start, end):
+                    _, value, _, _, redelivered = records[k]
+                    if redelivered and received:
+                        if not redeliveries:
+                            later.append(_REDELIVERY)
+                        redeliveries += 1
+                    if value is not None:
+                        if not values:
+                            later.append(value_metric)
+                        values.append(value)
+                for name in later:
+                    if name is _REDELIVERY:
+                        self._add(group, name, [redeliveries])
+                    else:
+                        self._add(group, name, values, _MS)
+            start = end
 
     def add_metric(self, name: str, value: float, unit: str = "Count", resolution: int = 60,
                    operation: str | None = None) -> None:
@@ -271,7 +271,7 @@ class MetricAggregator(SinkOutput):
             if len(self._emf_props_head) < 64:
                 self._emf_props_head[fname] = head
         rid = inv.request_id_json if inv is not None else None  # the request id as JSON text (None: absent)
-        return f'{head}"{LogKey.FUNCTION_REQUEST_ID.value}":{rid},{_SCHEMA_MEMBER}' if rid else head + _SCHEMA_MEMBER
+        return f'{head}{_REQUEST_ID}{rid},{_SCHEMA_MEMBER}' if rid else head + _SCHEMA_MEMBER
 
     def _group_dimensions(self, op: str | None, es: str | None, custom: dict[str, str]) -> tuple[str, str]:
         """The directive header (namespace and dimension sets) and the dimension root members (JSON text) of group

@@ -122,6 +122,11 @@ _RECORD_AGE = _member(LogKey.RECORD_AGE_MS)
 _REMAINING_TIME = _member(LogKey.REMAINING_TIME_MS)
 _SIDE_EFFECT_REF = _member(LogKey.SIDE_EFFECT_REF)
 _TENANT_ID = _member(LogKey.TENANT_ID)
+# the invocation's members that change between invocations (LogRecordBuilder._static_json)
+_REQUEST_ID = _member(LogKey.FUNCTION_REQUEST_ID)
+_XRAY_TRACE_ID = _member(LogKey.XRAY_TRACE_ID)
+_OPERATION = _member(LogKey.OPERATION)
+_SCHEMA_VERSION = _member(LogKey.SCHEMA_VERSION) + _esc(SCHEMA_VERSION)
 _EVENT_SOURCE_MEMBER = {e: _EVENT_SOURCE + _esc(e.value) for e in EventSource}  # the member of each source
 _EVENT_SOURCE_VALUE = {e: e.value for e in EventSource}  # each source's value (the EventSource dimension)
 # the keyword names the writer reads from a call's properties (plain str: the names a call's ``**props`` carry)
@@ -516,8 +521,7 @@ class LogRecordBuilder:
         function_name, function_arn, function_memory_size, function_request_id, xray_trace_id, operation,
         schema_version. The members that stay the same from one invocation to the next (everything before the
         request id; operation and schema_version after the trace id) are cached as text."""
-        tail = (f',"{LogKey.OPERATION.value}":{_esc(operation)}' if operation is not None else "") + \
-            f',"{LogKey.SCHEMA_VERSION.value}":"{SCHEMA_VERSION}"'
+        tail = _OPERATION + _esc(operation) + _SCHEMA_VERSION if operation is not None else _SCHEMA_VERSION
         if inv is None:
             return f'"{LogKey.SERVICE.value}":{_esc(self.service)}{tail}'
         cache = self._static_cache
@@ -535,7 +539,7 @@ class LogRecordBuilder:
             if len(cache) < 64:
                 cache[cache_key] = head
         if inv.request_id_json:
-            head += f',"{LogKey.FUNCTION_REQUEST_ID.value}":{inv.request_id_json}'
+            head += _REQUEST_ID + inv.request_id_json
         if inv.xray_trace_id:
-            head += f',"{LogKey.XRAY_TRACE_ID.value}":{_esc(inv.xray_trace_id)}'
+            head += _XRAY_TRACE_ID + _esc(inv.xray_trace_id)
         return head + tail
