@@ -107,24 +107,23 @@ class MetricAggregator(SinkOutput):
             if count_metric is not None:
                 self._add(group, count_metric, [end - start])
             if value_metric is not None:
-                redeliveries = 0
-                values: list[float | int] = []
-                later: list[str] = []  # the metrics after the Count metric, in the order of their first value
-                for k in range(start, end):
-                    _, value, _, _, redelivered = records[k]
-                    if redelivered and received:
-                        if not redeliveries:
-                            later.append(_REDELIVERY)
-                        redeliveries += 1
-                    if value is not None:
-                        if not values:
-                            later.append(value_metric)
-                        values.append(value)
-                for name in later:
-                    if name is _REDELIVERY:
-                        self._add(group, name, [redeliveries])
-                    else:
-                        self._add(group, name, values, _MS)
+                run = records if end - start == n else records[start:end]
+                values = [r[1] for r in run if r[1] is not None]
+                redeliveries = len([r for r in run if r[4]]) if received else 0
+                # the two metrics are added in the order of their first value in the run (same record: Redelivery)
+                redelivery_first = False
+                if redeliveries:
+                    redelivery_first = True
+                    for _, value, _, _, redelivered in run:
+                        if redelivered or value is not None:
+                            redelivery_first = redelivered
+                            break
+                if redelivery_first:
+                    self._add(group, _REDELIVERY, [redeliveries])
+                if values:
+                    self._add(group, value_metric, values, _MS)
+                if redeliveries and not redelivery_first:
+                    self._add(group, _REDELIVERY, [redeliveries])
             start = end
 
     def add_metric(self, name: str, value: float, unit: str = "Count", resolution: int = 60,

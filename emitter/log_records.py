@@ -160,7 +160,7 @@ class OutcomeWriting:
     the record's value, RecordAge of ``received`` and RemainingTimeAtSideEffect of ``side_effect_started``)."""
 
     __slots__ = ("codes", "count_metric", "error_class", "error_code", "head", "member", "outcome", "received",
-                 "remaining", "retryable", "side_effect", "status", "value_metric")
+                 "remaining", "retryable", "side_effect", "status", "status_member", "value_metric")
 
     def __init__(self, outcome: Outcome) -> None:
         level, status, retryable, error_class, error_code, message = OUTCOME_SPEC[outcome]
@@ -168,6 +168,7 @@ class OutcomeWriting:
         self.head = record_head(level, message)
         self.member = f'"{LogKey.OUTCOME.value}":"{outcome.value}"'
         self.status = None if status is None else status.value
+        self.status_member = "" if status is None else _IDEMPOTENCY_STATUS + _esc(status.value)
         self.retryable = retryable
         self.error_class = None if error_class is None else error_class.value
         self.error_code = error_code
@@ -263,7 +264,7 @@ class LogRecordBuilder:
         status = w.status
         inv = self._inv
         op = inv.operation if inv is not None else self._default_operation
-        rec = record if issubclass(type(record), EventRecord) else None
+        rec = record if type(record) is EventRecord or issubclass(type(record), EventRecord) else None
         explicit_status = False
         expires = corr = None
         codes = w.codes
@@ -311,38 +312,39 @@ class LogRecordBuilder:
         if prefix is None:
             prefix = self._prefix(w, None, inv.static_json if inv is not None else self._idle_static)
 
-        line = prefix
+        parts = [prefix]
         es = rec.event_source if rec is not None else (inv.event_source if inv is not None else None)
         if type(es) is EventSource:
-            line += _EVENT_SOURCE_MEMBER[es]
+            parts.append(_EVENT_SOURCE_MEMBER[es])
         elif es is not None:
-            line += _EVENT_SOURCE + _esc(self._field(es, LogKey.EVENT_SOURCE, problems))
+            parts.append(_EVENT_SOURCE + _esc(self._field(es, LogKey.EVENT_SOURCE, problems)))
         eid = rec.event_id if rec is not None else record
         if eid is not None:
-            line += _EVENT_ID + _esc(eid if type(eid) is str and len(eid) <= _MAX_FIELD else
-                                     self._field(eid, LogKey.EVENT_ID, problems))
+            parts.append(_EVENT_ID + _esc(eid if type(eid) is str and len(eid) <= _MAX_FIELD else
+                                          self._field(eid, LogKey.EVENT_ID, problems)))
         k = key if key is not None else (rec.idempotency_key if rec is not None else None)
         if k is not None:
-            line += _IDEMPOTENCY_KEY + _esc(k if type(k) is str and self._hasher is None and len(k) <= _MAX_FIELD
-                                            else self._key(k, problems))
+            parts.append(_IDEMPOTENCY_KEY + _esc(k if type(k) is str and self._hasher is None and len(k) <= _MAX_FIELD
+                                                 else self._key(k, problems)))
         if status is not None and (k is not None or explicit_status):  # a status describes a key's record
-            line += _IDEMPOTENCY_STATUS + _esc(status)
+            parts.append(w.status_member if status is w.status else _IDEMPOTENCY_STATUS + _esc(status))
         if expires is not None:
             v, reason = emf.coerce_metric_value(expires)
             if v is not None:
-                line += _EXPIRES + repr(int(v))
+                parts.append(_EXPIRES + repr(int(v)))
             else:
                 problems.add(C.WarningCode.INVALID_PROPERTY, _P_EXPIRES_KEY, str(reason))
-        line += codes
+        if codes:
+            parts.append(codes)
         redelivered = False
         metric_value: float | None = None
         if rec is not None:
             attempt = rec.attempt
             if type(attempt) is int and -_SHORT_INT < attempt < _SHORT_INT:
-                line += _ATTEMPT + repr(attempt)
+                parts.append(_ATTEMPT + repr(attempt))
                 redelivered = attempt > 1
             else:
-                line += _ATTEMPT + self._json(attempt, LogKey.ATTEMPT, problems)
+                parts.append(_ATTEMPT + self._json(attempt, LogKey.ATTEMPT, problems))
             if corr is None:
                 corr = rec.correlation_id
         if corr is None and self.correlation_id_provider is not None:
@@ -351,17 +353,17 @@ class LogRecordBuilder:
             except Exception:  # noqa: BLE001 - a failing provider (a Logger gone) gives no correlation id
                 corr = None
         if corr is not None:
-            line += _CORRELATION_ID + _esc(corr if type(corr) is str and len(corr) <= _MAX_FIELD else
-                                           self._field(corr, LogKey.CORRELATION_ID, problems))
+            parts.append(_CORRELATION_ID + _esc(corr if type(corr) is str and len(corr) <= _MAX_FIELD else
+                                                self._field(corr, LogKey.CORRELATION_ID, problems)))
         if w.received and rec is not None:
             age = rec.record_age_ms
             if type(age) is int and -_SHORT_INT < age < _SHORT_INT:  # an adapter's age: a valid metric value
                 metric_value = age
-                line += _RECORD_AGE + repr(age)
+                parts.append(_RECORD_AGE + repr(age))
             elif age is not None:
                 metric_value, reason = emf.coerce_metric_value(age)
                 if metric_value is not None:
-                    line += _RECORD_AGE + repr(metric_value)  # a finite number: its repr is its JSON text
+                    parts.append(_RECORD_AGE + repr(metric_value))  # a finite number: its repr is its JSON text
                 else:
                     problems.add(C.WarningCode.INVALID_METRIC_VALUE, Metric.RECORD_AGE.value, str(reason))
         if props and _P_REMAINING_TIME in props:
@@ -373,7 +375,7 @@ class LogRecordBuilder:
         if rem is not None:
             v, reason = emf.coerce_metric_value(rem)
             if v is not None and v >= 0:
-                line += _REMAINING_TIME + repr(v)
+                parts.append(_REMAINING_TIME + repr(v))
                 if w.side_effect:
                     metric_value = v
             else:
@@ -382,15 +384,15 @@ class LogRecordBuilder:
         if props:
             ref = props.pop(_P_SIDE_EFFECT_REF, None)
             if ref is not None:
-                line += _SIDE_EFFECT_REF + _esc(self._field(ref, LogKey.SIDE_EFFECT_REF, problems))
+                parts.append(_SIDE_EFFECT_REF + _esc(self._field(ref, LogKey.SIDE_EFFECT_REF, problems)))
             tenant = props.pop(_P_TENANT_ID, None)
             if tenant is not None:
-                line += _TENANT_ID + _esc(self._field(tenant, LogKey.TENANT_ID, problems))
+                parts.append(_TENANT_ID + _esc(self._field(tenant, LogKey.TENANT_ID, problems)))
 
         # after the contract's members: the received record's source details, then the call's extra properties;
-        # these (``members``, named in ``names``) are what a record too large for an event loses
+        # these (``parts[first_extra:]``, named in ``names``) are what a record too large for an event loses
+        first_extra = len(parts)
         names: list[str] = []
-        members: list[str] = []
         if w.received and rec is not None:
             try:
                 for name, value in rec.details.items():
@@ -401,7 +403,7 @@ class LogRecordBuilder:
                     if name in _OWNED_KEYS or name in props:  # the contract's keys, or a property of the call
                         continue
                     names.append(name)
-                    members.append(self._property_member(name, value, problems))
+                    parts.append(self._property_member(name, value, problems))
             except Exception as exc:  # noqa: BLE001 - a hand-made record whose details are no dict
                 problems.add(C.WarningCode.INVALID_PROPERTY, "details",
                              f"record details could not be read ({type(exc).__name__}); left out")
@@ -411,12 +413,11 @@ class LogRecordBuilder:
                     problems.add(C.WarningCode.NAME_CONFLICT, f"property:{name}", "the emitter owns this log key")
                     continue
                 names.append(name)
-                members.append(self._property_member(name, value, problems))
-        if members:
-            whole = line + "".join(members) + "}"
-            line = whole if len(whole) <= _MAX_LINE else self._shrink(line, members, names, problems)
-        else:
-            line += "}"
+                parts.append(self._property_member(name, value, problems))
+        parts.append("}")
+        line = "".join(parts)
+        if names and len(line) > _MAX_LINE:
+            line = self._shrink(parts, first_extra, names, problems)
         # the EventSource dimension takes the contract's bounded values only
         es_dimension = _EVENT_SOURCE_VALUE[es] if self.event_source_dimension and type(es) is EventSource else None
         return line, metric_value, op, es_dimension, redelivered
@@ -432,16 +433,15 @@ class LogRecordBuilder:
         ``body`` (JSON members without braces)."""
         return f'{head}{self._iso(self.clock() if ms is None else ms)}",{static},{body}}}'
 
-    def _shrink(self, head: str, members: list[str], names: list[str], problems: Problems) -> str:
-        """The record of contract members ``head`` (JSON text without the closing brace) and extra properties
-        ``members`` (named ``names``): the largest extra properties dropped until it fits in a log event, each
-        counted."""
-        line = head + "".join(members) + "}"
-        for i in sorted(range(len(members)), key=lambda i: len(members[i]), reverse=True):
-            problems.add(C.WarningCode.PROPERTY_TOO_LARGE, f"property:{names[i]}",
+    def _shrink(self, parts: list[str], first: int, names: list[str], problems: Problems) -> str:
+        """Drop the largest extra properties (``parts[first:first + len(names)]``, named ``names``) until the record
+        (``parts`` joined) fits in a log event, each counted."""
+        line = "".join(parts)
+        for i in sorted(range(first, first + len(names)), key=lambda i: len(parts[i]), reverse=True):
+            problems.add(C.WarningCode.PROPERTY_TOO_LARGE, f"property:{names[i - first]}",
                          f"record over {C.MAX_EVENT_BYTES} bytes; property dropped")
-            members[i] = ""
-            line = head + "".join(members) + "}"
+            parts[i] = ""
+            line = "".join(parts)
             if len(line) <= _MAX_LINE:
                 break
         return line
