@@ -34,8 +34,6 @@ if TYPE_CHECKING:
     from emitter.redact import SecretNames
 
 CONTRACT_METRICS = frozenset(m.value for m in Metric)
-SUMMED_METRICS = frozenset(m.value for m in Metric if m.unit is Unit.COUNT)
-"""The contract's Count metrics: summed per group (one value per document)."""
 ROOT_RESERVED = frozenset({"_aws", *(d.value for d in Dimension), LogKey.FUNCTION_NAME.value,
                            LogKey.FUNCTION_REQUEST_ID.value, LogKey.SCHEMA_VERSION.value, LogKey.LEVEL.value})
 """Root members of an EMF document the emitter writes itself: no custom metric or dimension may take the name."""
@@ -74,18 +72,22 @@ class MetricAggregator(SinkOutput):
         return group
 
     @staticmethod
-    def _add(group: dict[str, emf.MetricSeries], name: str, values: list[float | int], unit: str = _COUNT,
-             resolution: int = 60) -> None:
-        """Add ``values`` (a new list: it may be kept) to metric ``name`` of ``group``: a contract Count metric holds
-        their sum (one value), any other metric keeps every value. The caller holds the lock."""
+    def _sum(group: dict[str, emf.MetricSeries], name: str, n: int) -> None:
+        """Add ``n`` to the contract Count metric ``name`` of ``group``: its one value is the sum. The caller holds the
+        lock."""
         series = group.get(name)
-        if name in SUMMED_METRICS:
-            total = values[0] if len(values) == 1 else sum(values)
-            if series is None:
-                group[name] = emf.MetricSeries(name, unit, resolution, [total])
-            else:
-                series.values[0] += total
-        elif series is None:
+        if series is None:
+            group[name] = emf.MetricSeries(name, _COUNT, 60, [n])
+        else:
+            series.values[0] += n
+
+    @staticmethod
+    def _add(group: dict[str, emf.MetricSeries], name: str, values: list[float | int], unit: str,
+             resolution: int = 60) -> None:
+        """Add ``values`` (a new list: it may be kept) to metric ``name`` of ``group``, a metric that keeps every
+        value (any metric but the contract's Count metrics, which :meth:`_sum` adds to). The caller holds the lock."""
+        series = group.get(name)
+        if series is None:
             group[name] = emf.MetricSeries(name, unit, resolution, values)
         else:
             series.values += values
@@ -105,7 +107,7 @@ class MetricAggregator(SinkOutput):
                 end += 1
             group = self._group(op, es)
             if count_metric is not None:
-                self._add(group, count_metric, [end - start])
+                self._sum(group, count_metric, end - start)
             if value_metric is not None:
                 run = records if end - start == n else records[start:end]
                 values = [r[1] for r in run if r[1] is not None]
@@ -119,11 +121,11 @@ class MetricAggregator(SinkOutput):
                             redelivery_first = redelivered
                             break
                 if redelivery_first:
-                    self._add(group, _REDELIVERY, [redeliveries])
+                    self._sum(group, _REDELIVERY, redeliveries)
                 if values:
                     self._add(group, value_metric, values, _MS)
                 if redeliveries and not redelivery_first:
-                    self._add(group, _REDELIVERY, [redeliveries])
+                    self._sum(group, _REDELIVERY, redeliveries)
             start = end
 
     def add_metric(self, name: str, value: float, unit: str = "Count", resolution: int = 60,

@@ -31,6 +31,7 @@ from emitter.contract import (
     LogKey,
     Metric,
     Outcome,
+    Unit,
 )
 from emitter.exceptions import TimeoutBudgetExceeded
 from emitter.sanitize import key_text, sanitize
@@ -176,10 +177,12 @@ class OutcomeWriting:
         self.received = outcome is Outcome.RECEIVED
         self.side_effect = outcome is Outcome.SIDE_EFFECT_STARTED
         self.remaining = outcome in REMAINING_OUTCOMES
+        # the outcome's metric: a Count metric is summed, any other (RemainingTimeAtSideEffect) takes the value
         metric = OUTCOME_METRIC[outcome]
-        value_metric = Metric.RECORD_AGE if self.received else metric if self.side_effect else None
+        counted = metric is not None and metric.unit is Unit.COUNT
+        self.count_metric = metric.value if metric is not None and counted else None
+        value_metric = Metric.RECORD_AGE if self.received else None if counted else metric
         self.value_metric = None if value_metric is None else value_metric.value
-        self.count_metric = None if metric is None or self.side_effect else metric.value
 
 
 WRITING = {o: OutcomeWriting(o) for o in Outcome}
