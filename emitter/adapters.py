@@ -170,9 +170,14 @@ def _sqs(r: dict[str, Any], now_ms: int) -> EventRecord:
     strings), ``ApproximateReceiveCount`` the delivery attempt; FIFO queues add the group, deduplication id and
     sequence number. Idempotency key and correlation id from the message attributes."""
     attrs = r.get("attributes") or _NO_ATTRS
-    sent = _int(attrs.get("SentTimestamp"))
-    first = _int(attrs.get("ApproximateFirstReceiveTimestamp"))
-    attempt = _int(attrs.get("ApproximateReceiveCount"))
+    s, f, c = attrs.get("SentTimestamp"), attrs.get("ApproximateFirstReceiveTimestamp"), \
+        attrs.get("ApproximateReceiveCount")
+    try:
+        if type(s) is not str or type(f) is not str or type(c) is not str:
+            raise ValueError
+        sent, first, attempt = int(s), int(f), int(c)  # three strings int() reads: what _int gives for them
+    except ValueError:
+        sent, first, attempt = _int(s), _int(f), _int(c)
     details: dict[str, Any] = {"queue": _arn_name(r.get("eventSourceARN"))}
     if "MessageGroupId" in attrs:  # FIFO queues
         for key, name in _SQS_FIFO_KEYS:
