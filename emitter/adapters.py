@@ -172,6 +172,9 @@ def _sqs(r: dict[str, Any], now_ms: int) -> EventRecord:
     attrs = r.get("attributes") or _NO_ATTRS
     s, f, c = attrs.get("SentTimestamp"), attrs.get("ApproximateFirstReceiveTimestamp"), \
         attrs.get("ApproximateReceiveCount")
+    sent: int | None
+    first: int | None
+    attempt: int | None
     try:
         if type(s) is not str or type(f) is not str or type(c) is not str:
             raise ValueError
