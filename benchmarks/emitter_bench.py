@@ -3,8 +3,10 @@ aws-embedded-metrics and a hand-written ``json.dumps`` EMF document.
 
     .venv/bin/python benchmarks/emitter_bench.py            # full run (~1 minute on 2 cores)
     .venv/bin/python benchmarks/emitter_bench.py --quick    # fewer processes / iterations
-    .venv/bin/python benchmarks/emitter_bench.py --baseline /tmp/old   # + an older checkout, interleaved
-      (e.g. ``git archive <commit> emitter | tar -x -C /tmp/old``: its emitter is imported and run alongside)
+    .venv/bin/python benchmarks/emitter_bench.py --baseline <commit>  # + that commit's emitter, interleaved
+    .venv/bin/python benchmarks/emitter_bench.py --baseline /tmp/old   # or a folder holding an older emitter/
+      (a commit is extracted with ``git archive <commit> emitter`` into a temporary folder; its emitter is imported
+      and run alongside this checkout's)
 
 Method
 - Import: ``python -c "<import>"`` in fresh processes, round-robin over the candidates (so machine drift hits all
@@ -325,6 +327,12 @@ def measure_invocations(n: int, repeats: int, baseline: Path | None = None) -> d
 
 
 # --------------------------------------------------------------------------- idempotency integration
+TAKEOVER_MODES = ("default: takeover observed", "takeover probe (read)", "no takeover detection")
+"""The ``detect_takeover`` modes timed: the default (``"auto"``, for a layer other than DynamoDB ``"observe"``: the
+record the layer reads during its own claim, no extra request), ``"read"`` (one ``_get_record`` before each claim)
+and ``False``."""
+
+
 def measure_idempotency(n: int, repeats: int) -> dict[str, float]:
     """us per @idempotent call: bare Powertools vs the instrumented layer, new keys and replays, interleaved."""
     from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent
@@ -350,8 +358,9 @@ def measure_idempotency(n: int, repeats: int) -> dict[str, float]:
     warnings.simplefilter("ignore")
     ctx = Ctx()
     cands = {"bare Powertools @idempotent": make(False),
-             "instrumented, takeover probe (read)": make(True),
-             "instrumented, no takeover probe": make(True, False)}
+             f"instrumented, {TAKEOVER_MODES[0]}": make(True),
+             f"instrumented, {TAKEOVER_MODES[1]}": make(True, "read"),
+             f"instrumented, {TAKEOVER_MODES[2]}": make(True, False)}
     counter = [0]
     best = {(name, case): float("inf") for name in cands for case in ("new key", "replay")}
     for fn in cands.values():
@@ -420,6 +429,25 @@ def measure_bytes() -> dict[str, float]:
     return out
 
 
+def baseline_folder(arg: str) -> Path:
+    """``--baseline``: a folder holding an older ``emitter/``, or a git commit of this repository whose ``emitter/``
+    is extracted into a temporary folder (removed at exit). Raises SystemExit when it is neither."""
+    if Path(arg, "emitter").is_dir():
+        return Path(arg)
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="emitter-baseline-"))
+    atexit.register(shutil.rmtree, folder, True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", arg, "emitter"], check=False, capture_output=True)
+    if archive.returncode != 0:
+        raise SystemExit(f"--baseline {arg}: neither a folder holding emitter/ nor a commit "
+                         f"({archive.stderr.decode(errors='replace').strip()})")
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    return folder
+
+
 IMPORT_TARGET_MS = 8.0
 """Issue 38: ``import emitter`` costs at most 8 ms (in-process wall time of the import in a fresh process)."""
 FULL_PATH_TARGET = 1.3
@@ -430,9 +458,12 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="20 processes, 100 batches of 40 invocations")
     ap.add_argument("--processes", type=int, default=None)
     ap.add_argument("--invocations", type=int, default=None)
-    ap.add_argument("--baseline", type=Path, default=None,
-                    help="a folder holding an older emitter/ (e.g. from git archive): timed alongside, interleaved")
+    ap.add_argument("--baseline", default=None,
+                    help="a git commit (or a folder holding an older emitter/): its emitter timed alongside, "
+                         "interleaved")
     args = ap.parse_args()
+    if args.baseline is not None:
+        args.baseline = baseline_folder(args.baseline)
     processes = args.processes or (20 if args.quick else 30)
     n = args.invocations or 40
     repeats = 100 if args.quick else 400
@@ -484,10 +515,10 @@ def main() -> None:
     print(f"Idempotency integration, in-memory persistence (best of {max(20, repeats // 4)} batches of {n} calls)")
     for case in ("new key", "replay"):
         bare = idem[f"bare Powertools @idempotent, {case}"]
-        print(f"  {case:8} bare Powertools @idempotent {bare:8.2f} us")
-        for mode in ("takeover probe (read)", "no takeover probe"):
+        print(f"  {case:8} {'bare Powertools @idempotent':42} {bare:8.2f} us")
+        for mode in TAKEOVER_MODES:
             inst = idem[f"instrumented, {mode}, {case}"]
-            print(f"  {'':8} instrumented, {mode:22} {inst:8.2f} us  overhead {inst - bare:7.2f} us "
+            print(f"  {'':8} {'instrumented, ' + mode:42} {inst:8.2f} us  overhead {inst - bare:7.2f} us "
                   f"({inst / bare:.2f}x)")
     print("  (a DynamoDB layer needs no probe: the claim itself returns the overwritten item, ReturnValues=ALL_OLD)")
     print()

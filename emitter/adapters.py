@@ -25,13 +25,6 @@ if TYPE_CHECKING:
 IDEMPOTENCY_HEADER = "idempotency-key"
 CORRELATION_HEADERS = ("x-correlation-id", "x-request-id")
 
-_BATCH_SOURCES = {
-    "aws:sqs": EventSource.SQS,
-    "aws:kinesis": EventSource.KINESIS,
-    "aws:dynamodb": EventSource.DYNAMODB,
-    "aws:sns": EventSource.SNS,
-}
-
 
 # --------------------------------------------------------------------------- helpers
 def _norm(name: str) -> str:
@@ -151,7 +144,8 @@ def parse_iso8601_ms(value: Any) -> int | None:
 def _age(sent_at_ms: int | None, now_ms: int) -> int | None:
     if sent_at_ms is None:
         return None
-    return max(0, int(now_ms) - sent_at_ms)  # clock skew never yields a negative age
+    age = int(now_ms) - sent_at_ms
+    return age if age > 0 else 0  # clock skew never yields a negative age
 
 
 def _attr_value(attrs: Any, wanted: str) -> str | None:
@@ -176,9 +170,17 @@ def _sqs(r: dict[str, Any], now_ms: int) -> EventRecord:
     strings), ``ApproximateReceiveCount`` the delivery attempt; FIFO queues add the group, deduplication id and
     sequence number. Idempotency key and correlation id from the message attributes."""
     attrs = r.get("attributes") or _NO_ATTRS
-    sent = _int(attrs.get("SentTimestamp"))
-    first = _int(attrs.get("ApproximateFirstReceiveTimestamp"))
-    attempt = _int(attrs.get("ApproximateReceiveCount"))
+    s, f, c = attrs.get("SentTimestamp"), attrs.get("ApproximateFirstReceiveTimestamp"), \
+        attrs.get("ApproximateReceiveCount")
+    sent: int | None
+    first: int | None
+    attempt: int | None
+    try:
+        if type(s) is not str or type(f) is not str or type(c) is not str:
+            raise ValueError
+        sent, first, attempt = int(s), int(f), int(c)  # three strings int() reads: what _int gives for them
+    except ValueError:
+        sent, first, attempt = _int(s), _int(f), _int(c)
     details: dict[str, Any] = {"queue": _arn_name(r.get("eventSourceARN"))}
     if "MessageGroupId" in attrs:  # FIFO queues
         for key, name in _SQS_FIFO_KEYS:
@@ -628,21 +630,24 @@ _POLLED_SOURCES = {
 """Top-level ``eventSource`` of the batch events without a ``Records`` list (Kafka, Amazon MQ)."""
 
 
-_RECORD_ADAPTERS: dict[EventSource, Callable[[dict[str, Any], int], EventRecord]] = {
-    EventSource.SQS: _sqs,
-    EventSource.KINESIS: _kinesis,
-    EventSource.DYNAMODB: _dynamodb,
-    EventSource.SNS: _sns,
+_RECORD_ADAPTERS: dict[str, tuple[EventSource, Callable[[dict[str, Any], int], EventRecord] | None]] = {
+    "aws:sqs": (EventSource.SQS, _sqs),
+    "aws:kinesis": (EventSource.KINESIS, _kinesis),
+    "aws:dynamodb": (EventSource.DYNAMODB, _dynamodb),
+    "aws:sns": (EventSource.SNS, _sns),
 }
+"""A batch record's ``eventSource`` (``EventSource`` for SNS) -> its source and adapter."""
+_GENERIC_RECORD: tuple[EventSource, None] = (EventSource.GENERIC, None)
 
 
 # --------------------------------------------------------------------------- detection
-def _record_source(r: Any) -> EventSource:
+def _record_adapter(r: Any) -> tuple[EventSource, Callable[[dict[str, Any], int], EventRecord] | None]:
+    """The source of a batch record and its adapter (None: a generic record)."""
     if isinstance(r, dict):
         src = r.get("eventSource") or r.get("EventSource")
         if isinstance(src, str):
-            return _BATCH_SOURCES.get(src, EventSource.GENERIC)
-    return EventSource.GENERIC
+            return _RECORD_ADAPTERS.get(src, _GENERIC_RECORD)
+    return _GENERIC_RECORD
 
 
 def detect_source(event: Any) -> EventSource:
@@ -658,7 +663,7 @@ def _detect_source(event: Any) -> EventSource:
         return EventSource.GENERIC
     recs = event.get("Records")
     if isinstance(recs, list):
-        return _record_source(recs[0]) if recs else EventSource.GENERIC
+        return _record_adapter(recs[0])[0] if recs else EventSource.GENERIC
     polled = _polled_source(event)
     return polled if polled is not None else _single_source(event)
 
@@ -707,8 +712,7 @@ _SINGLE_ADAPTERS: dict[EventSource, Callable[[dict[str, Any], int], EventRecord]
 def adapt_record(record: Any, now_ms: int) -> tuple[EventRecord, str | None]:
     """Adapt one batch record. Returns (record, error) where error is a reason when the record was malformed
     (then the record is generic). Never raises."""
-    src = _record_source(record)
-    fn = _RECORD_ADAPTERS.get(src)
+    src, fn = _record_adapter(record)
     if fn is None:
         return _generic(record, now_ms), None
     try:

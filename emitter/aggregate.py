@@ -30,15 +30,18 @@ if TYPE_CHECKING:
     from typing import Any
 
     from emitter.context import InvocationInfo
+    from emitter.log_records import OutcomeWriting, RecordLine
     from emitter.redact import SecretNames
 
 CONTRACT_METRICS = frozenset(m.value for m in Metric)
-SUMMED_METRICS = frozenset(m.value for m in Metric if m.unit is Unit.COUNT)
-"""The contract's Count metrics: summed per group (one value per document)."""
 ROOT_RESERVED = frozenset({"_aws", *(d.value for d in Dimension), LogKey.FUNCTION_NAME.value,
                            LogKey.FUNCTION_REQUEST_ID.value, LogKey.SCHEMA_VERSION.value, LogKey.LEVEL.value})
 """Root members of an EMF document the emitter writes itself: no custom metric or dimension may take the name."""
 _SCHEMA_MEMBER = f'"{LogKey.SCHEMA_VERSION.value}":{_esc(SCHEMA_VERSION)}'
+_REQUEST_ID = f'"{LogKey.FUNCTION_REQUEST_ID.value}":'
+_COUNT = Unit.COUNT.value
+_MS = Unit.MILLISECONDS.value
+_REDELIVERY = Metric.REDELIVERY.value
 _EVENT_SOURCE = Dimension.EVENT_SOURCE.value
 _OPERATION = Dimension.OPERATION.value
 _SERVICE = Dimension.SERVICE.value
@@ -69,17 +72,61 @@ class MetricAggregator(SinkOutput):
         return group
 
     @staticmethod
-    def _add(group: dict[str, emf.MetricSeries], name: str, value: float, unit: str = Unit.COUNT.value,
-             resolution: int = 60) -> None:
-        """Add ``value`` to metric ``name`` of ``group``: the contract's Count metrics are summed, any other metric
-        keeps every value. The caller holds the lock."""
+    def _sum(group: dict[str, emf.MetricSeries], name: str, n: int) -> None:
+        """Add ``n`` to the contract Count metric ``name`` of ``group``: its one value is the sum. The caller holds the
+        lock."""
         series = group.get(name)
         if series is None:
-            group[name] = emf.MetricSeries(name, unit, resolution, [value])
-        elif name in SUMMED_METRICS:
-            series.values[0] += value
+            group[name] = emf.MetricSeries(name, _COUNT, 60, [n])
         else:
-            series.values.append(value)
+            series.values[0] += n
+
+    @staticmethod
+    def _add(group: dict[str, emf.MetricSeries], name: str, values: list[float | int], unit: str,
+             resolution: int = 60) -> None:
+        """Add ``values`` (a new list: it may be kept) to metric ``name`` of ``group``, a metric that keeps every
+        value (any metric but the contract's Count metrics, which :meth:`_sum` adds to). The caller holds the lock."""
+        series = group.get(name)
+        if series is None:
+            group[name] = emf.MetricSeries(name, unit, resolution, values)
+        else:
+            series.values += values
+
+    def _count(self, w: OutcomeWriting, records: list[RecordLine]) -> None:
+        """Count the metrics of ``records``, the records of one call of outcome ``w``: 1 per record to its Count
+        metric, 1 per redelivered ``received`` record to Redelivery, each record's value (RecordAge,
+        RemainingTimeAtSideEffect) to its Milliseconds metric. Each run of records of one group (operation, event
+        source) is counted at once, its metrics added in the order of their first value in the run (a group's
+        metrics are written in the order they were first added). The caller holds the lock."""
+        count_metric, value_metric, received = w.count_metric, w.value_metric, w.received
+        start, n = 0, len(records)
+        while start < n:
+            _, _, op, es, _ = records[start]
+            end = start + 1
+            while end < n and records[end][2] == op and records[end][3] == es:
+                end += 1
+            group = self._group(op, es)
+            if count_metric is not None:
+                self._sum(group, count_metric, end - start)
+            if value_metric is not None:
+                run = records if end - start == n else records[start:end]
+                values = [r[1] for r in run if r[1] is not None]
+                redeliveries = len([r for r in run if r[4]]) if received else 0
+                # the two metrics are added in the order of their first value in the run (same record: Redelivery)
+                redelivery_first = False
+                if redeliveries:
+                    redelivery_first = True
+                    for _, value, _, _, redelivered in run:
+                        if redelivered or value is not None:
+                            redelivery_first = redelivered
+                            break
+                if redelivery_first:
+                    self._sum(group, _REDELIVERY, redeliveries)
+                if values:
+                    self._add(group, value_metric, values, _MS)
+                if redeliveries and not redelivery_first:
+                    self._sum(group, _REDELIVERY, redeliveries)
+            start = end
 
     def add_metric(self, name: str, value: float, unit: str = "Count", resolution: int = 60,
                    operation: str | None = None) -> None:
@@ -118,7 +165,7 @@ class MetricAggregator(SinkOutput):
                     problems.add(C.WarningCode.METRIC_DEFINITION_CONFLICT, element,
                                  "same metric added with another unit or resolution in this flush")
                 else:
-                    self._add(group, text, v, unit_text, res)
+                    self._add(group, text, [v], unit_text, res)
         self._report(problems)
 
     def add_dimension(self, name: str, value: str) -> None:
@@ -225,7 +272,7 @@ class MetricAggregator(SinkOutput):
             if len(self._emf_props_head) < 64:
                 self._emf_props_head[fname] = head
         rid = inv.request_id_json if inv is not None else None  # the request id as JSON text (None: absent)
-        return f'{head}"{LogKey.FUNCTION_REQUEST_ID.value}":{rid},{_SCHEMA_MEMBER}' if rid else head + _SCHEMA_MEMBER
+        return f'{head}{_REQUEST_ID}{rid},{_SCHEMA_MEMBER}' if rid else head + _SCHEMA_MEMBER
 
     def _group_dimensions(self, op: str | None, es: str | None, custom: dict[str, str]) -> tuple[str, str]:
         """The directive header (namespace and dimension sets) and the dimension root members (JSON text) of group

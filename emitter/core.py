@@ -35,10 +35,8 @@ from emitter.contract import (
     DEFAULT_REDACTION_EXCEPTIONS,
     ERROR_CLASS_OUTCOME,
     NAMESPACE_DEFAULT,
-    OUTCOME_METRIC,
     Dimension,
     ErrorClass,
-    Metric,
     Outcome,
     lambda_filtered_level,
     resolve_namespace,
@@ -47,6 +45,7 @@ from emitter.contract import (
 from emitter.contract import metrics_disabled as _metrics_disabled
 from emitter.emf import MetricSeries
 from emitter.exceptions import EmfValidationError, TimeoutBudgetExceeded
+from emitter.log_records import WRITING, OutcomeWriting
 from emitter.output import Problems
 from emitter.redact import KeyHasher, SecretNames
 from emitter.sinks import Sink, StdoutSink
@@ -64,13 +63,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_OPERATION", "Emitter", "exception_outcome"]
 
 _OUTCOME_VALUES = frozenset(o.value for o in Outcome)
-_METRIC_NAME = {o: None if m is None else m.value for o, m in OUTCOME_METRIC.items()}
-"""Outcome -> the name of the metric it counts (contract.OUTCOME_METRIC), None for none."""
-_MS = Metric.RECORD_AGE.unit.value
-_EVENTS_RECEIVED = Metric.EVENTS_RECEIVED.value
-_REDELIVERY = Metric.REDELIVERY.value
-_RECORD_AGE = Metric.RECORD_AGE.value
-_REMAINING_TIME_AT_SIDE_EFFECT = Metric.REMAINING_TIME_AT_SIDE_EFFECT.value
+_RECEIVED = WRITING[Outcome.RECEIVED]
 
 
 def _identifier(value: Any) -> str:
@@ -253,14 +246,14 @@ class Emitter(InvocationLifecycle):
         call's ``problems`` and one sink write. A record that cannot be written is counted as internal_error; the
         others are still written."""
         inv = self._inv
-        prefix = self._prefix(Outcome.RECEIVED, ms, inv.static_json if inv is not None else self._idle_static)
+        prefix = self._prefix(_RECEIVED, ms, inv.static_json if inv is not None else self._idle_static)
         lines = []
         for rec in recs:
             try:
-                lines.append(self._outcome_line(Outcome.RECEIVED, rec, None, {}, problems, prefix))
+                lines.append(self._outcome_line(_RECEIVED, rec, None, {}, problems, prefix))
             except Exception as exc:  # noqa: BLE001 - never break the handler
                 self._internal_error(Outcome.RECEIVED, exc)
-        self._commit(Outcome.RECEIVED, lines, problems)
+        self._commit(_RECEIVED, lines, problems)
 
     # ------------------------------------------------------------------ outcome calls
     def claimed(self, record: EventRecord | None = None, key: str | None = None, *,
@@ -433,30 +426,21 @@ class Emitter(InvocationLifecycle):
                     self._report(problems)
                     return
                 outcome = Outcome(value)
-            self._commit(outcome, [self._outcome_line(outcome, record, key, props, problems)], problems)
+            w = WRITING[outcome]
+            self._commit(w, [self._outcome_line(w, record, key, props, problems)], problems)
         except EmfValidationError:
             raise
         except Exception as exc:  # noqa: BLE001 - never break the handler
             self._internal_error(outcome, exc)
 
-    def _commit(self, outcome: Outcome, records: list[RecordLine], problems: Problems) -> None:
+    def _commit(self, w: OutcomeWriting, records: list[RecordLine], problems: Problems) -> None:
         """Report the call's ``problems`` (one warning record; ``strict`` raises here, before anything is written),
-        then count the metrics of ``records`` and write their lines in one sink write, under the lock."""
-        self._report(problems)
-        metric = _METRIC_NAME[outcome]
+        then count the metrics of ``records`` (of outcome ``w``) and write their lines in one sink write, under the
+        lock."""
+        if problems:
+            self._report(problems)
         with self._lock:
-            for _, value, op, es, redelivered in records:
-                group = self._group(op, es)
-                if metric is _REMAINING_TIME_AT_SIDE_EFFECT:
-                    if value is not None:
-                        self._add(group, metric, value, _MS)
-                elif metric is not None:
-                    self._add(group, metric, 1)
-                if outcome is Outcome.RECEIVED:
-                    if redelivered:
-                        self._add(group, _REDELIVERY, 1)
-                    if value is not None:
-                        self._add(group, _RECORD_AGE, value, _MS)
+            self._count(w, records)
             self._write([r[0] for r in records])
 
     def _internal_error(self, outcome: Any, exc: Exception) -> None:

@@ -21,6 +21,7 @@ from emitter.compact_json import dumps as _dumps
 from emitter.compact_json import esc as _esc
 from emitter.contract import (
     LOG_KEYS,
+    OUTCOME_METRIC,
     REDACTED,
     SCHEMA_VERSION,
     Dimension,
@@ -30,6 +31,7 @@ from emitter.contract import (
     LogKey,
     Metric,
     Outcome,
+    Unit,
 )
 from emitter.exceptions import TimeoutBudgetExceeded
 from emitter.sanitize import key_text, sanitize
@@ -44,7 +46,7 @@ if TYPE_CHECKING:
     from emitter.output import Problems
     from emitter.redact import KeyHasher, SecretNames
 
-OUTCOME_SPEC: dict[Outcome, tuple[str, str | None, bool | None, str | None, str | None, str]] = {
+OUTCOME_SPEC: dict[Outcome, tuple[str, IdempotencyStatus | None, bool | None, ErrorClass | None, str | None, str]] = {
     # outcome: (level, default idempotency_status, default retryable, default error_class, default error_code,
     #           message); emitter/CONTRACT.md's outcome table says the same (a test compares)
     Outcome.RECEIVED: ("INFO", None, None, None, None, "Event received"),
@@ -105,8 +107,6 @@ def _member(key: LogKey) -> str:
     return f',"{key.value}":'
 
 
-_OUTCOME_HEAD = {o: record_head(spec[0], spec[5]) for o, spec in OUTCOME_SPEC.items()}
-_OUTCOME_MEMBER = {o: f'"{LogKey.OUTCOME.value}":"{o.value}"' for o in Outcome}
 # the members a record may carry after ``outcome``, in the contract's order
 _EVENT_SOURCE = _member(LogKey.EVENT_SOURCE)
 _EVENT_ID = _member(LogKey.EVENT_ID)
@@ -123,7 +123,70 @@ _RECORD_AGE = _member(LogKey.RECORD_AGE_MS)
 _REMAINING_TIME = _member(LogKey.REMAINING_TIME_MS)
 _SIDE_EFFECT_REF = _member(LogKey.SIDE_EFFECT_REF)
 _TENANT_ID = _member(LogKey.TENANT_ID)
+# the invocation's members that change between invocations (LogRecordBuilder._static_json)
+_REQUEST_ID = _member(LogKey.FUNCTION_REQUEST_ID)
+_XRAY_TRACE_ID = _member(LogKey.XRAY_TRACE_ID)
+_OPERATION = _member(LogKey.OPERATION)
+_SCHEMA_VERSION = _member(LogKey.SCHEMA_VERSION) + _esc(SCHEMA_VERSION)
 _EVENT_SOURCE_MEMBER = {e: _EVENT_SOURCE + _esc(e.value) for e in EventSource}  # the member of each source
+_EVENT_SOURCE_VALUE = {e: e.value for e in EventSource}  # each source's value (the EventSource dimension)
+# the keyword names the writer reads from a call's properties (plain str: the names a call's ``**props`` carry)
+_P_OPERATION = "operation"
+_P_STATUS = LogKey.IDEMPOTENCY_STATUS.value
+_P_RETRYABLE = LogKey.RETRYABLE.value
+_P_ERROR_CLASS = LogKey.ERROR_CLASS.value
+_P_ERROR_CODE = LogKey.ERROR_CODE.value
+_P_EXPIRES = "expires_at_ms"
+_P_EXPIRES_KEY = LogKey.IN_PROGRESS_EXPIRES_AT_MS.value
+_P_CORRELATION_ID = LogKey.CORRELATION_ID.value
+_P_REMAINING_TIME = LogKey.REMAINING_TIME_MS.value
+_P_SIDE_EFFECT_REF = LogKey.SIDE_EFFECT_REF.value
+_P_TENANT_ID = LogKey.TENANT_ID.value
+
+
+def _codes_json(error_code: str | None, error_class: str | None, retryable: bool | None) -> str:
+    """The ``error_code``, ``error_class`` and ``retryable`` members of a record (those not None), as JSON text."""
+    text = "" if error_code is None else _ERROR_CODE + _esc(error_code)
+    if error_class is not None:
+        text += _ERROR_CLASS + _esc(error_class)
+    if retryable is not None:
+        text += _RETRYABLE_TRUE if retryable else _RETRYABLE_FALSE
+    return text
+
+
+class OutcomeWriting:
+    """How the writer writes the records of one outcome and what they count, made once per outcome from
+    :data:`OUTCOME_SPEC` and ``contract.OUTCOME_METRIC``: the record's constant text and defaults, and its metrics
+    (``count_metric``: the Count metric each record adds 1 to; ``value_metric``: the Milliseconds metric that takes
+    the record's value, RecordAge of ``received`` and RemainingTimeAtSideEffect of ``side_effect_started``)."""
+
+    __slots__ = ("codes", "count_metric", "error_class", "error_code", "head", "member", "outcome", "received",
+                 "remaining", "retryable", "side_effect", "status", "status_member", "value_metric")
+
+    def __init__(self, outcome: Outcome) -> None:
+        level, status, retryable, error_class, error_code, message = OUTCOME_SPEC[outcome]
+        self.outcome = outcome
+        self.head = record_head(level, message)
+        self.member = f'"{LogKey.OUTCOME.value}":"{outcome.value}"'
+        self.status = None if status is None else status.value
+        self.status_member = "" if status is None else _IDEMPOTENCY_STATUS + _esc(status.value)
+        self.retryable = retryable
+        self.error_class = None if error_class is None else error_class.value
+        self.error_code = error_code
+        self.codes = _codes_json(error_code, self.error_class, retryable)  # the members of a call that gives none
+        self.received = outcome is Outcome.RECEIVED
+        self.side_effect = outcome is Outcome.SIDE_EFFECT_STARTED
+        self.remaining = outcome in REMAINING_OUTCOMES
+        # the outcome's metric: a Count metric is summed, any other (RemainingTimeAtSideEffect) takes the value
+        metric = OUTCOME_METRIC[outcome]
+        counted = metric is not None and metric.unit is Unit.COUNT
+        self.count_metric = metric.value if metric is not None and counted else None
+        value_metric = Metric.RECORD_AGE if self.received else None if counted else metric
+        self.value_metric = None if value_metric is None else value_metric.value
+
+
+WRITING = {o: OutcomeWriting(o) for o in Outcome}
+"""Outcome -> its :class:`OutcomeWriting`."""
 
 RecordLine = tuple[str, float | None, str | None, str | None, bool]
 """An outcome record as :meth:`LogRecordBuilder._outcome_line` returns it: (line, metric_value, operation,
@@ -190,63 +253,67 @@ class LogRecordBuilder:
     _default_operation: str
     correlation_id_provider: Callable[[], Any] | None
 
-    def _outcome_line(self, outcome: Outcome, record: Any, key: Any, props: dict[str, Any], problems: Problems,
+    def _outcome_line(self, w: OutcomeWriting, record: Any, key: Any, props: dict[str, Any], problems: Problems,
                       prefix: str | None = None) -> RecordLine:
-        """The record of ``outcome`` for ``record`` (an EventRecord, an event id, or None) and ``key`` (default: the
-        record's idempotency key), with the known keyword values and extra properties of ``props`` (consumed).
-        ``prefix``: :meth:`_prefix` of the outcome (a batch of records shares it; default: made now, with the clock's
-        time). Problems found are added to ``problems``.
+        """The record of outcome ``w`` (:data:`WRITING`) for ``record`` (an EventRecord, an event id, or None) and
+        ``key`` (default: the record's idempotency key), with the known keyword values and extra properties of
+        ``props`` (consumed). ``prefix``: :meth:`_prefix` of the outcome (a batch of records shares it; default: made
+        now, with the clock's time). Problems found are added to ``problems``.
 
         Returns ``(line, metric_value, operation, event_source, redelivered)``: the JSON text (no newline), the
         RecordAge ms of a ``received`` record or the RemainingTimeAtSideEffect ms of a ``side_effect_started`` one
         (else None), the metric group (``event_source`` only when the EventSource dimension is on) and whether the
         record is a redelivery (attempt > 1)."""
-        _, status, retryable, error_class, error_code, _ = OUTCOME_SPEC[outcome]
+        status = w.status
         inv = self._inv
         op = inv.operation if inv is not None else self._default_operation
-        rec = record if issubclass(type(record), EventRecord) else None
+        rec = record if type(record) is EventRecord or issubclass(type(record), EventRecord) else None
         explicit_status = False
         expires = corr = None
+        codes = w.codes
         if props:
-            if "operation" in props:
-                o = props.pop("operation")
+            if _P_OPERATION in props:
+                o = props.pop(_P_OPERATION)
                 if o is not None:
                     if reason := emf.check_dimension_value(o):
                         problems.add(C.WarningCode.INVALID_DIMENSION_VALUE, f"dimension:{Dimension.OPERATION.value}",
                                      reason)
                     elif (o := emf.plain_str(o)) != op:
                         op = o
-                        prefix = self._prefix(outcome, None, self._static_json(inv, op))
-            st = props.pop(LogKey.IDEMPOTENCY_STATUS, None)
+                        prefix = self._prefix(w, None, self._static_json(inv, op))
+            retryable, error_class, error_code = w.retryable, w.error_class, w.error_code
+            st = props.pop(_P_STATUS, None)
             if st is not None:
                 st = _enum_text(st)
                 if st in _STATUS_VALUES:
                     status, explicit_status = st, True
                 else:
-                    problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.IDEMPOTENCY_STATUS.value,
-                                 "not an IdempotencyStatus value")
-            r = props.pop(LogKey.RETRYABLE, None)
+                    problems.add(C.WarningCode.INVALID_PROPERTY, _P_STATUS, "not an IdempotencyStatus value")
+            r = props.pop(_P_RETRYABLE, None)
             if r is not None:
                 try:
                     retryable = bool(r)
                 except Exception:  # noqa: BLE001 - an object whose __bool__ raises: the outcome's default stays
-                    problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.RETRYABLE.value, "not readable as a bool")
-            ec = props.pop(LogKey.ERROR_CLASS, None)
+                    problems.add(C.WarningCode.INVALID_PROPERTY, _P_RETRYABLE, "not readable as a bool")
+            ec = props.pop(_P_ERROR_CLASS, None)
             if ec is not None:
                 ec = _enum_text(ec)
                 if ec in _ERROR_CLASS_VALUES:
                     error_class = ec
                 else:
-                    problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.ERROR_CLASS.value, "not an ErrorClass value")
-            code = props.pop(LogKey.ERROR_CODE, None)
+                    problems.add(C.WarningCode.INVALID_PROPERTY, _P_ERROR_CLASS, "not an ErrorClass value")
+            code = props.pop(_P_ERROR_CODE, None)
             if code is not None:
-                error_code = self._field(code, LogKey.ERROR_CODE, problems)
-            expires = props.pop("expires_at_ms", None)
+                error_code = code if type(code) is str and len(code) <= _MAX_FIELD else \
+                    self._field(code, LogKey.ERROR_CODE, problems)
+            if r is not None or ec is not None or code is not None:
+                codes = _codes_json(error_code, error_class, retryable)
+            expires = props.pop(_P_EXPIRES, None)
             if expires is None:
-                expires = props.pop(LogKey.IN_PROGRESS_EXPIRES_AT_MS, None)
-            corr = props.pop(LogKey.CORRELATION_ID, None)
+                expires = props.pop(_P_EXPIRES_KEY, None)
+            corr = props.pop(_P_CORRELATION_ID, None)
         if prefix is None:
-            prefix = self._prefix(outcome, None, inv.static_json if inv is not None else self._idle_static)
+            prefix = self._prefix(w, None, inv.static_json if inv is not None else self._idle_static)
 
         parts = [prefix]
         es = rec.event_source if rec is not None else (inv.event_source if inv is not None else None)
@@ -263,24 +330,21 @@ class LogRecordBuilder:
             parts.append(_IDEMPOTENCY_KEY + _esc(k if type(k) is str and self._hasher is None and len(k) <= _MAX_FIELD
                                                  else self._key(k, problems)))
         if status is not None and (k is not None or explicit_status):  # a status describes a key's record
-            parts.append(_IDEMPOTENCY_STATUS + _esc(status))
+            parts.append(w.status_member if status is w.status else _IDEMPOTENCY_STATUS + _esc(status))
         if expires is not None:
             v, reason = emf.coerce_metric_value(expires)
             if v is not None:
-                parts.append(_EXPIRES + int.__repr__(int(v)))
+                parts.append(_EXPIRES + repr(int(v)))
             else:
-                problems.add(C.WarningCode.INVALID_PROPERTY, LogKey.IN_PROGRESS_EXPIRES_AT_MS.value, str(reason))
-        if error_code is not None:
-            parts.append(_ERROR_CODE + _esc(error_code))
-        if error_class is not None:
-            parts.append(_ERROR_CLASS + _esc(error_class))
-        if retryable is not None:
-            parts.append(_RETRYABLE_TRUE if retryable else _RETRYABLE_FALSE)
+                problems.add(C.WarningCode.INVALID_PROPERTY, _P_EXPIRES_KEY, str(reason))
+        if codes:
+            parts.append(codes)
         redelivered = False
+        metric_value: float | None = None
         if rec is not None:
             attempt = rec.attempt
             if type(attempt) is int and -_SHORT_INT < attempt < _SHORT_INT:
-                parts.append(_ATTEMPT + int.__repr__(attempt))
+                parts.append(_ATTEMPT + repr(attempt))
                 redelivered = attempt > 1
             else:
                 parts.append(_ATTEMPT + self._json(attempt, LogKey.ATTEMPT, problems))
@@ -294,17 +358,20 @@ class LogRecordBuilder:
         if corr is not None:
             parts.append(_CORRELATION_ID + _esc(corr if type(corr) is str and len(corr) <= _MAX_FIELD else
                                                 self._field(corr, LogKey.CORRELATION_ID, problems)))
-
-        metric_value: float | None = None
-        if outcome is Outcome.RECEIVED and rec is not None and rec.record_age_ms is not None:
-            metric_value, reason = emf.coerce_metric_value(rec.record_age_ms)
-            if metric_value is not None:
-                parts.append(_RECORD_AGE + repr(metric_value))  # a finite number: its repr is its JSON text
-            else:
-                problems.add(C.WarningCode.INVALID_METRIC_VALUE, Metric.RECORD_AGE.value, str(reason))
-        if props and LogKey.REMAINING_TIME_MS in props:
-            rem = props.pop(LogKey.REMAINING_TIME_MS)
-        elif outcome in REMAINING_OUTCOMES:
+        if w.received and rec is not None:
+            age = rec.record_age_ms
+            if type(age) is int and -_SHORT_INT < age < _SHORT_INT:  # an adapter's age: a valid metric value
+                metric_value = age
+                parts.append(_RECORD_AGE + repr(age))
+            elif age is not None:
+                metric_value, reason = emf.coerce_metric_value(age)
+                if metric_value is not None:
+                    parts.append(_RECORD_AGE + repr(metric_value))  # a finite number: its repr is its JSON text
+                else:
+                    problems.add(C.WarningCode.INVALID_METRIC_VALUE, Metric.RECORD_AGE.value, str(reason))
+        if props and _P_REMAINING_TIME in props:
+            rem = props.pop(_P_REMAINING_TIME)
+        elif w.remaining:
             rem = inv.remaining_ms() if inv is not None else None
         else:
             rem = None
@@ -312,24 +379,24 @@ class LogRecordBuilder:
             v, reason = emf.coerce_metric_value(rem)
             if v is not None and v >= 0:
                 parts.append(_REMAINING_TIME + repr(v))
-                if outcome is Outcome.SIDE_EFFECT_STARTED:
+                if w.side_effect:
                     metric_value = v
             else:
                 problems.add(C.WarningCode.INVALID_METRIC_VALUE, Metric.REMAINING_TIME_AT_SIDE_EFFECT.value,
                              reason or "negative remaining time")
         if props:
-            ref = props.pop(LogKey.SIDE_EFFECT_REF, None)
+            ref = props.pop(_P_SIDE_EFFECT_REF, None)
             if ref is not None:
                 parts.append(_SIDE_EFFECT_REF + _esc(self._field(ref, LogKey.SIDE_EFFECT_REF, problems)))
-            tenant = props.pop(LogKey.TENANT_ID, None)
+            tenant = props.pop(_P_TENANT_ID, None)
             if tenant is not None:
                 parts.append(_TENANT_ID + _esc(self._field(tenant, LogKey.TENANT_ID, problems)))
 
         # after the contract's members: the received record's source details, then the call's extra properties;
-        # these (``parts[first_extra:]``, named in ``extras``) are what a record too large for an event loses
+        # these (``parts[first_extra:]``, named in ``names``) are what a record too large for an event loses
         first_extra = len(parts)
-        extras: list[str] = []
-        if outcome is Outcome.RECEIVED and rec is not None:
+        names: list[str] = []
+        if w.received and rec is not None:
             try:
                 for name, value in rec.details.items():
                     if value is None:
@@ -338,30 +405,30 @@ class LogRecordBuilder:
                         name = key_text(name)
                     if name in _OWNED_KEYS or name in props:  # the contract's keys, or a property of the call
                         continue
-                    extras.append(name)
+                    names.append(name)
                     parts.append(self._property_member(name, value, problems))
             except Exception as exc:  # noqa: BLE001 - a hand-made record whose details are no dict
                 problems.add(C.WarningCode.INVALID_PROPERTY, "details",
                              f"record details could not be read ({type(exc).__name__}); left out")
-        for name, value in props.items():
-            if name in RESERVED_KEYS:
-                problems.add(C.WarningCode.NAME_CONFLICT, f"property:{name}", "the emitter owns this log key")
-                continue
-            extras.append(name)
-            parts.append(self._property_member(name, value, problems))
+        if props:
+            for name, value in props.items():
+                if name in RESERVED_KEYS:
+                    problems.add(C.WarningCode.NAME_CONFLICT, f"property:{name}", "the emitter owns this log key")
+                    continue
+                names.append(name)
+                parts.append(self._property_member(name, value, problems))
         parts.append("}")
         line = "".join(parts)
-        if len(line) > _MAX_LINE and extras:
-            line = self._shrink(parts, first_extra, extras, problems)
+        if names and len(line) > _MAX_LINE:
+            line = self._shrink(parts, first_extra, names, problems)
         # the EventSource dimension takes the contract's bounded values only
-        es_dimension = es.value if self.event_source_dimension and type(es) is EventSource else None
+        es_dimension = _EVENT_SOURCE_VALUE[es] if self.event_source_dimension and type(es) is EventSource else None
         return line, metric_value, op, es_dimension, redelivered
 
-    def _prefix(self, outcome: Outcome, ms: int | None, static: str) -> str:
-        """The start of every record of ``outcome`` written at ``ms`` (epoch ms; default: the clock now) with the
+    def _prefix(self, w: OutcomeWriting, ms: int | None, static: str) -> str:
+        """The start of every record of outcome ``w`` written at ``ms`` (epoch ms; default: the clock now) with the
         invocation members ``static``: its head (:func:`record_head`), timestamp, ``static`` and ``outcome``."""
-        return f'{_OUTCOME_HEAD[outcome]}{self._iso(self.clock() if ms is None else ms)}",{static},' \
-            f'{_OUTCOME_MEMBER[outcome]}'
+        return f'{w.head}{self._iso(self.clock() if ms is None else ms)}",{static},{w.member}'
 
     def _line(self, head: str, ms: int | None, static: str, body: str) -> str:
         """A record other than an outcome's (warning records): ``head`` (:func:`record_head`), the ``timestamp`` of
@@ -428,8 +495,11 @@ class LogRecordBuilder:
             return head
         if type(value) is str:
             return head + _esc(value)
-        if type(value) is int and -_SHORT_INT < value < _SHORT_INT:
-            return head + int.__repr__(value)
+        if type(value) is int:
+            try:
+                return head + repr(value)
+            except ValueError:  # over the int-to-str digit limit: written as the general path writes it
+                pass
         try:
             return head + self._json(sanitize(value, self._redacted, problems, name, 0), name, problems)
         except Exception as exc:  # noqa: BLE001 - a hostile object (__len__, __iter__, properties raising)
@@ -454,8 +524,7 @@ class LogRecordBuilder:
         function_name, function_arn, function_memory_size, function_request_id, xray_trace_id, operation,
         schema_version. The members that stay the same from one invocation to the next (everything before the
         request id; operation and schema_version after the trace id) are cached as text."""
-        tail = (f',"{LogKey.OPERATION.value}":{_esc(operation)}' if operation is not None else "") + \
-            f',"{LogKey.SCHEMA_VERSION.value}":"{SCHEMA_VERSION}"'
+        tail = _OPERATION + _esc(operation) + _SCHEMA_VERSION if operation is not None else _SCHEMA_VERSION
         if inv is None:
             return f'"{LogKey.SERVICE.value}":{_esc(self.service)}{tail}'
         cache = self._static_cache
@@ -473,7 +542,7 @@ class LogRecordBuilder:
             if len(cache) < 64:
                 cache[cache_key] = head
         if inv.request_id_json:
-            head += f',"{LogKey.FUNCTION_REQUEST_ID.value}":{inv.request_id_json}'
+            head += _REQUEST_ID + inv.request_id_json
         if inv.xray_trace_id:
-            head += f',"{LogKey.XRAY_TRACE_ID.value}":{_esc(inv.xray_trace_id)}'
+            head += _XRAY_TRACE_ID + _esc(inv.xray_trace_id)
         return head + tail

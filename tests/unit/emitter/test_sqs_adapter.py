@@ -4,8 +4,10 @@ malformed record becoming a generic record with its reason."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from emitter.adapters import adapt_event
+from emitter.adapters import _int, adapt_event
 from emitter.contract import EventSource
 
 NOW = 1_700_000_010_000
@@ -62,3 +64,31 @@ def test_malformed_record_is_generic_with_reason():
     assert all(r.sent_at_ms is None and "queue" not in r.details for r in recs[:2])  # generic: no SQS fields
     assert recs[2].event_id == "m-1" and recs[2].sent_at_ms == 1 and recs[2].attempt == 1
     assert "first_receive_at_ms" not in recs[2].details
+
+
+_ATTRIBUTE = st.one_of(
+    st.integers(min_value=-10**20, max_value=10**20).map(str),
+    st.text(alphabet=" +-_.eE0123456789\u0661\u0662x", max_size=12),
+    st.integers(min_value=-10**15, max_value=10**15), st.floats(allow_nan=True), st.booleans(), st.none(),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(sent=_ATTRIBUTE, first=_ATTRIBUTE, count=_ATTRIBUTE)
+def test_three_attributes_read_by_the_one_int_rule(sent, first, count):
+    """Whatever the attributes hold, each is read as adapters._int reads it (the adapter reads three decimal strings
+    with int() first: it must give the same numbers, or the same error)."""
+    try:
+        want = (_int(sent), _int(first), _int(count))
+    except (ValueError, OverflowError) as exc:
+        want = type(exc)
+    (rec,), errors = adapt_event({"Records": [_msg(SentTimestamp=sent, ApproximateFirstReceiveTimestamp=first,
+                                                   ApproximateReceiveCount=count)]}, NOW)
+    if isinstance(want, type):
+        assert errors == [f"sqs record not understood ({want.__name__})"]
+        return
+    assert errors == []
+    s, f, c = want
+    assert rec.sent_at_ms == s
+    assert rec.details.get("first_receive_at_ms") == f
+    assert rec.attempt == (c if c is not None and c > 1 else 1)
