@@ -224,7 +224,7 @@ def _enum_text(value: Any) -> str | None:
 def _unserializable(value: Any, name: str, problems: Problems | None, exc: BaseException) -> str:
     """The placeholder for a value that cannot be written (counted as ``invalid_property``)."""
     if problems is not None:
-        problems.add(C.WarningCode.INVALID_PROPERTY, f"property:{name}",
+        problems.add(C.WarningCode.INVALID_PROPERTY, f"property:{key_text(name)}",
                      f"value could not be serialized ({type(exc).__name__}); replaced")
     return f"<{type(value).__name__}>"
 
