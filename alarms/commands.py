@@ -22,6 +22,7 @@ import click
 
 from alarms.exceptions import AlarmsError, BacktestError, ConfigError, ValidationFailed
 from alarms.types import ExportFormat
+from idemwatch.options import TIME, require_range
 from idemwatch.terminal import echo, safe
 
 _CONFIG = click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
@@ -83,17 +84,32 @@ def alarms() -> None:
 @_CONFIG
 @_FORMAT
 def list_cmd(config_path: Path, out_format: str) -> None:
-    """Print the catalogue: one entry per alarm with its condition, missing-data choice and severity."""
-    _, defs = _load(config_path)
+    """Print the catalogue: one entry per alarm with its condition, missing-data choice and severity; then the
+    composite alarms with their children and suppressor, and the Contributor Insights rules."""
+    from alarms.composite import build_composites
+    from alarms.insight_rules import build_insight_rules
+
+    cfg, defs = _load(config_path)
+    composites, rules = build_composites(cfg, defs), build_insight_rules(cfg)
     if out_format == "json":
-        click.echo(json.dumps([{"alarm": d.name, "signal": d.signal, "tier": d.tier or "base",
-                                "severity": d.severity.value, "target": d.target, "condition": d.condition(),
-                                "treat_missing_data": d.treat_missing_data.value,
-                                "links": dict(d.links)} for d in defs], indent=2))
+        click.echo(json.dumps(
+            [{"alarm": d.name, "kind": "metric", "signal": d.signal, "tier": d.tier or "base",
+              "severity": d.severity.value, "target": d.target, "condition": d.condition(),
+              "treat_missing_data": d.treat_missing_data.value, "links": dict(d.links)} for d in defs]
+            + [{"alarm": c.name, "kind": "composite", "severity": c.severity.value, "target": c.target,
+                "scope": c.scope, "paging": c.paging, "rule": c.rule, "suppressor": c.suppressor} for c in composites]
+            + [{"rule": r.name, "kind": "insight_rule", "outcome": r.outcome, "key": r.key, "state": r.state,
+                "log_groups": list(r.log_groups)} for r in rules], indent=2))
         return
     _blocks([(d.name, [(f"{d.severity.value}{' tier' if d.tier else ''} | {d.condition()} | missing data: "
-                       f"{d.treat_missing_data.value}")]) for d in defs])
-    click.echo(f"{len(defs)} alarms")
+                       f"{d.treat_missing_data.value}")]) for d in defs]
+            + [(c.name, [f"{c.severity.value} composite ({'pages' if c.paging else 'notifies nobody'}) | any of "
+                         f"{len(c.children)} alarms" + (f" | suppressor {c.suppressor}" if c.suppressor else "")])
+               for c in composites]
+            + [(r.name, [(f"Contributor Insights rule | {r.outcome} records by {r.key} | {len(r.log_groups)} log "
+                         "group(s)")]) for r in rules])
+    click.echo(f"{len(defs)} alarms" + (f", {len(composites)} composite alarms" if composites else "")
+               + (f", {len(rules)} Contributor Insights rules" if rules else ""))
 
 
 @alarms.command("export")
@@ -362,19 +378,19 @@ def backtest_cmd(config_path: Path, data_dir: Path, names: tuple[str, ...], as_j
 @click.option("--data", "data_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Collected history (the folder holding tables/trail.parquet).")
 @click.option("--rule", "rule_names", multiple=True, help="Only these Contributor Insights rules (repeatable).")
-@click.option("--start", default=None, help="Window start (ISO 8601, epoch seconds or a duration ago such as 2h); "
-                                           "default: the first record.")
-@click.option("--end", default=None, help="Window end, exclusive (same forms); default: after the last record.")
+@click.option("--start", type=TIME, default=None, help="Window start (ISO 8601, epoch seconds or a duration ago "
+                                                       "such as 2h); default: the first record.")
+@click.option("--end", type=TIME, default=None, help="Window end, exclusive (same forms); default: after the last "
+                                                     "record.")
 @click.option("--top", type=click.IntRange(1, 100), default=10, show_default=True,
               help="Contributors per rule (GetInsightRuleReport's MaxContributorCount: 1-100).")
 @_FORMAT
-def contributors_cmd(config_path: Path, data_dir: Path, rule_names: tuple[str, ...], start: str | None,
-                     end: str | None, top: int, out_format: str) -> None:
+def contributors_cmd(config_path: Path, data_dir: Path, rule_names: tuple[str, ...], start: float | None,
+                     end: float | None, top: int, out_format: str) -> None:
     """Replay the stack's Contributor Insights rules on the collected trail: the top contributors (idempotency
     keys, tenants, event sources) each rule would show for the window, ranked by count."""
     from alarms.contributors import replay_rules
     from alarms.insight_rules import build_insight_rules
-    from idemwatch.timerange import TimeParseError, TimeRangeError, check_range, parse_time
 
     cfg, _ = _load(config_path)
     rules = build_insight_rules(cfg)
@@ -385,14 +401,9 @@ def contributors_cmd(config_path: Path, data_dir: Path, rule_names: tuple[str, .
         if unknown:
             raise click.BadParameter(f"not a rule of this stack: {', '.join(unknown)}", param_hint="--rule")
         rules = [r for r in rules if r.name in rule_names]
+    require_range(start, end)
     try:
-        start_s = parse_time(start) if start else None
-        end_s = parse_time(end) if end else None
-        check_range(start_s, end_s)
-    except (TimeParseError, TimeRangeError) as exc:
-        raise click.BadParameter(str(exc), param_hint="--start/--end") from None
-    try:
-        results = replay_rules(rules, data_dir, start_s, end_s, top)
+        results = replay_rules(rules, data_dir, start, end, top)
     except BacktestError as exc:
         raise click.ClickException(str(exc)) from None
     if out_format == "json":

@@ -22,11 +22,11 @@ def fit_description(parts: list[str], links: tuple[tuple[str, str], ...], limit:
     botocore's partition data (:func:`alarms.regions.longest_region`): a stack deployed in ``ap-southeast-2`` or
     ``us-isof-south-1`` gets a description PutMetricAlarm accepts.
 
-    ``parts`` are in order of importance; the first is always kept, the others are left out from the end
-    (the runbook link repeats them) until the text fits. The links (log group, Logs Insights query, runbook)
-    are kept; only if the first part and the links alone are too long is the query link, then the log group
-    link, left out. The alarm's own console link is not written: CloudWatch's notification carries it.
-    Deterministic for the same input.
+    ``parts`` are in order of importance (meaning, first check, ...); until the text fits, the parts after the
+    second are left out from the end (the runbook link repeats them), then the Logs Insights query link (the
+    longest; the console dashboard runs the function's queries), then the second part, then the log group link;
+    the first part and the runbook link are always kept (the first part cut with "…" as a last resort). The alarm's
+    own console link is not written: CloudWatch's notification carries it. Deterministic for the same input.
     """
     kept_parts = list(parts)
     kept_links = [x for x in links if x[0] != "alarm"]
@@ -42,11 +42,17 @@ def fit_description(parts: list[str], links: tuple[tuple[str, str], ...], limit:
     def size(t: str) -> int:  # the length once the links' Region is the longest one
         return len(t) + (t.count(base) * growth if base else 0)
 
-    while size(text()) > limit and len(kept_parts) > 1:
+    # what goes first when the text is too long: the later parts (the runbook repeats them) down to the first two
+    # (meaning, first check), then the Logs Insights query link (the longest; the dashboard has the function's
+    # queries), then the second part, then the log group link
+    while size(text()) > limit and len(kept_parts) > 2:
         kept_parts.pop()
-    for label in ("query", "logs"):
-        if size(text()) > limit:
-            kept_links = [x for x in kept_links if x[0] != label]
+    if size(text()) > limit:
+        kept_links = [x for x in kept_links if x[0] != "query"]
+    if size(text()) > limit and len(kept_parts) > 1:
+        kept_parts.pop()
+    if size(text()) > limit:
+        kept_links = [x for x in kept_links if x[0] != "logs"]
     out = text()
     cut = limit - 1
     while size(out) > limit:  # only the first part is left: cut it (a console URL in it still counts as growing)

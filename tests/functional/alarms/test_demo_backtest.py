@@ -68,7 +68,9 @@ def test_one_of_one_alarms_fire_exactly_when_the_outcome_happened(demo_run):
 
 def test_every_alarm_has_a_result_and_aws_only_metrics_say_no_data(demo_run):
     results, _ = demo_run
-    assert len(results) == 66
+    assert len(results) == 74
+    assert results["shop-orders-consumer-DuplicateCompletedSurge"].status == "skipped"  # anomaly band: by name
+    assert "cannot be reproduced offline" in results["shop-orders-consumer-DuplicateCompletedSurge"].note
     assert results["shop-orders-dlq-MessagesVisible"].status == "no_data"
     assert results["shop-orders-consumer-PoisonRate"].status == "ok"
     assert results["shop-orders-consumer-Errors"].source == "invocations.timeouts"

@@ -60,7 +60,7 @@ def test_the_three_formats_round_trip_to_the_same_requests():
     tf = requests_from_terraform(evaluate(json.loads(json.dumps(to_terraform(requests)))))
     for got in (cfn, tf):
         got = sorted(got, key=lambda r: r["AlarmName"])
-        assert len(got) == len(want) == 66
+        assert len(got) == len(want) == 74
         for g, w in zip(got, want):
             # Terraform maps have no order: compare dimension/tag lists as sets
             for key in ("Dimensions", "Tags"):
@@ -80,10 +80,14 @@ def test_the_three_formats_round_trip_to_the_same_requests():
 
 
 def test_every_exported_file_validates():
+    # 74 metric alarms, 11 composite alarms, 12 Contributor Insights rules (counted in test_kinds)
     for fmt in ("cli", "cloudformation", "terraform"):
         requests = load_requests(EXPORTED / fmt)
-        assert len(requests) == 66
+        assert len(requests) == 74 + 11 + 12
         assert validate_requests(requests) == []
+    for region in ("us-east-1", "us-isof-south-1"):  # the module and the template follow the deployment's Region
+        for folder in ("cloudformation", "terraform-module"):
+            assert validate_requests(load_requests(EXPORTED / folder, region)) == []
 
 
 def test_terraform_shape():
