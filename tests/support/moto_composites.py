@@ -1,10 +1,12 @@
-"""What moto's CloudWatch server (5.2) lacks for the deploy tests: PutCompositeAlarm (answered "not implemented")
-and TagResource on a Contributor Insights rule (refused: moto tags only alarms, CloudWatch tags both).
+"""What moto's CloudWatch server (5.2) lacks for the deploy tests: PutCompositeAlarm (answered "not implemented"),
+TagResource on a Contributor Insights rule (refused: moto tags only alarms, CloudWatch tags both), and two rules of
+CloudWatch's that decide the order a deploy must keep: a composite's rule and suppressor may only name alarms that
+exist, and DeleteAlarms takes "no more than one composite alarm" per call and refuses an alarm a composite names.
 
 The test server speaks the protocol: a composite is parsed by moto's own query parser, stored as an alarm with a
 rule (moto's model keeps composite alarms that way and DescribeAlarms returns them under ``CompositeAlarms``), with
-the suppressor fields DescribeAlarms documents, and tagged like PutMetricAlarm does; TagResource accepts the ARN of
-an existing rule. A test double kept under ``tests/`` (never shipped); :func:`install` is idempotent.
+the suppressor fields DescribeAlarms documents, and tagged like PutMetricAlarm does. A test double kept under
+``tests/`` (never shipped); :func:`install` is idempotent.
 """
 
 from __future__ import annotations
@@ -12,10 +14,21 @@ from __future__ import annotations
 from typing import Any
 
 
+def _named(rule: str) -> list[str]:
+    from alarms.alarm_rule import alarm_name_of, parse
+
+    return [alarm_name_of(n) for n in parse(rule).children]
+
+
 def _put_composite_alarm(self: Any) -> Any:
+    from moto.cloudwatch.exceptions import ValidationError
     from moto.core.responses import EmptyResult
 
     p = self._get_params()
+    missing = [n for n in _named(p["AlarmRule"]) + ([p["ActionsSuppressor"]] if p.get("ActionsSuppressor") else [])
+               if n not in self.cloudwatch_backend.alarms]
+    if missing:
+        raise ValidationError(f"Could not find alarm(s) {', '.join(missing)}")
     alarm = self.cloudwatch_backend.put_metric_alarm(
         name=p["AlarmName"], namespace=None, metric_name=None, metric_data_queries=None, comparison_operator=None,
         evaluation_periods=None, datapoints_to_alarm=None, period=None, threshold=None, statistic=None,
@@ -49,3 +62,19 @@ def install() -> None:
 
         tag_resource._tags_rules = True  # type: ignore[attr-defined]
         CloudWatchBackend.tag_resource = tag_resource  # type: ignore[method-assign]
+        delete_any = CloudWatchBackend.delete_alarms
+
+        def delete_alarms(self: Any, alarm_names: list[str]) -> None:
+            from moto.cloudwatch.exceptions import ValidationError
+
+            composites = [n for n in alarm_names if getattr(self.alarms.get(n), "rule", None) is not None]
+            if len(composites) > 1:
+                raise ValidationError("You can delete no more than one composite alarm at a time")
+            for name, alarm in self.alarms.items():
+                if alarm.rule is not None and name not in alarm_names:
+                    used = set(_named(alarm.rule)) | {getattr(alarm, "actions_suppressor", None)}
+                    if used & set(alarm_names):
+                        raise ValidationError(f"{name} names an alarm being deleted")
+            delete_any(self, alarm_names)
+
+        CloudWatchBackend.delete_alarms = delete_alarms  # type: ignore[method-assign]
