@@ -107,9 +107,8 @@ def top_contributors(body: dict[str, Any], trail: Any, start_s: float | None = N
     for k in keys:
         mask &= trail[k].notna()
     rows = trail.loc[mask, keys].astype(str)
-    counts: dict[tuple[str, ...], int] = {}
-    for values in rows.itertuples(index=False, name=None):
-        counts[values] = counts.get(values, 0) + 1
+    sizes = rows.groupby(keys, sort=False).size()
+    counts = {(k if isinstance(k, tuple) else (k,)): int(n) for k, n in sizes.items()}
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     return [Contributor(k, n) for k, n in ranked[:top]], int(mask.sum()), len(counts)
 
@@ -117,7 +116,7 @@ def top_contributors(body: dict[str, Any], trail: Any, start_s: float | None = N
 def _filter(trail: Any, f: dict[str, Any]) -> Any:
     col = trail[f["Match"][2:]]
     present = col.notna()
-    text = col.astype(str)
+    text = col if col.dtype == object else col.astype(str)  # the trail's string columns compare as they are
     if "In" in f:
         return present & text.isin([str(v) for v in f["In"]])
     if "NotIn" in f:
