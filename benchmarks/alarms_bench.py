@@ -48,8 +48,8 @@ def main() -> None:
 
     from alarms import build_catalogue, load_config
     from alarms.evaluation import evaluate_states
-    from tests.support.alarm_evaluation import evaluate_states_reference
     from alarms.validate import validate_request
+    from tests.support.alarm_evaluation import evaluate_states_reference
 
     requests = [d.to_request() for d in build_catalogue(load_config(ROOT / "alarms" / "demo-stack.yaml"))]
     shape = botocore.session.get_session().get_service_model("cloudwatch").operation_model("PutMetricAlarm").input_shape
@@ -119,8 +119,8 @@ def _other_kinds(cfg, defs, best) -> None:
                                 ("insight rule", "PutInsightRule", [r.to_request() for r in build_insight_rules(cfg)])):
         shape = model.operation_model(op).input_shape
         validate_request(requests[0])
-        ours = best(lambda: [validate_request(r) for r in requests])
-        boto = best(lambda: [ParamValidator().validate(r, shape) for r in requests])
+        ours = best(lambda requests=requests: [validate_request(r) for r in requests])
+        boto = best(lambda requests=requests, shape=shape: [ParamValidator().validate(r, shape) for r in requests])
         n = len(requests)
         print(f"validation, {n} {label} requests: idemwatch {ours / n * 1e6:8.1f} us/request | botocore "
               f"ParamValidator {boto / n * 1e6:8.1f} us/request | ratio {ours / boto:5.2f}x")
@@ -173,9 +173,9 @@ def _replays(cfg, defs, best) -> None:
         big.drop(columns=["time_s"]).to_parquet(big_path, index=False)
         for label, parquet in (("demo trail", path), ("demo trail x50", big_path)):
             df = load_trail(out) if parquet == path else _with_time(big)
-            ours = best(lambda: [top_contributors(r.body(), df) for r in rules], repeat=3)
+            ours = best(lambda df=df: [top_contributors(r.body(), df) for r in rules], repeat=3)
 
-            def duck() -> None:
+            def duck(parquet: Path = parquet) -> None:
                 con = duckdb.connect()
                 for r in rules:
                     con.execute(f"SELECT {r.key}, count(*) AS n FROM read_parquet(?) WHERE outcome = ? AND service = ? "
