@@ -1,5 +1,8 @@
 """CloudFormation templates of the alarms: the plain one (:func:`to_cloudformation`) and one an existing stack
-can include (:func:`build_template`: Parameters, Conditions, alarms, dashboard, Outputs).
+can include (:func:`build_template`: Parameters, Conditions, alarms, composite alarms, Contributor Insights rules,
+dashboard, Outputs). Every resource is mapped from its API request (:mod:`alarms.kinds`): property names are the
+API's, but ``RuleBody`` for ``RuleDefinition``; a composite names the alarms of the template by reference
+(``${LogicalId}`` in its rule, ``Ref`` as its suppressor), so CloudFormation creates them first.
 
 Parameters of the included template (defaults = the stack config's values, so it deploys as-is):
 
@@ -11,7 +14,7 @@ Parameters of the included template (defaults = the stack config's values, so it
   property into ``AWS::NoValue`` (an empty CommaDelimitedList is ``[""]``, which PutMetricAlarm refuses).
 
 Alarms whose actions the stack config sets explicitly (a tier's or a custom alarm's ``actions``) keep
-them literal. Outputs: ``<LogicalId>Arn`` per alarm (``Fn::GetAtt Arn``) and ``DashboardName``. With
+them literal. Outputs: ``<LogicalId>Arn`` per alarm, composite and rule (``Fn::GetAtt Arn``) and ``DashboardName``. With
 ``dashboard=True`` an ``AWS::CloudWatch::Dashboard`` whose ``DashboardBody`` is an ``Fn::Sub`` of the console
 dashboard body (``${AWS::Region}``, ``${AWS::AccountId}``, ``${NamePrefix}``, ``${Namespace}``).
 
@@ -21,8 +24,9 @@ brace": Fn::Sub reference), so a dimension value ``${AWS::Region}`` stays that t
 variable outside a Sub (E1029). :func:`check_limits` refuses, before anything is built, a template beyond the
 CloudFormation quotas (500 resources, 200 outputs, 200 parameters per template).
 
-:func:`resolve` evaluates the intrinsics these templates use (Ref, Fn::Sub, Fn::If, Fn::Equals,
-Fn::Not, Fn::Join, Fn::GetAtt left as is) with given parameter values, which is how ``validate``
+:func:`resolve` evaluates the intrinsics these templates use (Ref, also of an alarm or rule resource: its name;
+Fn::Sub, Fn::If, Fn::Equals, Fn::Not, Fn::Join, Fn::GetAtt left as is) with given parameter values for a Region
+(``AWS::Partition`` from botocore's partition data), which is how ``validate``
 reads a template and how the deploy test substitutes values. It is not a general CloudFormation
 engine: other intrinsics raise ``ValueError``.
 """

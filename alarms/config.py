@@ -39,9 +39,12 @@ naming the key path, never silently ignored. Shape (only ``service`` and ``funct
         disabled_signals: []
 
     custom_alarms: []              # any metric or metric math, see alarms.custom (validated like the catalogue)
+    composite_alarms: {...}        # "page once" composites and their suppressors (alarms.settings; off by default)
+    contributor_insights: {...}    # Contributor Insights rules over the outcome records (alarms.settings; off)
 
 Override keys: threshold, period, evaluation_periods, datapoints_to_alarm, severity,
-treat_missing_data (needs treat_missing_reason), treat_missing_reason, enabled, and ``tiers``:
+treat_missing_data (needs treat_missing_reason), treat_missing_reason, enabled (true also turns on a signal that is
+off by default), anomaly (true | false | {width, comparison}: an anomaly-detection band), and ``tiers``:
 severity -> {threshold, period, evaluation_periods, datapoints_to_alarm, actions, enabled} for the
 signal's extra tiers (e.g. ``retry_rate: {tiers: {critical: {threshold: 20}}}``; a tier the signal
 has no default for is added, with the base tier's settings for what it does not set).

@@ -1,7 +1,8 @@
 """Render alarm definitions as files: AWS CLI requests, a CloudFormation template, Terraform JSON.
 
 - ``cli``: ``<out>/cli/<AlarmName>.json``, one PutMetricAlarm request each, for
-  ``aws cloudwatch put-metric-alarm --cli-input-json file://<file>``;
+  ``aws cloudwatch put-metric-alarm --cli-input-json file://<file>``; ``cli/composite-alarms/<NNN>-<AlarmName>.json``
+  (PutCompositeAlarm, numbered children first) and ``cli/insight-rules/<RuleName>.json`` (PutInsightRule);
 - ``cloudformation``: ``<out>/cloudformation/<stack>-alarms.json``, ``AWS::CloudWatch::Alarm``
   resources (property names are the API's); with the stack config, a template an existing stack
   includes (Parameters, Conditions, Outputs, optional dashboard: :mod:`alarms.cfn_template`);
@@ -35,7 +36,7 @@ from alarms.dashboard_body import validate_body
 from alarms.definitions import AlarmDefinition
 from alarms.exceptions import ValidationFailed
 from alarms.insight_rules import build_insight_rules
-from alarms.kinds import KINDS, kind_of, name_of
+from alarms.kinds import COMPOSITE_ALARM, KINDS, kind_of, name_of
 from alarms.naming import file_safe
 from alarms.settings import MAINTENANCE_WINDOW
 from alarms.signals import SIGNALS
@@ -69,9 +70,13 @@ def render(definitions: Sequence[AlarmDefinition], fmt: ExportFormat | str, stac
     name = file_safe(stack)
     if fmt is ExportFormat.CLI:
         out: dict[str, str] = {}
+        for i, r in enumerate(composites):  # numbered: a shell loop over the folder puts children first
+            out[f"cli/{KINDS[COMPOSITE_ALARM].cli_folder}/{i + 1:03d}-{file_safe(r.name)}.json"] = dump(
+                requests[len(definitions) + i])
         for r in requests:
-            folder = KINDS[kind_of(r)].cli_folder
-            out[f"cli/{folder + '/' if folder else ''}{file_safe(name_of(r))}.json"] = dump(r)
+            if kind_of(r) != COMPOSITE_ALARM:
+                folder = KINDS[kind_of(r)].cli_folder
+                out[f"cli/{folder + '/' if folder else ''}{file_safe(name_of(r))}.json"] = dump(r)
         return out
     if fmt is ExportFormat.CLOUDFORMATION:
         template = cfn_template.to_cloudformation(requests, stack) if config is None else \

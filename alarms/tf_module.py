@@ -1,13 +1,15 @@
 """A Terraform module (Terraform JSON syntax) of the stack's alarms and, optionally, its console dashboard.
 
 Files (``<out>/terraform-module/``): ``versions.tf.json`` (aws provider >= 5.0), ``variables.tf.json``,
-``main.tf.json`` (``aws_cloudwatch_metric_alarm`` per alarm, ``aws_cloudwatch_dashboard``),
-``outputs.tf.json``. Variables (defaults = the stack config's values):
+``main.tf.json`` (``aws_cloudwatch_metric_alarm`` per alarm, ``aws_cloudwatch_composite_alarm`` per composite,
+``aws_cloudwatch_contributor_insight_rule`` per rule, ``aws_cloudwatch_dashboard``), ``outputs.tf.json``. Variables
+(defaults = the stack config's values):
 
 - ``name_prefix`` (string), ``namespace`` (string);
 - ``<severity>_alarm_actions`` / ``<severity>_ok_actions`` (list(string)) per severity in use.
 
-Outputs: ``alarm_arns`` (map alarm resource name -> ARN), ``alarm_names``, and ``dashboard_name``.
+Outputs: ``alarm_arns`` (map alarm resource name -> ARN), ``alarm_names``, ``composite_alarm_arns`` and
+``insight_rule_arns`` (when there are any), and ``dashboard_name``.
 Alarm arguments come from the flat export's mapping (:func:`alarms.terraform.to_terraform`), so both
 Terraform outputs describe the same alarms, with every literal string escaped there (``$${``, ``%%{``); the
 dashboard body is escaped the same way before the module's own interpolations are put in.

@@ -12,9 +12,11 @@ import pytest
 
 from alarms.catalogue import build_catalogue
 from alarms.cfn_template import requests_from_cloudformation, to_cloudformation
+from alarms.composite import build_composites
 from alarms.config import load_config
 from alarms.exceptions import ValidationFailed
 from alarms.export import export, render
+from alarms.insight_rules import build_insight_rules
 from alarms.terraform import evaluate, requests_from_terraform, to_terraform
 from alarms.validate import load_requests, validate_requests
 
@@ -45,11 +47,17 @@ def test_committed_exports_are_not_stale(fmt):
     assert not stale, f"stale exports {stale[:3]}...; regenerate with: {REGENERATE}"
 
 
-def test_cli_files_are_exactly_the_put_metric_alarm_requests():
-    _, defs = _demo()
+def test_cli_files_are_exactly_the_api_requests():
+    cfg, defs = _demo()
     for d in defs:
         doc = json.loads((EXPORTED / "cli" / f"{d.name}.json").read_text())
         assert doc == json.loads(json.dumps(d.to_request()))
+    for i, c in enumerate(build_composites(cfg, defs)):
+        doc = json.loads((EXPORTED / "cli" / "composite-alarms" / f"{i + 1:03d}-{c.name}.json").read_text())
+        assert doc == json.loads(json.dumps(c.to_request()))
+    for r in build_insight_rules(cfg):
+        doc = json.loads((EXPORTED / "cli" / "insight-rules" / f"{r.name}.json").read_text())
+        assert doc == json.loads(json.dumps(r.to_request()))
 
 
 def test_the_three_formats_round_trip_to_the_same_requests():

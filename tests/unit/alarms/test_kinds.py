@@ -111,3 +111,17 @@ def test_a_name_an_alarm_rule_cannot_quote_is_a_config_error():
                                        "log_group": "/aws/lambda/fn"}]})
     with pytest.raises(ConfigError, match="holds a double quote, which an AlarmRule cannot reference"):
         build_catalogue(cfg)
+
+
+def test_the_cli_composite_files_in_file_order_name_only_alarms_put_before_them():
+    from alarms.alarm_rule import parse
+
+    existing = {json.loads(f.read_text())["AlarmName"] for f in (EXPORTED / "cli").glob("*.json")}
+    files = sorted((EXPORTED / "cli" / "composite-alarms").glob("*.json"))
+    assert len(files) == 11
+    for f in files:  # as `for f in cli/composite-alarms/*.json; do aws cloudwatch put-composite-alarm ...` runs them
+        req = json.loads(f.read_text())
+        named = set(parse(req["AlarmRule"]).children) | ({req["ActionsSuppressor"]} if "ActionsSuppressor" in req
+                                                         else set())
+        assert named <= existing, (f.name, named - existing)
+        existing.add(req["AlarmName"])
