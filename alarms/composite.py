@@ -33,7 +33,7 @@ from typing import Any
 from alarms import alarm_rule
 from alarms import constants as C
 from alarms import links as L
-from alarms.definitions import AlarmDefinition, MetricRef
+from alarms.definitions import AlarmDefinition, MetricRef, alarm_request_head
 from alarms.descriptions import fit_description
 from alarms.exceptions import ConfigError
 from alarms.settings import MAINTENANCE_WINDOW, PAGE_FUNCTION, PAGE_SERVICE, CompositeSettings
@@ -81,15 +81,8 @@ class CompositeDefinition:
 
     def to_request(self) -> dict[str, Any]:
         """The PutCompositeAlarm request (boto3 keyword arguments / ``--cli-input-json`` document)."""
-        req: dict[str, Any] = {
-            "AlarmName": self.name,
-            "AlarmDescription": self.description,
-            "ActionsEnabled": True,
-            "OKActions": list(self.ok_actions),
-            "AlarmActions": list(self.alarm_actions),
-            "InsufficientDataActions": [],
-            "AlarmRule": self.rule,
-        }
+        req = alarm_request_head(self.name, self.description, self.ok_actions, self.alarm_actions)
+        req["AlarmRule"] = self.rule
         if self.suppressor is not None:
             req["ActionsSuppressor"] = self.suppressor
             req["ActionsSuppressorWaitPeriod"] = self.wait_period

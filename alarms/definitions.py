@@ -153,14 +153,8 @@ class AlarmDefinition:
 
     def to_request(self) -> dict[str, Any]:
         """The PutMetricAlarm request (boto3 keyword arguments / ``--cli-input-json`` document)."""
-        req: dict[str, Any] = {
-            "AlarmName": self.name,
-            "AlarmDescription": self.description,
-            "ActionsEnabled": True,
-            "OKActions": list(self.ok_actions),
-            "AlarmActions": list(self.alarm_actions),
-            "InsufficientDataActions": list(self.insufficient_data_actions),
-        }
+        req = alarm_request_head(self.name, self.description, self.ok_actions, self.alarm_actions,
+                                 self.insufficient_data_actions)
         if self.metric is not None:
             req.update(self.metric.to_api())
             # a percentile goes to ExtendedStatistic (PutMetricAlarm: "p0.0 to p100")
@@ -178,6 +172,20 @@ class AlarmDefinition:
         req["TreatMissingData"] = self.treat_missing_data.value
         req["Tags"] = [{"Key": k, "Value": v} for k, v in self.tags]
         return req
+
+
+def alarm_request_head(name: str, description: str, ok_actions: tuple[str, ...], alarm_actions: tuple[str, ...],
+                       insufficient_data_actions: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The members PutMetricAlarm and PutCompositeAlarm requests begin with, in this order (exports are byte-stable):
+    AlarmName, AlarmDescription, ActionsEnabled (always true), OKActions, AlarmActions, InsufficientDataActions."""
+    return {
+        "AlarmName": name,
+        "AlarmDescription": description,
+        "ActionsEnabled": True,
+        "OKActions": list(ok_actions),
+        "AlarmActions": list(alarm_actions),
+        "InsufficientDataActions": list(insufficient_data_actions),
+    }
 
 
 def _num(x: float) -> str:

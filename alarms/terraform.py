@@ -24,14 +24,17 @@ TF_COMPOSITE_TYPE = KINDS[COMPOSITE_ALARM].tf_type
 TF_INSIGHT_RULE_TYPE = KINDS[INSIGHT_RULE].tf_type
 REQUIRED_PROVIDERS = {"aws": {"source": "hashicorp/aws", "version": ">= 5.0"}}
 
-# API member -> Terraform argument (aws provider, aws_cloudwatch_metric_alarm)
-_TF_TOP = {
+# API member -> Terraform argument (aws provider): the members both kinds of alarm share, then aws_cloudwatch_metric_alarm
+_TF_ALARM = {
     "AlarmName": "alarm_name",
     "AlarmDescription": "alarm_description",
     "ActionsEnabled": "actions_enabled",
     "OKActions": "ok_actions",
     "AlarmActions": "alarm_actions",
     "InsufficientDataActions": "insufficient_data_actions",
+}
+_TF_TOP = {
+    **_TF_ALARM,
     "Namespace": "namespace",
     "MetricName": "metric_name",
     "Statistic": "statistic",
@@ -110,15 +113,7 @@ def evaluate(doc: Any, values: Mapping[str, Any] | None = None, region: str | No
     return walk(doc)
 
 
-_TF_COMPOSITE = {
-    "AlarmName": "alarm_name",
-    "AlarmDescription": "alarm_description",
-    "ActionsEnabled": "actions_enabled",
-    "OKActions": "ok_actions",
-    "AlarmActions": "alarm_actions",
-    "InsufficientDataActions": "insufficient_data_actions",
-    "AlarmRule": "alarm_rule",
-}
+_TF_COMPOSITE = {**_TF_ALARM, "AlarmRule": "alarm_rule"}  # aws_cloudwatch_composite_alarm
 _TF_SUPPRESSOR = {"ActionsSuppressor": "alarm", "ActionsSuppressorWaitPeriod": "wait_period",
                   "ActionsSuppressorExtensionPeriod": "extension_period"}
 _TF_RULE = {"RuleName": "rule_name", "RuleState": "rule_state", "RuleDefinition": "rule_definition"}
