@@ -269,7 +269,7 @@ def deploy_cmd(config_path: Path, dry_run: bool, prune: bool, dashboard: bool, p
         p = deploy.plan(client, [*defs, *build_composites(cfg, defs), *build_insight_rules(cfg)], cfg.stack,
                         prune=prune, dashboard=dash, external=external_alarms(cfg, defs))
         if out_format == "json":
-            doc = {"stack": cfg.stack, "dry_run": dry_run, "items": p.rows(),
+            doc = {"stack": cfg.stack, "dry_run": dry_run, "items": p.rows(), "notes": p.notes,
                    "counts": {"create": len(p.create), "update": len(p.update), "unchanged": len(p.unchanged),
                               "delete": len(p.delete), "orphaned": len(p.orphans) - len(p.delete)}}
             if not dry_run:

@@ -74,6 +74,8 @@ class DeployPlan:
     kinds: dict[str, str] = field(default_factory=dict)
     orphan_rules: dict[str, str] = field(default_factory=dict)
     """Orphaned composite alarm name -> its rule (to delete parents before children)."""
+    notes: list[str] = field(default_factory=list)
+    """What the plan could not check, one line each (printed with the plan)."""
     dashboard: str | None = None
     dashboard_body: str | None = None
     dashboard_action: str = ""  # "create" | "update" | "unchanged" | "" (no dashboard)
@@ -121,6 +123,7 @@ class DeployPlan:
         out += [f"- delete dashboard {n}" for n in self.delete_dashboards]
         out += [f"! orphan dashboard {n} (--prune deletes it)" for n in self.orphan_dashboards
                 if n not in self.delete_dashboards]
+        out += [f"note: {n}" for n in self.notes]
         out.append(f"{len(self.create)} to create, {len(self.update)} to update, {len(self.delete)} to delete, "
                    f"{len(self.unchanged)} unchanged, {len(kept)} orphaned")
         return out
@@ -143,8 +146,15 @@ def plan(client: Any, definitions: Sequence[Any], stack: str, prune: bool = Fals
     existing: dict[str, dict[str, Any]] = {}
     for kind in (METRIC_ALARM, COMPOSITE_ALARM):
         existing.update(_describe(client, [n for n, k in kinds.items() if k == kind], kind))
-    rules = _describe_rules(client)
     p = DeployPlan(stack=stack, requests=requests, kinds=kinds)
+    try:
+        rules = _describe_rules(client)
+    except DeployError as exc:
+        if INSIGHT_RULE in kinds.values():
+            raise
+        # a stack without rules must not need cloudwatch:DescribeInsightRules; say what was not checked
+        rules = {}
+        p.notes.append(f"Contributor Insights rules not checked for orphans ({exc})")
     account = _account_of(existing.values())
     for name, req in requests.items():
         kind = kinds[name]

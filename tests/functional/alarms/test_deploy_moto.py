@@ -149,3 +149,20 @@ def test_profile_gives_credentials_and_region(endpoint, tmp_path, monkeypatch):
     assert _names(_cw(endpoint)) == []  # nothing in us-east-1
     res = CliRunner().invoke(alarms, ["deploy", "--config", str(DEMO), "--profile", "nope", "--dry-run"])
     assert res.exit_code == 1 and "nope" in res.output
+
+
+def test_a_stack_without_rules_does_not_need_describe_insight_rules(endpoint, tmp_path, monkeypatch):
+    from moto.cloudwatch.exceptions import ValidationError
+    from moto.cloudwatch.models import CloudWatchBackend
+
+    def refuse(self, *a, **kw):
+        raise ValidationError("User is not authorized to perform: cloudwatch:DescribeInsightRules")
+
+    monkeypatch.setattr(CloudWatchBackend, "describe_insight_rules", refuse)
+    cfg = _config(tmp_path, lambda d: d.pop("contributor_insights"))
+    out = _deploy(endpoint, cfg, "--dry-run")
+    assert "note: Contributor Insights rules not checked for orphans (DescribeInsightRules failed:" in out
+    assert "85 to create" in out  # 74 alarms + 11 composites, no rule
+    res = CliRunner().invoke(alarms, ["deploy", "--config", str(DEMO), "--region", REGION, "--endpoint-url",
+                                      endpoint, "--dry-run"])
+    assert res.exit_code == 1 and "DescribeInsightRules failed" in res.output  # with rules it must list them
