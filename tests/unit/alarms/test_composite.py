@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from alarms.catalogue import build_catalogue
 from alarms.composite import build_composites
@@ -169,3 +171,23 @@ def test_the_set_checks_references_duplicates_and_cycles():
     assert {v.rule for v in loop} == {"rule.cycle"}
     many = [_composite(AlarmName=f"p{i}") for i in range(151)]
     assert {(v.alarm, v.rule) for v in validate_requests([metric, *many])} == {("a", "rule.parents")}
+
+
+_ANY = st.recursive(st.none() | st.booleans() | st.integers(-5, 500) | st.floats(allow_nan=True) | st.text(max_size=12),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+                        st.sampled_from(["severities", "page", "suppressors", "wait_period", "extension_period",
+                                         "outcomes", "keys", "state", "width", "comparison", "x"]), inner, max_size=4),
+                    max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ANY, _ANY, _ANY)
+def test_the_new_sections_accept_or_refuse_with_a_config_error(composites, insights, anomaly):
+    from alarms.settings import parse_anomaly, parse_composites, parse_insights
+
+    for parse, value in ((parse_composites, composites), (parse_insights, insights),
+                         (lambda v: parse_anomaly(v, "overrides.x.anomaly"), anomaly)):
+        try:
+            parse(value)
+        except ConfigError:
+            pass
