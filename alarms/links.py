@@ -32,7 +32,6 @@ from emitter.contract import LogKey
 __all__ = [
     "alarm_url",
     "console_base",
-    "dashboard_url",
     "decode_insights_url",
     "encode_uri_component",
     "key_query",
@@ -68,11 +67,6 @@ def log_group_url(log_group: str, region: str | None = None) -> str:
 def alarm_url(alarm_name: str, region: str | None = None) -> str:
     """Console page of one alarm (state, history, graph)."""
     return f"{console_base(region)}#alarmsV2:alarm/{encode_uri_component(alarm_name)}"
-
-
-def dashboard_url(dashboard_name: str, region: str | None = None) -> str:
-    """Console page of one CloudWatch dashboard."""
-    return f"{console_base(region)}#dashboards/dashboard/{encode_uri_component(dashboard_name)}"
 
 
 def runbook_url(base: str, signal: str) -> str:

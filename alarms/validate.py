@@ -54,7 +54,8 @@ from alarms.violation import Violation
 from emitter.contract import DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET, Dimension, Metric
 
 _ID_RE = re.compile(C.METRIC_ID_PATTERN)
-_BAND = re.compile(r"ANOMALY_DETECTION_BAND\(\s*([a-z][A-Za-z0-9_]*)\s*,\s*(\d+(?:\.\d+)?)\s*\)")
+_BAND = re.compile(r"ANOMALY_DETECTION_BAND\(\s*([a-z][A-Za-z0-9_]*)\s*(?:,\s*(\d+(?:\.\d+)?)\s*)?\)")
+"""ANOMALY_DETECTION_BAND(<query id>[, <standard deviations>]) (metric math; the width defaults to 2)."""
 BAND_OPERATORS = tuple(c.value for c in BAND_COMPARISONS)
 MAX_COMPOSITES_PER_ALARM = 150  # PutCompositeAlarm: "Any single alarm can be included in ... as many as 150"
 _WORD_RE = re.compile(r"(?<![A-Za-z0-9_.])[a-z][A-Za-z0-9_]*(?![A-Za-z0-9_(])")
@@ -262,7 +263,7 @@ def _cross_field(r: Mapping[str, Any], alarm: str) -> list[Violation]:
             if m is None:
                 v("ThresholdMetricId", "anomaly.band_expression", f"query {band_id!r} must be "
                   "ANOMALY_DETECTION_BAND(<id>, <standard deviations>)")
-            elif not float(m.group(2)) > 0:
+            elif m.group(2) is not None and not float(m.group(2)) > 0:
                 v("ThresholdMetricId", "anomaly.band_width", "the band's width must be > 0 standard deviations")
             if band.get("ReturnData", True) is False:
                 v("ThresholdMetricId", "anomaly.band_return_data", f"query {band_id!r} must return data (ReturnData "

@@ -112,3 +112,9 @@ def test_the_backtest_skips_bands_by_name_and_says_why(tmp_path):
     (r,) = run_backtest(defs, tmp_path)
     assert r.status == "skipped" and r.alarm_intervals == [] and len(r.timeline) == 0
     assert "cannot be reproduced offline, so no approximation is shown" in r.note
+
+
+def test_the_band_width_may_be_left_to_its_default():
+    req = _band_request()
+    req["Metrics"][1]["Expression"] = "ANOMALY_DETECTION_BAND(m1)"  # 2 standard deviations
+    assert validate_request(req) == []
