@@ -151,6 +151,6 @@ def parse_anomaly(raw: Any, at: str) -> AnomalyBand | bool:
     if width <= 0:
         raise ConfigError(f"must be a number of standard deviations > 0, got {width!r}", f"{at}.width")
     side = raw.get("comparison", "above")
-    if side not in _SIDES:
+    if not isinstance(side, str) or side not in _SIDES:
         raise ConfigError(f"{side!r} is not one of: {', '.join(_SIDES)}", f"{at}.comparison")
     return AnomalyBand(width, _SIDES[side])
