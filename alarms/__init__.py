@@ -9,6 +9,11 @@ the collector's tables with CloudWatch's M-out-of-N and treat-missing-data rules
     defs = build_catalogue(load_config("alarms/demo-stack.yaml"))
     results = run_backtest(defs, data_dir)   # .definition, .timeline (DataFrame), .alarm_intervals
 
+The stack config can add three more kinds, each its API request and rendered by every output (:mod:`alarms.kinds`):
+"page once" composite alarms (:func:`build_composites`, backtested by :func:`backtest_composites`),
+anomaly-detection bands on any signal, and Contributor Insights rules (:func:`build_insight_rules`, replayed on the
+trail by :func:`replay_rules`).
+
 Platform exports (docs/platform.md): :mod:`alarms.cfn_template` (parameterised CloudFormation),
 :mod:`alarms.tf_module` (Terraform module), :mod:`alarms.console_dashboard` (PutDashboard body) checked by
 :func:`validate_body`, console URLs in :mod:`alarms.links`.
@@ -31,11 +36,15 @@ __all__ = [
     "StackConfig",
     "ValidationFailed",
     "Violation",
+    "backtest_composites",
     "build_catalogue",
+    "build_composites",
+    "build_insight_rules",
     "evaluate_states",
     "export",
     "load_config",
     "logs_insights_url",
+    "replay_rules",
     "run_backtest",
     "validate_body",
     "validate_request",
@@ -61,6 +70,10 @@ _WHERE = {
     "run_backtest": "alarms.backtest",
     "validate_body": "alarms.dashboard_body",
     "logs_insights_url": "alarms.links",
+    "build_composites": "alarms.composite",
+    "backtest_composites": "alarms.composite_backtest",
+    "build_insight_rules": "alarms.insight_rules",
+    "replay_rules": "alarms.contributors",
 }
 
 

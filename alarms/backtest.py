@@ -40,12 +40,19 @@ from alarms import constants as C
 from alarms.definitions import AlarmDefinition, MetricRef
 from alarms.evaluation import evaluate_states
 from alarms.exceptions import BacktestError
+from alarms.settings import MAINTENANCE_WINDOW
 from alarms.types import AlarmState
 from emitter.contract import METRIC_OUTCOME, Dimension, Metric
 
 STATUS_OK = "ok"
 STATUS_NO_DATA = "no_data"
 STATUS_UNSUPPORTED = "unsupported"
+STATUS_SKIPPED = "skipped"
+ANOMALY_NOTE = ("skipped: an anomaly-detection alarm compares with the band of CloudWatch's model, which is trained "
+                "on up to two weeks of the metric with its daily and weekly pattern and is not published; it cannot "
+                "be reproduced offline, so no approximation is shown")
+MAINTENANCE_NOTE = ("no data in this history: the maintenance window is set by hand (set-alarm-state), so it is "
+                    "never in ALARM in a backtest")
 
 _TABLES = ("outcomes", "record_age", "rates", "invocations", "cloudwatch_metrics")
 CW_METRICS_TABLE = "cloudwatch_metrics"
@@ -61,7 +68,8 @@ class BacktestResult:
     (float, NaN when the period had no datapoint) and ``state`` ("ALARM" | "OK" |
     "INSUFFICIENT_DATA"); empty when ``status`` is not "ok". ``alarm_intervals``: list of
     (start, end) UTC datetimes. ``source`` says which table/column fed the metric; ``note``
-    explains a "no_data"/"unsupported" status or an approximation.
+    explains a "no_data"/"unsupported"/"skipped" status (anomaly-detection alarms are skipped by name: CloudWatch's
+    model cannot be reproduced offline) or an approximation.
     """
 
     definition: AlarmDefinition
@@ -244,6 +252,10 @@ def backtest_one(d: AlarmDefinition, history: History, extra_range: int | None =
     evaluation_range = None if extra_range is None else d.evaluation_periods + extra_range
     import pandas as pd
 
+    if d.is_anomaly:
+        return _empty(d, STATUS_SKIPPED, "", ANOMALY_NOTE)
+    if d.signal == MAINTENANCE_WINDOW:
+        return _empty(d, STATUS_NO_DATA, "", MAINTENANCE_NOTE)
     if history.start_s is None or history.end_s is None:
         return _empty(d, STATUS_NO_DATA, "", "the history holds no time-binned rows")
     p = d.period

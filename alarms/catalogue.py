@@ -25,13 +25,28 @@ from dataclasses import dataclass
 
 from alarms import constants as C
 from alarms import links as L
+from alarms.composite import apply_composites, check_composite_names
 from alarms.config import FunctionConfig, SignalOverride, StackConfig, TierOverride
 from alarms.custom import CustomAlarm, CustomMetric
 from alarms.definitions import AlarmDefinition, MetricQuery, MetricRef
+from alarms.descriptions import fit_description
 from alarms.exceptions import ConfigError
-from alarms.signals import ASYNC_SOURCES, CUSTOM, KAFKA_SOURCES, SIGNALS, STREAM_SOURCES, Scope, Signal, Tier
-from alarms.types import Severity, TreatMissingData
+from alarms.signals import (
+    ASYNC_SOURCES,
+    CUSTOM,
+    KAFKA_SOURCES,
+    SIGNALS,
+    STREAM_SOURCES,
+    AnomalyBand,
+    Scope,
+    Signal,
+    Tier,
+)
+from alarms.types import ComparisonOperator, Severity, TreatMissingData
 from emitter.contract import DIMENSION_SETS, METRIC_OUTCOME, Dimension, LogKey, Metric
+
+BAND_ID = "band"
+"""Id of the ``ANOMALY_DETECTION_BAND`` query of an anomaly-detection alarm (its ``ThresholdMetricId``)."""
 
 
 @dataclass(frozen=True)
@@ -55,17 +70,19 @@ def build_catalogue(config: StackConfig) -> list[AlarmDefinition]:
             if signal.id in fn.disabled_signals:
                 continue
             ov = (config.overrides.get(signal.id) or SignalOverride()).merged(fn.overrides.get(signal.id))
-            if ov.enabled is False:
+            if not (ov.enabled if ov.enabled is not None else signal.enabled_by_default):
                 continue
             base = _definition(config, signal, target, ov)
             defs.append(base)
             defs.extend(_tiers(config, signal, target, ov, base))
     defs.extend(_custom(config, c) for c in config.custom_alarms)
+    defs = apply_composites(config, defs)
     names = [d.name for d in defs]
     clash = sorted(n for n, c in Counter(names).items() if c > 1)
     if clash:
         raise ConfigError(f"alarm name(s) defined twice: {', '.join(clash)} (a custom alarm or a tier's severity "
                           "repeats a catalogue alarm)", "custom_alarms")
+    check_composite_names(config, defs)
     return defs
 
 
@@ -79,13 +96,15 @@ def _tiers(config: StackConfig, s: Signal, target: _Target, ov: SignalOverride,
         t_def = defaults.get(severity)
         if t_def is None and severity not in ov.tiers or t_ov.enabled is False:
             continue
-        t = t_def or Tier(severity, base.threshold, base.evaluation_periods, base.datapoints_to_alarm)
+        static = float(ov.threshold if ov.threshold is not None else s.threshold)  # a band's width is no threshold
+        t = t_def or Tier(severity, static, base.evaluation_periods, base.datapoints_to_alarm)
         evaluation_periods = t_ov.evaluation_periods or t.evaluation_periods
         datapoints = t_ov.datapoints_to_alarm or min(t.datapoints_to_alarm, evaluation_periods)
         tier_ov = SignalOverride(
             threshold=t_ov.threshold if t_ov.threshold is not None else t.threshold,
             period=t_ov.period or ov.period, evaluation_periods=evaluation_periods, datapoints_to_alarm=datapoints,
             severity=severity, treat_missing_data=ov.treat_missing_data, treat_missing_reason=ov.treat_missing_reason,
+            anomaly=False,  # extra tiers keep their static thresholds
         )
         out.append(_definition(config, s, target, tier_ov, tier=severity, actions=t_ov.actions))
     return out
@@ -122,7 +141,12 @@ def _definition(config: StackConfig, s: Signal, target: _Target, ov: SignalOverr
     datapoints = ov.datapoints_to_alarm or (
         min(s.datapoints_to_alarm, evaluation_periods) if ov.evaluation_periods else s.datapoints_to_alarm
     )
-    threshold = float(ov.threshold if ov.threshold is not None else s.threshold)
+    band = s.anomaly if ov.anomaly is None else (ov.anomaly or None)
+    assert band is None or isinstance(band, AnomalyBand)
+    if band is not None and ov.threshold is not None:
+        raise ConfigError(f"threshold does not apply to the anomaly-detection band of {s.id}; set anomaly.width (or "
+                          "anomaly: false for a static threshold)", f"overrides.{s.id}")
+    threshold = float(band.width if band is not None else ov.threshold if ov.threshold is not None else s.threshold)
     severity = ov.severity or s.severity
     treat = ov.treat_missing_data or s.treat_missing_data
     reason = ov.treat_missing_reason or s.treat_missing_reason
@@ -154,14 +178,29 @@ def _definition(config: StackConfig, s: Signal, target: _Target, ov: SignalOverr
                         stat=s.statistic.value, period=period)
             for p in parts
         ) + (MetricQuery(id=s.id, expression=expression, label=s.math_label, return_data=True),)
+    if band is not None:  # ANOMALY_DETECTION_BAND over the value the alarm watches; the band is the threshold
+        if metric is not None:
+            queries = (MetricQuery(id="m1", metric=metric, stat=s.statistic.value, period=period,
+                                   label=metric.metric_name, return_data=True),)
+            metric = None
+        watched = next(q.id for q in queries if q.return_data)
+        queries += (MetricQuery(id=BAND_ID, expression=f"ANOMALY_DETECTION_BAND({watched}, {_num(threshold)})",
+                                label="Expected range (anomaly detection band)", return_data=True),)
     log_group = None if s.scope == Scope.TABLE else fn.log_group  # a table serves several functions
     links = _links(config, name, s.id, log_group, s.insights or _outcome_query(s))
+    meaning = _cap(s.meaning.format(**values))
+    if band is not None and s.anomaly is None:  # a static signal switched to a band: its text names a threshold
+        side = {ComparisonOperator.GREATER_THAN_UPPER: "above", ComparisonOperator.LESS_THAN_LOWER: "below"}.get(
+            band.comparison, "outside")
+        meaning = (f"{s.title} for {fn.operation} of {fn.name}, judged by CloudWatch anomaly detection: the value "
+                   f"went {side} the expected band ({_num(band.width)} standard deviations, learned from the "
+                   f"metric's history) in {datapoints} of the last {evaluation_periods} {period}-second periods.")
     description = fit_description(
-        [f"[{severity.value}] {s.title}. {_cap(s.meaning.format(**values))}",
+        [f"[{severity.value}] {s.title}. {meaning}",
          f"First check: {s.first_check.format(**values)}",
          f"Missing data: {treat.value}, because {reason.format(**values)}.",
          f"Likely causes: {s.causes.format(**values)}"],
-        links,
+        links, region=config.region,
     )
     if actions is None:
         actions = config.actions.get(severity, ())
@@ -182,7 +221,7 @@ def _definition(config: StackConfig, s: Signal, target: _Target, ov: SignalOverr
         evaluation_periods=evaluation_periods,
         datapoints_to_alarm=datapoints,
         threshold=threshold,
-        comparison=s.comparison,
+        comparison=band.comparison if band is not None else s.comparison,
         treat_missing_data=treat,
         treat_missing_reason=reason.format(**values),
         unit=s.unit,
@@ -196,6 +235,8 @@ def _definition(config: StackConfig, s: Signal, target: _Target, ov: SignalOverr
         log_group=log_group,
         links=links,
         tier=tier.value if tier else "",
+        function="" if s.scope == Scope.TABLE else fn.name,
+        threshold_metric_id=BAND_ID if band is not None else None,
     )
 
 
@@ -215,7 +256,7 @@ def _custom(config: StackConfig, c: CustomAlarm) -> AlarmDefinition:
     description = fit_description(
         [f"[{c.severity.value}] {c.title}." + (f" {_cap(c.description)}" if c.description else ""),
          f"Missing data: {c.treat_missing_data.value}, because {c.treat_missing_reason}."],
-        links,
+        links, region=config.region,
     )
     tags = ((C.TAG_MANAGED_BY, C.TAG_MANAGED_BY_VALUE), (C.TAG_STACK, config.stack), (C.TAG_SIGNAL, "custom"),
             (C.TAG_SEVERITY, c.severity.value)) + tuple(sorted(config.tags.items()))
@@ -260,33 +301,6 @@ def _outcome_query(s: Signal) -> str:
     cond = f'{key} = "{outcomes[0]}"' if len(outcomes) == 1 else f"{key} in [" + ", ".join(
         f'"{o}"' for o in outcomes) + "]"
     return f"filter {cond} | stats count(*) by bin(1m), {LogKey.OPERATION.value}"
-
-
-def fit_description(parts: list[str], links: tuple[tuple[str, str], ...], limit: int = C.MAX_DESCRIPTION) -> str:
-    """``parts`` joined by spaces, then ``Links: label url | ...``, within ``limit`` characters (AlarmDescription).
-
-    ``parts`` are in order of importance; the first is always kept, the others are left out from the end
-    (the runbook link repeats them) until the text fits. The links (log group, Logs Insights query, runbook)
-    are kept; only if the first part and the links alone are too long is the query link, then the log group
-    link, left out. The alarm's own console link is not written: CloudWatch's notification carries it.
-    Deterministic for the same input.
-    """
-    kept_parts = list(parts)
-    kept_links = [x for x in links if x[0] != "alarm"]
-
-    def text() -> str:
-        body = " ".join(kept_parts)
-        if kept_links:
-            body += " Links: " + " | ".join(f"{label} {url}" for label, url in kept_links)
-        return body
-
-    while len(text()) > limit and len(kept_parts) > 1:
-        kept_parts.pop()
-    for label in ("query", "logs"):
-        if len(text()) > limit:
-            kept_links = [x for x in kept_links if x[0] != label]
-    out = text()
-    return out if len(out) <= limit else out[: limit - 1] + "\u2026"
 
 
 def _metric(config: StackConfig, fn: FunctionConfig, ns_key: str, name: str,

@@ -1,5 +1,8 @@
 """CloudFormation templates of the alarms: the plain one (:func:`to_cloudformation`) and one an existing stack
-can include (:func:`build_template`: Parameters, Conditions, alarms, dashboard, Outputs).
+can include (:func:`build_template`: Parameters, Conditions, alarms, composite alarms, Contributor Insights rules,
+dashboard, Outputs). Every resource is mapped from its API request (:mod:`alarms.kinds`): property names are the
+API's, but ``RuleBody`` for ``RuleDefinition``; a composite names the alarms of the template by reference
+(``${LogicalId}`` in its rule, ``Ref`` as its suppressor), so CloudFormation creates them first.
 
 Parameters of the included template (defaults = the stack config's values, so it deploys as-is):
 
@@ -11,7 +14,7 @@ Parameters of the included template (defaults = the stack config's values, so it
   property into ``AWS::NoValue`` (an empty CommaDelimitedList is ``[""]``, which PutMetricAlarm refuses).
 
 Alarms whose actions the stack config sets explicitly (a tier's or a custom alarm's ``actions``) keep
-them literal. Outputs: ``<LogicalId>Arn`` per alarm (``Fn::GetAtt Arn``) and ``DashboardName``. With
+them literal. Outputs: ``<LogicalId>Arn`` per alarm, composite and rule (``Fn::GetAtt Arn``) and ``DashboardName``. With
 ``dashboard=True`` an ``AWS::CloudWatch::Dashboard`` whose ``DashboardBody`` is an ``Fn::Sub`` of the console
 dashboard body (``${AWS::Region}``, ``${AWS::AccountId}``, ``${NamePrefix}``, ``${Namespace}``).
 
@@ -21,8 +24,9 @@ brace": Fn::Sub reference), so a dimension value ``${AWS::Region}`` stays that t
 variable outside a Sub (E1029). :func:`check_limits` refuses, before anything is built, a template beyond the
 CloudFormation quotas (500 resources, 200 outputs, 200 parameters per template).
 
-:func:`resolve` evaluates the intrinsics these templates use (Ref, Fn::Sub, Fn::If, Fn::Equals,
-Fn::Not, Fn::Join, Fn::GetAtt left as is) with given parameter values, which is how ``validate``
+:func:`resolve` evaluates the intrinsics these templates use (Ref, also of an alarm or rule resource: its name;
+Fn::Sub, Fn::If, Fn::Equals, Fn::Not, Fn::Join, Fn::GetAtt left as is) with given parameter values for a Region
+(``AWS::Partition`` from botocore's partition data), which is how ``validate``
 reads a template and how the deploy test substitutes values. It is not a general CloudFormation
 engine: other intrinsics raise ``ValueError``.
 """
@@ -33,14 +37,24 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from alarms import alarm_rule
+from alarms.composite import CompositeDefinition, build_composites
 from alarms.console_dashboard import dashboard_name, templated_body
 from alarms.definitions import AlarmDefinition
+from alarms.insight_rules import InsightRuleDefinition, build_insight_rules
+from alarms.kinds import COMPOSITE_ALARM, INSIGHT_RULE, KINDS, METRIC_ALARM, kind_of, name_of
 from alarms.links import console_base
 from alarms.naming import logical_id
+from alarms.regions import DEFAULT_REGION, partition_of
 from alarms.types import Severity
 
-CFN_ALARM_TYPE = "AWS::CloudWatch::Alarm"
+CFN_ALARM_TYPE = KINDS[METRIC_ALARM].cfn_type
+CFN_COMPOSITE_TYPE = KINDS[COMPOSITE_ALARM].cfn_type
+CFN_INSIGHT_RULE_TYPE = KINDS[INSIGHT_RULE].cfn_type
 CFN_DASHBOARD_TYPE = "AWS::CloudWatch::Dashboard"
+_TYPE_KIND = {k.cfn_type: op for op, k in KINDS.items()}
+_RENAMED = {INSIGHT_RULE: {"RuleDefinition": "RuleBody"}}
+"""API member -> CloudFormation property where the two differ (AWS::CloudWatch::InsightRule takes RuleBody)."""
 # CloudFormation quotas, per template ("AWS CloudFormation quotas", CloudFormation User Guide)
 MAX_RESOURCES = 500
 MAX_OUTPUTS = 200
@@ -80,15 +94,23 @@ def check_limits(alarms: int, dashboard: bool = False, outputs: bool = True) -> 
 
 
 def to_cloudformation(requests: Iterable[Mapping[str, Any]], stack: str) -> dict[str, Any]:
-    """A template with one ``AWS::CloudWatch::Alarm`` per PutMetricAlarm request (logical id from the alarm
-    name, :func:`literal` properties). Raises ``ValueError`` when two alarms map to one logical id."""
+    """A template with one resource per request: ``AWS::CloudWatch::Alarm`` per PutMetricAlarm request,
+    ``AWS::CloudWatch::CompositeAlarm`` per PutCompositeAlarm request (the alarms its rule and suppressor name, when
+    the template defines them, by reference: ``${LogicalId}`` in the rule, so CloudFormation creates them first),
+    ``AWS::CloudWatch::InsightRule`` per PutInsightRule request. Logical ids come from the names, properties are
+    :func:`literal`. Raises ``ValueError`` when two resources map to one logical id."""
+    requests = list(requests)
+    logicals = _logicals(requests)
     resources: dict[str, Any] = {}
     for r in requests:
-        props = {k: v for k, v in r.items() if not (isinstance(v, list) and not v)}
-        logical = logical_id(r["AlarmName"])
+        kind = kind_of(r)
+        logical = logicals[kind, name_of(r)]
         if logical in resources:
-            raise ValueError(f"two alarms map to the logical id {logical}")
-        resources[logical] = {"Type": CFN_ALARM_TYPE, "Properties": literal(props)}
+            raise ValueError(f"two resources map to the logical id {logical}")
+        props = literal(_properties(r))
+        if kind == COMPOSITE_ALARM:
+            _reference_alarms(props, r, logicals)
+        resources[logical] = {"Type": KINDS[kind].cfn_type, "Properties": props}
     return {
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": _description(stack),
@@ -96,15 +118,48 @@ def to_cloudformation(requests: Iterable[Mapping[str, Any]], stack: str) -> dict
     }
 
 
+def _logicals(requests: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], str]:
+    """(kind, name) -> logical id (:func:`alarms.naming.logical_id` with the kind's suffix)."""
+    return {(kind_of(r), name_of(r)): logical_id(name_of(r), KINDS[kind_of(r)].logical_suffix) for r in requests}
+
+
+def _properties(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The resource properties of an API request: the members, renamed where CloudFormation differs, empty lists
+    left out."""
+    renamed = _RENAMED.get(kind_of(request), {})
+    return {renamed.get(k, k): v for k, v in request.items() if not (isinstance(v, list) and not v)}
+
+
+def _reference_alarms(props: dict[str, Any], request: Mapping[str, Any], logicals: Mapping[tuple[str, str], str]
+                      ) -> None:
+    """A composite's ``AlarmRule`` and ``ActionsSuppressor`` naming alarms of the template by reference (Ref of an
+    alarm resource is its name), so that CloudFormation creates them first and a changed NamePrefix follows."""
+    alarms = {name: lid for (kind, name), lid in logicals.items() if kind in (METRIC_ALARM, COMPOSITE_ALARM)}
+    rule = request.get("AlarmRule")
+    if isinstance(rule, str):
+        def ref(name: str) -> str | None:
+            return "${" + alarms[name] + "}" if name in alarms else None
+
+        text = alarm_rule.rewrite(rule, ref, lambda t: t.replace("${", "${!"))
+        props["AlarmRule"] = {"Fn::Sub": text} if "${" in text else text
+    sup = request.get("ActionsSuppressor")
+    if isinstance(sup, str) and alarm_rule.alarm_name_of(sup) in alarms:
+        props["ActionsSuppressor"] = {"Ref": alarms[alarm_rule.alarm_name_of(sup)]}
+
+
 def requests_from_cloudformation(template: Mapping[str, Any], parameters: Mapping[str, Any] | None = None,
-                                 region: str = "us-east-1") -> list[dict[str, Any]]:
-    """The PutMetricAlarm requests of a template's ``AWS::CloudWatch::Alarm`` resources (other types skipped),
-    read through :func:`resolve` (``parameters`` over the defaults). Raises ``ValueError`` as :func:`resolve`."""
+                                 region: str = DEFAULT_REGION) -> list[dict[str, Any]]:
+    """The API requests of a template's ``AWS::CloudWatch::Alarm``, ``CompositeAlarm`` and ``InsightRule``
+    resources (other types skipped), read through :func:`resolve` (``parameters`` over the defaults) for ``region``.
+    Raises ``ValueError`` as :func:`resolve`."""
     resolved = resolve(template, parameters, region=region)
     out = []
     for res in (resolved.get("Resources") or {}).values():
-        if isinstance(res, Mapping) and res.get("Type") == CFN_ALARM_TYPE:
-            out.append(dict(res.get("Properties") or {}))
+        kind = _TYPE_KIND.get(str(res.get("Type"))) if isinstance(res, Mapping) else None
+        if kind is None:
+            continue
+        back = {v: k for k, v in _RENAMED.get(kind, {}).items()}
+        out.append({back.get(k, k): v for k, v in (res.get("Properties") or {}).items()})
     return out
 
 
@@ -115,9 +170,13 @@ def _param(sev: Severity, kind: str) -> str:
 def build_template(config: Any, definitions: Sequence[AlarmDefinition], dashboard: bool = False
                    ) -> dict[str, Any]:
     """The parameterised template of ``definitions`` (built from ``config``, the
-    :class:`~alarms.config.StackConfig`). Raises ``ValueError`` when the template would break a CloudFormation
-    quota (:func:`check_limits`) or two alarms map to one logical id."""
-    check_limits(len(definitions), dashboard)
+    :class:`~alarms.config.StackConfig`), with the config's composite alarms and Contributor Insights rules
+    (:func:`alarms.composite.build_composites`, :func:`alarms.insight_rules.build_insight_rules`). Raises
+    ``ValueError`` when the template would break a CloudFormation quota (:func:`check_limits`) or two resources map
+    to one logical id."""
+    composites = build_composites(config, definitions)
+    rules = build_insight_rules(config)
+    check_limits(len(definitions) + len(composites) + len(rules), dashboard)
     params: dict[str, Any] = {
         "NamePrefix": {"Type": "String", "Default": config.alarm_name_prefix,
                        "Description": "Prefix of every alarm name (and of the dashboard name)."},
@@ -126,7 +185,8 @@ def build_template(config: Any, definitions: Sequence[AlarmDefinition], dashboar
     }
     conditions: dict[str, Any] = {}
     used: set[Severity] = set()
-    for d in definitions:
+    alarms: tuple[Any, ...] = (*definitions, *composites)
+    for d in alarms:
         if d.alarm_actions == config.actions.get(d.severity, ()):
             used.add(d.severity)
     for sev in Severity:
@@ -139,19 +199,29 @@ def build_template(config: Any, definitions: Sequence[AlarmDefinition], dashboar
                             "Description": f"SNS topic ARNs notified on {'ALARM' if kind == 'AlarmActions' else 'OK'}"
                                            f" by {sev.value} alarms (empty: none)."}
             conditions[f"Has{name}"] = {"Fn::Not": [{"Fn::Equals": [{"Fn::Join": ["", {"Ref": name}]}, ""]}]}
+    items: tuple[Any, ...] = (*alarms, *rules)
+    requests = [x.to_request() for x in items]
+    logicals = _logicals(requests)
     resources: dict[str, Any] = {}
     outputs: dict[str, Any] = {}
-    for d in definitions:
-        props = _alarm_properties(d, config)
-        logical = logical_id(d.name)
+    for x, req in zip(items, requests):
+        kind = kind_of(req)
+        logical = logicals[kind, x.name]
         if logical in resources:
-            raise ValueError(f"two alarms map to the logical id {logical}")
-        resources[logical] = {"Type": CFN_ALARM_TYPE, "Properties": props}
-        outputs[f"{logical}Arn"] = {"Description": _no_variables(d.name), "Value": {"Fn::GetAtt": [logical, "Arn"]}}
+            raise ValueError(f"two resources map to the logical id {logical}")
+        if isinstance(x, InsightRuleDefinition):
+            props = _rule_properties(x, req)
+        else:
+            props = _alarm_properties(x, req, config)
+            if isinstance(x, CompositeDefinition):
+                _reference_alarms(props, req, logicals)
+        resources[logical] = {"Type": KINDS[kind].cfn_type, "Properties": props}
+        outputs[f"{logical}Arn"] = {"Description": _no_variables(x.name), "Value": {"Fn::GetAtt": [logical, "Arn"]}}
     if dashboard:
         text = templated_body(config, definitions, {"region": "${AWS::Region}", "account": "${AWS::AccountId}",
-                                                    "prefix": "${NamePrefix}", "namespace": "${Namespace}"},
-                              escape=lambda s: s.replace("${", "${!"))
+                                                    "prefix": "${NamePrefix}", "namespace": "${Namespace}",
+                                                    "partition": "${AWS::Partition}"},
+                              escape=lambda s: s.replace("${", "${!"), composites=composites, rules=rules)
         resources["IdemwatchDashboard"] = {
             "Type": CFN_DASHBOARD_TYPE,
             "Properties": {"DashboardName": {"Fn::Sub": dashboard_name("${NamePrefix}")},
@@ -180,13 +250,12 @@ def _no_variables(text: str) -> str:
     return text.replace("${", "$ {")
 
 
-def _alarm_properties(d: AlarmDefinition, config: Any) -> dict[str, Any]:
-    req = d.to_request()
-    props: dict[str, Any] = {}
-    for key, value in req.items():
-        if isinstance(value, list) and not value:
-            continue
-        props[key] = value
+def _alarm_properties(d: AlarmDefinition | CompositeDefinition, req: Mapping[str, Any], config: Any
+                      ) -> dict[str, Any]:
+    """Properties of a metric or composite alarm in the parameterised template: the name under ``NamePrefix``,
+    console links in the deployment's Region, the severity's topics as parameters, this project's namespace as the
+    ``Namespace`` parameter."""
+    props = _properties(req)
     props["AlarmName"] = {"Fn::Sub": "${NamePrefix}" + d.name[len(d.prefix):].replace("${", "${!")}
     if config.region and props.get("AlarmDescription"):
         # console links open the region the stack is deployed in, not the one the config names
@@ -213,9 +282,16 @@ def _alarm_properties(d: AlarmDefinition, config: Any) -> dict[str, Any]:
     return literal({k: props[k] for k in req if k in props})
 
 
+def _rule_properties(r: InsightRuleDefinition, req: Mapping[str, Any]) -> dict[str, Any]:
+    """Properties of a Contributor Insights rule: the name under ``NamePrefix``, the body literal."""
+    props = _properties(req)
+    props["RuleName"] = {"Fn::Sub": "${NamePrefix}" + r.name[len(r.prefix):].replace("${", "${!")}
+    return literal(props)
+
+
 # --------------------------------------------------------------------------- resolving
 def resolve(template: Mapping[str, Any], parameters: Mapping[str, Any] | None = None, *,
-            region: str = "us-east-1", account_id: str = "123456789012") -> dict[str, Any]:
+            region: str = DEFAULT_REGION, account_id: str = "123456789012") -> dict[str, Any]:
     """``template`` with Parameters (``parameters`` over the defaults), Conditions and the intrinsics in
     Resources evaluated. CommaDelimitedList values may be given as a list or a comma-separated string.
     Raises ``ValueError`` for a missing parameter or an intrinsic this evaluator does not know."""
@@ -233,10 +309,17 @@ def resolve(template: Mapping[str, Any], parameters: Mapping[str, Any] | None = 
         params[name] = value
     if given:
         raise ValueError(f"unknown parameter(s): {', '.join(sorted(given))}")
-    refs = {**params, "AWS::Region": region, "AWS::AccountId": account_id, "AWS::Partition": "aws"}
+    refs = {**params, "AWS::Region": region, "AWS::AccountId": account_id, "AWS::Partition": partition_of(region)}
     conditions: dict[str, bool] = {}
     for name, expr in (template.get("Conditions") or {}).items():
         conditions[name] = bool(_eval(expr, refs, conditions))
+    # Ref of an alarm or rule resource is its name (what a composite's rule and suppressor refer to); names depend on
+    # parameters only
+    for logical, res in (template.get("Resources") or {}).items():
+        kind = _TYPE_KIND.get(str(res.get("Type"))) if isinstance(res, Mapping) else None
+        member = _RENAMED.get(kind, {}).get(KINDS[kind].name_member, KINDS[kind].name_member) if kind else None
+        if member and member in (res.get("Properties") or {}):
+            refs[logical] = _eval(res["Properties"][member], refs, conditions)
     out = dict(template)
     out["Resources"] = {k: _strip(_eval(v, refs, conditions)) for k, v in (template.get("Resources") or {}).items()}
     out.pop("Parameters", None)

@@ -39,9 +39,12 @@ naming the key path, never silently ignored. Shape (only ``service`` and ``funct
         disabled_signals: []
 
     custom_alarms: []              # any metric or metric math, see alarms.custom (validated like the catalogue)
+    composite_alarms: {...}        # "page once" composites and their suppressors (alarms.settings; off by default)
+    contributor_insights: {...}    # Contributor Insights rules over the outcome records (alarms.settings; off)
 
 Override keys: threshold, period, evaluation_periods, datapoints_to_alarm, severity,
-treat_missing_data (needs treat_missing_reason), treat_missing_reason, enabled, and ``tiers``:
+treat_missing_data (needs treat_missing_reason), treat_missing_reason, enabled (true also turns on a signal that is
+off by default), anomaly (true | false | {width, comparison}: an anomaly-detection band), and ``tiers``:
 severity -> {threshold, period, evaluation_periods, datapoints_to_alarm, actions, enabled} for the
 signal's extra tiers (e.g. ``retry_rate: {tiers: {critical: {threshold: 20}}}``; a tier the signal
 has no default for is added, with the base tier's settings for what it does not set).
@@ -61,18 +64,20 @@ from alarms import fields as F
 from alarms.constants import LAMBDA_LOG_GROUP_PREFIX
 from alarms.custom import CustomAlarm, parse_custom_alarms
 from alarms.exceptions import ConfigError
-from alarms.signals import SIGNALS
+from alarms.settings import CompositeSettings, InsightSettings, parse_anomaly, parse_composites, parse_insights
+from alarms.signals import SIGNALS, AnomalyBand
 from alarms.types import Severity, TreatMissingData
 from emitter import emf
 from emitter.contract import Dimension, EventSource, resolve_namespace, resolve_service
 
 _COUNT_KEYS = ("period", "evaluation_periods", "datapoints_to_alarm")
-_OVERRIDE_KEYS = {"threshold", *_COUNT_KEYS, "severity", "treat_missing_data", "treat_missing_reason", "enabled"}
+_OVERRIDE_KEYS = {"threshold", *_COUNT_KEYS, "severity", "treat_missing_data", "treat_missing_reason", "enabled",
+                  "anomaly"}
 _TIER_KEYS = {"threshold", *_COUNT_KEYS, "enabled", "actions"}
 _TOP_KEYS = {
     "stack", "service", "namespace", "alarm_name_prefix", "idempotency_table", "actions", "notify_ok", "tags",
     "disabled_signals", "overrides", "functions", "dimensions", "region", "account_id", "runbook_url",
-    "custom_alarms", "suppressions",
+    "custom_alarms", "suppressions", "composite_alarms", "contributor_insights",
 }
 _FUNCTION_KEYS = {
     "name", "operation", "event_source", "queue", "dlq", "stream", "log_group", "overrides", "disabled_signals",
@@ -124,6 +129,8 @@ class SignalOverride:
     treat_missing_data: TreatMissingData | None = None
     treat_missing_reason: str | None = None
     enabled: bool | None = None
+    anomaly: AnomalyBand | bool | None = None
+    """An anomaly-detection band for the base tier (False: a static threshold; None: the signal's default)."""
     tiers: Mapping[Severity, TierOverride] = field(default_factory=dict)
 
     def merged(self, other: SignalOverride | None) -> SignalOverride:
@@ -187,6 +194,10 @@ class StackConfig:
     runbook_url: str = DEFAULT_RUNBOOK_URL
     custom_alarms: tuple[CustomAlarm, ...] = ()
     """The ``custom_alarms`` entries, in file order."""
+    composites: CompositeSettings | None = None
+    """The ``composite_alarms`` section (None: no composite alarms)."""
+    insights: InsightSettings | None = None
+    """The ``contributor_insights`` section (None: no Contributor Insights rules)."""
 
 
 def load_config(path: str | Path) -> StackConfig:
@@ -287,6 +298,8 @@ def parse_config(data: Any) -> StackConfig:
         account_id=account,
         runbook_url=F.text(data, "runbook_url", "", default=DEFAULT_RUNBOOK_URL, check=_PROSE),
         custom_alarms=parse_custom_alarms(data.get("custom_alarms"), "custom_alarms"),
+        composites=parse_composites(data.get("composite_alarms")),
+        insights=parse_insights(data.get("contributor_insights")),
     )
 
 
@@ -410,6 +423,8 @@ def _overrides(raw: Any, at: str) -> Mapping[str, SignalOverride]:
                 kw[key] = F.enum_value(TreatMissingData, value, f"{here}.{key}")
             elif key == "treat_missing_reason":
                 kw[key] = F.text(settings, key, here, check=_PROSE)
+            elif key == "anomaly":
+                kw[key] = parse_anomaly(value, f"{here}.{key}")
             else:
                 kw[key] = _setting(value, key, f"{here}.{key}")
         if "treat_missing_data" in kw and not kw.get("treat_missing_reason"):

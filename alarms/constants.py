@@ -39,6 +39,12 @@ DYNAMODB_CONDITIONAL_CHECK_FAILED = "ConditionalCheckFailedRequests"  # dimensio
 
 LAMBDA_LOG_GROUP_PREFIX = "/aws/lambda/"
 
+# --------------------------------------------------------------------------- the maintenance-window alarm
+MAINTENANCE_METRIC = "MaintenanceWindow"
+"""Metric of the maintenance-window suppressor alarm (``composite_alarms.suppressors: [maintenance_window]``). No
+emitter writes it, so it is no part of the contract: the alarm treats missing data as ``ignore`` and keeps the state
+an operator gives it with ``aws cloudwatch set-alarm-state`` (or by publishing 1 to this metric)."""
+
 # --------------------------------------------------------------------------- management tags
 TAG_MANAGED_BY = "idemwatch:managed-by"
 TAG_MANAGED_BY_VALUE = "idemwatch"

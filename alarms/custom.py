@@ -39,7 +39,7 @@ from alarms import fields as F
 from alarms.constants import METRIC_ID_PATTERN
 from alarms.definitions import is_percentile
 from alarms.exceptions import ConfigError
-from alarms.types import ComparisonOperator, Severity, Statistic, TreatMissingData
+from alarms.types import STATIC_COMPARISONS, ComparisonOperator, Severity, Statistic, TreatMissingData
 from emitter import emf
 
 _KEYS = {
@@ -153,8 +153,8 @@ def _one(raw: Any, at: str) -> CustomAlarm:
         evaluation_periods=evaluation_periods,
         datapoints_to_alarm=datapoints,
         threshold=threshold,
-        comparison=F.enum_value(ComparisonOperator, raw.get("comparison", ComparisonOperator.GREATER_THAN.value),
-                                f"{at}.comparison"),
+        comparison=_static_comparison(raw.get("comparison", ComparisonOperator.GREATER_THAN.value),
+                                      f"{at}.comparison"),
         unit=F.text(raw, "unit", at, default="Count", check=_PROSE),
         treat_missing_data=treat,
         treat_missing_reason=reason or DEFAULT_MISSING_REASON,
@@ -164,6 +164,16 @@ def _one(raw: Any, at: str) -> CustomAlarm:
         log_group=F.text(raw, "log_group", at, check=emf.check_dimension_value),
         actions=actions,
     )
+
+
+def _static_comparison(value: Any, at: str) -> ComparisonOperator:
+    """A static-threshold ComparisonOperator (the band operators need an anomaly-detection band, which a custom
+    alarm does not declare)."""
+    op = F.enum_value(ComparisonOperator, value, at)
+    if op not in STATIC_COMPARISONS:
+        raise ConfigError(f"{op.value} is for anomaly-detection bands; use one of: "
+                          f"{', '.join(c.value for c in STATIC_COMPARISONS)}", at)
+    return op
 
 
 def _metric(raw: Any, at: str) -> CustomMetric:

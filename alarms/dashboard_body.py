@@ -10,7 +10,9 @@ Each :class:`BodyProblem` names its rule id; the ids map to the page's sections:
   ``x`` integer 0-23, ``y`` integer >= 0, ``width`` integer 1-24, ``height`` integer 1-1000,
   ``x + width <= 24`` (the grid is 24 columns), ``properties`` an object;
 - ``metric.*`` (Properties of a Metric Widget Object; Metric Widget: Format for Each Metric in the
-  Array): ``region`` required; ``metrics`` required unless ``annotations.alarms`` is given; each
+  Array): ``region`` required; ``metrics`` required unless ``annotations.alarms`` is given (or ``insightRule``:
+  a Contributor Insights widget, ``{"ruleName", "maxContributorCount" 1-100, "orderBy" Sum | Maximum}``, as the
+  console writes it; the body structure page does not list it, GetInsightRuleReport gives the ranges); each
   entry an array ``[Namespace, MetricName, (DimensionName, DimensionValue)*, {rendering}]`` (``"."`` /
   ``"..."`` repeat the previous entry's values) or ``[{"expression": ...}]``; rendering options among
   the documented ones; at most 500 entries; ``period`` 1, 5, 10, 30 or a multiple of 60;
@@ -45,6 +47,7 @@ GRID_COLUMNS = 24
 MAX_HEIGHT = 1_000
 MAX_METRICS = 500
 MAX_STATUS_ALARMS = 100
+MAX_CONTRIBUTORS = 100  # GetInsightRuleReport MaxContributorCount: 1-100 (the widget's maxContributorCount)
 METRIC_VIEWS = ("timeSeries", "singleValue", "gauge", "bar", "pie", "table")
 LOG_VIEWS = ("table", "timeSeries", "bar", "pie")
 RENDERING_KEYS = {"accountId", "color", "expression", "id", "label", "period", "region", "stat", "visible", "yAxis"}
@@ -180,10 +183,23 @@ def _metric_props(props: Mapping[str, Any], where: str) -> list[BodyProblem]:
             for j, a in enumerate(ann.get(kind) or []):
                 if not isinstance(a, Mapping) or "value" not in a:
                     p(f"{where}.annotations.{kind}[{j}]", "metric.annotation_value", "an annotation needs value")
+    rule = props.get("insightRule")
+    if rule is not None:
+        if not isinstance(rule, Mapping) or not isinstance(rule.get("ruleName"), str) or not rule.get("ruleName"):
+            p(f"{where}.insightRule", "metric.insight_rule", "insightRule needs ruleName (a Contributor Insights rule)")
+        elif "maxContributorCount" in rule and not (_is_int(rule["maxContributorCount"])
+                                                    and 1 <= rule["maxContributorCount"] <= MAX_CONTRIBUTORS):
+            p(f"{where}.insightRule.maxContributorCount", "metric.insight_rule",
+              f"maxContributorCount must be an integer 1-{MAX_CONTRIBUTORS}")
+        elif "orderBy" in rule and rule["orderBy"] not in ("Sum", "Maximum"):
+            p(f"{where}.insightRule.orderBy", "metric.insight_rule", "orderBy must be Sum or Maximum")
+        if props.get("metrics") is not None:
+            p(f"{where}.metrics", "metric.insight_rule", "a Contributor Insights widget takes insightRule, not metrics")
     metrics = props.get("metrics")
     if metrics is None:
-        if not alarms:
-            p(f"{where}.metrics", "metric.metrics_required", "metrics is required unless an alarm annotation is given")
+        if not alarms and rule is None:
+            p(f"{where}.metrics", "metric.metrics_required", "metrics is required unless an alarm annotation (or a "
+                                                             "Contributor Insights insightRule) is given")
     elif not isinstance(metrics, list):
         p(f"{where}.metrics", "metric.metrics_array", "metrics must be an array of arrays")
     else:

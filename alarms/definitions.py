@@ -110,6 +110,17 @@ class AlarmDefinition:
     """(label, URL) console links, also written at the end of ``description``."""
     tier: str = ""
     """"" for a signal's base tier, else the severity of the extra tier (its name ends with it)."""
+    function: str = ""
+    """The function of the stack config this alarm belongs to (its own alarms, and those of its queue and DLQ);
+    "" for the idempotency table's and the custom alarms."""
+    threshold_metric_id: str | None = None
+    """Anomaly-detection alarm: the id of the query holding ``ANOMALY_DETECTION_BAND(...)`` (``ThresholdMetricId``);
+    ``threshold`` is then the band's width in standard deviations and no ``Threshold`` is sent."""
+
+    @property
+    def is_anomaly(self) -> bool:
+        """Whether the alarm compares with an anomaly-detection band instead of a static threshold."""
+        return self.threshold_metric_id is not None
 
     @property
     def is_math(self) -> bool:
@@ -120,7 +131,14 @@ class AlarmDefinition:
         return f"{self.datapoints_to_alarm} of {self.evaluation_periods} x {self.period}s"
 
     def condition(self) -> str:
-        """Human form of the condition, e.g. ``Sum(PayloadConflict) > 0 for 1 of 1 x 60s``."""
+        """Human form of the condition, e.g. ``Sum(PayloadConflict) > 0 for 1 of 1 x 60s`` (an anomaly alarm:
+        ``Sum(DuplicateCompleted) above the band of 2 standard deviations for 3 of 3 x 300s``)."""
+        if self.threshold_metric_id is not None:
+            q = next(q for q in self.queries if q.return_data and q.id != self.threshold_metric_id)
+            what = q.expression or (f"{q.stat}({q.metric.metric_name})" if q.metric is not None else q.id)
+            side = {ComparisonOperator.GREATER_THAN_UPPER: "above", ComparisonOperator.LESS_THAN_LOWER: "below"}.get(
+                self.comparison, "outside")
+            return f"{what} {side} the band of {_num(self.threshold)} standard deviations for {self.m_of_n}"
         symbol = {
             ComparisonOperator.GREATER_THAN: ">",
             ComparisonOperator.GREATER_THAN_OR_EQUAL: ">=",
@@ -135,14 +153,8 @@ class AlarmDefinition:
 
     def to_request(self) -> dict[str, Any]:
         """The PutMetricAlarm request (boto3 keyword arguments / ``--cli-input-json`` document)."""
-        req: dict[str, Any] = {
-            "AlarmName": self.name,
-            "AlarmDescription": self.description,
-            "ActionsEnabled": True,
-            "OKActions": list(self.ok_actions),
-            "AlarmActions": list(self.alarm_actions),
-            "InsufficientDataActions": list(self.insufficient_data_actions),
-        }
+        req = alarm_request_head(self.name, self.description, self.ok_actions, self.alarm_actions,
+                                 self.insufficient_data_actions)
         if self.metric is not None:
             req.update(self.metric.to_api())
             # a percentile goes to ExtendedStatistic (PutMetricAlarm: "p0.0 to p100")
@@ -150,17 +162,30 @@ class AlarmDefinition:
             req["Period"] = self.period
         else:
             req["Metrics"] = [q.to_api() for q in self.queries]
-        req.update(
-            {
-                "EvaluationPeriods": self.evaluation_periods,
-                "DatapointsToAlarm": self.datapoints_to_alarm,
-                "Threshold": float(self.threshold),
-                "ComparisonOperator": self.comparison.value,
-                "TreatMissingData": self.treat_missing_data.value,
-                "Tags": [{"Key": k, "Value": v} for k, v in self.tags],
-            }
-        )
+        req["EvaluationPeriods"] = self.evaluation_periods
+        req["DatapointsToAlarm"] = self.datapoints_to_alarm
+        if self.threshold_metric_id is None:
+            req["Threshold"] = float(self.threshold)
+        else:  # the band is the threshold (PutMetricAlarm: "ThresholdMetricId ... ANOMALY_DETECTION_BAND")
+            req["ThresholdMetricId"] = self.threshold_metric_id
+        req["ComparisonOperator"] = self.comparison.value
+        req["TreatMissingData"] = self.treat_missing_data.value
+        req["Tags"] = [{"Key": k, "Value": v} for k, v in self.tags]
         return req
+
+
+def alarm_request_head(name: str, description: str, ok_actions: tuple[str, ...], alarm_actions: tuple[str, ...],
+                       insufficient_data_actions: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The members PutMetricAlarm and PutCompositeAlarm requests begin with, in this order (exports are byte-stable):
+    AlarmName, AlarmDescription, ActionsEnabled (always true), OKActions, AlarmActions, InsufficientDataActions."""
+    return {
+        "AlarmName": name,
+        "AlarmDescription": description,
+        "ActionsEnabled": True,
+        "OKActions": list(ok_actions),
+        "AlarmActions": list(alarm_actions),
+        "InsufficientDataActions": list(insufficient_data_actions),
+    }
 
 
 def _num(x: float) -> str:

@@ -34,7 +34,8 @@ MISSING = "-"
 
 
 def breaches(value: float, threshold: float, comparison: ComparisonOperator | str) -> bool:
-    """Whether ``value`` breaches ``threshold`` under a static ``ComparisonOperator``."""
+    """Whether ``value`` breaches ``threshold`` under a static ``ComparisonOperator`` (``ValueError`` for a band
+    operator: CloudWatch's anomaly model is not evaluated offline)."""
     op = ComparisonOperator(comparison)
     if op is ComparisonOperator.GREATER_THAN:
         return value > threshold
@@ -42,7 +43,9 @@ def breaches(value: float, threshold: float, comparison: ComparisonOperator | st
         return value >= threshold
     if op is ComparisonOperator.LESS_THAN:
         return value < threshold
-    return value <= threshold
+    if op is ComparisonOperator.LESS_THAN_OR_EQUAL:
+        return value <= threshold
+    raise ValueError(f"{op.value} compares with an anomaly-detection band, not a static threshold")
 
 
 def classify(values: Sequence[float | None], threshold: float, comparison: ComparisonOperator | str) -> str:

@@ -8,11 +8,12 @@ from __future__ import annotations
 import re
 
 
-def logical_id(alarm_name: str) -> str:
-    """CloudFormation logical id: the alphanumeric runs of the name, each capitalised, then ``Alarm``
-    (logical ids are alphanumeric: "Resources" in the CloudFormation template anatomy)."""
+def logical_id(alarm_name: str, suffix: str = "Alarm") -> str:
+    """CloudFormation logical id: the alphanumeric runs of the name, each capitalised, then ``suffix`` (``Alarm``
+    for metric and composite alarms, ``InsightRule`` for Contributor Insights rules; logical ids are alphanumeric:
+    "Resources" in the CloudFormation template anatomy)."""
     parts = re.split(r"[^A-Za-z0-9]+", alarm_name)
-    return "".join(p[:1].upper() + p[1:] for p in parts if p) + "Alarm"
+    return "".join(p[:1].upper() + p[1:] for p in parts if p) + suffix
 
 
 def tf_name(alarm_name: str) -> str:
@@ -27,3 +28,14 @@ def file_safe(name: str) -> str:
     a name made only of dots becomes underscores, so it never means the folder or its parent)."""
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", name)
     return safe if safe.strip(".") else safe.replace(".", "_")
+
+
+DASHBOARD_SUFFIX = "idemwatch"
+
+
+def dashboard_name(name_prefix: str) -> str:
+    """``<alarm name prefix>idemwatch`` with characters PutDashboard refuses replaced by ``-``
+    (DashboardName: "alphanumerics, dash (-), and underscore (_)"); a templated prefix (``${...}``) is
+    left as it is for the template engine."""
+    name = f"{name_prefix}{DASHBOARD_SUFFIX}"
+    return name if "${" in name_prefix else re.sub(r"[^A-Za-z0-9_-]", "-", name)

@@ -31,6 +31,7 @@ from emitter.contract import EventSource, Metric
 
 GT = ComparisonOperator.GREATER_THAN
 GTE = ComparisonOperator.GREATER_THAN_OR_EQUAL
+UPPER = ComparisonOperator.GREATER_THAN_UPPER
 NOT_BREACHING = TreatMissingData.NOT_BREACHING
 
 _EVENT_ONLY = (
@@ -97,9 +98,25 @@ class Signal:
     tiers: tuple[Tier, ...] = ()
     insights: str | None = None
     """Logs Insights query of the console link (``None``: derived from the outcome the metric counts)."""
+    anomaly: AnomalyBand | None = None
+    """The signal's base tier compares with an anomaly-detection band by default (``threshold`` is the band's
+    width); any signal can be switched to a band with ``overrides.<signal>.anomaly``."""
+    enabled_by_default: bool = True
+    """False: the alarm is built only when the stack config enables it (``overrides.<signal>.enabled: true``)."""
 
 
 CUSTOM = "custom"
+
+
+@dataclass(frozen=True)
+class AnomalyBand:
+    """A CloudWatch anomaly-detection band: ``ANOMALY_DETECTION_BAND(<the signal's value>, width)``, ``width`` in
+    standard deviations of the model's expected value, compared with one of the band operators (PutMetricAlarm:
+    ``ThresholdMetricId`` names the band's query). CloudWatch trains the model on up to two weeks of the metric's
+    history, with its daily and weekly pattern ("Using CloudWatch anomaly detection", CloudWatch User Guide)."""
+
+    width: float = 2.0
+    comparison: ComparisonOperator = ComparisonOperator.GREATER_THAN_UPPER
 
 
 @dataclass(frozen=True)
@@ -249,6 +266,35 @@ _SIGNALS: tuple[Signal, ...] = (
         "concurrency or batch window limiting the consumer.",
         first_check="the record_age table by operation and the invocations table (durations, timeouts) for "
         "{function}.",
+    ),
+    Signal(
+        id="duplicate_completed_surge", suffix="DuplicateCompletedSurge", title="More duplicates than usual",
+        scope=Scope.OPERATION, metric=(CUSTOM, Metric.DUPLICATE_COMPLETED.value), statistic=Statistic.SUM,
+        period=300, evaluation_periods=3, datapoints_to_alarm=3, threshold=2, comparison=UPPER,
+        treat_missing_data=NOT_BREACHING, treat_missing_reason=_EVENT_ONLY, severity=Severity.WARNING, unit="Count",
+        anomaly=AnomalyBand(2.0, UPPER), enabled_by_default=False,
+        meaning="{operation} skipped more duplicates (keys already COMPLETED, stored result returned) than "
+        "CloudWatch's anomaly model expects for this time of day and week, above the band of {threshold} standard "
+        "deviations for 15 minutes: the sources are delivering the same events again more than usual.",
+        causes="a consumer timing out after its COMPLETED write (the whole batch comes back); a producer retrying "
+        "requests it should not retry; a visibility timeout shorter than processing; a replayed stream or redriven "
+        "DLQ (expected: silence it while you redrive).",
+        first_check="the Redelivery and RetryableFailure counts of {function}, then the top keys and event sources "
+        "of duplicate_completed (Contributor Insights rule or the trail).",
+    ),
+    Signal(
+        id="redelivery_surge", suffix="RedeliverySurge", title="More redeliveries than usual",
+        scope=Scope.ASYNC_OPERATION, metric=(CUSTOM, Metric.REDELIVERY.value), statistic=Statistic.SUM,
+        period=300, evaluation_periods=3, datapoints_to_alarm=3, threshold=2, comparison=UPPER,
+        treat_missing_data=NOT_BREACHING, treat_missing_reason=_EVENT_ONLY, severity=Severity.WARNING, unit="Count",
+        anomaly=AnomalyBand(2.0, UPPER), enabled_by_default=False,
+        meaning="{operation} received more events on a second or later delivery attempt than CloudWatch's anomaly "
+        "model expects for this time of day and week, above the band of {threshold} standard deviations for 15 "
+        "minutes.",
+        causes="failures returned in batchItemFailures or thrown (the source retries them); throttling of "
+        "{function}; a visibility timeout shorter than processing (messages reappear while in flight).",
+        first_check="the RetryableFailure and Errors counts of {function}, then the attempts table (distribution of "
+        "delivery attempts).",
     ),
     Signal(
         id="lambda_iterator_age", suffix="IteratorAge", title="Stream consumer falling behind",

@@ -1,13 +1,15 @@
 """A Terraform module (Terraform JSON syntax) of the stack's alarms and, optionally, its console dashboard.
 
 Files (``<out>/terraform-module/``): ``versions.tf.json`` (aws provider >= 5.0), ``variables.tf.json``,
-``main.tf.json`` (``aws_cloudwatch_metric_alarm`` per alarm, ``aws_cloudwatch_dashboard``),
-``outputs.tf.json``. Variables (defaults = the stack config's values):
+``main.tf.json`` (``aws_cloudwatch_metric_alarm`` per alarm, ``aws_cloudwatch_composite_alarm`` per composite,
+``aws_cloudwatch_contributor_insight_rule`` per rule, ``aws_cloudwatch_dashboard``), ``outputs.tf.json``. Variables
+(defaults = the stack config's values):
 
 - ``name_prefix`` (string), ``namespace`` (string);
 - ``<severity>_alarm_actions`` / ``<severity>_ok_actions`` (list(string)) per severity in use.
 
-Outputs: ``alarm_arns`` (map alarm resource name -> ARN), ``alarm_names``, and ``dashboard_name``.
+Outputs: ``alarm_arns`` (map alarm resource name -> ARN), ``alarm_names``, ``composite_alarm_arns`` and
+``insight_rule_arns`` (when there are any), and ``dashboard_name``.
 Alarm arguments come from the flat export's mapping (:func:`alarms.terraform.to_terraform`), so both
 Terraform outputs describe the same alarms, with every literal string escaped there (``$${``, ``%%{``); the
 dashboard body is escaped the same way before the module's own interpolations are put in.
@@ -19,8 +21,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from alarms import terraform as tf
+from alarms.composite import build_composites
 from alarms.console_dashboard import dashboard_name, templated_body
 from alarms.definitions import AlarmDefinition
+from alarms.insight_rules import build_insight_rules
+from alarms.kinds import INSIGHT_RULE, KINDS, kind_of
 from alarms.links import console_base
 from alarms.naming import tf_name
 from alarms.types import Severity
@@ -28,6 +33,8 @@ from alarms.types import Severity
 TF_DASHBOARD_TYPE = "aws_cloudwatch_dashboard"
 REGION = "${data.aws_region.current.name}"
 """The module's expression for the Region it is applied in (console links and dashboard widgets)."""
+PARTITION = "${data.aws_partition.current.partition}"
+"""The module's expression for the partition of that Region (alarm ARNs in the dashboard)."""
 
 
 def _var(sev: Severity, kind: str) -> str:
@@ -37,14 +44,18 @@ def _var(sev: Severity, kind: str) -> str:
 def build_module(config: Any, definitions: Sequence[AlarmDefinition], dashboard: bool = False
                  ) -> dict[str, dict[str, Any]]:
     """File name -> Terraform JSON document of the module (``config``: the
-    :class:`~alarms.config.StackConfig` the definitions were built from)."""
+    :class:`~alarms.config.StackConfig` the definitions were built from), with the config's composite alarms and
+    Contributor Insights rules."""
+    composites = build_composites(config, definitions)
+    rules = build_insight_rules(config)
     variables: dict[str, Any] = {
         "name_prefix": {"type": "string", "default": config.alarm_name_prefix,
                         "description": "Prefix of every alarm name (and of the dashboard name)."},
         "namespace": {"type": "string", "default": config.namespace,
                       "description": "CloudWatch namespace of the idemwatch/Powertools metrics."},
     }
-    used = {d.severity for d in definitions if d.alarm_actions == config.actions.get(d.severity, ())}
+    alarms: tuple[Any, ...] = (*definitions, *composites)
+    used = {d.severity for d in alarms if d.alarm_actions == config.actions.get(d.severity, ())}
     for sev in Severity:
         if sev in used:
             topics = list(config.actions.get(sev, ()))
@@ -55,42 +66,60 @@ def build_module(config: Any, definitions: Sequence[AlarmDefinition], dashboard:
                                                   "default": topics if config.notify_ok else [],
                                                   "description": f"SNS topic ARNs notified on OK by {sev.value} "
                                                                  "alarms."}
-    flat = tf.to_terraform([d.to_request() for d in definitions])["resource"][tf.TF_ALARM_TYPE]
+    items: tuple[Any, ...] = (*alarms, *rules)
+    flat = tf.to_terraform([x.to_request() for x in items])["resource"]
     namespace = tf.escape(config.namespace)
-    alarms: dict[str, Any] = {}
-    for d in definitions:
-        name = tf_name(d.name)
-        body = dict(flat[name])
-        body["alarm_name"] = "${var.name_prefix}" + tf.escape(d.name[len(d.prefix):])
-        body.setdefault("alarm_description", "")
-        if config.region:  # console links open the provider's region, not the one the config names
-            body["alarm_description"] = body["alarm_description"].replace(console_base(config.region),
-                                                                          console_base(REGION))
-        if d.alarm_actions == config.actions.get(d.severity, ()):
-            body["alarm_actions"] = "${var." + _var(d.severity, "alarm_actions") + "}"
-            body["ok_actions"] = "${var." + _var(d.severity, "ok_actions") + "}"
+    main_resources: dict[str, dict[str, Any]] = {}
+    for x in items:
+        kind = kind_of(x.to_request())
+        tf_type = KINDS[kind].tf_type
+        name = tf_name(x.name)
+        body = dict(flat[tf_type][name])
+        if kind == INSIGHT_RULE:
+            body["rule_name"] = "${var.name_prefix}" + tf.escape(x.name[len(x.prefix):])
+        else:
+            body["alarm_name"] = "${var.name_prefix}" + tf.escape(x.name[len(x.prefix):])
+            body.setdefault("alarm_description", "")
+            if config.region:  # console links open the provider's region, not the one the config names
+                body["alarm_description"] = body["alarm_description"].replace(console_base(config.region),
+                                                                              console_base(REGION))
+            if x.alarm_actions == config.actions.get(x.severity, ()):
+                body["alarm_actions"] = "${var." + _var(x.severity, "alarm_actions") + "}"
+                body["ok_actions"] = "${var." + _var(x.severity, "ok_actions") + "}"
         if body.get("namespace") == namespace:
             body["namespace"] = "${var.namespace}"
         for q in body.get("metric_query") or []:
             if q.get("metric", {}).get("namespace") == namespace:
                 q["metric"]["namespace"] = "${var.namespace}"
-        alarms[name] = {k: body[k] for k in sorted(body, key=_order(flat[name]))}
-    main: dict[str, Any] = {"resource": {tf.TF_ALARM_TYPE: alarms}}
+        main_resources.setdefault(tf_type, {})[name] = {k: body[k] for k in sorted(body, key=_order(flat[tf_type][name]))}
+    main: dict[str, Any] = {"resource": main_resources}
     if config.region or dashboard:
         main["data"] = {"aws_region": {"current": {}}}
     outputs: dict[str, Any] = {
         "alarm_arns": {"description": "Alarm ARN per alarm resource name",
-                       "value": {n: f"${{{tf.TF_ALARM_TYPE}.{n}.arn}}" for n in alarms}},
+                       "value": {n: f"${{{tf.TF_ALARM_TYPE}.{n}.arn}}"
+                                 for n in main_resources.get(tf.TF_ALARM_TYPE, {})}},
         "alarm_names": {"description": "Alarm names",
-                        "value": [f"${{{tf.TF_ALARM_TYPE}.{n}.alarm_name}}" for n in alarms]},
+                        "value": [f"${{{tf.TF_ALARM_TYPE}.{n}.alarm_name}}"
+                                  for n in main_resources.get(tf.TF_ALARM_TYPE, {})]},
     }
+    if composites:
+        outputs["composite_alarm_arns"] = {"description": "Composite alarm ARN per resource name",
+                                           "value": {n: f"${{{tf.TF_COMPOSITE_TYPE}.{n}.arn}}"
+                                                     for n in main_resources[tf.TF_COMPOSITE_TYPE]}}
+    if rules:
+        outputs["insight_rule_arns"] = {"description": "Contributor Insights rule ARN per resource name",
+                                        "value": {n: f"${{{tf.TF_INSIGHT_RULE_TYPE}.{n}.resource_arn}}"
+                                                  for n in main_resources[tf.TF_INSIGHT_RULE_TYPE]}}
     if dashboard:
         text = templated_body(config, definitions,
                               {"region": REGION,
                                "account": "${data.aws_caller_identity.current.account_id}",
-                               "prefix": "${var.name_prefix}", "namespace": "${var.namespace}"},
-                              escape=tf.escape)
-        main["data"] = {"aws_region": {"current": {}}, "aws_caller_identity": {"current": {}}}
+                               "prefix": "${var.name_prefix}", "namespace": "${var.namespace}",
+                               "partition": PARTITION},
+                              escape=tf.escape, composites=composites, rules=rules)
+        main["data"] = {"aws_region": {"current": {}}, "aws_caller_identity": {"current": {}},
+                        "aws_partition": {"current": {}}}
         main["resource"][TF_DASHBOARD_TYPE] = {"idemwatch": {"dashboard_name": dashboard_name("${var.name_prefix}"),
                                                              "dashboard_body": text}}
         outputs["dashboard_name"] = {"description": "CloudWatch console dashboard",

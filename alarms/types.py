@@ -27,12 +27,22 @@ class TreatMissingData(str, Enum):
 
 
 class ComparisonOperator(str, Enum):
-    """Static-threshold ``ComparisonOperator`` values (the anomaly-band ones are not used by the catalogue)."""
+    """``ComparisonOperator`` values: four static-threshold ones, three for anomaly-detection bands."""
 
     GREATER_THAN_OR_EQUAL = "GreaterThanOrEqualToThreshold"
     GREATER_THAN = "GreaterThanThreshold"
     LESS_THAN = "LessThanThreshold"
     LESS_THAN_OR_EQUAL = "LessThanOrEqualToThreshold"
+    # "used only for alarms based on anomaly detection models" (PutMetricAlarm, ComparisonOperator)
+    OUTSIDE_BAND = "LessThanLowerOrGreaterThanUpperThreshold"
+    LESS_THAN_LOWER = "LessThanLowerThreshold"
+    GREATER_THAN_UPPER = "GreaterThanUpperThreshold"
+
+
+STATIC_COMPARISONS = (ComparisonOperator.GREATER_THAN_OR_EQUAL, ComparisonOperator.GREATER_THAN,
+                      ComparisonOperator.LESS_THAN, ComparisonOperator.LESS_THAN_OR_EQUAL)
+BAND_COMPARISONS = (ComparisonOperator.OUTSIDE_BAND, ComparisonOperator.LESS_THAN_LOWER,
+                    ComparisonOperator.GREATER_THAN_UPPER)
 
 
 class Statistic(str, Enum):

@@ -40,15 +40,24 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from alarms import alarm_rule
 from alarms import constants as C
 from alarms.cfn_template import requests_from_cloudformation
 from alarms.fields import CONTROL_CHARACTERS
+from alarms.insight_rules import check_rule_body
+from alarms.kinds import COMPOSITE_ALARM, INSIGHT_RULE, KINDS, METRIC_ALARM, kind_of, name_of
+from alarms.regions import DEFAULT_REGION, longest_region
 from alarms.terraform import evaluate, requests_from_terraform
 from alarms.tf_module import resolve_module
+from alarms.types import BAND_COMPARISONS
 from alarms.violation import Violation
 from emitter.contract import DIMENSION_SETS, EVENT_SOURCE_DIMENSION_SET, Dimension, Metric
 
 _ID_RE = re.compile(C.METRIC_ID_PATTERN)
+_BAND = re.compile(r"ANOMALY_DETECTION_BAND\(\s*([a-z][A-Za-z0-9_]*)\s*(?:,\s*(\d+(?:\.\d+)?)\s*)?\)")
+"""ANOMALY_DETECTION_BAND(<query id>[, <standard deviations>]) (metric math; the width defaults to 2)."""
+BAND_OPERATORS = tuple(c.value for c in BAND_COMPARISONS)
+MAX_COMPOSITES_PER_ALARM = 150  # PutCompositeAlarm: "Any single alarm can be included in ... as many as 150"
 _WORD_RE = re.compile(r"(?<![A-Za-z0-9_.])[a-z][A-Za-z0-9_]*(?![A-Za-z0-9_(])")
 _NO_CONTROL_SHAPES = frozenset({"AlarmName", "DimensionName", "DimensionValue"})
 """String shapes whose model documentation says they cannot hold ASCII control characters."""
@@ -70,41 +79,62 @@ def published_dimension_sets(config: Any) -> PublishedSets:
     return {op: frozenset(sets) for op, sets in out.items()}
 
 
-@lru_cache(maxsize=1)
-def _input_shape() -> Any:
+@lru_cache(maxsize=4)
+def _input_shape(operation: str = METRIC_ALARM) -> Any:
     import botocore.session  # boto3's, an optional dependency (the alarms extra)
 
     model = botocore.session.get_session().get_service_model("cloudwatch")
-    return model.operation_model("PutMetricAlarm").input_shape
+    return model.operation_model(operation).input_shape
 
 
 def validate_request(request: Mapping[str, Any], published: PublishedSets | None = None) -> list[Violation]:
-    """All violations of one PutMetricAlarm request (empty list = valid), warnings included. ``published``:
-    the stack's :func:`published_dimension_sets` (None = unknown). Never raises on bad input."""
-    name = request.get("AlarmName") if isinstance(request, Mapping) else None
-    alarm = name if isinstance(name, str) and name else "<unnamed alarm>"
-    out: list[Violation] = []
+    """All violations of one request (empty list = valid), warnings included: a PutMetricAlarm, PutCompositeAlarm
+    or PutInsightRule request (:func:`alarms.kinds.kind_of`). ``published``: the stack's
+    :func:`published_dimension_sets` (None = unknown). Never raises on bad input."""
     if not isinstance(request, Mapping):
-        return [Violation(alarm, "<request>", "model.type", "the request must be a JSON object")]
-    _check_shape(request, _input_shape(), "", alarm, out)
-    out.extend(_cross_field(request, alarm))
-    out.extend(_semantic(request, alarm, published))
+        return [Violation("<unnamed alarm>", "<request>", "model.type", "the request must be a JSON object")]
+    kind = kind_of(request)
+    name = name_of(request)
+    alarm = name if name != "<unnamed>" else ("<unnamed rule>" if kind == INSIGHT_RULE else "<unnamed alarm>")
+    out: list[Violation] = []
+    _check_shape(request, _input_shape(kind), "", alarm, out)
+    if kind == METRIC_ALARM:
+        out.extend(_cross_field(request, alarm))
+        out.extend(_semantic(request, alarm, published))
+    elif kind == COMPOSITE_ALARM:
+        out.extend(_composite(request, alarm))
+    else:
+        out.extend(Violation(alarm, field, rule, message)
+                   for field, rule, message in check_rule_body(request.get("RuleDefinition")))
     return out
 
 
-def validate_requests(requests: Iterable[Mapping[str, Any]], published: PublishedSets | None = None
-                      ) -> list[Violation]:
-    """Violations (and warnings) of many requests, plus duplicate alarm names across them."""
+def validate_requests(requests: Iterable[Mapping[str, Any]], published: PublishedSets | None = None,
+                      external: Iterable[str] = ()) -> list[Violation]:
+    """Violations (and warnings) of many requests, plus what only the set shows: a name defined twice (metric and
+    composite alarms share one namespace, rules have their own); a composite naming an alarm none of the requests
+    defines (PutCompositeAlarm fails unless it exists: an error, a warning for a name in ``external``, alarms the
+    stack config says exist in the account); composites that name each other in a cycle; an alarm named by more
+    than 150 composites (PutCompositeAlarm: "as many as 150")."""
     out: list[Violation] = []
-    seen: set[str] = set()
+    seen: dict[str, set[str]] = {"alarm": set(), "rule": set()}
+    composites: dict[str, tuple[list[str], str | None]] = {}
     for req in requests:
         out.extend(validate_request(req, published))
-        name = req.get("AlarmName") if isinstance(req, Mapping) else None
+        if not isinstance(req, Mapping):
+            continue
+        kind = kind_of(req)
+        name = req.get(KINDS[kind].name_member)
         if isinstance(name, str):
-            if name in seen:
-                out.append(Violation(name, "AlarmName", "alarm_name.duplicate",
-                                     "the same AlarmName is defined twice; the second put would overwrite the first"))
-            seen.add(name)
+            space = "rule" if kind == INSIGHT_RULE else "alarm"
+            if name in seen[space]:
+                member = KINDS[kind].name_member
+                out.append(Violation(name, member, f"{'rule' if space == 'rule' else 'alarm'}_name.duplicate",
+                                     f"the same {member} is defined twice; the second put would overwrite the first"))
+            seen[space].add(name)
+        if kind == COMPOSITE_ALARM and isinstance(name, str):
+            composites[name] = _references(req)
+    out.extend(_composite_references(composites, seen["alarm"], set(external)))
     return out
 
 
@@ -216,6 +246,32 @@ def _cross_field(r: Mapping[str, Any], alarm: str) -> list[Violation]:
     if "Statistic" in r and "ExtendedStatistic" in r:
         v("ExtendedStatistic", "statistic.exclusive", "Statistic and ExtendedStatistic cannot both be given")
 
+    band_id = r.get("ThresholdMetricId")
+    comparison = r.get("ComparisonOperator")
+    if band_id is not None:
+        if "Threshold" in r:
+            v("Threshold", "threshold.exclusive", "Threshold and ThresholdMetricId (an anomaly band) cannot both be "
+              "given")
+        if comparison not in BAND_OPERATORS:
+            v("ComparisonOperator", "anomaly.comparison", f"an anomaly-band alarm compares with one of "
+              f"{', '.join(BAND_OPERATORS)}, not {comparison!r}")
+        band = next((q for q in r.get("Metrics") or [] if isinstance(q, Mapping) and q.get("Id") == band_id), None)
+        if band is None:
+            v("ThresholdMetricId", "anomaly.band_missing", f"{band_id!r} is not the Id of a query of Metrics")
+        else:
+            m = _BAND.fullmatch(str(band.get("Expression", "")).strip())
+            if m is None:
+                v("ThresholdMetricId", "anomaly.band_expression", f"query {band_id!r} must be "
+                  "ANOMALY_DETECTION_BAND(<id>, <standard deviations>)")
+            elif m.group(2) is not None and not float(m.group(2)) > 0:
+                v("ThresholdMetricId", "anomaly.band_width", "the band's width must be > 0 standard deviations")
+            if band.get("ReturnData", True) is False:
+                v("ThresholdMetricId", "anomaly.band_return_data", f"query {band_id!r} must return data (ReturnData "
+                  "true): the alarm compares with it")
+    elif comparison in BAND_OPERATORS:
+        v("ComparisonOperator", "anomaly.band_missing", f"{comparison} needs ThresholdMetricId (an "
+          "ANOMALY_DETECTION_BAND query)")
+
     periods: list[tuple[str, Any]] = []
     metrics = r.get("Metrics")
     if metrics is not None:
@@ -223,7 +279,7 @@ def _cross_field(r: Mapping[str, Any], alarm: str) -> list[Violation]:
         for f in top:
             v(f, "metrics.top_level_fields", f"{f} cannot be given together with Metrics (metric math alarm)")
         if isinstance(metrics, (list, tuple)):
-            out.extend(_metric_math(metrics, alarm, periods))
+            out.extend(_metric_math(metrics, alarm, periods, band_id if isinstance(band_id, str) else None))
     elif "EvaluationCriteria" not in r:
         if "MetricName" not in r:
             v("MetricName", "metric.missing", "a metric alarm needs MetricName + Namespace, or Metrics")
@@ -247,7 +303,8 @@ def _cross_field(r: Mapping[str, Any], alarm: str) -> list[Violation]:
     return out
 
 
-def _metric_math(metrics: list | tuple, alarm: str, periods: list[tuple[str, Any]]) -> list[Violation]:
+def _metric_math(metrics: list | tuple, alarm: str, periods: list[tuple[str, Any]],
+                 band_id: str | None = None) -> list[Violation]:
     out: list[Violation] = []
 
     def v(field: str, rule: str, message: str) -> None:
@@ -259,11 +316,13 @@ def _metric_math(metrics: list | tuple, alarm: str, periods: list[tuple[str, Any
     if len(stats) > C.MAX_METRIC_STATS:
         v("Metrics", "metrics.too_many_metric_stats",
           f"{len(stats)} MetricStat queries; an alarm allows at most {C.MAX_METRIC_STATS}")
-    returning = [i for i, q in enumerate(metrics) if isinstance(q, Mapping) and q.get("ReturnData", True) is not False]
+    # an anomaly alarm returns its band too (the PutMetricAlarm example: both ReturnData true)
+    returning = [i for i, q in enumerate(metrics) if isinstance(q, Mapping) and q.get("ReturnData", True) is not False
+                 and (band_id is None or q.get("Id") != band_id)]
     if len(returning) != 1:
         v("Metrics", "metrics.return_data_count",
           f"exactly one query must return data (ReturnData true or omitted), got {len(returning)}"
-          + (f" (Metrics{returning})" if returning else ""))
+          + (f" (Metrics{returning})" if returning else "") + (" besides the anomaly band" if band_id else ""))
     ids: list[str] = []
     expressions: list[tuple[int, str]] = []
     for i, q in enumerate(metrics):
@@ -293,6 +352,105 @@ def _metric_math(metrics: list | tuple, alarm: str, periods: list[tuple[str, Any
         if unknown:
             v(f"Metrics[{i}].Expression", "metrics.unknown_id",
               f"refers to {', '.join(unknown)}, which no query of this alarm defines")
+    return out
+
+
+# --------------------------------------------------------------------------- composite alarms
+def _composite(r: Mapping[str, Any], alarm: str) -> list[Violation]:
+    """PutCompositeAlarm's rules beyond the model: the AlarmRule grammar and its limits (at most 100 child alarms
+    and 500 elements, at least one child, TRUE or FALSE), and the suppressor's periods, which "are required only
+    when ActionsSuppressor is specified" (and mean nothing without it)."""
+    out: list[Violation] = []
+
+    def v(field: str, rule: str, message: str, level: str = "error") -> None:
+        out.append(Violation(alarm, field, rule, message, level))
+
+    text = r.get("AlarmRule")
+    if isinstance(text, str) and text.strip():
+        try:
+            parsed = alarm_rule.parse(text)
+        except alarm_rule.RuleSyntaxError as exc:
+            v("AlarmRule", "rule.syntax", str(exc))
+        else:
+            if len(parsed.children) > alarm_rule.MAX_CHILDREN:
+                v("AlarmRule", "rule.children", f"{len(parsed.children)} child alarms; a rule allows at most "
+                  f"{alarm_rule.MAX_CHILDREN}")
+            if parsed.elements > alarm_rule.MAX_ELEMENTS:
+                v("AlarmRule", "rule.elements", f"{parsed.elements} elements (child alarms, TRUE/FALSE, parenthesis "
+                  f"pairs); a rule allows at most {alarm_rule.MAX_ELEMENTS}")
+            if parsed.mixed_and_or:
+                v("AlarmRule", "rule.precedence", "AND and OR are mixed without parentheses; their precedence is "
+                  "not documented: add parentheses", level="warning")
+            if r.get("AlarmName") in parsed.children:
+                v("AlarmRule", "rule.self", "the rule names the composite itself")
+    suppressor = "ActionsSuppressor" in r
+    for field in ("ActionsSuppressorWaitPeriod", "ActionsSuppressorExtensionPeriod"):
+        if suppressor and field not in r:
+            v(field, "suppressor.period_required", "is required with ActionsSuppressor")
+        if not suppressor and field in r:
+            v(field, "suppressor.without_suppressor", "is only for a composite with an ActionsSuppressor")
+        value = r.get(field)
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            v(field, "suppressor.period_negative", f"must be >= 0 seconds, got {value}")
+    return out
+
+
+def _references(r: Mapping[str, Any]) -> tuple[list[str], str | None]:
+    """(the alarm names a composite's rule names, its suppressor's name or None); no names for an unreadable
+    rule (its syntax error is reported by :func:`_composite`)."""
+    try:
+        children = list(alarm_rule.parse(str(r.get("AlarmRule", ""))).children)
+    except alarm_rule.RuleSyntaxError:
+        children = []
+    sup = r.get("ActionsSuppressor")
+    return children, alarm_rule.alarm_name_of(sup) if isinstance(sup, str) and sup else None
+
+
+def _composite_references(composites: Mapping[str, tuple[list[str], str | None]], defined: set[str],
+                          external: set[str]) -> list[Violation]:
+    out: list[Violation] = []
+    external_names = {alarm_rule.alarm_name_of(x) for x in external}
+    used: dict[str, int] = {}
+
+    def check(composite: str, field: str, child: str) -> None:
+        if child in defined:
+            return
+        if child in external_names:
+            out.append(Violation(composite, field, "rule.external_alarm", f"{child!r} is not defined here; the stack "
+                                 "config says it exists in the account (PutCompositeAlarm fails otherwise)",
+                                 level="warning"))
+        else:
+            out.append(Violation(composite, field, "rule.unknown_alarm", f"{child!r} is not defined by the files "
+                                 "validated together, and PutCompositeAlarm refuses a rule or suppressor naming an "
+                                 "alarm that does not exist"))
+
+    for name, (children, suppressor) in composites.items():
+        for child in children:
+            used[child] = used.get(child, 0) + 1
+            check(name, "AlarmRule", child)
+        if suppressor is not None:
+            check(name, "ActionsSuppressor", suppressor)
+    for child, count in used.items():
+        if count > MAX_COMPOSITES_PER_ALARM:
+            out.append(Violation(child, "AlarmName", "rule.parents", f"named by {count} composite alarms; an alarm can "
+                                 f"be in the rules of at most {MAX_COMPOSITES_PER_ALARM}"))
+    # composites naming each other in a cycle: CloudWatch stops evaluating them and none of them can be deleted
+    graph = {n: [c for c in children if c in composites] for n, (children, _) in composites.items()}
+    state: dict[str, int] = {}
+
+    def visit(n: str, path: list[str]) -> None:
+        state[n] = 1
+        for c in graph[n]:
+            if state.get(c) == 1:
+                out.append(Violation(n, "AlarmRule", "rule.cycle", "composite alarms name each other in a cycle: "
+                                     + " -> ".join(path[path.index(c):] + [c])))
+            elif c not in state:
+                visit(c, path + [c])
+        state[n] = 2
+
+    for n in graph:
+        if n not in state:
+            visit(n, [n])
     return out
 
 
@@ -391,35 +549,56 @@ def _semantic_metric(namespace: Any, name: Any, dimensions: Any, stat: Any, pref
 
 
 # --------------------------------------------------------------------------- files
-def load_requests(path: str | Path) -> list[dict[str, Any]]:
-    """PutMetricAlarm requests in one exported file: a ``--cli-input-json`` document, a CloudFormation
-    template (``Resources`` of type ``AWS::CloudWatch::Alarm``) or Terraform JSON
-    (``resource.aws_cloudwatch_metric_alarm``, read as Terraform evaluates it). A directory yields every
-    ``*.json`` below it, sorted. Raises ``ValueError`` naming the file when it is none of these, is not UTF-8
-    JSON, or holds ``NaN``/``Infinity`` (not JSON).
+def load_requests(path: str | Path, region: str = DEFAULT_REGION) -> list[dict[str, Any]]:
+    """The API requests in one exported file: a ``--cli-input-json`` document (PutMetricAlarm, PutCompositeAlarm or
+    PutInsightRule), a CloudFormation template (its alarm, composite alarm and Contributor Insights rule resources,
+    resolved with the parameters' defaults in ``region``) or Terraform JSON (its alarm, composite alarm and
+    contributor insight rule resources, read as Terraform evaluates them; a module with its variables' defaults in
+    ``region``). A directory yields every ``*.json`` below it, sorted. Raises ``ValueError`` naming the file when it
+    is none of these, is not UTF-8 JSON, or holds ``NaN``/``Infinity`` (not JSON).
     """
     p = Path(path)
     if p.is_dir():
         out: list[dict[str, Any]] = []
         for f in sorted(p.rglob("*.json")):
-            out.extend(load_requests(f))
+            out.extend(load_requests(f, region))
         return out
     doc = _read_json(p)
     try:
         if isinstance(doc, dict) and "Resources" in doc:
-            return requests_from_cloudformation(doc)
+            return requests_from_cloudformation(doc, region=region)
         if isinstance(doc, dict) and "resource" in doc:
             variables = p.parent / "variables.tf.json"
             if variables.is_file():  # a module: its variables' defaults give the values
-                return requests_from_terraform(resolve_module(doc, _read_json(variables), region="us-east-1"))
+                return requests_from_terraform(resolve_module(doc, _read_json(variables), region=region))
             return requests_from_terraform(evaluate(doc))
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ValueError(f"{p}: cannot read its alarms ({type(exc).__name__}: {exc})") from None
     if isinstance(doc, dict) and ("widgets" in doc or set(doc) <= {"terraform", "variable", "output", "data"}):
         return []  # a dashboard body (checked by dashboard_body.validate_body) or module plumbing
-    if isinstance(doc, dict) and "AlarmName" in doc:
+    if isinstance(doc, dict) and ("AlarmName" in doc or "RuleName" in doc):
         return [doc]
-    raise ValueError(f"{p}: neither a PutMetricAlarm request, a CloudFormation template nor Terraform JSON")
+    raise ValueError(f"{p}: neither an alarm or rule request, a CloudFormation template nor Terraform JSON")
+
+
+def validate_file(path: str | Path, published: PublishedSets | None = None, external: Iterable[str] = ()
+                  ) -> tuple[list[dict[str, Any]], list[Violation]]:
+    """(requests, violations) of one exported file or folder, read as AWS would get it in every Region that matters.
+
+    Templates take the Region of their deployment (``${AWS::Region}``, ``data.aws_region.current``), so what they
+    send depends on it: the file is read for the default Region and for the longest Region code of botocore's
+    partition data (:func:`alarms.regions.longest_region`), and a problem that only the longer code causes is
+    reported with ``(in <region>)`` after its message. Raises ``ValueError`` as :func:`load_requests`."""
+    requests = load_requests(path)
+    found = validate_requests(requests, published, external)
+    longest = longest_region()
+    in_longest = load_requests(path, longest)
+    if in_longest != requests:
+        known = {(v.alarm, v.field, v.rule) for v in found}
+        found += [Violation(v.alarm, v.field, v.rule, f"{v.message} (in {longest})", v.level)
+                  for v in validate_requests(in_longest, published, external)
+                  if (v.alarm, v.field, v.rule) not in known]
+    return requests, found
 
 
 def _read_json(p: Path) -> Any:

@@ -7,6 +7,10 @@ import urllib.request
 import pytest
 from moto.server import ThreadedMotoServer
 
+from tests.support.moto_composites import install
+
+install()  # moto 5.2 has no PutCompositeAlarm; the deploy tests put composite alarms
+
 
 @pytest.fixture()
 def endpoint(monkeypatch):

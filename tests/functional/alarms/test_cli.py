@@ -21,14 +21,16 @@ def _run(*args):
 def test_export_all_formats_then_validate_them(tmp_path):
     res = _run("export", "--config", str(DEMO), "--out", str(tmp_path))
     assert res.exit_code == 0, res.output
-    assert "cli: 66 file(s), 66 alarms" in res.output
-    assert len(list((tmp_path / "cli").glob("*.json"))) == 66
+    assert "cli: 97 file(s), 74 alarms, 11 composite alarms, 12 Contributor Insights rules" in res.output
+    assert len(list((tmp_path / "cli").glob("*.json"))) == 74
+    assert len(list((tmp_path / "cli" / "composite-alarms").glob("*.json"))) == 11
+    assert len(list((tmp_path / "cli" / "insight-rules").glob("*.json"))) == 12
     assert (tmp_path / "cloudformation" / "shop-alarms.json").exists()
     assert (tmp_path / "terraform" / "shop-alarms.tf.json").exists()
     res = _run("validate", str(tmp_path / "cli"), str(tmp_path / "cloudformation" / "shop-alarms.json"),
                str(tmp_path / "terraform"), "--config", str(DEMO))
     assert res.exit_code == 0, res.output
-    assert "OK: 264 alarm request(s) valid" in res.output
+    assert "OK: 388 request(s) valid" in res.output  # 97 requests x (cli, cloudformation, terraform, config)
 
 
 def test_validate_reports_alarm_and_field_and_fails(tmp_path):
@@ -46,7 +48,7 @@ def test_validate_reports_alarm_and_field_and_fails(tmp_path):
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"hello": 1}))
     res = _run("validate", str(other))
-    assert res.exit_code == 2 and "neither a PutMetricAlarm request" in res.output
+    assert res.exit_code == 2 and "neither an alarm or rule request" in res.output
 
 
 def test_bad_config_is_a_usage_error(tmp_path):
@@ -59,7 +61,10 @@ def test_bad_config_is_a_usage_error(tmp_path):
 def test_list_prints_every_alarm():
     res = _run("list", "--config", str(DEMO))
     assert res.exit_code == 0, res.output
-    assert "shop-orders-consumer-PoisonRate" in res.output and "66 alarms" in res.output
+    assert "shop-orders-consumer-PoisonRate" in res.output
+    assert "74 alarms, 11 composite alarms, 12 Contributor Insights rules" in res.output
+    assert "shop-PayloadConflict-TopKeys\n  Contributor Insights rule | payload_conflict records by idempotency_key" \
+        in res.output
     assert "100 * FILL(poison, 0) / received > 1 Percent for 2 of 3 x 300s" in res.output
 
 

@@ -63,12 +63,13 @@ def test_backtest_table_fits_80_columns_and_never_cuts_a_name(tmp_path):
         assert lines.count(name) == 1, name
     i = lines.index("shop-orders-consumer-RetryRate-Critical")
     assert lines[i + 2].startswith("  last ALARM | 2 transition(s) | ALARM 10 min")
-    assert "in ALARM at the end" in " ".join(lines[-2:])
+    summary = " ".join(lines[-4:])
+    assert "in ALARM at the end" in summary and "7 anomaly-detection alarm(s) skipped" in summary
 
 
 def test_format_json_is_the_same_flag_on_list_validate_backtest(tmp_path):
     listed = json.loads(_run("list", "--config", str(DEMO), "--format", "json").output)
-    assert len(listed) == 66
+    assert [sum(1 for x in listed if x["kind"] == k) for k in ("metric", "composite", "insight_rule")] == [74, 11, 12]
     crit = next(x for x in listed if x["alarm"] == "shop-orders-queue-AgeOfOldestMessage-Critical")
     assert (crit["tier"], crit["severity"], crit["signal"]) == ("critical", "critical", "sqs_age_of_oldest_message")
     assert crit["condition"] == "Maximum(ApproximateAgeOfOldestMessage) > 1800 Seconds for 5 of 5 x 60s"
@@ -79,7 +80,7 @@ def test_format_json_is_the_same_flag_on_list_validate_backtest(tmp_path):
     doc = json.loads(res.output)
     assert doc["ok"] is True and doc["violations"] == []
     sources = {Path(s["source"]).name: s for s in doc["sources"]}
-    assert [sources[f]["requests"] for f in ("cli", "cloudformation", "terraform", "terraform-module")] == [66] * 4
+    assert [sources[f]["requests"] for f in ("cli", "cloudformation", "terraform", "terraform-module")] == [97] * 4
     assert sources["shop-dashboard.json"]["dashboard_widgets"] is True and sources["dashboard"]["requests"] == 0
     bad = json.loads((ROOT / "alarms" / "exported" / "cli" / "shop-orders-dlq-MessagesVisible.json").read_text())
     bad["Period"] = 45
@@ -125,7 +126,7 @@ def test_deploy_dry_run_json_and_role_arn_against_moto(monkeypatch, endpoint):
                "--format", "json")
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
-    assert doc["counts"]["create"] == 66 and doc["applied"] == 67  # 66 alarms + the dashboard
+    assert doc["counts"]["create"] == 97 and doc["applied"] == 98  # 74 alarms, 11 composites, 12 rules + dashboard
     mine = boto3.client("cloudwatch", region_name="eu-west-1", endpoint_url=url)
     assert mine.describe_alarms()["MetricAlarms"] == []
     creds = boto3.client("sts", region_name="eu-west-1", endpoint_url=url).assume_role(
@@ -133,16 +134,16 @@ def test_deploy_dry_run_json_and_role_arn_against_moto(monkeypatch, endpoint):
     cw = boto3.client("cloudwatch", region_name="eu-west-1", endpoint_url=url,
                       aws_access_key_id=creds["AccessKeyId"], aws_secret_access_key=creds["SecretAccessKey"],
                       aws_session_token=creds["SessionToken"])
-    assert len([a for p in cw.get_paginator("describe_alarms").paginate() for a in p["MetricAlarms"]]) == 66
+    assert len([a for p in cw.get_paginator("describe_alarms").paginate() for a in p["MetricAlarms"]]) == 74
     body = json.loads(cw.get_dashboard(DashboardName="shop-idemwatch")["DashboardBody"])
     assert {w["properties"]["region"] for w in body["widgets"] if w["type"] in ("metric", "log")} == {"eu-west-1"}
     # the alarm ARNs in the dashboard name the role's account (STS GetCallerIdentity), not the config's
     arns = {a for w in body["widgets"] if w["type"] == "alarm" for a in w["properties"]["alarms"]}
-    assert {a.split(":")[4] for a in arns} == {"111122223333"} and len(arns) == 66
+    assert {a.split(":")[4] for a in arns} == {"111122223333"} and len(arns) == 74 + 11
     res = _run("deploy", "--config", str(DEMO), "--endpoint-url", url, "--role-arn", role, "--dry-run",
                "--dashboard", "--format", "json")
     items = json.loads(res.output)["items"]
-    assert {i["action"] for i in items} == {"unchanged"} and len(items) == 67
+    assert {i["action"] for i in items} == {"unchanged"} and len(items) == 98
     res = _run("deploy", "--config", str(DEMO), "--endpoint-url", "http://127.0.0.1:9", "--role-arn", role,
                "--dry-run", env={"AWS_MAX_ATTEMPTS": "1", "AWS_REGION": "eu-west-1"})
     assert res.exit_code == 1 and "cannot assume arn:aws:iam::111122223333:role/alarms-deployer (--role-arn)" in \

@@ -15,7 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from alarms.cfn_template import requests_from_cloudformation, resolve
-from alarms.terraform import requests_from_terraform
+from alarms.kinds import name_of
+from alarms.terraform import evaluate, requests_from_terraform
 from alarms.tf_module import resolve_module
 from idemwatch.cli import main
 
@@ -28,18 +29,28 @@ PAGER = "arn:aws:sns:eu-central-1:444455556666:platform-pager"
 
 def test_template_has_parameters_conditions_and_outputs():
     t = json.loads(TEMPLATE.read_text())
+    # info: the maintenance window, which notifies nobody unless an info topic is given
     assert set(t["Parameters"]) == {"NamePrefix", "Namespace", "CriticalAlarmActions", "CriticalOkActions",
-                                    "WarningAlarmActions", "WarningOkActions"}
+                                    "WarningAlarmActions", "WarningOkActions", "InfoAlarmActions", "InfoOkActions"}
     assert t["Parameters"]["CriticalAlarmActions"] == {
         "Type": "CommaDelimitedList", "Default": "arn:aws:sns:us-east-1:123456789012:shop-oncall",
         "Description": "SNS topic ARNs notified on ALARM by critical alarms (empty: none)."}
     alarms = {k: v for k, v in t["Resources"].items() if v["Type"] == "AWS::CloudWatch::Alarm"}
-    assert len(alarms) == 66 and len(t["Outputs"]) == 67  # one ARN per alarm + the dashboard name
+    kinds = {}
+    for v in t["Resources"].values():
+        kinds[v["Type"]] = kinds.get(v["Type"], 0) + 1
+    assert kinds == {"AWS::CloudWatch::Alarm": 74, "AWS::CloudWatch::CompositeAlarm": 11,
+                     "AWS::CloudWatch::InsightRule": 12, "AWS::CloudWatch::Dashboard": 1}
+    assert len(t["Outputs"]) == 98  # one ARN per alarm, composite and rule + the dashboard name
     p = alarms["ShopOrdersConsumerPayloadConflictAlarm"]["Properties"]
     assert p["AlarmName"] == {"Fn::Sub": "${NamePrefix}orders-consumer-PayloadConflict"}
     assert p["Namespace"] == {"Ref": "Namespace"}
-    assert p["AlarmActions"] == {"Fn::If": ["HasWarningAlarmActions", {"Ref": "WarningAlarmActions"},
+    assert "AlarmActions" not in p  # a child of the warning composite of orders-consumer: it notifies nobody
+    c = t["Resources"]["ShopOrdersConsumerCompositeWarningAlarm"]["Properties"]
+    assert c["AlarmActions"] == {"Fn::If": ["HasWarningAlarmActions", {"Ref": "WarningAlarmActions"},
                                             {"Ref": "AWS::NoValue"}]}
+    assert 'ALARM("${ShopOrdersConsumerPayloadConflictAlarm}")' in c["AlarmRule"]["Fn::Sub"]
+    assert c["ActionsSuppressor"] == {"Ref": "ShopSuppressorAlarm"}
     assert t["Outputs"]["ShopOrdersConsumerPayloadConflictAlarmArn"]["Value"] == {
         "Fn::GetAtt": ["ShopOrdersConsumerPayloadConflictAlarm", "Arn"]}
     dash = t["Resources"]["IdemwatchDashboard"]["Properties"]
@@ -52,18 +63,30 @@ def test_parameterised_template_deploys_to_moto_with_values_substituted(endpoint
               "CriticalOkActions": "", "WarningAlarmActions": "", "WarningOkActions": ""}
     template = json.loads(TEMPLATE.read_text())
     requests = requests_from_cloudformation(template, params, region="eu-central-1")
-    assert len(requests) == 66
+    assert len(requests) == 97
     cw = boto3.client("cloudwatch", region_name="eu-central-1", endpoint_url=endpoint)
-    for r in requests:
-        cw.put_metric_alarm(**r)
+    for r in requests:  # in template order: the alarms a composite names exist before it
+        if "AlarmRule" in r:
+            cw.put_composite_alarm(**r)
+        elif "RuleName" in r:
+            cw.put_insight_rule(**r)
+        else:
+            cw.put_metric_alarm(**r)
     resolved = resolve(template, params, region="eu-central-1", account_id="444455556666")
     dash = resolved["Resources"]["IdemwatchDashboard"]["Properties"]
     cw.put_dashboard(DashboardName=dash["DashboardName"], DashboardBody=dash["DashboardBody"])
 
     got = {a["AlarmName"]: a for p in cw.get_paginator("describe_alarms").paginate() for a in p["MetricAlarms"]}
-    assert len(got) == 66 and all(n.startswith("team-a-") for n in got)
+    assert len(got) == 74 and all(n.startswith("team-a-") for n in got)
+    composites = {a["AlarmName"]: a for a in cw.describe_alarms(AlarmTypes=["CompositeAlarm"])["CompositeAlarms"]}
+    page = composites["team-a-orders-consumer-Composite-Critical"]  # the composite pages, with the new prefix
+    assert page["AlarmActions"] == [PAGER] and page.get("OKActions", []) == []
+    assert 'ALARM("team-a-orders-consumer-PoisonRate")' in page["AlarmRule"]
+    assert page["ActionsSuppressor"] == "team-a-Suppressor"
+    rules = {r["Name"]: r for r in cw.describe_insight_rules()["InsightRules"]}
+    assert len(rules) == 12 and "team-a-PayloadConflict-TopKeys" in rules
     poison = got["team-a-orders-consumer-PoisonRate"]  # critical, math: namespace inside every MetricStat
-    assert poison["AlarmActions"] == [PAGER] and poison.get("OKActions", []) == []
+    assert poison.get("AlarmActions", []) == [] and poison.get("OKActions", []) == []
     assert {q["MetricStat"]["Metric"]["Namespace"] for q in poison["Metrics"] if "MetricStat" in q} == {"ShopMetrics"}
     # console links follow the region the template is deployed in
     assert "https://eu-central-1.console.aws.amazon.com/" in poison["AlarmDescription"]
@@ -73,9 +96,11 @@ def test_parameterised_template_deploys_to_moto_with_values_substituted(endpoint
     assert got["team-a-orders-consumer-Errors"]["Namespace"] == "AWS/Lambda"  # AWS namespaces untouched
     body = json.loads(cw.get_dashboard(DashboardName="team-a-idemwatch")["DashboardBody"])
     arns = {a for w in body["widgets"] if w["type"] == "alarm" for a in w["properties"]["alarms"]}
-    assert arns == {f"arn:aws:cloudwatch:eu-central-1:444455556666:alarm:{n}" for n in got}
-    assert {m[0] for w in body["widgets"] if w["type"] == "metric" for m in w["properties"]["metrics"]
+    assert arns == {f"arn:aws:cloudwatch:eu-central-1:444455556666:alarm:{n}" for n in (*got, *composites)}
+    assert {m[0] for w in body["widgets"] if w["type"] == "metric" for m in w["properties"].get("metrics", [])
             if isinstance(m[0], str)} == {"ShopMetrics", "AWS/Lambda", "AWS/SQS", "AWS/Logs", "AWS/DynamoDB"}
+    assert {w["properties"]["insightRule"]["ruleName"] for w in body["widgets"]
+            if "insightRule" in w["properties"]} == set(rules)
 
 
 @pytest.mark.slow  # deploys the whole demo stack and its dashboard to moto
@@ -106,19 +131,26 @@ def test_terraform_module_describes_the_same_alarms_as_the_flat_file():
     module = EXPORTED / "terraform-module"
     main_doc = json.loads((module / "main.tf.json").read_text())
     variables = json.loads((module / "variables.tf.json").read_text())
-    flat = requests_from_terraform(json.loads((EXPORTED / "terraform" / "shop-alarms.tf.json").read_text()))
+    flat = requests_from_terraform(evaluate(json.loads((EXPORTED / "terraform" / "shop-alarms.tf.json").read_text())))
     via_module = requests_from_terraform(resolve_module(main_doc, variables, region="us-east-1"))
-    assert sorted(flat, key=lambda r: r["AlarmName"]) == sorted(via_module, key=lambda r: r["AlarmName"])
+    def same(r: dict) -> dict:  # an empty action list (the module's variable default) is no action, as omitted
+        return {k: v for k, v in r.items() if v != []}
+
+    assert len(flat) == 97
+    assert sorted(map(same, flat), key=name_of) == sorted(map(same, via_module), key=name_of)
     other = requests_from_terraform(resolve_module(main_doc, variables, {"name_prefix": "x-", "namespace": "N",
                                                                          "critical_alarm_actions": [PAGER]},
                                                region="eu-central-1"))
-    poison = next(r for r in other if r["AlarmName"] == "x-orders-consumer-PoisonRate")
-    assert poison["AlarmActions"] == [PAGER]
+    poison = next(r for r in other if r.get("AlarmName") == "x-orders-consumer-PoisonRate")
+    page = next(r for r in other if r.get("AlarmName") == "x-orders-consumer-Composite-Critical")
+    assert page["AlarmActions"] == [PAGER] and 'ALARM("x-orders-consumer-PoisonRate")' in page["AlarmRule"]
+    assert page["ActionsSuppressor"] == "x-Suppressor"
+    assert "x-PayloadConflict-TopKeys" in {r.get("RuleName") for r in other}
     assert "https://eu-central-1.console.aws.amazon.com/cloudwatch/home?region=eu-central-1#logsV2:" in \
         poison["AlarmDescription"] and "us-east-1" not in poison["AlarmDescription"]
     assert {q["MetricStat"]["Metric"]["Namespace"] for q in poison["Metrics"] if "MetricStat" in q} == {"N"}
-    assert set(json.loads((module / "outputs.tf.json").read_text())["output"]) == {"alarm_arns", "alarm_names",
-                                                                                  "dashboard_name"}
+    assert set(json.loads((module / "outputs.tf.json").read_text())["output"]) == {
+        "alarm_arns", "alarm_names", "composite_alarm_arns", "insight_rule_arns", "dashboard_name"}
 
 
 PLUGINS = Path(os.environ.get("IDEMWATCH_TF_PLUGIN_DIR", "/opt/tf-plugins"))

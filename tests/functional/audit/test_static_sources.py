@@ -71,7 +71,7 @@ def test_a_missing_exported_alarm_is_named(tmp_path):
     bad = {(f.rule, f.resource): (f.status.value, f.message) for f in _demo(p) if f.status.value != "pass"}
     assert bad[("IW013", "ledger-stream -> ledger-stream")] == (
         "fail", "no alarm on AWS/Lambda IteratorAge for FunctionName=ledger-stream")
-    assert bad[("IW015", "ledger-stream")] == ("fail", "1 of 17 catalogue alarms missing: shop-ledger-stream-IteratorAge")
+    assert bad[("IW015", "ledger-stream")] == ("fail", "1 of 19 catalogue alarms missing: shop-ledger-stream-IteratorAge")
 
 
 def test_demo_writes_audit_json(tmp_path):

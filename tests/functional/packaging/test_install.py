@@ -146,8 +146,11 @@ def test_each_command_runs_or_names_its_extra(make_venv, extras, tmp_path):
         stack = venv.run("python", "-c", "import alarms, pathlib; print(pathlib.Path(alarms.__file__).parent)")
         p = venv.run("alarms", "list", "--config", Path(stack.stdout.strip()) / "demo-stack.yaml")
         assert p.returncode == 0, p.stderr
-        # oracle: the committed export holds one PutMetricAlarm file per alarm of the same catalogue
-        assert p.stdout.splitlines()[-1] == f"{len(list((REPO / 'alarms/exported/cli').glob('*.json')))} alarms"
+        # oracle: the committed export holds one request file per alarm, composite and rule of the same catalogue
+        cli = REPO / "alarms/exported/cli"
+        assert p.stdout.splitlines()[-1] == (
+            f"{len(list(cli.glob('*.json')))} alarms, {len(list((cli / 'composite-alarms').glob('*.json')))} "
+            f"composite alarms, {len(list((cli / 'insight-rules').glob('*.json')))} Contributor Insights rules")
 
 
 def _free_port() -> int:

@@ -23,20 +23,31 @@ def _demo():
     return {d.name: d for d in build_catalogue(load_config(DEMO))}
 
 
+def _demo_without_composites():
+    """The demo stack as if it had no composite_alarms section: every alarm keeps its severity's topics."""
+    import yaml
+
+    data = yaml.safe_load(DEMO.read_text())
+    del data["composite_alarms"]
+    return {d.name: d for d in build_catalogue(parse_config(data))}
+
+
 def test_alarm_count_per_signal_computed_by_hand():
     # 4 functions: orders-consumer (sqs, queue + dlq), ledger-stream (kinesis), create-case-api (API),
     # payment-capture (eventbridge, dlq); ledger-stream also has an on-failure SQS destination (dlq).
     # RecordAge: the 3 non-API sources. IteratorAge: the stream only. OffsetLag: none (no Kafka source).
     # The idempotency table (one): ThrottledRequests and SystemErrors. Critical tiers: RetryRate (4 functions),
-    # RecordAgeMax (3), AgeOfOldestMessage (1 queue).
+    # RecordAgeMax (3), AgeOfOldestMessage (1 queue). The two anomaly signals the demo enables: DuplicateCompleted
+    # on every function, Redelivery on the 3 functions with a queue/stream/bus source; the maintenance window (1),
+    # which the composites' suppressors ask for.
     defs = _demo().values()
     counts = Counter(d.signal for d in defs if not d.tier)
     expected = {sid: 4 for sid in SIGNALS}
     expected.update(record_age_max=3, lambda_iterator_age=1, sqs_age_of_oldest_message=1, dlq_messages_visible=3,
-                    table_throttled_requests=1, table_system_errors=1)
+                    table_throttled_requests=1, table_system_errors=1, redelivery_surge=3, maintenance_window=1)
     del expected["lambda_offset_lag"]
     assert counts == expected
-    assert sum(expected.values()) == 58
+    assert sum(expected.values()) == 66
     tiers = Counter((d.signal, d.tier) for d in defs if d.tier)
     assert tiers == {("retry_rate", "critical"): 4, ("record_age_max", "critical"): 3,
                      ("sqs_age_of_oldest_message", "critical"): 1}
@@ -93,7 +104,7 @@ def test_aws_metrics_use_the_right_statistic_and_dimension():
 
 
 def test_overrides_severity_actions_and_tags():
-    defs = _demo()
+    defs = _demo_without_composites()
     assert defs["shop-orders-consumer-RecordAgeMax"].threshold == 120000  # global override
     pay = defs["shop-payment-capture-TimeoutBudgetAbort"]  # per-function override: warning -> critical
     assert pay.severity is Severity.CRITICAL and pay.alarm_actions == (ONCALL,) and pay.ok_actions == (ONCALL,)
@@ -108,19 +119,28 @@ def test_overrides_severity_actions_and_tags():
 def test_every_description_has_meaning_and_console_links_within_1024_characters():
     from alarms.links import decode_insights_url
 
+    # the links open the deployment's Region: sized for the longest Region code (15 characters), twice per link
+    grow = 2 * (len("us-isof-south-1") - len("us-east-1"))
+    queries = 0
     for d in _demo().values():
         assert d.description.startswith(f"[{d.severity.value}] ")
         assert d.treat_missing_reason and "{" not in d.description.split(" Links: ")[0]
-        assert len(d.description) <= 1024  # AlarmDescription max length
+        regional = d.description.count("https://us-east-1.console.aws.amazon.com/")
+        assert len(d.description) + regional * grow <= 1024  # AlarmDescription max length, in every Region
         links = dict(d.links)
         assert f"runbook {links['runbook']}" in d.description
         assert links["runbook"] == f"docs/platform.md#runbook-{d.signal.replace('_', '-')}"
-        if d.signal.startswith("table_"):
+        if d.signal.startswith("table_") or d.signal == "maintenance_window":
             assert d.log_group is None and "logs" not in links  # a table serves several functions
             continue
-        assert "First check: " in d.description
-        assert f"logs {links['logs']}" in d.description and f"query {links['query']}" in d.description
+        assert "First check: " in d.description  # kept before the Logs Insights link
+        assert f"logs {links['logs']}" in d.description
+        if f"query {links['query']}" in d.description:
+            queries += 1
+        else:  # left out to fit: "Likely causes" and "Missing data" went first
+            assert "Likely causes: " not in d.description and "Missing data: " not in d.description
         assert decode_insights_url(links["query"])["source"] == [d.log_group]
+    assert queries >= 40
     d = _demo()["shop-orders-consumer-PayloadConflict"]
     detail = __import__("alarms.links", fromlist=["x"]).decode_insights_url(dict(d.links)["query"])
     assert detail["editorString"] == 'filter outcome = "payload_conflict" | stats count(*) by bin(1m), operation'

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from alarms.catalogue import build_catalogue
+from alarms.composite import build_composites
 from alarms.config import load_config
 from alarms.console_dashboard import MANAGED_MARKER, build_body, concrete
 from alarms.dashboard_body import validate_body
+from alarms.insight_rules import build_insight_rules
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "alarms" / "demo-stack.yaml"
@@ -118,14 +120,22 @@ def test_malformed_bodies_are_rejected_naming_the_rule(what, body, rule):
 def test_the_exported_dashboard_is_valid_and_carries_the_alarms():
     cfg = load_config(DEMO)
     defs = build_catalogue(cfg)
-    body = build_body(cfg, defs, concrete(cfg))
+    composites = build_composites(cfg, defs)
+    rules = build_insight_rules(cfg)
+    body = build_body(cfg, defs, concrete(cfg), composites, rules)
     assert validate_body(body) == []
     arns = {a for w in body["widgets"] if w["type"] == "alarm" for a in w["properties"]["alarms"]}
-    # every alarm of the stack is on an alarm-status widget, named by its ARN in the config's region/account
-    assert arns == {f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{d.name}" for d in defs}
+    # every alarm of the stack, composites included, is on an alarm-status widget, named by its ARN in the config's
+    # region/account
+    assert arns == {f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{d.name}" for d in (*defs, *composites)}
+    # one Contributor Insights widget per rule, as the console writes it
+    contributors = [w["properties"]["insightRule"] for w in body["widgets"] if "insightRule" in w["properties"]]
+    assert contributors == [{"maxContributorCount": 10, "orderBy": "Sum", "ruleName": r.name} for r in rules]
+    assert len(contributors) == 12
     metric = [w for w in body["widgets"] if w["type"] == "metric" and "annotations" in w["properties"]]
     annotated = {w["properties"]["annotations"]["alarms"][0].rsplit(":", 1)[1] for w in metric}
-    assert {d.name for d in defs if not d.tier} <= annotated
+    # every base alarm is graphed with its alarm annotation, but the maintenance window (set by hand, no data)
+    assert {d.name for d in defs if not d.tier and d.signal != "maintenance_window"} <= annotated
     # tiers are horizontal annotations on their base alarm's widget
     rr = next(w for w in metric if w["properties"]["annotations"]["alarms"][0].endswith(":shop-orders-consumer-RetryRate"))
     assert rr["properties"]["annotations"]["horizontal"] == [{"value": 25.0, "label": "critical > 25"}]

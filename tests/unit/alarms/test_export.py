@@ -12,9 +12,11 @@ import pytest
 
 from alarms.catalogue import build_catalogue
 from alarms.cfn_template import requests_from_cloudformation, to_cloudformation
+from alarms.composite import build_composites
 from alarms.config import load_config
 from alarms.exceptions import ValidationFailed
 from alarms.export import export, render
+from alarms.insight_rules import build_insight_rules
 from alarms.terraform import evaluate, requests_from_terraform, to_terraform
 from alarms.validate import load_requests, validate_requests
 
@@ -45,11 +47,17 @@ def test_committed_exports_are_not_stale(fmt):
     assert not stale, f"stale exports {stale[:3]}...; regenerate with: {REGENERATE}"
 
 
-def test_cli_files_are_exactly_the_put_metric_alarm_requests():
-    _, defs = _demo()
+def test_cli_files_are_exactly_the_api_requests():
+    cfg, defs = _demo()
     for d in defs:
         doc = json.loads((EXPORTED / "cli" / f"{d.name}.json").read_text())
         assert doc == json.loads(json.dumps(d.to_request()))
+    for i, c in enumerate(build_composites(cfg, defs)):
+        doc = json.loads((EXPORTED / "cli" / "composite-alarms" / f"{i + 1:03d}-{c.name}.json").read_text())
+        assert doc == json.loads(json.dumps(c.to_request()))
+    for r in build_insight_rules(cfg):
+        doc = json.loads((EXPORTED / "cli" / "insight-rules" / f"{r.name}.json").read_text())
+        assert doc == json.loads(json.dumps(r.to_request()))
 
 
 def test_the_three_formats_round_trip_to_the_same_requests():
@@ -60,7 +68,7 @@ def test_the_three_formats_round_trip_to_the_same_requests():
     tf = requests_from_terraform(evaluate(json.loads(json.dumps(to_terraform(requests)))))
     for got in (cfn, tf):
         got = sorted(got, key=lambda r: r["AlarmName"])
-        assert len(got) == len(want) == 66
+        assert len(got) == len(want) == 74
         for g, w in zip(got, want):
             # Terraform maps have no order: compare dimension/tag lists as sets
             for key in ("Dimensions", "Tags"):
@@ -80,10 +88,14 @@ def test_the_three_formats_round_trip_to_the_same_requests():
 
 
 def test_every_exported_file_validates():
+    # 74 metric alarms, 11 composite alarms, 12 Contributor Insights rules (counted in test_kinds)
     for fmt in ("cli", "cloudformation", "terraform"):
         requests = load_requests(EXPORTED / fmt)
-        assert len(requests) == 66
+        assert len(requests) == 74 + 11 + 12
         assert validate_requests(requests) == []
+    for region in ("us-east-1", "us-isof-south-1"):  # the module and the template follow the deployment's Region
+        for folder in ("cloudformation", "terraform-module"):
+            assert validate_requests(load_requests(EXPORTED / folder, region)) == []
 
 
 def test_terraform_shape():

@@ -60,8 +60,8 @@ def _sub_split(doc, plain=None, subs=None):
 
 
 _MODULE_EXPRESSION = re.compile(r"\$\{(var\.[a-z_]+|data\.aws_region\.current\.name|data\.aws_caller_identity\.current"
-                                r"\.account_id|aws_cloudwatch_(metric_alarm\.[a-z0-9_]+\.(arn|alarm_name)|dashboard\."
-                                r"idemwatch\.dashboard_name))\}")
+                                r"\.account_id|data\.aws_partition\.current\.partition|aws_cloudwatch_(metric_alarm\."
+                                r"[a-z0-9_]+\.(arn|alarm_name)|dashboard\.idemwatch\.dashboard_name))\}")
 
 
 @pytest.mark.parametrize("hostile", INTERPOLATIONS)
