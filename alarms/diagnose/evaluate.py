@@ -18,11 +18,12 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from alarms.diagnose.inventory import INVENTORY_QUERIES, build_facts
 from alarms.diagnose.rules import RULES, Rule, num, render_query
-from alarms.diagnose.sources import EvidenceSource
+from alarms.diagnose.sources import EvidenceSource, open_data_dir
 from alarms.diagnose.types import (
     DiagnoseOptions,
     Evidence,
@@ -242,10 +243,6 @@ def diagnose_data_dir(data: Any, options: DiagnoseOptions | None = None, *, star
     Raises:
         alarms.diagnose.exceptions.SourceError: the directory holds no collected evidence, or is being written.
     """
-    from pathlib import Path
-
-    from alarms.diagnose.sources import open_data_dir
-
     source = open_data_dir(Path(data), start, end)
     try:
         return source.description, diagnose(source, options)

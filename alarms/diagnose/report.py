@@ -14,6 +14,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from alarms.audit.report import render_table as audit_table
+from alarms.audit.report import to_json as audit_json
+from alarms.audit.sarif import to_sarif as audit_sarif
 from alarms.diagnose.rules import RULES, RULES_BY_ID
 from alarms.diagnose.types import STATUS_LABELS, DiagnoseOptions, Finding, FindingStatus
 
@@ -31,7 +34,6 @@ def to_json(findings: Sequence[Finding], source: str, options: DiagnoseOptions |
     ``options``."""
     from dataclasses import asdict
 
-    from alarms.audit.report import to_json as audit_json
 
     doc = audit_json(findings, source, RULES_BY_ID)
     doc["tool"] = "idemwatch diagnose"
@@ -47,7 +49,6 @@ def to_json(findings: Sequence[Finding], source: str, options: DiagnoseOptions |
 def render_table(findings: Sequence[Finding], show_passed: bool = False, width: int = 160) -> str:
     """The readable report: one row per rule and function (not found ones only with ``show_passed``), statuses
     named found / not found / not observable; then, per found finding, its first examples."""
-    from alarms.audit.report import render_table as audit_table
 
     text = audit_table(findings, show_passed=show_passed, width=width, rules=RULES_BY_ID, labels=STATUS_LABELS)
     lines = []
@@ -69,7 +70,6 @@ def render_table(findings: Sequence[Finding], show_passed: bool = False, width: 
 def to_sarif(findings: Sequence[Finding], tool_version: str = "0") -> dict[str, Any]:
     """The SARIF 2.1.0 log: the audit's writer with diagnose's rules, driver ``idemwatch-diagnose``, a not
     observable finding as a ``note`` that says so."""
-    from alarms.audit.sarif import to_sarif as audit_sarif
 
     return audit_sarif(findings, tool_version, rules=RULES, tool="idemwatch-diagnose", unknown_note="not observable")
 

@@ -19,7 +19,7 @@ NOT_ALLOWED_START = "Not an allowed alarm stack config."
 
 
 def _dashboard_test_module(name: str):
-    """A helper module of tests/unit/dashboard (sample_tables, vega_chart), loaded by path."""
+    """A helper module of tests/unit/dashboard (sample_tables, app_read), loaded by path."""
     spec = importlib.util.spec_from_file_location(f"alarms_page_{name}", ROOT / "tests" / "unit" / "dashboard" /
                                                   f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
@@ -153,26 +153,23 @@ def test_tiers_and_custom_alarms_are_on_the_page(page, data_dir):
 def test_timeline_has_threshold_line_and_a_separate_state_band(page):
     import alarms
 
-    vega = _dashboard_test_module("vega_chart")
-    thresholds = {d.name: d.threshold for d in alarms.build_catalogue(alarms.load_config(DEMO))}
+    read = _dashboard_test_module("app_read")
+    defs = {d.name: d for d in alarms.build_catalogue(alarms.load_config(DEMO))}
     at = page(str(DEMO))
-    spec, rows = vega.read(at, "alarm_timeline")
+    fig = read.figure(at, "alarm_timeline")
     names = list(at.get_by_key("table-alarm_summary").dataframe[0].value["alarm"])
-    picked = names[at.selectbox(key="alarm_pick").value]
-    # two stacked views sharing one x scale: the value plot (with the threshold rule) above the state band
-    top, band = spec["vconcat"]
-    assert spec["resolve"]["scale"]["x"] == "shared"
-    shade, value, rule = top["layer"]
-    assert rule["mark"]["type"] == "rule" and rule["encoding"]["y"]["datum"] == thresholds[picked]
-    assert rule["encoding"]["color"]["datum"].startswith(f"threshold {thresholds[picked]:g}")  # in the legend
-    assert shade["transform"] == [{"filter": 'datum["state"] === "ALARM"'}] and shade["mark"]["type"] == "rect"
-    assert value["encoding"]["y"]["field"] == "value"
-    # every state has its row (labelled, with room for its label), the top is ALARM
-    assert band["mark"]["type"] == "rect" and band["encoding"]["y"]["scale"]["domain"] == ["ALARM", "NO DATA", "OK"]
-    assert band["encoding"]["y"]["axis"]["minExtent"] == value["encoding"]["y"]["axis"]["minExtent"]
-    # x spans the whole history: first period start to last period end, one cell per period
-    assert vega.domain_ms(band["encoding"]["x"]["scale"]) == [rows["t"].min(), rows["t_end"].max()]
-    assert len(rows) == len(set(rows["t"]))
+    picked = defs[names[at.selectbox(key="alarm_pick").value]]
+    t = read.traces(fig)
+    # the value plot with the picked alarm's threshold as a dashed line across the whole history
+    (rule,) = [tr for n, tr in t.items() if n.startswith(f"threshold {picked.threshold:g}")]
+    assert set(rule["y"]) == {picked.threshold} and rule["line"]["dash"] == "dash"
+    value = t["value"]
+    # the state band is its own row (yaxis2) with ALARM on top; one bar per period, none overlapping
+    assert fig["layout"]["yaxis2"]["categoryarray"] == ["NO DATA", "OK", "ALARM"]
+    bars = [tr for n, tr in t.items() if n in ("ALARM", "OK", "NO DATA")]
+    assert bars and all(tr["orientation"] == "h" and tr.get("yaxis") == "y2" for tr in bars)
+    assert sum(len(tr["base"]) for tr in bars) == len(value["x"])
+    assert rule["x"][0] == min(value["x"])
 
 
 def test_stuck_keys_link_to_the_keys_records_in_logs_insights(monkeypatch, data_dir, tmp_path):
@@ -190,12 +187,8 @@ def test_stuck_keys_link_to_the_keys_records_in_logs_insights(monkeypatch, data_
     at.run()
     at.switch_page("app_pages/stuck_keys.py").run()
     assert not at.exception
-    from dashboard.links import explorer_url
-
-    # the key cells are explorer links (dashboard.links); index the rows by the key they link to
-    table = at.get_by_key("table-stuck").dataframe[0].value
-    table = table.set_index(table["key"].map({explorer_url("Idempotency key", k): k
-                                              for k in (sample.XSS_KEY, sample.XSS_LINK)}))
+    # the key cells hold the keys themselves (a click opens the explorer: dashboard.links)
+    table = at.get_by_key("table-stuck").dataframe[0].value.set_index("key")
     url = table.loc[sample.XSS_KEY, "logs"]
     detail = decode_insights_url(url)
     assert url.startswith("https://eu-west-1.console.aws.amazon.com/")
