@@ -98,11 +98,13 @@ def name_from_arn(arn: Any) -> Any:
 @dataclass(frozen=True)
 class Location:
     """Where a resource was read from: a template file and logical id / Terraform address (static), or the
-    resource ARN (live). ``line`` is 1-based, None when unknown."""
+    resource ARN (live). ``line`` and ``column`` (1-based) are where the logical id (the Terraform resource name)
+    is written in the file, None when unknown."""
 
     uri: str
     logical_id: str | None = None
     line: int | None = None
+    column: int | None = None
 
 
 @dataclass(frozen=True)

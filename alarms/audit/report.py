@@ -1,16 +1,20 @@
-"""Audit output: a readable table by resource, and the JSON document (also read by the dashboard page)."""
+"""Audit output: a readable table by resource, and the JSON document (also read by the dashboard page).
+
+Static findings carry where the resource is written: ``location.line``/``column`` (1-based) in JSON, and a
+``file:line:column`` cell in the table (the file's name; the JSON has the path as given)."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import PurePath
 from typing import Any
 
 from alarms.audit.rules import RULES_BY_ID, Finding
 from alarms.audit.types import FindingStatus, Severity
 
-__all__ = ["JSON_VERSION", "failing", "render_table", "summary", "to_json"]
+__all__ = ["JSON_VERSION", "failing", "render_table", "summary", "to_json", "where"]
 
 JSON_VERSION = 1
 
@@ -47,6 +51,18 @@ def dumps(findings: Sequence[Finding], source: str) -> str:
     return json.dumps(to_json(findings, source), indent=2, sort_keys=False)
 
 
+def where(f: Finding) -> str:
+    """``<file name>:<line>:<column>`` of a static finding's resource (``<file name>`` alone when the line is
+    unknown); empty for live findings (their location is an ARN) and for resources not found."""
+    loc = f.location
+    if loc is None or loc.logical_id is None or loc.uri.startswith("arn:"):
+        return ""
+    text = PurePath(loc.uri).name
+    if loc.line:
+        text += f":{loc.line}" + (f":{loc.column}" if loc.column else "")
+    return text
+
+
 def render_table(findings: Sequence[Finding], show_passed: bool = False, width: int = 160) -> str:
     """Findings grouped by resource (kind, name), one row per rule, as plain text (rich, no colour)."""
     from io import StringIO
@@ -58,14 +74,15 @@ def render_table(findings: Sequence[Finding], show_passed: bool = False, width: 
 
     rows = [f for f in findings if show_passed or f.status is not FindingStatus.PASS]
     rows.sort(key=lambda f: (f.kind.value, f.resource, f.rule))
-    t = Table("resource", "rule", "severity", "status", "message", box=None, show_edge=False)
+    t = Table("resource", "where", "rule", "severity", "status", "message", box=None, show_edge=False)
     last = None
     for f in rows:
         res = f"{f.kind.value} {f.resource}"
         msg = f.message + (f" [suppressed: {f.suppressed_reason}]" if f.suppressed_reason else "")
         # resource names and messages quote templates and accounts: escaped for the terminal, never markup
-        t.add_row(cell(res) if res != last else "", f"{f.rule} {RULES_BY_ID[f.rule].slug}", f.severity.value,
-                  f.status.value.upper(), cell(msg))
+        first = res != last
+        t.add_row(cell(res) if first else "", cell(where(f)) if first else "", f"{f.rule} {RULES_BY_ID[f.rule].slug}",
+                  f.severity.value, f.status.value.upper(), cell(msg))
         last = res
     buf = StringIO()
     console = Console(file=buf, width=width, color_system=None, force_terminal=False)

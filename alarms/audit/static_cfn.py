@@ -21,7 +21,7 @@ from typing import Any
 
 from alarms.audit import constants as C
 from alarms.audit.exceptions import MalformedTemplateError
-from alarms.audit.loading import integer, load_template, mapping, read_text, sequence, string
+from alarms.audit.loading import Position, integer, key_positions, load_template, mapping, read_text, sequence, string
 from alarms.audit.model import (
     UNKNOWN,
     Alarm,
@@ -169,18 +169,6 @@ def _dest(v: Any) -> Any:
     return name_from_arn(v)
 
 
-def _line_index(text: str) -> dict[str, int]:
-    """logical id -> 1-based line of its key after the ``Resources`` key (YAML or JSON), first occurrence."""
-    out: dict[str, int] = {}
-    lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if re.match(r'^\s*"?Resources"?\s*:', line)), len(lines))
-    for i, line in enumerate(lines[start + 1:], start + 2):
-        m = re.match(r'^\s{1,8}"?([A-Za-z0-9]+)"?\s*:\s*(\{|$)', line)
-        if m and m.group(1) not in out:
-            out[m.group(1)] = i
-    return out
-
-
 def read_cfn(path: Path, doc: dict | None = None) -> Inventory:
     """A CloudFormation / SAM template -> :class:`Inventory` (see the module docstring for what resolves).
 
@@ -191,13 +179,15 @@ def read_cfn(path: Path, doc: dict | None = None) -> Inventory:
     uri = str(path)
     if not is_cloudformation(doc):
         raise MalformedTemplateError("no Resources mapping: not a CloudFormation template", uri)
-    return _Reader(doc, uri, _line_index(text)).inventory()
+    positions = key_positions(text)
+    lines = {key[1]: pos for key, pos in positions.items() if len(key) == 2 and key[0] == "Resources"}
+    return _Reader(doc, uri, lines).inventory()
 
 
 class _Reader:
     """One pass over the resources of a template; every lookup of a nested value checks its shape."""
 
-    def __init__(self, doc: dict, uri: str, lines: dict[str, int]) -> None:
+    def __init__(self, doc: dict, uri: str, lines: dict[str | int, Position]) -> None:
         self.r = _Resolver(doc, uri)
         self.uri = uri
         self.lines = lines
@@ -238,7 +228,8 @@ class _Reader:
         return self.map(self.val(props, key, where), f"{where}.{key}")
 
     def loc(self, lid: str) -> Location:
-        return Location(self.uri, lid, self.lines.get(lid))
+        line, column = self.lines.get(lid, (None, None))
+        return Location(self.uri, lid, line, column)
 
     # ----------------------------------------------------------------- resources
     def inventory(self) -> Inventory:

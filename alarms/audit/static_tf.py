@@ -18,7 +18,7 @@ from typing import Any
 
 from alarms.audit import constants as C
 from alarms.audit.exceptions import MalformedTemplateError
-from alarms.audit.loading import integer, load_template, read_text, string
+from alarms.audit.loading import Position, integer, key_positions, load_template, read_text, string
 from alarms.audit.model import (
     UNKNOWN,
     Alarm,
@@ -100,20 +100,6 @@ class _TfResolver:
         return UNKNOWN if unknown else out
 
 
-def _line_index(text: str) -> dict[tuple[str, str], int]:
-    """(type, name) -> 1-based line where that resource's body opens: the first ``"<name>": {`` after the
-    ``"aws_<type>": {`` key that precedes it."""
-    out: dict[tuple[str, str], int] = {}
-    typ = None
-    for i, line in enumerate(text.splitlines(), 1):
-        for key in re.findall(r'"([A-Za-z0-9_-]+)"\s*:\s*\{', line):
-            if key.startswith("aws_"):
-                typ = key
-            elif typ is not None:
-                out.setdefault((typ, key), i)
-    return out
-
-
 def _name(v: Any) -> Any:
     """A resource reference (ARN or resolved name) as a name; only a string can name anything."""
     n = name_from_arn(v)
@@ -130,17 +116,23 @@ def read_tf(path: Path, doc: dict | None = None) -> Inventory:
         raise MalformedTemplateError("no resource block: not a Terraform JSON configuration", uri)
     blocks = _Blocks(uri)
     resources: dict[str, dict[str, dict]] = {}
-    for blk in blocks.all(doc["resource"], "resource"):
+    positions = key_positions(text)
+    lines: dict[tuple[str, str], Position] = {}
+    listed = isinstance(doc["resource"], list)
+    for i, blk in enumerate(blocks.all(doc["resource"], "resource")):
         for typ, named in blk.items():
             if not isinstance(named, dict):
                 raise MalformedTemplateError("must map resource names to bodies", uri, f"resource.{typ}")
             for rname, body in named.items():
                 resources.setdefault(typ, {})[rname] = blocks.one(body, f"resource.{typ}.{rname}")
+                key: tuple[str | int, ...] = ("resource", i, typ, rname) if listed else ("resource", typ, rname)
+                if key in positions:
+                    lines[(typ, rname)] = positions[key]
     r = _TfResolver(resources)
-    lines = _line_index(text)
 
     def loc(typ: str, rn: str) -> Location:
-        return Location(uri, f"{typ}.{rn}", lines.get((typ, rn)))
+        line, column = lines.get((typ, rn), (None, None))
+        return Location(uri, f"{typ}.{rn}", line, column)
 
     def each(typ: str) -> Iterator[tuple[str, dict, str]]:
         for rn, b in resources.get(typ, {}).items():
