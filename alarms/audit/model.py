@@ -111,7 +111,9 @@ class Location:
 class Function:
     """A Lambda function. ``async_invoked``: invoked asynchronously by a service (EventBridge, SNS, S3, ...);
     ``dead_letter`` / ``on_failure``: the async-invocation DLQ (``DeadLetterConfig``) and the
-    ``EventInvokeConfig`` on-failure destination, as names."""
+    ``EventInvokeConfig`` on-failure destination, as names. ``handler``: the ``Handler`` setting
+    (``module.function``); ``tags``: its tags; ``invoked_by``: the ``emitter.contract.EventSource`` values of
+    what invokes it other than an event source mapping (API Gateway, EventBridge, SNS, ...), in template order."""
 
     name: str
     timeout_s: Any = 3
@@ -120,6 +122,9 @@ class Function:
     dead_letter: Any = None
     on_failure: Any = None
     location: Location | None = None
+    handler: Any = None
+    tags: Mapping[str, Any] = field(default_factory=dict)
+    invoked_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -151,18 +151,39 @@ def read_tf(path: Path, doc: dict | None = None) -> Inventory:
         if fn is not None:
             invoke_cfg[fn] = name_from_arn(on_failure(b, at, "destination"))
     async_targets = {_name(r.value(b.get("arn"))) for _, b, _ in each("aws_cloudwatch_event_target")}
-    async_targets |= {_name(r.value(b.get("function_name"))) for _, b, at in each("aws_lambda_permission")
-                      if string(r.value(b.get("principal")), uri, f"{at}.principal") in C.ASYNC_PRINCIPALS}
+    triggers: dict[str, list[str]] = {}  # function name -> EventSource values of what invokes it
+    for fn in async_targets:
+        if fn is not None:
+            triggers.setdefault(fn, []).append("eventbridge")
+    for _, b, at in each("aws_lambda_permission"):
+        principal = string(r.value(b.get("principal")), uri, f"{at}.principal")
+        fn = _name(r.value(b.get("function_name")))
+        if principal in C.ASYNC_PRINCIPALS:
+            async_targets.add(fn)
+        if isinstance(principal, str) and principal in C.TRIGGER_PRINCIPALS and fn is not None:
+            trigger = C.TRIGGER_PRINCIPALS[principal]
+            source = b.get("source_arn")
+            if trigger == "apigateway-rest" and isinstance(source, str) and any(
+                    a is not None and a.group(1) in C.HTTP_API_TYPES for a in map(_ADDR.match, _REF.findall(source))):
+                trigger = "apigateway-http"
+            triggers.setdefault(fn, []).append(trigger)
+    for _, b, _ in each("aws_lambda_function_url"):
+        fn = _name(r.value(b.get("function_name")))
+        if fn is not None:
+            triggers.setdefault(fn, []).append("function-url")
 
     fns = []
     for rn, b, at in each("aws_lambda_function"):
         name = r.name("aws_lambda_function", rn)
         env = r.value(blocks.one(b.get("environment"), f"{at}.environment").get("variables") or {})
         dlq = blocks.one(b.get("dead_letter_config"), f"{at}.dead_letter_config")
+        tags = r.value(b.get("tags") or {})
         fns.append(Function(name, num(b, "timeout", at, C.LAMBDA_TIMEOUT_DEFAULT_S),
                             env if isinstance(env, dict) else UNKNOWN, name in async_targets,
                             name_from_arn(r.value(dlq.get("target_arn"))) if dlq else None,
-                            invoke_cfg.get(name), loc("aws_lambda_function", rn)))
+                            invoke_cfg.get(name), loc("aws_lambda_function", rn), handler=r.value(b.get("handler")),
+                            tags=tags if isinstance(tags, dict) else UNKNOWN,
+                            invoked_by=tuple(dict.fromkeys(triggers.get(name, ())))))
     mappings = []
     for rn, b, at in each("aws_lambda_event_source_mapping"):
         src_raw = b.get("event_source_arn")
