@@ -47,6 +47,8 @@ COMMANDS: tuple[Command, ...] = (
             "collector.commands:collect"),
     Command("dashboard", "Serve the dashboard over collected tables.", "dashboard", "dashboard.commands:dashboard"),
     Command("demo", "Simulate the demo fleet, collect it and serve the dashboard.", "demo", "dashboard.demo.cli:demo"),
+    Command("init", "Write the alarms stack config from a CloudFormation/SAM/Terraform template or cdk.out.", "alarms",
+            "alarms.stack_init.commands:init"),
     Command("query", "Run one Logs Insights query over log files and print the result.", "collector",
             "collector.commands:query"),
 )

@@ -164,6 +164,20 @@ class _Resolver:
         return UNKNOWN if unknown else out
 
 
+def _arn_shape(v: Any) -> str | None:
+    """The literal text of an ``Fn::Sub`` / ``Fn::Join`` ARN with ``?`` for each part that is not literal
+    (``arn:${AWS::Partition}:sqs:${AWS::Region}:...`` -> ``arn:?:sqs:?:...``), or None: enough to read the
+    service of an ARN whose account or name does not resolve."""
+    if isinstance(v, dict) and len(v) == 1:
+        (k, arg), = v.items()
+        if k == "Fn::Sub":
+            text = arg[0] if isinstance(arg, list) and arg else arg
+            return re.sub(r"\$\{[^}]*\}", "?", text) if isinstance(text, str) else None
+        if k == "Fn::Join" and isinstance(arg, list) and len(arg) == 2 and isinstance(arg[1], list):
+            return str(arg[0]).join(p if isinstance(p, str) else "?" for p in arg[1])
+    return None
+
+
 def _dest(v: Any) -> Any:
     """A destination (ARN or resolved resource name) -> name."""
     return name_from_arn(v)
@@ -439,6 +453,8 @@ class _Reader:
             v = self.r.value(src)
         finally:
             self.r._active.pop()
+        if not isinstance(v, str):
+            v = _arn_shape(src)  # an ARN built from parts that do not all resolve: its service may be literal
         if isinstance(v, str) and v.startswith("arn:") and v.count(":") >= 2:
             return {"sqs": "sqs", "kinesis": "kinesis", "dynamodb": "dynamodb"}.get(v.split(":")[2], "unknown")
         return "unknown"

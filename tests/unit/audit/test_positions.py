@@ -103,9 +103,10 @@ def test_demo_template_json_and_table_carry_the_position():
     doc = to_json(findings, str(DEMO))
     text = DEMO.read_text(encoding="utf-8")
     located = [f for f in doc["findings"] if f["resource"] == "ledger-stream -> ledger-stream"]
-    assert located and all((f["location"]["line"], f["location"]["column"]) == _find(text, "LedgerStreamConsumer:")
-                           == (65, 3) for f in located)
-    assert "demo-template.yaml:65:3" in render_table(findings)
+    line, column = _find(text, "LedgerStreamConsumer:")
+    assert column == 3
+    assert located and all((f["location"]["line"], f["location"]["column"]) == (line, 3) for f in located)
+    assert f"demo-template.yaml:{line}:3" in render_table(findings)
 
 
 def test_cdk_style_json_template_points_at_the_logical_id(tmp_path):
