@@ -20,7 +20,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "demo": (*_DASHBOARD, "aws_lambda_powertools"),
     "powertools": ("aws_lambda_powertools",),
     "agent": ("aws_embedded_metrics",),
-    "cdk": ("aws_cdk", "constructs"),
+    "cdk": ("aws_cdk", "constructs", "yaml", "ruamel"),
 }
 """Extra -> the top-level modules its distributions provide: the import-name mirror of pyproject's
 ``[project.optional-dependencies]`` (a test compares the two), so a command can say which extra is missing before

@@ -34,6 +34,7 @@ import aws_cdk as cdk
 import jsii
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct
 
 from alarms.cdk.discovery import discover_functions, name_of, operation_of
@@ -51,7 +52,8 @@ class MonitoredFunction:
     """One function to monitor, with what the construct cannot see: ``operation`` (the Operation dimension its
     handler writes; default: the function's ``idemwatch:operation`` tag, else the handler's function name, the
     emitter's default), ``event_source`` (an ``emitter.contract.EventSource`` value; default sqs with a queue,
-    kinesis with a stream, else required), ``queue`` / ``dlq`` (``sqs.IQueue``), ``stream`` (``kinesis.IStream``,
+    kinesis with a stream, dynamodb with a table as the stream, else required), ``queue`` / ``dlq`` (``sqs.IQueue``; ``dlq`` defaults to the
+    ``sqs.Queue``'s redrive dead-letter queue), ``stream`` (``kinesis.IStream``,
     or a ``dynamodb.ITable`` for DynamoDB Streams) and the stack config's per-function ``settings``
     (``overrides``, ``dimensions``, ``disabled_signals``, ``log_group`` as a literal name)."""
 
@@ -158,8 +160,9 @@ class IdempotencyMonitoring(Construct):
             if note:
                 cdk.Annotations.of(f.function).add_warning_v2("idemwatch:operation", note)
         entry["operation"] = operation
+        streamed = EventSource.DYNAMODB.value if hasattr(f.stream, "table_stream_arn") else EventSource.KINESIS.value
         event_source = f.event_source or (EventSource.SQS.value if f.queue is not None else
-                                          EventSource.KINESIS.value if f.stream is not None else None)
+                                          streamed if f.stream is not None else None)
         if event_source is None:
             raise ConfigError(f"{f.function.node.path}: say its event_source (one of: "
                               + ", ".join(e.value for e in EventSource) + ")", "functions")
@@ -168,8 +171,11 @@ class IdempotencyMonitoring(Construct):
             entry["queue"] = name_of(f.queue, "queue", ph)
         if f.stream is not None:
             entry["stream"] = name_of(f.stream, "stream", ph)
-        if f.dlq is not None:
-            entry["dlq"] = name_of(f.dlq, "queue", ph)
+        dlq = f.dlq
+        if dlq is None and isinstance(f.queue, sqs.Queue) and f.queue.dead_letter_queue is not None:
+            dlq = f.queue.dead_letter_queue.queue  # the source queue's redrive target
+        if dlq is not None:
+            entry["dlq"] = name_of(dlq, "queue", ph)
         entry.update(f.settings)
         return entry
 

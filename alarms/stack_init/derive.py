@@ -39,7 +39,7 @@ from emitter.contract import (
     resolve_service,
 )
 
-__all__ = ["FUNCTION_KEYS", "Derived", "DerivedFunction", "Todo", "derive"]
+__all__ = ["FUNCTION_KEYS", "OPERATION_NOTE", "Derived", "DerivedFunction", "Todo", "derive", "operation_for"]
 
 FUNCTION_KEYS = ("name", "operation", "event_source", "queue", "stream", "dlq")
 """The keys of a function entry init writes, in the order it writes them."""
@@ -171,19 +171,30 @@ def _function(inv: Inventory, fn: Function, mappings: list[Mapping_]) -> Derived
     return out
 
 
-def _operation(fn: Function, out: DerivedFunction) -> None:
-    tags = fn.tags if isinstance(fn.tags, dict) else {}
-    tagged = tags.get(AC.OPERATION_TAG)
+OPERATION_NOTE = "the handler's name: check it (see the header)"
+
+
+def operation_for(tags: Any, handler: Any) -> tuple[str | None, str | None]:
+    """(operation, note) of a function: its ``idemwatch:operation`` tag (note None); else the handler's function
+    name (``orders.handler`` -> ``handler``, the emitter's default) with :data:`OPERATION_NOTE`; else (None,
+    None): nothing says it."""
+    tagged = tags.get(AC.OPERATION_TAG) if isinstance(tags, dict) else None
     if isinstance(tagged, str) and tagged:
-        out.values["operation"] = tagged
-        return
-    handler = fn.handler
+        return tagged, None
     if isinstance(handler, str) and handler.rsplit(".", 1)[-1]:
-        out.values["operation"] = handler.rsplit(".", 1)[-1]
-        out.notes["operation"] = "the handler's name: check it (see the header)"
+        return handler.rsplit(".", 1)[-1], OPERATION_NOTE
+    return None, None
+
+
+def _operation(fn: Function, out: DerivedFunction) -> None:
+    operation, note = operation_for(fn.tags, fn.handler)
+    if operation is None:
+        out.todos.append(Todo("operation", "the Operation dimension the handler writes (@em.handler(operation="
+                              f"...)); the template has no {AC.OPERATION_TAG} tag and no readable Handler"))
         return
-    out.todos.append(Todo("operation", f"the Operation dimension the handler writes (@em.handler(operation=...)); "
-                          f"the template has no {AC.OPERATION_TAG} tag and no readable Handler"))
+    out.values["operation"] = operation
+    if note:
+        out.notes["operation"] = note
 
 
 def _sqs(inv: Inventory, m: Mapping_, out: DerivedFunction) -> None:

@@ -12,10 +12,10 @@ import pytest
 
 if shutil.which("node") is None:  # .ci/run installs Node.js; a developer machine without it skips
     pytest.skip("Node.js is not on PATH (aws-cdk-lib runs on it)", allow_module_level=True)
-pytest.importorskip("aws_cdk", reason="the cdk extra is not installed")
-# Node 20 is past its end of life for jsii; the synthesized output does not depend on it
+# Node 20 is past its end of life for jsii (a banner on stderr); the synthesized output does not depend on it
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
+pytest.importorskip("aws_cdk", reason="the cdk extra is not installed")
 
 
 @pytest.fixture(scope="session")
