@@ -1,7 +1,7 @@
 """Audit output: a readable table by resource, and the JSON document (also read by the dashboard page).
 
-Static findings carry where the resource is written: ``location.line``/``column`` (1-based) in JSON, and a
-``file:line:column`` cell in the table (the file's name; the JSON has the path as given)."""
+Static findings carry where the resource is written: ``location.line``/``column`` (1-based) in JSON, and
+``file:line:column`` under the resource's name in the table (the file's name; the JSON has the path as given)."""
 
 from __future__ import annotations
 
@@ -74,15 +74,20 @@ def render_table(findings: Sequence[Finding], show_passed: bool = False, width: 
 
     rows = [f for f in findings if show_passed or f.status is not FindingStatus.PASS]
     rows.sort(key=lambda f: (f.kind.value, f.resource, f.rule))
-    t = Table("resource", "where", "rule", "severity", "status", "message", box=None, show_edge=False)
+    t = Table("resource", "rule", "severity", "status", "message", box=None, show_edge=False)
     last = None
     for f in rows:
         res = f"{f.kind.value} {f.resource}"
         msg = f.message + (f" [suppressed: {f.suppressed_reason}]" if f.suppressed_reason else "")
-        # resource names and messages quote templates and accounts: escaped for the terminal, never markup
-        first = res != last
-        t.add_row(cell(res) if first else "", cell(where(f)) if first else "", f"{f.rule} {RULES_BY_ID[f.rule].slug}",
-                  f.severity.value, f.status.value.upper(), cell(msg))
+        # resource names and messages quote templates and accounts: escaped for the terminal, never markup;
+        # where the resource is written goes on the line below its name
+        name = cell(res)
+        place = where(f)
+        if place:
+            name.append("\n")
+            name.append_text(cell(place))
+        t.add_row(name if res != last else "", f"{f.rule} {RULES_BY_ID[f.rule].slug}", f.severity.value,
+                  f.status.value.upper(), cell(msg))
         last = res
     buf = StringIO()
     console = Console(file=buf, width=width, color_system=None, force_terminal=False)
