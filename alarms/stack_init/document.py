@@ -25,6 +25,8 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.representer import RoundTripRepresenter
+from ruamel.yaml.scalarfloat import ScalarFloat
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from alarms.stack_init.derive import FUNCTION_KEYS, Derived, DerivedFunction, Todo
@@ -47,8 +49,31 @@ class Merge:
     todos: list[str] = field(default_factory=list)
 
 
+class _Representer(RoundTripRepresenter):
+    """ruamel.yaml's round-trip representer, except that a float is never written as another number: its
+    re-formatting of an exponent form cuts the mantissa (``4.732056523602975e+17`` came back ``...974e+17``,
+    ruamel.yaml 0.19); such a value is written as Python's shortest repr instead (with a dot, which YAML 1.1
+    readers such as the config loader need to read it as a float)."""
+
+    def represent_scalar_float(self, data: Any) -> Any:
+        node = super().represent_scalar_float(data)
+        try:
+            same = float(node.value) == float(data)
+        except ValueError:  # .nan, .inf
+            same = True
+        if not same:
+            text = repr(float(data))
+            mantissa, e, exponent = text.partition("e")
+            node.value = (mantissa if "." in mantissa else mantissa + ".0") + e + exponent
+        return node
+
+
+_Representer.add_representer(ScalarFloat, _Representer.represent_scalar_float)
+
+
 def _yaml() -> YAML:
     y = YAML()  # round-trip
+    y.Representer = _Representer
     y.preserve_quotes = True
     y.indent(mapping=2, sequence=4, offset=2)
     y.width = 4096  # never fold a long value or description onto a second line
@@ -75,7 +100,7 @@ def merge_config(derived: Derived, existing: str | None, source: str) -> Merge:
         elif not isinstance(doc, CommentedMap):
             raise ValueError("not a stack config (the top level must be a mapping)")
     out = Merge(text="")
-    _settings(doc, derived, out, new)
+    _merge_keys(doc, _SETTING_ORDER, derived.settings, derived.notes, out, "")
     functions = doc.get("functions")
     if functions is None:
         functions = CommentedSeq()
@@ -124,20 +149,23 @@ def _value(key: str, value: str) -> Any:
     return DoubleQuotedScalarString(value) if key in _QUOTED else value
 
 
-def _settings(doc: CommentedMap, derived: Derived, out: Merge, new: bool) -> None:
-    for key in _SETTING_ORDER:
-        if key not in derived.settings:
+def _merge_keys(target: CommentedMap, order: tuple[str, ...], values: dict[str, str], notes: dict[str, str],
+                out: Merge, where: str) -> None:
+    """Add each of ``values`` that ``target`` lacks after the key before it in ``order`` (with its note as an
+    end-of-line comment); a key ``target`` has keeps its value, a different one is reported in ``out``."""
+    for key in order:
+        if key not in values:
             continue
-        value = derived.settings[key]
-        if key in doc:
-            if str(doc[key]) != value:
-                out.differs.append(f"{key} (file: {doc[key]}, template: {value})")
+        value = values[key]
+        if key in target:
+            if str(target[key]) != value:
+                out.differs.append(f"{where}{key} (file: {target[key]}, template: {value})")
             continue
-        before = [k for k in _SETTING_ORDER[:_SETTING_ORDER.index(key)] if k in doc]
-        pos = list(doc).index(before[-1]) + 1 if before else 0
-        doc.insert(pos, key, _value(key, value))
-        if key in derived.notes:
-            doc.yaml_add_eol_comment(derived.notes[key], key)
+        before = [k for k in order[:order.index(key)] if k in target]
+        pos = list(target).index(before[-1]) + 1 if before else 0
+        target.insert(pos, key, _value(key, value))
+        if key in notes:
+            target.yaml_add_eol_comment(notes[key], key)
 
 
 def _new_function(fn: DerivedFunction) -> CommentedMap:
@@ -170,17 +198,5 @@ def _todo_comments(entry: CommentedMap, todos: list[Todo]) -> None:
 
 def _merge_function(entry: CommentedMap, fn: DerivedFunction, out: Merge) -> None:
     name = fn.values["name"]
-    for key in FUNCTION_KEYS:
-        if key not in fn.values:
-            continue
-        value = fn.values[key]
-        if key in entry:
-            if str(entry[key]) != value:
-                out.differs.append(f"{name}.{key} (file: {entry[key]}, template: {value})")
-            continue
-        before = [k for k in FUNCTION_KEYS[:FUNCTION_KEYS.index(key)] if k in entry]
-        pos = list(entry).index(before[-1]) + 1 if before else 0
-        entry.insert(pos, key, value)
-        if key in fn.notes:
-            entry.yaml_add_eol_comment(fn.notes[key], key)
+    _merge_keys(entry, FUNCTION_KEYS, fn.values, fn.notes, out, f"{name}.")
     out.todos.extend(f"{name}.{t.key}: {t.reason}" for t in fn.todos if t.key not in entry)

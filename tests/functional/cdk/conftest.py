@@ -18,31 +18,25 @@ os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 pytest.importorskip("aws_cdk", reason="the cdk extra is not installed")
 
 
-@pytest.fixture(scope="session")
-def explicit(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+def _synthesized(tmp_path_factory: pytest.TempPathFactory, build: str) -> SimpleNamespace:
     from aws_cdk import assertions
 
-    from tests.functional.cdk.apps import explicit_app
+    from tests.functional.cdk import apps
 
-    out = tmp_path_factory.mktemp("cdk-explicit")
-    app, stack, fleet, monitoring = explicit_app(out)
+    app, stack, fleet, monitoring = getattr(apps, build)(tmp_path_factory.mktemp(build))
     template = assertions.Template.from_stack(stack)
-    assembly = app.synth()
-    path = Path(assembly.get_stack_by_name(stack.stack_name).template_full_path)
+    path = Path(app.synth().get_stack_by_name(stack.stack_name).template_full_path)
     return SimpleNamespace(app=app, stack=stack, fleet=fleet, monitoring=monitoring, template=template,
                            doc=template.to_json(), path=path)
+
+
+@pytest.fixture(scope="session")
+def explicit(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+    """The app whose monitored functions are named one by one (tests/functional/cdk/apps.py)."""
+    return _synthesized(tmp_path_factory, "explicit_app")
 
 
 @pytest.fixture(scope="session")
 def discovered(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
-    from aws_cdk import assertions
-
-    from tests.functional.cdk.apps import discovered_app
-
-    out = tmp_path_factory.mktemp("cdk-discovered")
-    app, stack, fleet, monitoring = discovered_app(out)
-    template = assertions.Template.from_stack(stack)
-    assembly = app.synth()
-    path = Path(assembly.get_stack_by_name(stack.stack_name).template_full_path)
-    return SimpleNamespace(app=app, stack=stack, fleet=fleet, monitoring=monitoring, template=template,
-                           doc=template.to_json(), path=path)
+    """The app of CDK constructs only, monitored by discovery."""
+    return _synthesized(tmp_path_factory, "discovered_app")
