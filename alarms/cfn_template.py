@@ -25,8 +25,8 @@ variable outside a Sub (E1029). :func:`check_limits` refuses, before anything is
 CloudFormation quotas (500 resources, 200 outputs, 200 parameters per template).
 
 :func:`resolve` evaluates the intrinsics these templates use (Ref, also of an alarm or rule resource: its name;
-Fn::Sub, Fn::If, Fn::Equals, Fn::Not, Fn::Join, Fn::GetAtt left as is) with given parameter values for a Region
-(``AWS::Partition`` from botocore's partition data), which is how ``validate``
+Fn::Sub, Fn::If, Fn::Equals, Fn::Not, Fn::Or, Fn::And, Fn::Join, Fn::GetAtt left as is) with given parameter
+values for a Region (``AWS::Partition`` from botocore's partition data), which is how ``validate``
 reads a template and how the deploy test substitutes values. It is not a general CloudFormation
 engine: other intrinsics raise ``ValueError``.
 """
@@ -151,8 +151,16 @@ def requests_from_cloudformation(template: Mapping[str, Any], parameters: Mappin
                                  region: str = DEFAULT_REGION) -> list[dict[str, Any]]:
     """The API requests of a template's ``AWS::CloudWatch::Alarm``, ``CompositeAlarm`` and ``InsightRule``
     resources (other types skipped), read through :func:`resolve` (``parameters`` over the defaults) for ``region``.
-    Raises ``ValueError`` as :func:`resolve`."""
-    resolved = resolve(template, parameters, region=region)
+    References to the template's other resources (a stack's template, e.g. ``cdk synth`` output: ``Ref`` to a
+    function, ``Fn::GetAtt`` of a queue's name) read as those resources' names. Raises ``ValueError`` as
+    :func:`resolve`."""
+    resources = template.get("Resources") or {}
+    monitoring = {k: v for k, v in resources.items()
+                  if isinstance(v, Mapping) and str(v.get("Type")) in _TYPE_KIND}
+    # a stack's template (cdk synth, a hand-written one) names its other resources with Ref / Fn::GetAtt
+    others = {k: v for k, v in resources.items() if k not in monitoring and isinstance(v, Mapping)}
+    bound = _resource_references(monitoring, others, region) if others else monitoring
+    resolved = resolve({**template, "Resources": bound}, parameters, region=region)
     out = []
     for res in (resolved.get("Resources") or {}).values():
         kind = _TYPE_KIND.get(str(res.get("Type"))) if isinstance(res, Mapping) else None
@@ -161,6 +169,33 @@ def requests_from_cloudformation(template: Mapping[str, Any], parameters: Mappin
         back = {v: k for k, v in _RENAMED.get(kind, {}).items()}
         out.append({back.get(k, k): v for k, v in (res.get("Properties") or {}).items()})
     return out
+
+
+_NAME_PROPERTIES = ("FunctionName", "QueueName", "TableName", "Name", "TopicName", "AlarmName")
+
+
+def _resource_references(value: Any, others: Mapping[str, Mapping[str, Any]], region: str) -> Any:
+    """``value`` with each ``Ref`` / ``Fn::GetAtt`` to one of ``others`` (logical id -> resource) replaced by what
+    it returns once deployed, as far as a check needs it: the resource's literal name property (else its logical
+    id), or an ARN of that name (in ``region``'s partition) for ``Arn`` and for the ``Ref`` of an SNS topic."""
+    if isinstance(value, list):
+        return [_resource_references(v, others, region) for v in value]
+    if not isinstance(value, Mapping):
+        return value
+    if len(value) == 1:
+        (key, arg), = value.items()
+        lid, attr = (arg, None) if key == "Ref" else (arg[0], arg[1]) if key == "Fn::GetAtt" and isinstance(
+            arg, list) and len(arg) == 2 else (None, None)
+        if isinstance(lid, str) and lid in others:
+            res = others[lid]
+            props = res.get("Properties") or {}
+            name = next((props[k] for k in _NAME_PROPERTIES if isinstance(props.get(k), str)), lid)
+            typ = str(res.get("Type", ""))
+            if attr == "Arn" or (attr is None and typ == "AWS::SNS::Topic"):
+                service = typ.split("::")[1].lower() if typ.count("::") == 2 else "unknown"
+                return f"arn:{partition_of(region)}:{service}:{region}:123456789012:{name}"
+            return name
+    return {k: _resource_references(v, others, region) for k, v in value.items()}
 
 
 def _param(sev: Severity, kind: str) -> str:
@@ -371,6 +406,11 @@ def _eval(x: Any, refs: Mapping[str, Any], conditions: Mapping[str, bool]) -> An
             return a == b
         if key == "Fn::Not":
             return not _eval(arg[0], refs, conditions)
+        if key in ("Fn::Or", "Fn::And"):  # conditions of a stack's template (cdk synth writes Fn::Or)
+            values = [bool(_eval(v, refs, conditions)) for v in arg]
+            return any(values) if key == "Fn::Or" else all(values)
+        if key == "Condition":
+            return conditions[arg]
         if key == "Fn::Join":
             sep, items = arg
             items = _eval(items, refs, conditions)

@@ -49,6 +49,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("diagnose", "Find idempotency anti-patterns in collected logs, with the records that prove them.",
             "collector", "alarms.diagnose.commands:diagnose"),
     Command("demo", "Simulate the demo fleet, collect it and serve the dashboard.", "demo", "dashboard.demo.cli:demo"),
+    Command("init", "Write the alarms stack config from a CloudFormation/SAM/Terraform template or cdk.out.", "alarms",
+            "alarms.stack_init.commands:init"),
     Command("query", "Run one Logs Insights query over log files and print the result.", "collector",
             "collector.commands:query"),
 )

@@ -11,7 +11,7 @@ PARTS = ("idemwatch", "emitter", "collector", "dashboard", "alarms")
 missing extra."""
 
 _COLLECTOR = ("pandas", "duckdb", "pyarrow", "boto3", "rich")
-_ALARMS = ("pandas", "pyarrow", "boto3", "rich", "yaml")
+_ALARMS = ("pandas", "pyarrow", "boto3", "rich", "yaml", "ruamel")
 _DASHBOARD = tuple(dict.fromkeys((*_COLLECTOR, *_ALARMS, "streamlit")))
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "collector": _COLLECTOR,
@@ -20,6 +20,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "demo": (*_DASHBOARD, "aws_lambda_powertools"),
     "powertools": ("aws_lambda_powertools",),
     "agent": ("aws_embedded_metrics",),
+    "cdk": ("aws_cdk", "constructs", "yaml", "ruamel"),
 }
 """Extra -> the top-level modules its distributions provide: the import-name mirror of pyproject's
 ``[project.optional-dependencies]`` (a test compares the two), so a command can say which extra is missing before

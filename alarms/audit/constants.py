@@ -41,6 +41,24 @@ ASYNC_PRINCIPALS = frozenset({"events.amazonaws.com", "sns.amazonaws.com", "s3.a
                               "scheduler.amazonaws.com", "iot.amazonaws.com", "ses.amazonaws.com"})
 """Service principals that invoke a function asynchronously (resource policy ``Principal.Service``)."""
 
+TRIGGER_PRINCIPALS = {"apigateway.amazonaws.com": "apigateway-rest", "events.amazonaws.com": "eventbridge",
+                      "scheduler.amazonaws.com": "eventbridge", "sns.amazonaws.com": "sns",
+                      "elasticloadbalancing.amazonaws.com": "alb", "vpc-lattice.amazonaws.com": "vpc-lattice"}
+"""Service principal of a resource-policy statement -> the ``emitter.contract.EventSource`` value of what it
+invokes the function with (API Gateway: ``apigateway-http`` instead when the statement's source is an HTTP API)."""
+
+SAM_EVENT_SOURCES = {"Api": "apigateway-rest", "HttpApi": "apigateway-http", "EventBridgeRule": "eventbridge",
+                     "CloudWatchEvent": "eventbridge", "Schedule": "eventbridge", "ScheduleV2": "eventbridge",
+                     "SNS": "sns", "MSK": "msk", "SelfManagedKafka": "self-managed-kafka", "MQ": "activemq"}
+"""SAM ``Events`` type -> ``EventSource`` value (SQS, Kinesis and DynamoDB events are event source mappings)."""
+
+HTTP_API_TYPES = frozenset({"AWS::ApiGatewayV2::Api", "aws_apigatewayv2_api"})
+"""API Gateway v2 (HTTP and WebSocket APIs): a permission whose source is one of these is ``apigateway-http``."""
+
+OPERATION_TAG = "idemwatch:operation"
+"""Function tag naming the Operation dimension its handler writes (``@em.handler(operation=...)``): how a template
+tells ``idemwatch init`` what code alone knows."""
+
 LAMBDA_NS = "AWS/Lambda"
 SQS_NS = "AWS/SQS"
 ITERATOR_AGE = "IteratorAge"

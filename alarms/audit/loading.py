@@ -10,6 +10,11 @@ YAML is read with PyYAML through a safe loader subclass (libyaml's C parser when
 into ``{"Ref": "x"}``, ``!GetAtt a.b`` into ``{"Fn::GetAtt": ["a", "b"]}`` and every other ``!Fn`` into
 ``{"Fn::Fn": ...}``, the long forms CloudFormation itself uses; YAML 1.1 timestamps stay strings
 (``AWSTemplateFormatVersion: 2010-09-09``); aliases are refused.
+
+Positions (:func:`key_positions`): the 1-based line and column of every mapping key, by its path in the document,
+read from the YAML node tree (its marks). JSON is YAML's flow syntax, so JSON templates get their positions from
+the same composer; text that composes differently (or not at all) simply has none, and the findings then carry
+no line (the document itself is always decoded as above).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from alarms.audit.constants import MAX_TEMPLATE_DEPTH
 from alarms.audit.exceptions import MalformedTemplateError, TemplateError
 from alarms.audit.model import UNKNOWN, is_unknown
 
-__all__ = ["integer", "load_template", "mapping", "read_text", "sequence", "string"]
+__all__ = ["Position", "integer", "key_positions", "load_template", "mapping", "read_text", "sequence", "string"]
 
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when PyYAML was built with it
 
@@ -120,6 +125,40 @@ def load_template(path: Path, text: str | None = None) -> dict[str, Any]:
         raise MalformedTemplateError(f"a template must be a mapping at the top level, got {_kind(data)}", file)
     _check_depth(data, file)
     return data
+
+
+Position = tuple[int, int]
+"""(line, column), both 1-based, of a key in a template file."""
+
+
+def key_positions(text: str) -> dict[tuple[str | int, ...], Position]:
+    """The position of every mapping key of a YAML or JSON template, by path: ``("Resources", "OrdersQueue")``
+    -> ``(52, 3)`` (line 52, column 3: where the logical id starts, its quote for JSON). List items are int
+    path parts (``("resource", 0, "aws_sqs_queue", "q")``). A key written twice has the position of the last
+    one (the one the decoded document keeps). Empty when the text does not compose as YAML (the positions are
+    for reports; the document's decoding is :func:`load_template`'s)."""
+    try:
+        root = yaml.compose(text, Loader=_CfnLoader)
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return {}
+    out: dict[tuple[str | int, ...], Position] = {}
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(root, ())] if root is not None else []
+    seen: set[int] = set()  # an alias is the node it names again: walked once (no alias "bomb")
+    while stack:
+        node, path = stack.pop()
+        if len(path) > MAX_TEMPLATE_DEPTH or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if not isinstance(key_node, yaml.ScalarNode):
+                    continue
+                here = (*path, key_node.value)
+                out[here] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+                stack.append((value_node, here))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, (*path, i)) for i, item in enumerate(node.value))
+    return out
 
 
 def _no_constant(name: str) -> Any:

@@ -98,18 +98,22 @@ def name_from_arn(arn: Any) -> Any:
 @dataclass(frozen=True)
 class Location:
     """Where a resource was read from: a template file and logical id / Terraform address (static), or the
-    resource ARN (live). ``line`` is 1-based, None when unknown."""
+    resource ARN (live). ``line`` and ``column`` (1-based) are where the logical id (the Terraform resource name)
+    is written in the file, None when unknown."""
 
     uri: str
     logical_id: str | None = None
     line: int | None = None
+    column: int | None = None
 
 
 @dataclass(frozen=True)
 class Function:
     """A Lambda function. ``async_invoked``: invoked asynchronously by a service (EventBridge, SNS, S3, ...);
     ``dead_letter`` / ``on_failure``: the async-invocation DLQ (``DeadLetterConfig``) and the
-    ``EventInvokeConfig`` on-failure destination, as names."""
+    ``EventInvokeConfig`` on-failure destination, as names. ``handler``: the ``Handler`` setting
+    (``module.function``); ``tags``: its tags; ``invoked_by``: the ``emitter.contract.EventSource`` values of
+    what invokes it other than an event source mapping (API Gateway, EventBridge, SNS, ...), in template order."""
 
     name: str
     timeout_s: Any = 3
@@ -118,6 +122,9 @@ class Function:
     dead_letter: Any = None
     on_failure: Any = None
     location: Location | None = None
+    handler: Any = None
+    tags: Mapping[str, Any] = field(default_factory=dict)
+    invoked_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

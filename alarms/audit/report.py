@@ -1,16 +1,20 @@
-"""Audit output: a readable table by resource, and the JSON document (also read by the dashboard page)."""
+"""Audit output: a readable table by resource, and the JSON document (also read by the dashboard page).
+
+Static findings carry where the resource is written: ``location.line``/``column`` (1-based) in JSON, and
+``file:line:column`` under the resource's name in the table (the file's name; the JSON has the path as given)."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import PurePath
 from typing import Any
 
 from alarms.audit.rules import RULES_BY_ID, Finding
 from alarms.audit.types import FindingStatus, Severity
 
-__all__ = ["JSON_VERSION", "failing", "render_table", "summary", "to_json"]
+__all__ = ["JSON_VERSION", "failing", "render_table", "summary", "to_json", "where"]
 
 JSON_VERSION = 1
 
@@ -50,11 +54,23 @@ def dumps(findings: Sequence[Finding], source: str) -> str:
     return json.dumps(to_json(findings, source), indent=2, sort_keys=False)
 
 
+def where(f: Finding) -> str:
+    """``<file name>:<line>:<column>`` of a static finding's resource (``<file name>`` alone when the line is
+    unknown); empty for live findings (their location is an ARN) and for resources not found."""
+    loc = f.location
+    if loc is None or loc.logical_id is None or loc.uri.startswith("arn:"):
+        return ""
+    text = PurePath(loc.uri).name
+    if loc.line:
+        text += f":{loc.line}" + (f":{loc.column}" if loc.column else "")
+    return text
+
+
 def render_table(findings: Sequence[Any], show_passed: bool = False, width: int = 160,
                  rules: Mapping[str, Any] = RULES_BY_ID, labels: Mapping[FindingStatus, str] | None = None) -> str:
-    """Findings grouped by resource (kind, name), one row per rule, as plain text (rich, no colour). ``rules``: the
-    rule table by id (for the slugs); ``labels``: the status column's text per status (default the status value,
-    upper case)."""
+    """Findings grouped by resource (kind, name), one row per rule, as plain text (rich, no colour); where a static
+    finding's resource is written (:func:`where`) goes on the line below its name. ``rules``: the rule table by id
+    (for the slugs); ``labels``: the status column's text per status (default the status value, upper case)."""
     from io import StringIO
 
     from rich.console import Console
@@ -69,9 +85,15 @@ def render_table(findings: Sequence[Any], show_passed: bool = False, width: int 
     for f in rows:
         res = f"{f.kind.value} {f.resource}"
         msg = f.message + (f" [suppressed: {f.suppressed_reason}]" if f.suppressed_reason else "")
-        # resource names and messages quote templates and accounts: escaped for the terminal, never markup
+        # resource names and messages quote templates and accounts: escaped for the terminal, never markup;
+        # where the resource is written goes on the line below its name
+        name = cell(res)
+        place = where(f) if getattr(f, "location", None) is not None else ""
+        if place:
+            name.append("\n")
+            name.append_text(cell(place))
         status = (labels or {}).get(f.status, f.status.value).upper()
-        t.add_row(cell(res) if res != last else "", f"{f.rule} {rules[f.rule].slug}", f.severity.value,
+        t.add_row(name if res != last else "", f"{f.rule} {rules[f.rule].slug}", f.severity.value,
                   status, cell(msg))
         last = res
     buf = StringIO()

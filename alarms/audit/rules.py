@@ -71,7 +71,7 @@ class Finding:
                              "resource": self.resource, "status": self.status.value, "message": self.message}
         if self.location is not None:
             d["location"] = {"uri": self.location.uri, "logical_id": self.location.logical_id,
-                             "line": self.location.line}
+                             "line": self.location.line, "column": self.location.column}
         if self.suppressed_reason is not None:
             d["suppressed_reason"] = self.suppressed_reason
         return d

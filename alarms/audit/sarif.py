@@ -3,8 +3,9 @@
 One run, tool driver ``idemwatch-audit`` with every rule of the table (id, name, short/full description, help
 URI = the AWS doc page, default level from the severity). One result per failed, unknown or suppressed finding:
 ``level`` from the severity (high=error, medium=warning, low=note; unknown findings are ``note``), a physical
-location (template path and line) for static audits or a logical location (the ARN) for live ones, and
-suppressed findings carry ``suppressions: [{kind: external, justification}]`` (the reason from the stack config).
+location (template path, and ``region.startLine``/``startColumn``: where the resource's logical id or Terraform
+resource name is written) for static audits or a logical location (the ARN) for live ones, and suppressed
+findings carry ``suppressions: [{kind: external, justification}]`` (the reason from the stack config).
 """
 
 from __future__ import annotations
@@ -65,5 +66,5 @@ def _location(f: Any) -> dict[str, Any]:
         return {"logicalLocations": [logical]}
     phys: dict[str, Any] = {"artifactLocation": {"uri": loc.uri}}
     if loc.line:
-        phys["region"] = {"startLine": loc.line}
+        phys["region"] = {"startLine": loc.line, **({"startColumn": loc.column} if loc.column else {})}
     return {"physicalLocation": phys, "logicalLocations": [logical]}

@@ -21,7 +21,7 @@ from typing import Any
 
 from alarms.audit import constants as C
 from alarms.audit.exceptions import MalformedTemplateError
-from alarms.audit.loading import integer, load_template, mapping, read_text, sequence, string
+from alarms.audit.loading import Position, integer, key_positions, load_template, mapping, read_text, sequence, string
 from alarms.audit.model import (
     UNKNOWN,
     Alarm,
@@ -164,21 +164,23 @@ class _Resolver:
         return UNKNOWN if unknown else out
 
 
+def _arn_shape(v: Any) -> str | None:
+    """The literal text of an ``Fn::Sub`` / ``Fn::Join`` ARN with ``?`` for each part that is not literal
+    (``arn:${AWS::Partition}:sqs:${AWS::Region}:...`` -> ``arn:?:sqs:?:...``), or None: enough to read the
+    service of an ARN whose account or name does not resolve."""
+    if isinstance(v, dict) and len(v) == 1:
+        (k, arg), = v.items()
+        if k == "Fn::Sub":
+            text = arg[0] if isinstance(arg, list) and arg else arg
+            return re.sub(r"\$\{[^}]*\}", "?", text) if isinstance(text, str) else None
+        if k == "Fn::Join" and isinstance(arg, list) and len(arg) == 2 and isinstance(arg[1], list):
+            return str(arg[0]).join(p if isinstance(p, str) else "?" for p in arg[1])
+    return None
+
+
 def _dest(v: Any) -> Any:
     """A destination (ARN or resolved resource name) -> name."""
     return name_from_arn(v)
-
-
-def _line_index(text: str) -> dict[str, int]:
-    """logical id -> 1-based line of its key after the ``Resources`` key (YAML or JSON), first occurrence."""
-    out: dict[str, int] = {}
-    lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if re.match(r'^\s*"?Resources"?\s*:', line)), len(lines))
-    for i, line in enumerate(lines[start + 1:], start + 2):
-        m = re.match(r'^\s{1,8}"?([A-Za-z0-9]+)"?\s*:\s*(\{|$)', line)
-        if m and m.group(1) not in out:
-            out[m.group(1)] = i
-    return out
 
 
 def read_cfn(path: Path, doc: dict | None = None) -> Inventory:
@@ -191,13 +193,15 @@ def read_cfn(path: Path, doc: dict | None = None) -> Inventory:
     uri = str(path)
     if not is_cloudformation(doc):
         raise MalformedTemplateError("no Resources mapping: not a CloudFormation template", uri)
-    return _Reader(doc, uri, _line_index(text)).inventory()
+    positions = key_positions(text)
+    lines = {key[1]: pos for key, pos in positions.items() if len(key) == 2 and key[0] == "Resources"}
+    return _Reader(doc, uri, lines).inventory()
 
 
 class _Reader:
     """One pass over the resources of a template; every lookup of a nested value checks its shape."""
 
-    def __init__(self, doc: dict, uri: str, lines: dict[str, int]) -> None:
+    def __init__(self, doc: dict, uri: str, lines: dict[str | int, Position]) -> None:
         self.r = _Resolver(doc, uri)
         self.uri = uri
         self.lines = lines
@@ -208,6 +212,7 @@ class _Reader:
         self.tables: list[Table] = []
         self.alarms: list[Alarm] = []
         self.async_targets: set[str] = set()
+        self.triggers: dict[str, list[str]] = {}  # function name -> EventSource values, beside its own events
         self.invoke_cfg: dict[str, Any] = {}
 
     # ----------------------------------------------------------------- shape-checked access
@@ -238,7 +243,8 @@ class _Reader:
         return self.map(self.val(props, key, where), f"{where}.{key}")
 
     def loc(self, lid: str) -> Location:
-        return Location(self.uri, lid, self.lines.get(lid))
+        line, column = self.lines.get(lid, (None, None))
+        return Location(self.uri, lid, line, column)
 
     # ----------------------------------------------------------------- resources
     def inventory(self) -> Inventory:
@@ -258,6 +264,7 @@ class _Reader:
                 f["async_invoked"] = True
             if f["name"] in self.invoke_cfg and f["on_failure"] is None:
                 f["on_failure"] = self.invoke_cfg[f["name"]]
+            f["invoked_by"] = tuple(dict.fromkeys((*f["invoked_by"], *self.triggers.get(f["name"], ()))))
             fns.append(Function(**f))
         return Inventory(source=self.uri, functions=tuple(fns), mappings=tuple(self.mappings),
                          queues=tuple(self.queues), tables=tuple(self.tables), alarms=tuple(self.alarms),
@@ -282,9 +289,12 @@ class _Reader:
             on_failure = self._on_failure(self.map(p["EventInvokeConfig"], f"{at}.EventInvokeConfig"),
                                           f"{at}.EventInvokeConfig", "Destination")
         name = self.r.name(lid)
+        invoked_by: list[str] = []
         self.functions[lid] = {"name": name, "timeout_s": self.int(p, "Timeout", at, C.LAMBDA_TIMEOUT_DEFAULT_S),
                                "environment": env, "dead_letter": dead, "on_failure": on_failure,
-                               "location": self.loc(lid), "async_invoked": False}
+                               "location": self.loc(lid), "async_invoked": False,
+                               "handler": self.val(p, "Handler", at), "tags": self._tags(p, at),
+                               "invoked_by": invoked_by}
         for ev_name, ev in self.map(props.get("Events"), f"{at}.Events").items():
             here = f"{at}.Events.{ev_name}"
             ev = self.map(ev, here)
@@ -297,6 +307,22 @@ class _Reader:
                                                    f"{here}.Properties", lid))
             elif et in _ASYNC_EVENTS:
                 self.functions[lid]["async_invoked"] = True
+            if isinstance(et, str) and et in C.SAM_EVENT_SOURCES:
+                invoked_by.append(C.SAM_EVENT_SOURCES[et])
+
+    def _tags(self, p: dict, at: str) -> Any:
+        """A function's tags as a mapping: SAM's ``Tags`` map or CloudFormation's ``[{Key, Value}]`` list
+        (UNKNOWN when they do not resolve)."""
+        tags = self.val(p, "Tags", at, {})
+        if isinstance(tags, dict):
+            return tags
+        if isinstance(tags, list) and all(isinstance(t, dict) and isinstance(t.get("Key"), str) for t in tags):
+            return {t["Key"]: t.get("Value") for t in tags}
+        return UNKNOWN
+
+    def _trigger(self, fn: Any, kind: str) -> None:
+        if isinstance(fn, str):
+            self.triggers.setdefault(fn, []).append(kind)
 
     def _on_failure(self, p: dict, at: str, key: str) -> Any:
         """The ``DestinationConfig.OnFailure.<key>`` destination of ``p`` as a name."""
@@ -319,12 +345,45 @@ class _Reader:
             target = name_from_arn(self.val(t, "Arn", f"{at}.Targets[{i}]"))
             if isinstance(target, str):
                 self.async_targets.add(target)
+                self._trigger(target, "eventbridge")
 
     def permission(self, lid: str, typ: str, props: dict, at: str) -> None:
         principal = self.val(props, "Principal", at)
         fn = name_from_arn(self.val(props, "FunctionName", at))
         if isinstance(principal, str) and principal in C.ASYNC_PRINCIPALS and isinstance(fn, str):
             self.async_targets.add(fn)
+        if isinstance(principal, str) and principal in C.TRIGGER_PRINCIPALS:
+            kind = C.TRIGGER_PRINCIPALS[principal]
+            if kind == "apigateway-rest" and self._refers_to(props.get("SourceArn"), C.HTTP_API_TYPES):
+                kind = "apigateway-http"
+            self._trigger(fn, kind)
+
+    def function_url(self, lid: str, typ: str, props: dict, at: str) -> None:
+        self._trigger(name_from_arn(self.val(props, "TargetFunctionArn", at)), "function-url")
+
+    def _refers_to(self, value: Any, types: frozenset[str]) -> bool:
+        """Whether ``value`` (unresolved) holds a ``Ref``/``Fn::GetAtt``/``${...}`` to a resource of one of
+        ``types``."""
+        stack = [value]
+        while stack:
+            v = stack.pop()
+            if isinstance(v, list):
+                stack.extend(v)
+            elif isinstance(v, dict):
+                for k, arg in v.items():
+                    lid = arg if k == "Ref" else arg[0] if k == "Fn::GetAtt" and isinstance(arg, list) and arg \
+                        else None
+                    res = self.r.resources.get(lid) if isinstance(lid, str) else None
+                    if isinstance(res, dict) and res.get("Type") in types:
+                        return True
+                    if k == "Fn::Sub":
+                        text = arg[0] if isinstance(arg, list) and arg else arg
+                        names = re.findall(r"\$\{([^}.!]+)", text) if isinstance(text, str) else []
+                        if any(isinstance(self.r.resources.get(n), dict)
+                               and self.r.resources[n].get("Type") in types for n in names):
+                            return True
+                    stack.append(arg)
+        return False
 
     def queue(self, lid: str, typ: str, props: dict, at: str) -> None:
         dead, count = redrive_from_policy(self.val(props, "RedrivePolicy", at))
@@ -394,6 +453,8 @@ class _Reader:
             v = self.r.value(src)
         finally:
             self.r._active.pop()
+        if not isinstance(v, str):
+            v = _arn_shape(src)  # an ARN built from parts that do not all resolve: its service may be literal
         if isinstance(v, str) and v.startswith("arn:") and v.count(":") >= 2:
             return {"sqs": "sqs", "kinesis": "kinesis", "dynamodb": "dynamodb"}.get(v.split(":")[2], "unknown")
         return "unknown"
@@ -429,6 +490,7 @@ _HANDLERS = {
     "AWS::Lambda::EventInvokeConfig": _Reader.event_invoke_config,
     "AWS::Events::Rule": _Reader.events_rule,
     "AWS::Lambda::Permission": _Reader.permission,
+    "AWS::Lambda::Url": _Reader.function_url,
     "AWS::SQS::Queue": _Reader.queue,
     "AWS::DynamoDB::Table": _Reader.table,
     "AWS::DynamoDB::GlobalTable": _Reader.table,

@@ -18,7 +18,7 @@ from typing import Any
 
 from alarms.audit import constants as C
 from alarms.audit.exceptions import MalformedTemplateError
-from alarms.audit.loading import integer, load_template, read_text, string
+from alarms.audit.loading import Position, integer, key_positions, load_template, read_text, string
 from alarms.audit.model import (
     UNKNOWN,
     Alarm,
@@ -100,20 +100,6 @@ class _TfResolver:
         return UNKNOWN if unknown else out
 
 
-def _line_index(text: str) -> dict[tuple[str, str], int]:
-    """(type, name) -> 1-based line where that resource's body opens: the first ``"<name>": {`` after the
-    ``"aws_<type>": {`` key that precedes it."""
-    out: dict[tuple[str, str], int] = {}
-    typ = None
-    for i, line in enumerate(text.splitlines(), 1):
-        for key in re.findall(r'"([A-Za-z0-9_-]+)"\s*:\s*\{', line):
-            if key.startswith("aws_"):
-                typ = key
-            elif typ is not None:
-                out.setdefault((typ, key), i)
-    return out
-
-
 def _name(v: Any) -> Any:
     """A resource reference (ARN or resolved name) as a name; only a string can name anything."""
     n = name_from_arn(v)
@@ -130,17 +116,23 @@ def read_tf(path: Path, doc: dict | None = None) -> Inventory:
         raise MalformedTemplateError("no resource block: not a Terraform JSON configuration", uri)
     blocks = _Blocks(uri)
     resources: dict[str, dict[str, dict]] = {}
-    for blk in blocks.all(doc["resource"], "resource"):
+    positions = key_positions(text)
+    lines: dict[tuple[str, str], Position] = {}
+    listed = isinstance(doc["resource"], list)
+    for i, blk in enumerate(blocks.all(doc["resource"], "resource")):
         for typ, named in blk.items():
             if not isinstance(named, dict):
                 raise MalformedTemplateError("must map resource names to bodies", uri, f"resource.{typ}")
             for rname, body in named.items():
                 resources.setdefault(typ, {})[rname] = blocks.one(body, f"resource.{typ}.{rname}")
+                key: tuple[str | int, ...] = ("resource", i, typ, rname) if listed else ("resource", typ, rname)
+                if key in positions:
+                    lines[(typ, rname)] = positions[key]
     r = _TfResolver(resources)
-    lines = _line_index(text)
 
     def loc(typ: str, rn: str) -> Location:
-        return Location(uri, f"{typ}.{rn}", lines.get((typ, rn)))
+        line, column = lines.get((typ, rn), (None, None))
+        return Location(uri, f"{typ}.{rn}", line, column)
 
     def each(typ: str) -> Iterator[tuple[str, dict, str]]:
         for rn, b in resources.get(typ, {}).items():
@@ -159,18 +151,39 @@ def read_tf(path: Path, doc: dict | None = None) -> Inventory:
         if fn is not None:
             invoke_cfg[fn] = name_from_arn(on_failure(b, at, "destination"))
     async_targets = {_name(r.value(b.get("arn"))) for _, b, _ in each("aws_cloudwatch_event_target")}
-    async_targets |= {_name(r.value(b.get("function_name"))) for _, b, at in each("aws_lambda_permission")
-                      if string(r.value(b.get("principal")), uri, f"{at}.principal") in C.ASYNC_PRINCIPALS}
+    triggers: dict[str, list[str]] = {}  # function name -> EventSource values of what invokes it
+    for fn in async_targets:
+        if fn is not None:
+            triggers.setdefault(fn, []).append("eventbridge")
+    for _, b, at in each("aws_lambda_permission"):
+        principal = string(r.value(b.get("principal")), uri, f"{at}.principal")
+        fn = _name(r.value(b.get("function_name")))
+        if principal in C.ASYNC_PRINCIPALS:
+            async_targets.add(fn)
+        if isinstance(principal, str) and principal in C.TRIGGER_PRINCIPALS and fn is not None:
+            trigger = C.TRIGGER_PRINCIPALS[principal]
+            source = b.get("source_arn")
+            if trigger == "apigateway-rest" and isinstance(source, str) and any(
+                    a is not None and a.group(1) in C.HTTP_API_TYPES for a in map(_ADDR.match, _REF.findall(source))):
+                trigger = "apigateway-http"
+            triggers.setdefault(fn, []).append(trigger)
+    for _, b, _ in each("aws_lambda_function_url"):
+        fn = _name(r.value(b.get("function_name")))
+        if fn is not None:
+            triggers.setdefault(fn, []).append("function-url")
 
     fns = []
     for rn, b, at in each("aws_lambda_function"):
         name = r.name("aws_lambda_function", rn)
         env = r.value(blocks.one(b.get("environment"), f"{at}.environment").get("variables") or {})
         dlq = blocks.one(b.get("dead_letter_config"), f"{at}.dead_letter_config")
+        tags = r.value(b.get("tags") or {})
         fns.append(Function(name, num(b, "timeout", at, C.LAMBDA_TIMEOUT_DEFAULT_S),
                             env if isinstance(env, dict) else UNKNOWN, name in async_targets,
                             name_from_arn(r.value(dlq.get("target_arn"))) if dlq else None,
-                            invoke_cfg.get(name), loc("aws_lambda_function", rn)))
+                            invoke_cfg.get(name), loc("aws_lambda_function", rn), handler=r.value(b.get("handler")),
+                            tags=tags if isinstance(tags, dict) else UNKNOWN,
+                            invoked_by=tuple(dict.fromkeys(triggers.get(name, ())))))
     mappings = []
     for rn, b, at in each("aws_lambda_event_source_mapping"):
         src_raw = b.get("event_source_arn")

@@ -32,6 +32,7 @@ COMMANDS: dict[tuple[str, ...], str] = {
     ("alarms", "deploy"): "alarms",
     ("alarms", "backtest"): "alarms",
     ("diagnose",): "collector",
+    ("init",): "alarms",
 }
 # what each install provides (an extra includes others: dashboard = collector + alarms + its own)
 PROVIDES: dict[str, set[str]] = {
@@ -65,7 +66,7 @@ def test_wheel_metadata_and_contents(wheel):
     assert {m for m in re.findall(r"^Project-URL: (\w+),", meta, re.MULTILINE)} == {"Homepage", "Documentation", "Source",
                                                                           "Issues"}
     extras = set(re.findall(r"^Provides-Extra: (\S+)$", meta, re.MULTILINE))
-    assert extras == {"collector", "alarms", "dashboard", "demo", "powertools", "agent", "all", "dev"}
+    assert extras == {"collector", "alarms", "dashboard", "demo", "powertools", "agent", "cdk", "all", "dev"}
     # every package-data pattern in pyproject matched something (no entry names a missing folder)
     import tomllib
 
