@@ -12,7 +12,7 @@ missing extra."""
 
 _COLLECTOR = ("pandas", "duckdb", "pyarrow", "boto3", "rich")
 _ALARMS = ("pandas", "pyarrow", "boto3", "rich", "yaml", "ruamel")
-_DASHBOARD = tuple(dict.fromkeys((*_COLLECTOR, *_ALARMS, "streamlit")))
+_DASHBOARD = tuple(dict.fromkeys((*_COLLECTOR, *_ALARMS, "streamlit", "plotly")))
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "collector": _COLLECTOR,
     "alarms": _ALARMS,
