@@ -24,7 +24,7 @@ from alarms.diagnose.report import DIAGNOSE_JSON_FILE, finding_rows, load_diagno
 from dashboard.cache import answer
 
 __all__ = ["DIAGNOSE_FILE", "STATUSES", "Diagnosis", "audit_links", "command", "evidence", "finding_id", "findings",
-           "function_of", "load", "problems", "related_audit", "rule_table", "status_counts"]
+           "function_of", "load", "problems", "related_audit", "status_counts"]
 
 DIAGNOSE_FILE = DIAGNOSE_JSON_FILE
 """``diagnose.json``: where the demo (and ``idemwatch diagnose --format json --out``) writes the diagnosis."""
@@ -275,19 +275,6 @@ def audit_links(audit: Mapping[str, Any], diag: Mapping[str, Any] | None) -> lis
                                                             else "") + (f": {count:,}" if many else ""))
         out.append(" · ".join(parts))
     return out
-
-
-def rule_table(doc: Mapping[str, Any]) -> pd.DataFrame:
-    """The rules the diagnosis ran: id, slug, severity, checklist line, threshold, entity, related audit rules."""
-    rules = _mapping(doc.get("rules"))
-    rows = [{"rule": str(rid), "slug": _text(r.get("slug")), "severity": _text(r.get("severity")),
-             "checklist": _text(r.get("checklist")), "threshold": _text(r.get("threshold")),
-             "entity": _text(r.get("entity")),
-             "related": ", ".join(str(a) for a in r.get("related") or [] if isinstance(a, str)),
-             "doc": _text(r.get("doc")) or None}
-            for rid, r in rules.items() if isinstance(r, Mapping)]
-    return pd.DataFrame(rows, columns=["rule", "slug", "severity", "checklist", "threshold", "entity", "related",
-                                       "doc"])
 
 
 def _mapping(v: Any) -> Mapping[str, Any]:

@@ -31,13 +31,13 @@ COLUMN_CONFIG = {
     "status": _col.TextColumn("status", width=80),
     "rule": _col.TextColumn("rule", width=60),
     "severity": _col.TextColumn("severity", width=70),
-    "resource": _col.TextColumn("resource", width=170),
-    "explains": _col.TextColumn("signals in window", width=170,
+    "resource": _col.TextColumn("resource", width=150),
+    "explains": _col.TextColumn("signals in window", width=160,
                                 help="The dashboard signals this finding explains, for its function, in the window."),
-    "evidence": _col.TextColumn("evidence", width=140,
+    "evidence": _col.TextColumn("evidence", width=130,
                                 help="What idemwatch diagnose found in the logs for the related evidence rules "
                                      "on the same function (the Diagnose page)."),
-    "message": _col.TextColumn("message", width=250, help="Hover a cell for the whole message."),
+    "message": _col.TextColumn("message", width=230, help="Hover a cell for the whole message."),
     "doc": _col.LinkColumn("AWS doc", width=90, display_text="doc"),
 }
 

@@ -26,22 +26,22 @@ _col = st.column_config
 # the default columns fit a 1280 px window beside the sidebar; the rest are in the grid's column menu
 COLUMN_CONFIG: dict[str, Any] = {
     "id": _col.TextColumn("finding", width=240),
-    "status": _col.TextColumn("status", width=100, help="found: the anti-pattern is in the logs; not observable: "
+    "status": _col.TextColumn("status", width=95, help="found: the anti-pattern is in the logs; not observable: "
                                                         "too little evidence to tell (the message says what is "
                                                         "missing), never a pass; not found: the evidence was there "
                                                         "and shows no instance."),
     "rule": _col.TextColumn("rule ↗", width=60, help="Click a rule to show that finding's evidence below."),
-    "severity": _col.TextColumn("severity", width=65),
-    "function": _col.TextColumn("function", width=135),
+    "severity": _col.TextColumn("severity", width=60),
+    "function": _col.TextColumn("function", width=130),
     "operation": _col.TextColumn("operation", width=120),
-    "count": _col.NumberColumn("count", width=60, format="%d",
+    "count": _col.NumberColumn("count", width=55, format="%d",
                                help="Proving events, keys, messages or invocations (the rule's entity)."),
     "first": _col.TextColumn("first (UTC)", width=175),
     "last": _col.TextColumn("last (UTC)", width=175),
-    "explains": _col.TextColumn("signals in window", width=170,
+    "explains": _col.TextColumn("signals in window", width=160,
                                 help="The dashboard signals this finding explains, for its operation, in the "
                                      "selected window."),
-    "message": _col.TextColumn("message", width=280, help="Hover a cell for the whole message."),
+    "message": _col.TextColumn("message", width=250, help="Hover a cell for the whole message."),
     "checklist": _col.TextColumn("checklist item", width=300, help="The handler checklist line the rule tests."),
     "static": _col.TextColumn("static checks", width=160,
                               help="The audit's findings (configuration) of the related rules on this function "
@@ -50,9 +50,9 @@ COLUMN_CONFIG: dict[str, Any] = {
 }
 SHOWN = ["status", "rule", "severity", "function", "count", "explains", "message"]
 EVIDENCE_CONFIG: dict[str, Any] = {
-    "example": _col.TextColumn("example", width=150, help="The proving event id, key (hashed) or request id."),
-    "time": _col.TextColumn("time (UTC)", width=175),
-    "outcome": _col.TextColumn("outcome", width=135),
+    "example": _col.TextColumn("example", width=130, help="The proving event id, key (hashed) or request id."),
+    "time": _col.TextColumn("time (UTC)", width=170),
+    "outcome": _col.TextColumn("outcome", width=120),
     "event_id": {"label": "event id", "width": 160},
     "function_request_id": {"label": "request id", "width": 160},
     "attempt": _col.NumberColumn("attempt", width=60, format="%d"),
@@ -61,15 +61,6 @@ EVIDENCE_CONFIG: dict[str, Any] = {
                                      "the key in clear, so search by event id or request id."),
 }
 EVIDENCE_SHOWN = ["example", "time", "outcome", "event_id", "function_request_id", "attempt"]
-RULE_CONFIG: dict[str, Any] = {
-    "rule": _col.TextColumn("rule", width=60),
-    "slug": _col.TextColumn("slug", width=190),
-    "severity": _col.TextColumn("severity", width=65),
-    "checklist": _col.TextColumn("checklist item", width=420),
-    "doc": _col.LinkColumn("doc", width=60, display_text="doc"),
-}
-
-
 def render() -> None:
     ctx = ui.context()
     ds, f = ctx.ds, ctx.filters
@@ -110,9 +101,6 @@ def render() -> None:
     ui.table(df, key="diagnose", columns=COLUMN_CONFIG, shown=SHOWN,
              links={"rule": lambda row: (PAGE, urlstate.params(finding=[row["id"]]))})
     _evidence(doc, df, ds, f)
-    with st.expander("Rules"):
-        ui.table(diagnosis.rule_table(doc), key="diagnose_rules", columns=RULE_CONFIG,
-                 shown=["rule", "slug", "severity", "checklist", "doc"])
     ui.footer(TITLE)
 
 
