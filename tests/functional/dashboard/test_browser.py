@@ -225,7 +225,8 @@ def test_diagnose_evidence_opens_the_explorer_in_this_tab(browser, demo_data, ar
         # the default pick: the first found finding in the page's order (by function, operation, rule)
         first = min(found, key=lambda f: (f["function"], f["operation"], f["rule"]))
         rec = first["examples"][0]["records"][0]
-        assert page.locator(".st-key-dg_finding").inner_text().startswith(f"Finding\n{first['rule']} · ")
+        pick = f"{first['rule']} · {first['function']} ({first['operation']})"
+        assert page.locator(".st-key-dg_finding input").first.input_value() == pick
         page.screenshot(path=str(artifacts / "demo-diagnose-found.png"), full_page=True)
         grid = page.locator(".st-key-table-evidence [data-testid='stDataFrame']")
         grid.scroll_into_view_if_needed()
