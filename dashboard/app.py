@@ -32,6 +32,7 @@ PAGES = {
         st.Page("app_pages/lambda_health.py", title="Lambda health", url_path="lambda"),
         st.Page("app_pages/alarms.py", title="Alarms", url_path="alarms"),
         st.Page("app_pages/configuration.py", title="Configuration", url_path="configuration"),
+        st.Page("app_pages/diagnose.py", title="Diagnose", url_path="diagnose"),
     ],
 }
 page = st.navigation(PAGES, expanded=True)  # every page listed: no "View N more" hiding the last pages

@@ -81,11 +81,18 @@ def sample_data(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def demo_data(tmp_path_factory) -> Path:
-    """A seeded demo run collected into tables (run_demo + collect_local), built once per session."""
+    """A seeded demo run with every anti-pattern built in, collected into tables, audited and diagnosed (what
+    ``idemwatch demo --inject all`` writes: tables, audit.json, diagnose.json), built once per session."""
+    from alarms.audit.demo import run_demo_audit
     from collector.collect import collect_local
     from dashboard.demo import run_demo
+    from dashboard.demo.compare import diagnosis_vs_truth
+    from dashboard.demo.faults import AntiPattern
 
     out = tmp_path_factory.mktemp("browser-demo")
-    run_demo(out, seed=7, events=3000, duration_s=3600, start_ms=1_767_607_200_000)  # 2026-01-05T10:00Z
+    truth = run_demo(out, seed=7, events=3000, duration_s=3600, start_ms=1_767_607_200_000,  # 2026-01-05T10:00Z
+                     anti_patterns=list(AntiPattern))
     collect_local([out / "logs"], out)
+    run_demo_audit(out)
+    assert all(r.match for r in diagnosis_vs_truth(truth, out))
     return out

@@ -12,6 +12,7 @@ action and never retry one: a flaky step is a defect to fix.
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from pathlib import Path
@@ -29,7 +30,7 @@ TIMEOUT_MS = 60_000
 VIEWPORT = {"width": 1280, "height": 1000}
 NAV = '[data-testid="stSidebarNav"] a'
 PAGES = [s.title for s in SIGNALS if s.key != "stuck"] + ["Stuck keys", "Events explorer", "Lambda health", "Alarms",
-                                                               "Configuration"]
+                                                               "Configuration", "Diagnose"]
 WINDOW = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d) – (\d{4}-\d\d-\d\d \d\d:\d\d) UTC")
 _IDLE = """() => document.querySelectorAll('[data-stale="true"]').length === 0
     && !document.querySelector('[data-testid="stStatusWidget"]')
@@ -186,7 +187,7 @@ def check_all_pages(browser, data_dir: Path, artifacts: Path, tag: str, Oracle) 
             assert hidden_overflow(page) == [], sig.title
             tab.clean()
             page.screenshot(path=str(artifacts / f"{tag}-{sig.key}.png"), full_page=True)
-        for title in ("Events explorer", "Lambda health", "Alarms", "Configuration"):
+        for title in ("Events explorer", "Lambda health", "Alarms", "Configuration", "Diagnose"):
             go(page, title)
             for key in ("lambda_invocations", "alarm_timeline"):
                 if page.locator(f".st-key-{key}").count():
@@ -206,6 +207,42 @@ def test_every_page_on_sample_tables(browser, sample_data, artifacts, oracle_cls
 
 def test_every_page_on_seeded_demo(browser, demo_data, artifacts, oracle_cls):
     assert check_all_pages(browser, demo_data, artifacts, "demo", oracle_cls)
+
+
+def test_diagnose_evidence_opens_the_explorer_in_this_tab(browser, demo_data, artifacts):
+    """The Diagnose page of the demo with every anti-pattern built in: its found findings are diagnose.json's
+    (read here with json); a click on the first evidence record's event id opens the explorer in the same tab,
+    searching that id, with the time range kept; Back returns to the Diagnose page."""
+    doc = json.loads((demo_data / "diagnose.json").read_text(encoding="utf-8"))
+    found = [f for f in doc["findings"] if f["status"] == "fail"]
+    with DashboardServer(demo_data) as srv:
+        tab = overview_all_data(browser, srv)
+        page = tab.page
+        go(page, "Diagnose")
+        assert metric(page, "Found") == str(len(found))
+        tables_drawn(page)
+        assert hidden_overflow(page) == []
+        # the default pick: the first found finding in the page's order (by function, operation, rule)
+        first = min(found, key=lambda f: (f["function"], f["operation"], f["rule"]))
+        rec = first["examples"][0]["records"][0]
+        pick = f"{first['rule']} · {first['function']} ({first['operation']})"
+        assert page.locator(".st-key-dg_finding input").first.input_value() == pick
+        page.screenshot(path=str(artifacts / "demo-diagnose-found.png"), full_page=True)
+        grid = page.locator(".st-key-table-evidence [data-testid='stDataFrame']")
+        grid.scroll_into_view_if_needed()
+        box = grid.bounding_box()
+        # default columns: example 130, time 170, outcome 120, then the event id; the first row below the header
+        page.mouse.click(box["x"] + 130 + 170 + 120 + 40, box["y"] + 35 + 17)
+        page.wait_for_url(re.compile(r"/explorer\?"), timeout=TIMEOUT_MS)
+        idle(page, "Events explorer")
+        q = parse_qs(urlsplit(page.url).query)
+        assert q == {"range": ["all"], "field": ["Event id"], "q": [rec["event_id"]]}, q
+        assert int(metric(page, "Matched directly").replace(",", "")) >= 1
+        page.go_back()
+        page.wait_for_url(re.compile(r"/diagnose\?"), timeout=TIMEOUT_MS)
+        idle(page, "Diagnose")
+        tab.clean()
+        tab.close()
 
 
 def overview_all_data(browser, srv) -> Tab:

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.timeout(300)
 PAGES = ["app_pages/overview.py", "app_pages/duplicates.py", "app_pages/conflicts.py", "app_pages/in_progress.py",
          "app_pages/retries.py", "app_pages/poison.py", "app_pages/timeout_aborts.py", "app_pages/iterator_age.py",
          "app_pages/stuck_keys.py", "app_pages/explorer.py", "app_pages/lambda_health.py", "app_pages/alarms.py",
-         "app_pages/configuration.py"]
+         "app_pages/configuration.py", "app_pages/diagnose.py"]
 
 
 def metrics(at) -> dict[str, tuple[str, str | None]]:

@@ -40,6 +40,6 @@ def test_demo_overview_and_signal_pages(app_factory, demo_dir, oracle_cls, read)
     shown = {m.label: m.value for m in at.main.metric}
     assert shown["Still IN_PROGRESS"] == f"{n_in_progress:,}" and shown["Stuck (expired IN_PROGRESS)"] == f"{n_stuck:,}"
     for page in ("app_pages/explorer.py", "app_pages/lambda_health.py", "app_pages/alarms.py",
-                 "app_pages/configuration.py"):
+                 "app_pages/configuration.py", "app_pages/diagnose.py"):
         at.switch_page(page).run()
         assert not at.exception, page

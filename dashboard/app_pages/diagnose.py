@@ -1,0 +1,3 @@
+from dashboard.views import diagnose
+
+diagnose.render()
