@@ -32,8 +32,19 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-__all__ = ["MODEBAR_REMOVE", "STATE_LABELS", "Window", "alarm_timeline", "bin_labels", "count_axis", "series",
-           "selected_window", "sparkline", "stat_series", "text"]
+__all__ = [
+    "MODEBAR_REMOVE",
+    "STATE_LABELS",
+    "Window",
+    "alarm_timeline",
+    "bin_labels",
+    "count_axis",
+    "selected_window",
+    "series",
+    "sparkline",
+    "stat_series",
+    "text",
+]
 
 Window = tuple[datetime, datetime]
 """[start, end) of the selected window, naive UTC datetimes."""

@@ -21,7 +21,7 @@ import pandas as pd
 
 from dashboard import trail
 from dashboard.cache import answer
-from dashboard.compute import Filters, bin_floor, covers, choose_bin, filter_frame
+from dashboard.compute import Filters, bin_floor, choose_bin, covers, filter_frame
 from dashboard.data import TABLE_STUCK_SCAN, Dataset
 
 __all__ = ["LIBRARY_LABELS", "Reading", "by_log_group", "library_series", "library_total", "readings",

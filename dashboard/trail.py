@@ -25,8 +25,20 @@ from dashboard.constants import ITERATOR_AGE_SOURCES, TOP_N
 from dashboard.data import NOT_SET, Dataset
 from emitter.contract import Outcome
 
-__all__ = ["PAGE_ROWS", "attempts", "SEARCH_FIELDS", "SearchPage", "failures_by_log_group", "log_groups", "search",
-           "search_page", "top_event_ids", "top_keys", "top_record_ages", "warm"]
+__all__ = [
+    "PAGE_ROWS",
+    "SEARCH_FIELDS",
+    "SearchPage",
+    "attempts",
+    "failures_by_log_group",
+    "log_groups",
+    "search",
+    "search_page",
+    "top_event_ids",
+    "top_keys",
+    "top_record_ages",
+    "warm",
+]
 
 SEARCH_FIELDS: dict[str, tuple[str, ...]] = {
     "Any id": ("idempotency_key", "event_id", "correlation_id", "function_request_id"),

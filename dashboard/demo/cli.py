@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from idemwatch.options import TIME
 from emitter.contract import Outcome
+from idemwatch.options import TIME
 
 from .constants import DEFAULT_DURATION_S, DEFAULT_EVENTS, DEFAULT_OUT, DEFAULT_SEED
 from .faults import AntiPattern

@@ -145,8 +145,8 @@ def test_bytes_appended_while_a_file_is_read_are_left_for_the_next_run(tmp_path,
 def test_a_second_run_on_the_same_out_is_refused_with_one_line(tmp_path):
     from click.testing import CliRunner
 
-    from idemwatch.cli import main as cli_main
     from collector.run_lock import run_lock
+    from idemwatch.cli import main as cli_main
 
     logs = _write_logs(tmp_path, files=1, lines=10)
     out = tmp_path / "out"

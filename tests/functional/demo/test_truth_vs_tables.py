@@ -138,8 +138,9 @@ def test_each_injected_fault_is_counted_in_the_logs(run) -> None:
 
 @pytest.fixture(scope="module")
 def tables(run):
-    from collector.collect import collect_local
     import duckdb
+
+    from collector.collect import collect_local
 
     out, _ = run
     collect_local([out / "logs"], out)

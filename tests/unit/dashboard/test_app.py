@@ -7,11 +7,10 @@ comments there), not by calling the dashboard's own computations.
 from __future__ import annotations
 
 import importlib.util
-
 from datetime import datetime
 from pathlib import Path
-import pandas as pd
 
+import pandas as pd
 import pytest
 
 from emitter.contract import Outcome

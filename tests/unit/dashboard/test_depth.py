@@ -7,7 +7,6 @@ Expected values are derived by hand from sample_tables.py (comments there and be
 from __future__ import annotations
 
 import importlib.util
-import re
 from pathlib import Path
 
 import pytest

@@ -11,8 +11,8 @@ import pytest
 
 from collector.insights import QueryError, compile_query, parse_query, run_query
 from collector.insights.expressions import Field, InList, InSubquery, JoinCmd, SourceCmd, Unary
-from tests.support.insights_events import events_connection
 from collector.insights.tokenizer import TokenType, tokenize
+from tests.support.insights_events import events_connection
 
 T0 = 1767607200000
 
