@@ -5,6 +5,7 @@ placeholders fit with any real name."""
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -59,7 +60,14 @@ def _substitute(value, by_ref: dict[str, str]):
 
 
 def _resources_by_name(resources: dict) -> dict:
-    return {(r["Properties"].get("AlarmName") or r["Properties"]["DashboardName"]): r for r in resources.values()}
+    """Resources by name: AlarmName (metric and composite alarms), RuleName (Contributor Insights), DashboardName."""
+    out = {}
+    for r in resources.values():
+        props = r["Properties"]
+        name = props.get("AlarmName") or props.get("RuleName") or props["DashboardName"]
+        assert name not in out
+        out[name] = r
+    return out
 
 
 _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-"
@@ -116,7 +124,7 @@ def test_parameters_are_decided_and_no_parameter_is_left():
     config_data["actions"]["warning"] = []  # an empty topic list: no AlarmActions at all
     config = parse_config(config_data)
     bound = monitoring_template(config, ph)
-    text = repr(list(bound.resources.values()))  # (the keys are the export's logical ids, placeholders in them)
+    text = repr(bound.resources)  # logical ids and the Refs between resources included
     for param in ("NamePrefix", "'Ref': 'Namespace'", "${Namespace}", "CriticalAlarmActions", "Fn::If",
                   "AWS::NoValue", "Idemwatchref"):
         assert param not in text
@@ -124,9 +132,14 @@ def test_parameters_are_decided_and_no_parameter_is_left():
                if r["Properties"].get("Tags") and {"Key": "idemwatch:severity", "Value": "warning"}
                in r["Properties"]["Tags"]]
     assert warning and all("AlarmActions" not in p for p in warning)
-    critical = next(r["Properties"] for r in bound.resources.values() if r["Type"] == "AWS::CloudWatch::Alarm"
-                    and {"Key": "idemwatch:severity", "Value": "critical"} in r["Properties"]["Tags"])
-    assert critical["AlarmActions"] == [{"Ref": "Oncall"}]  # a whole-placeholder string is the token itself
+    # who notifies (alarms/demo-stack.yaml): the critical composite of each function (the alarms it covers notify
+    # nobody) and the table's critical alarms (no function's composite covers them); the service composites and
+    # the info Suppressor and MaintenanceWindow notify nobody (no info topics)
+    notifying = {lid: r["Properties"] for lid, r in bound.resources.items() if "AlarmActions" in r["Properties"]}
+    assert sorted(notifying) == sorted([*(f"ShopName{i}CompositeCriticalAlarm" for i in range(4)),
+                                        "ShopTableThrottledRequestsAlarm", "ShopTableSystemErrorsAlarm"])
+    for props in notifying.values():  # a whole-placeholder string is the token itself
+        assert props["AlarmActions"] == props["OKActions"] == [{"Ref": "Oncall"}]
 
 
 def test_names_with_dollar_braces_stay_literal():
@@ -150,3 +163,41 @@ def test_demo_export_unchanged_by_binding_when_names_are_literal():
     theirs = resolve(build_template(config, build_catalogue(config), dashboard=True))
     assert mine["Resources"] == theirs["Resources"]
     assert replace(config) == config
+
+
+def _refs(value, out: list) -> list:
+    """Every ``Ref`` / ``Fn::GetAtt`` target in ``value``."""
+    if isinstance(value, list):
+        for v in value:
+            _refs(v, out)
+    elif isinstance(value, dict):
+        if set(value) == {"Ref"}:
+            out.append(value["Ref"])
+        elif set(value) == {"Fn::GetAtt"}:
+            out.append(value["Fn::GetAtt"][0])
+        else:
+            for v in value.values():
+                _refs(v, out)
+    return out
+
+
+def test_composites_name_their_children_and_suppressor_by_reference():
+    """A composite's AlarmRule and ActionsSuppressor refer to the bound resources (CloudFormation then creates the
+    children first), outputs to the bound ids; every other Ref is a token the stack config was given."""
+    ph = Placeholders()
+    config_data, refs = _placeheld(ph)
+    bound = monitoring_template(parse_config(config_data), ph)
+    given = {lid for lid, _ in refs.values()}
+    targets = _refs(list(bound.resources.values()), []) + _refs([o["Value"] for o in bound.outputs.values()], [])
+    assert targets and set(targets) <= set(bound.resources) | given
+    composite = bound.resources["ShopName0CompositeCriticalAlarm"]["Properties"]
+    text, variables = composite["AlarmRule"]["Fn::Sub"]
+    # alarms/demo-stack.yaml: an SQS consumer's critical alarms (the catalogue's critical tier and its overrides)
+    assert text == " OR ".join(f'ALARM("${{ShopName0{s}Alarm}}")' for s in (
+        "PoisonRate", "RetryRateCritical", "AmbiguousCommit", "IdempotencyStoreError", "RecordAgeMaxCritical")) + \
+        ' OR ALARM("${ShopQueue0AgeOfOldestMessageCriticalAlarm}") OR ALARM("${ShopDlq0MessagesVisibleAlarm}") OR ' + \
+        " OR ".join(f'ALARM("${{ShopName0{s}Alarm}}")' for s in ("EMFValidationErrors", "EMFParsingErrors"))
+    assert variables == {v: {"Ref": v} for v in re.findall(r"\$\{(\w+)\}", text)}
+    assert composite["ActionsSuppressor"] == {"Ref": "ShopSuppressorAlarm"}
+    assert bound.outputs["ShopName0CompositeCriticalAlarmArn"]["Value"] == {
+        "Fn::GetAtt": ["ShopName0CompositeCriticalAlarm", "Arn"]}
