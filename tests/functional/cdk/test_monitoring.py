@@ -24,6 +24,7 @@ from alarms.catalogue import build_catalogue
 from alarms.cfn_template import build_template, resolve
 from alarms.config import load_config
 from idemwatch.cli import main
+from tests.support.cfn_resources import resources_by_name
 
 pytestmark = pytest.mark.slow  # one synthesis per app for the session (conftest), several seconds each
 
@@ -54,16 +55,6 @@ def _tokens_to_names(value: Any, names: dict[str, str]) -> Any:
     return {k: _tokens_to_names(v, names) for k, v in value.items()}
 
 
-def _by_name(resources: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for res in resources.values():
-        props = res["Properties"]
-        key = props.get("AlarmName") or props.get("RuleName") or props["DashboardName"]
-        assert key not in out
-        out[key] = res
-    return out
-
-
 def test_explicit_alarms_and_dashboard_equal_the_cloudformation_export(explicit):
     doc, stack, fleet = explicit.doc, explicit.stack, explicit.fleet
     # names CloudFormation gives: the literal name properties, and the generated stream name chosen here
@@ -83,7 +74,7 @@ def test_explicit_alarms_and_dashboard_equal_the_cloudformation_export(explicit)
     export = build_template(config, build_catalogue(config), dashboard=True)
     export_resources = resolve(export, region=REGION, account_id=ACCOUNT)["Resources"]
 
-    mine, theirs = _by_name(cdk_resources), _by_name(export_resources)
+    mine, theirs = resources_by_name(cdk_resources), resources_by_name(export_resources)
     # alarms/demo-stack.yaml: 66 catalogue alarms of the four functions, queues and table, 4 + 3 anomaly bands
     # (DuplicateCompletedSurge per function, RedeliverySurge but for the API function) and MaintenanceWindow;
     # composites: 4 functions x 2 severities, a service composite per severity and the Suppressor; Contributor

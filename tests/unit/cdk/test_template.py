@@ -17,6 +17,7 @@ from alarms.catalogue import build_catalogue
 from alarms.cdk.template import MAX_NAME, Placeholders, monitoring_template
 from alarms.cfn_template import build_template, resolve
 from alarms.config import load_config, parse_config
+from tests.support.cfn_resources import resources_by_name
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "alarms" / "demo-stack.yaml"
@@ -59,17 +60,6 @@ def _substitute(value, by_ref: dict[str, str]):
     return value
 
 
-def _resources_by_name(resources: dict) -> dict:
-    """Resources by name: AlarmName (metric and composite alarms), RuleName (Contributor Insights), DashboardName."""
-    out = {}
-    for r in resources.values():
-        props = r["Properties"]
-        name = props.get("AlarmName") or props.get("RuleName") or props["DashboardName"]
-        assert name not in out
-        out[name] = r
-    return out
-
-
 _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-"
 
 
@@ -100,7 +90,7 @@ def test_bound_template_resolves_to_the_export_of_the_real_names(seed):
     real = parse_config(_real(config_data, names))
     theirs = resolve(build_template(real, build_catalogue(real), dashboard=True), region="eu-west-1",
                      account_id="111122223333")
-    assert _resources_by_name(mine["Resources"]) == _resources_by_name(theirs["Resources"])
+    assert resources_by_name(mine["Resources"]) == resources_by_name(theirs["Resources"])
     assert {o["Description"] for o in bound.outputs.values()} == {
         ph.readable(o["Description"]) for o in build_template(parse_config(config_data), build_catalogue(
             parse_config(config_data)), dashboard=True)["Outputs"].values()}
