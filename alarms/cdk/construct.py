@@ -79,11 +79,14 @@ class IdempotencyMonitoring(Construct):
     ``actions``, ``tags``, ``custom_alarms``, ``region``, ...; its ``functions`` and ``idempotency_table`` come
     from here instead); ``settings``: stack config keys that win over ``config`` (``service``, ``namespace``,
     ``stack``, ``alarm_name_prefix``, ...); ``actions``: severity -> SNS topics (``sns.ITopic`` or ARNs), over the
-    config's. ``dashboard`` adds the console dashboard, ``outputs`` the export's Outputs (an ARN per alarm and the
-    dashboard name). Raises :class:`~alarms.exceptions.ConfigError` for a config the CLI would refuse and
-    ``ValueError`` beyond a CloudFormation quota, at construction (or, with ``discover``, at synthesis).
+    config's. ``dashboard`` adds the console dashboard, ``outputs`` the export's Outputs (an ARN per alarm,
+    composite alarm and Contributor Insights rule, and the dashboard name). Raises
+    :class:`~alarms.exceptions.ConfigError` for a config the CLI would refuse and ``ValueError`` beyond a
+    CloudFormation quota or when two resources named by tokens of same-id constructs would share a logical id, at
+    construction (or, with ``discover``, at synthesis).
 
-    Attributes after building: ``alarms`` (the export's logical id, placeholders as labels -> ``CfnResource``),
+    Attributes after building: ``alarms`` (the export's logical id, placeholders as labels -> ``CfnResource``: the
+    metric alarms, composite alarms and Contributor Insights rules),
     ``dashboard`` (``CfnResource`` or None), ``config`` (the :class:`~alarms.config.StackConfig`, with placeholder
     names) and ``placeholders`` (:class:`~alarms.cdk.template.Placeholders`: each placeholder's token).
     """
@@ -131,16 +134,16 @@ class IdempotencyMonitoring(Construct):
         bound = monitoring_template(self.config, ph, dashboard=self._dashboard)
         made: dict[str, cdk.CfnResource] = {}
         for lid, res in bound.resources.items():
-            made[lid] = cdk.CfnResource(self, ph.readable(lid), type=res["Type"])
+            made[lid] = cdk.CfnResource(self, lid, type=res["Type"])
             if res["Type"] == "AWS::CloudWatch::Dashboard":
                 self.dashboard = made[lid]
         for lid, res in bound.resources.items():  # all made first: a resource may refer to a later one
             if res.get("Properties"):
                 made[lid].add_override("Properties", _link(res["Properties"], made))
-        self.alarms = {ph.readable(lid): r for lid, r in made.items() if r is not self.dashboard}
+        self.alarms = {lid: r for lid, r in made.items() if r is not self.dashboard}
         if self._outputs:
             for oid, out in bound.outputs.items():
-                cdk.CfnOutput(self, ph.readable(oid), value=_output_value(out["Value"], made),
+                cdk.CfnOutput(self, oid, value=_output_value(out["Value"], made),
                               description=out["Description"])
         if self._set_environment:
             for fn in [*(f.function for f in self._functions), *(fn for _, fn in found)]:

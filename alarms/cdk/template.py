@@ -8,16 +8,22 @@ CloudFormation export (:func:`alarms.cfn_template.build_template`: catalogue, ti
 treat-missing-data, descriptions with links, dashboard, outputs), and then :func:`bind` turns that parameterised
 template into resources for the stack:
 
-- a ``Ref`` / ``Fn::GetAtt`` to a resource of the template keeps its logical id (the construct links it to the
-  resource it made); ``Ref`` to a template parameter becomes its value (the config's: name prefix, namespace, topic ARNs), each
-  ``Fn::If`` is decided by its condition (evaluated by :func:`alarms.cfn_template.resolve`), ``AWS::NoValue``
-  drops the key;
+- logical ids are the export's with placeholders as labels (``ShopOrdersConsumerRetryRateAlarm``, or ``ShopName0RetryRateAlarm``
+  for a function named by a token labelled ``Name0``); a ``Ref`` /
+  ``Fn::GetAtt`` to a resource of the template names it by that id (the construct links it to the resource it
+  made), and so does a ``${LogicalId}`` in an ``Fn::Sub`` (a composite alarm's ``AlarmRule`` naming its
+  children): the variable becomes a ``Ref`` in the ``Fn::Sub``'s variable map;
+- ``Ref`` to a template parameter becomes its value (the config's: name prefix, namespace, topic ARNs per
+  severity), each ``Fn::If`` is decided by its condition (evaluated by :func:`alarms.cfn_template.resolve`),
+  ``AWS::NoValue`` drops the key;
 - a placeholder inside a string becomes ``${IdemwatchN}`` of an ``Fn::Sub`` whose variable map gives the token
   (``{"Fn::Sub": ["shop-${Idemwatch0}-RetryRate", {"Idemwatch0": <fn.function_name>}]}``); a string that is
-  exactly one placeholder becomes the token itself; pseudo parameters (``${AWS::Region}``) stay.
+  exactly one placeholder becomes the token itself; pseudo parameters (``${AWS::Region}``,
+  ``${AWS::Partition}``) stay.
 
-Every resource type the export writes (alarms, the dashboard, and whatever kinds it gains) passes through
-unchanged apart from that binding, so the construct follows the export by construction.
+Every resource type the export writes (metric alarms, composite alarms with their suppressor, Contributor Insights
+rules, the dashboard, and whatever kinds it gains) passes through unchanged apart from that binding, so the
+construct follows the export by construction.
 
 Placeholders are as long as the longest name AWS allows for their kind (a function 64 characters, a queue 80, a
 stream 128, a table 255, an SNS topic ARN 1024 at most but written at 256), so descriptions fitted to the 1024
@@ -45,6 +51,8 @@ _STEM = "Idemwatchref"
 must leave a placeholder intact. (With a real name that starts in lower case the export writes ``Orders-...``
 there and the construct the name itself.)"""
 _DROP = object()
+_SUB_VARIABLE = re.compile(r"\$\{([^!}][^}]*)\}")
+"""A variable of an ``Fn::Sub`` text (``${!...}`` is literal text)."""
 
 
 @dataclass
@@ -85,9 +93,10 @@ class Placeholders:
 
 @dataclass(frozen=True)
 class BoundTemplate:
-    """What the construct adds: ``resources`` (logical id of the export -> ``{"Type", "Properties"}``) and
-    ``outputs`` (output id -> ``{"Description", "Value"}``), both bound (see the module docstring; an output's
-    description names resources by their labels)."""
+    """What the construct adds: ``resources`` (logical id -> ``{"Type", "Properties"}``) and ``outputs`` (output
+    id -> ``{"Description", "Value"}``), both bound (see the module docstring). Logical ids, output ids, the
+    ``Ref`` / ``Fn::GetAtt`` between the resources and the outputs' descriptions are the export's with each
+    placeholder replaced by its label (:meth:`Placeholders.readable`): the construct's ids, free of tokens."""
 
     resources: dict[str, dict[str, Any]]
     outputs: dict[str, dict[str, Any]]
@@ -109,12 +118,28 @@ def bind(template: Mapping[str, Any], placeholders: Placeholders) -> BoundTempla
         value = spec.get("Default", "")
         params[name] = [v for v in value.split(",") if v] if spec.get("Type") == "CommaDelimitedList" else value
     conditions = _conditions(template)
-    binder = _Binder(params, conditions, placeholders)
-    resources = {lid: binder.value(res) for lid, res in (template.get("Resources") or {}).items()}
+    resources = template.get("Resources") or {}
+    outputs = template.get("Outputs") or {}
+    binder = _Binder(params, conditions, placeholders, _readable_ids(resources, placeholders))
+    bound = {binder.lids[lid]: binder.value(res) for lid, res in resources.items()}
     # an output's Description takes no intrinsic function: its placeholders become labels (Placeholders.readable)
-    outputs = {oid: {**out, "Description": placeholders.readable(str(out.get("Description", "")))}
-               for oid, out in (template.get("Outputs") or {}).items()}
-    return BoundTemplate(resources, outputs)
+    bound_outputs = {ids: {**out, "Description": placeholders.readable(str(out.get("Description", ""))),
+                           "Value": binder.value(out.get("Value"))}
+                     for ids, out in zip(_readable_ids(outputs, placeholders).values(), outputs.values())}
+    return BoundTemplate(bound, bound_outputs)
+
+
+def _readable_ids(ids: Mapping[str, Any], placeholders: Placeholders) -> dict[str, str]:
+    """Each id with its placeholders as labels; ``ValueError`` when two ids become one (two resources named by
+    tokens of constructs with the same id: give one a physical name or a construct id of its own)."""
+    out: dict[str, str] = {}
+    seen: dict[str, str] = {}
+    for i in ids:
+        out[i] = placeholders.readable(i)
+        if seen.setdefault(out[i], i) != i:
+            raise ValueError(f"two resources of the export would have the logical id {out[i]}: name the "
+                             "constructs their names come from apart")
+    return out
 
 
 def _conditions(template: Mapping[str, Any]) -> dict[str, bool]:
@@ -129,10 +154,12 @@ def _conditions(template: Mapping[str, Any]) -> dict[str, bool]:
 
 
 class _Binder:
-    def __init__(self, params: Mapping[str, Any], conditions: Mapping[str, bool], placeholders: Placeholders):
+    def __init__(self, params: Mapping[str, Any], conditions: Mapping[str, bool], placeholders: Placeholders,
+                 lids: Mapping[str, str]):
         self.params = params
         self.conditions = conditions
         self.placeholders = placeholders
+        self.lids = lids  # the export's logical id -> the bound one
         # longest first: no placeholder is a prefix of another (fixed-width numbers), but be safe
         self.order = sorted(placeholders.values, key=len, reverse=True)
 
@@ -149,7 +176,11 @@ class _Binder:
                 return self.value(self.params[arg])  # a topic ARN in it may be a placeholder
             if key == "Ref" and arg == "AWS::NoValue":
                 return _DROP
-            if key == "Ref" or key == "Fn::GetAtt":  # a resource of the template: its logical id stays
+            if key == "Ref" and arg in self.lids:  # a resource of the template, by its bound logical id
+                return {"Ref": self.lids[arg]}
+            if key == "Fn::GetAtt" and isinstance(arg, list) and arg and arg[0] in self.lids:
+                return {"Fn::GetAtt": [self.lids[arg[0]], *arg[1:]]}
+            if key == "Ref" or key == "Fn::GetAtt":
                 return dict(v)
             if key == "Fn::If":
                 cond, yes, no = arg
@@ -167,9 +198,20 @@ class _Binder:
         return self._sub(s.replace("${", "${!"), {})
 
     def _sub(self, text: str, variables: dict[str, Any]) -> Any:
-        for name, value in self.params.items():
-            if isinstance(value, str):
-                text = text.replace("${" + name + "}", value.replace("${", "${!"))
+        def variable(m: re.Match[str]) -> str:
+            name = m.group(1)
+            value = self.params.get(name)
+            if isinstance(value, str):  # a String parameter: its value, literal
+                return value.replace("${", "${!")
+            if name in self.lids:  # a resource of the template (a composite's child): a Ref in the map
+                var, ref = self.lids[name], {"Ref": self.lids[name]}
+                if variables.setdefault(var, ref) != ref:
+                    raise ValueError(f"Fn::Sub variable {var} stands for two values")
+                return "${" + var + "}"
+            return m.group(0)  # a pseudo parameter, or a variable of the map
+
+        # one pass, before the placeholders: a logical id of the export may hold one
+        text = _SUB_VARIABLE.sub(variable, text)
         for p in self.order:
             if p in text:
                 var = self.placeholders.variable(p)

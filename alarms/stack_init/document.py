@@ -10,7 +10,8 @@ overwrites what a person wrote:
   after the key before them), with init's note as an end-of-line comment;
 - a function is matched by ``name``; a new one is appended with its notes and TODO comments; one the template no
   longer has is kept and reported;
-- everything else (thresholds, overrides, suppressions, actions, tags, custom alarms, comments) is left as it is.
+- everything else (thresholds, overrides, suppressions, actions, tags, custom alarms, comments) is left as it is;
+  when nothing is added, the file's text is kept byte for byte.
 
 TODO comments are written on what init adds; a TODO about an entry that already exists is reported on the
 command's notice line only (the file may carry the one from the first run).
@@ -123,10 +124,18 @@ def merge_config(derived: Derived, existing: str | None, source: str) -> Merge:
     out.todos[:0] = [f"{t.key}: {t.reason}" for t in derived.todos]
     if new:
         doc.yaml_set_start_comment(_header(derived, source))
+    out.text = _dump(y, doc)
+    if existing is not None and not new and out.text == _dump(y, y.load(existing)):
+        # nothing merged in: the file stays byte for byte as written (ruamel.yaml re-flows what a person or another
+        # tool folded, e.g. a long flow list over two lines, even when no value changes)
+        out.text = existing
+    return out
+
+
+def _dump(y: YAML, doc: Any) -> str:
     buf = io.StringIO()
     y.dump(doc, buf)
-    out.text = buf.getvalue()
-    return out
+    return buf.getvalue()
 
 
 def _header(derived: Derived, source: str) -> str:

@@ -24,6 +24,7 @@ from alarms.catalogue import build_catalogue
 from alarms.cfn_template import build_template, resolve
 from alarms.config import load_config
 from idemwatch.cli import main
+from tests.support.cfn_resources import resources_by_name
 
 pytestmark = pytest.mark.slow  # one synthesis per app for the session (conftest), several seconds each
 
@@ -31,7 +32,8 @@ ROOT = Path(__file__).resolve().parents[3]
 DEMO_STACK = ROOT / "alarms" / "demo-stack.yaml"
 REGION, ACCOUNT = "us-east-1", "123456789012"
 _NAMES = ("FunctionName", "QueueName", "TableName", "Name")
-_OURS = ("AWS::CloudWatch::Alarm", "AWS::CloudWatch::Dashboard")
+_OURS = ("AWS::CloudWatch::Alarm", "AWS::CloudWatch::CompositeAlarm", "AWS::CloudWatch::InsightRule",
+         "AWS::CloudWatch::Dashboard")
 
 
 def _lid(stack: Any, construct: Any) -> str:
@@ -53,16 +55,6 @@ def _tokens_to_names(value: Any, names: dict[str, str]) -> Any:
     return {k: _tokens_to_names(v, names) for k, v in value.items()}
 
 
-def _by_name(resources: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for res in resources.values():
-        props = res["Properties"]
-        key = props.get("AlarmName") or props["DashboardName"]
-        assert key not in out
-        out[key] = res
-    return out
-
-
 def test_explicit_alarms_and_dashboard_equal_the_cloudformation_export(explicit):
     doc, stack, fleet = explicit.doc, explicit.stack, explicit.fleet
     # names CloudFormation gives: the literal name properties, and the generated stream name chosen here
@@ -82,21 +74,29 @@ def test_explicit_alarms_and_dashboard_equal_the_cloudformation_export(explicit)
     export = build_template(config, build_catalogue(config), dashboard=True)
     export_resources = resolve(export, region=REGION, account_id=ACCOUNT)["Resources"]
 
-    mine, theirs = _by_name(cdk_resources), _by_name(export_resources)
-    assert len(mine) == len(theirs) == 67  # 66 alarms and the dashboard
+    mine, theirs = resources_by_name(cdk_resources), resources_by_name(export_resources)
+    # alarms/demo-stack.yaml: 66 catalogue alarms of the four functions, queues and table, 4 + 3 anomaly bands
+    # (DuplicateCompletedSurge per function, RedeliverySurge but for the API function) and MaintenanceWindow;
+    # composites: 4 functions x 2 severities, a service composite per severity and the Suppressor; Contributor
+    # Insights: 4 outcomes x 3 keys; the dashboard
+    kinds = {"AWS::CloudWatch::Alarm": 66 + 4 + 3 + 1, "AWS::CloudWatch::CompositeAlarm": 4 * 2 + 2 + 1,
+             "AWS::CloudWatch::InsightRule": 4 * 3, "AWS::CloudWatch::Dashboard": 1}
+    for resources in (mine, theirs):
+        assert {t: sum(r["Type"] == t for r in resources.values()) for t in kinds} == kinds
     assert sorted(mine) == sorted(theirs)
     for name in theirs:
         assert mine[name] == theirs[name], name
     body = json.loads(mine["shop-idemwatch"]["Properties"]["DashboardBody"])
     assert len(body["widgets"]) > 20
-    # the same Outputs: an ARN per alarm and the dashboard name
+    # the same Outputs: an ARN per alarm, composite and rule, and the dashboard name
     outputs = {o["Description"] for k, o in doc["Outputs"].items() if k.startswith("Idempotency")}
     assert outputs == {o["Description"] for o in export["Outputs"].values()}
 
 
 def test_explicit_tokens_are_refs_to_the_stacks_resources(explicit):
-    """The generated stream name reaches dimensions and descriptions as a reference to the stream resource."""
-    stack, fleet, template = explicit.stack, explicit.fleet, explicit.template
+    """The generated stream name reaches dimensions and descriptions as a reference to the stream resource; a
+    composite names its children and its suppressor by reference to the alarms the construct made."""
+    stack, fleet, template, mon = explicit.stack, explicit.fleet, explicit.template, explicit.monitoring
     from aws_cdk import assertions
 
     stream_ref = {"Ref": _lid(stack, fleet.stream)}
@@ -105,12 +105,24 @@ def test_explicit_tokens_are_refs_to_the_stacks_resources(explicit):
     assert len(found) == 1
     text = json.dumps(found)
     assert json.dumps(stream_ref) in text  # the Fn::Sub variable map of the description
+    # a literal name stays literal; the composite covering the alarm notifies, the alarm itself nobody
     template.has_resource_properties("AWS::CloudWatch::Alarm", {
         "AlarmName": "shop-orders-queue-AgeOfOldestMessage",
         "Dimensions": [{"Name": "QueueName", "Value": "orders-queue"}],
-        "AlarmActions": ["arn:aws:sns:us-east-1:123456789012:shop-tickets"],
+        "AlarmActions": assertions.Match.absent(),
+        "OKActions": assertions.Match.absent(),
         "TreatMissingData": assertions.Match.any_value(),
     })
+    composites = template.find_resources("AWS::CloudWatch::CompositeAlarm", {"Properties": {
+        "AlarmName": "shop-orders-consumer-Composite-Warning"}})
+    assert len(composites) == 1
+    props = next(iter(composites.values()))["Properties"]
+    assert props["AlarmActions"] == props["OKActions"] == ["arn:aws:sns:us-east-1:123456789012:shop-tickets"]
+    rule, variables = props["AlarmRule"]["Fn::Sub"]
+    alarm = lambda lid: {"Ref": stack.resolve(stack.get_logical_id(mon.alarms[lid]))}  # the CDK logical id
+    assert rule.startswith('ALARM("${ShopOrdersConsumerPayloadConflictAlarm}") OR ')
+    assert variables["ShopOrdersConsumerPayloadConflictAlarm"] == alarm("ShopOrdersConsumerPayloadConflictAlarm")
+    assert props["ActionsSuppressor"] == alarm("ShopSuppressorAlarm")
 
 
 def test_discovery_finds_every_consumer_by_token(discovered):
@@ -153,7 +165,9 @@ def test_synthesized_templates_pass_alarms_validate_and_cfn_lint(app, request):
                                     "--format", "json"])
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout)
-    assert report["ok"] and report["sources"][0]["requests"] == 66 and report["sources"][0]["warnings"] == 0
+    # explicit: the demo stack config's 74 alarms, 11 composites and 12 rules; discovered: the catalogue's 66
+    requests = {"explicit": 74 + 11 + 12, "discovered": 66}[app]
+    assert report["ok"] and report["sources"][0]["requests"] == requests and report["sources"][0]["warnings"] == 0
     lint = subprocess.run([str(Path(sys.executable).parent / "cfn-lint"), "--format", "json", "--", str(synth.path)],
                           capture_output=True, text=True, timeout=600, check=False)
     problems = json.loads(lint.stdout or "[]")

@@ -59,3 +59,18 @@ def test_not_a_config_is_refused():
             assert message in str(exc)
         else:
             raise AssertionError(text)
+
+
+def test_a_rerun_with_nothing_to_add_keeps_the_text_byte_for_byte():
+    """Layout ruamel.yaml would re-flow (a flow list folded over two lines, blank lines, 4-space indents) stays
+    as the person wrote it when the template brings nothing new; once it does, the merge is written."""
+    folded = ("contributor_insights:\n    outcomes: [payload_conflict, duplicate_completed,\n"
+              "        duplicate_in_progress, stale_claim_takeover]\n\n\n")
+    text = _FIRST.replace("functions:\n", folded + "functions:\n")
+    again = merge_config(_DERIVED, text, "demo-template.yaml")
+    assert again.text == text and not again.added
+    lost = text.replace("  - name: payment-capture\n", "  - name: payment-capture-old\n")
+    merged = merge_config(_DERIVED, lost, "demo-template.yaml")
+    assert merged.added == ["payment-capture"] and merged.kept == ["payment-capture-old"]
+    assert yaml.safe_load(merged.text)["contributor_insights"]["outcomes"] == [
+        "payload_conflict", "duplicate_completed", "duplicate_in_progress", "stale_claim_takeover"]

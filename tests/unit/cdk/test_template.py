@@ -5,6 +5,7 @@ placeholders fit with any real name."""
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from alarms.catalogue import build_catalogue
 from alarms.cdk.template import MAX_NAME, Placeholders, monitoring_template
 from alarms.cfn_template import build_template, resolve
 from alarms.config import load_config, parse_config
+from tests.support.cfn_resources import resources_by_name
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "alarms" / "demo-stack.yaml"
@@ -58,10 +60,6 @@ def _substitute(value, by_ref: dict[str, str]):
     return value
 
 
-def _resources_by_name(resources: dict) -> dict:
-    return {(r["Properties"].get("AlarmName") or r["Properties"]["DashboardName"]): r for r in resources.values()}
-
-
 _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-"
 
 
@@ -92,7 +90,7 @@ def test_bound_template_resolves_to_the_export_of_the_real_names(seed):
     real = parse_config(_real(config_data, names))
     theirs = resolve(build_template(real, build_catalogue(real), dashboard=True), region="eu-west-1",
                      account_id="111122223333")
-    assert _resources_by_name(mine["Resources"]) == _resources_by_name(theirs["Resources"])
+    assert resources_by_name(mine["Resources"]) == resources_by_name(theirs["Resources"])
     assert {o["Description"] for o in bound.outputs.values()} == {
         ph.readable(o["Description"]) for o in build_template(parse_config(config_data), build_catalogue(
             parse_config(config_data)), dashboard=True)["Outputs"].values()}
@@ -116,7 +114,7 @@ def test_parameters_are_decided_and_no_parameter_is_left():
     config_data["actions"]["warning"] = []  # an empty topic list: no AlarmActions at all
     config = parse_config(config_data)
     bound = monitoring_template(config, ph)
-    text = repr(list(bound.resources.values()))  # (the keys are the export's logical ids, placeholders in them)
+    text = repr(bound.resources)  # logical ids and the Refs between resources included
     for param in ("NamePrefix", "'Ref': 'Namespace'", "${Namespace}", "CriticalAlarmActions", "Fn::If",
                   "AWS::NoValue", "Idemwatchref"):
         assert param not in text
@@ -124,9 +122,14 @@ def test_parameters_are_decided_and_no_parameter_is_left():
                if r["Properties"].get("Tags") and {"Key": "idemwatch:severity", "Value": "warning"}
                in r["Properties"]["Tags"]]
     assert warning and all("AlarmActions" not in p for p in warning)
-    critical = next(r["Properties"] for r in bound.resources.values() if r["Type"] == "AWS::CloudWatch::Alarm"
-                    and {"Key": "idemwatch:severity", "Value": "critical"} in r["Properties"]["Tags"])
-    assert critical["AlarmActions"] == [{"Ref": "Oncall"}]  # a whole-placeholder string is the token itself
+    # who notifies (alarms/demo-stack.yaml): the critical composite of each function (the alarms it covers notify
+    # nobody) and the table's critical alarms (no function's composite covers them); the service composites and
+    # the info Suppressor and MaintenanceWindow notify nobody (no info topics)
+    notifying = {lid: r["Properties"] for lid, r in bound.resources.items() if "AlarmActions" in r["Properties"]}
+    assert sorted(notifying) == sorted([*(f"ShopName{i}CompositeCriticalAlarm" for i in range(4)),
+                                        "ShopTableThrottledRequestsAlarm", "ShopTableSystemErrorsAlarm"])
+    for props in notifying.values():  # a whole-placeholder string is the token itself
+        assert props["AlarmActions"] == props["OKActions"] == [{"Ref": "Oncall"}]
 
 
 def test_names_with_dollar_braces_stay_literal():
@@ -150,3 +153,41 @@ def test_demo_export_unchanged_by_binding_when_names_are_literal():
     theirs = resolve(build_template(config, build_catalogue(config), dashboard=True))
     assert mine["Resources"] == theirs["Resources"]
     assert replace(config) == config
+
+
+def _refs(value, out: list) -> list:
+    """Every ``Ref`` / ``Fn::GetAtt`` target in ``value``."""
+    if isinstance(value, list):
+        for v in value:
+            _refs(v, out)
+    elif isinstance(value, dict):
+        if set(value) == {"Ref"}:
+            out.append(value["Ref"])
+        elif set(value) == {"Fn::GetAtt"}:
+            out.append(value["Fn::GetAtt"][0])
+        else:
+            for v in value.values():
+                _refs(v, out)
+    return out
+
+
+def test_composites_name_their_children_and_suppressor_by_reference():
+    """A composite's AlarmRule and ActionsSuppressor refer to the bound resources (CloudFormation then creates the
+    children first), outputs to the bound ids; every other Ref is a token the stack config was given."""
+    ph = Placeholders()
+    config_data, refs = _placeheld(ph)
+    bound = monitoring_template(parse_config(config_data), ph)
+    given = {lid for lid, _ in refs.values()}
+    targets = _refs(list(bound.resources.values()), []) + _refs([o["Value"] for o in bound.outputs.values()], [])
+    assert targets and set(targets) <= set(bound.resources) | given
+    composite = bound.resources["ShopName0CompositeCriticalAlarm"]["Properties"]
+    text, variables = composite["AlarmRule"]["Fn::Sub"]
+    # alarms/demo-stack.yaml: an SQS consumer's critical alarms (the catalogue's critical tier and its overrides)
+    assert text == " OR ".join(f'ALARM("${{ShopName0{s}Alarm}}")' for s in (
+        "PoisonRate", "RetryRateCritical", "AmbiguousCommit", "IdempotencyStoreError", "RecordAgeMaxCritical")) + \
+        ' OR ALARM("${ShopQueue0AgeOfOldestMessageCriticalAlarm}") OR ALARM("${ShopDlq0MessagesVisibleAlarm}") OR ' + \
+        " OR ".join(f'ALARM("${{ShopName0{s}Alarm}}")' for s in ("EMFValidationErrors", "EMFParsingErrors"))
+    assert variables == {v: {"Ref": v} for v in re.findall(r"\$\{(\w+)\}", text)}
+    assert composite["ActionsSuppressor"] == {"Ref": "ShopSuppressorAlarm"}
+    assert bound.outputs["ShopName0CompositeCriticalAlarmArn"]["Value"] == {
+        "Fn::GetAtt": ["ShopName0CompositeCriticalAlarm", "Arn"]}
