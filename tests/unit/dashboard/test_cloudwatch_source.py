@@ -84,6 +84,7 @@ def no_exception(at) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
+@pytest.mark.slow  # whole collects against the local Logs Insights server
 def test_button_collects_and_tiles_show_the_collected_tables(monkeypatch, tmp_path, server):
     base = logset.base_ms()
     server.put_events(logset.GROUP, logset.batch(0, base))
@@ -122,6 +123,7 @@ def test_button_collects_and_tiles_show_the_collected_tables(monkeypatch, tmp_pa
     assert any(c.endswith("2 runs)") for c in panel_text(at))
 
 
+@pytest.mark.slow  # whole collects against the local Logs Insights server
 def test_refresh_every_collects_when_the_data_is_older_than_the_interval(monkeypatch, tmp_path, server):
     base = logset.base_ms()
     server.put_events(logset.GROUP, logset.batch(0, base))
