@@ -246,7 +246,7 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
         "tables": tables_out,
         "queries": {
             "paginated_results": runner.paginate, "row_limit_per_query": runner.limit,
-            "concurrency": options.runner.concurrency,
+            "concurrency": runner.report(),
             "this_run": run_entry,
             "all_runs": {"api_calls": dict(api_total), "stats": stats_total.to_json(),
                          "cost_usd": round(options.cost.insights_usd(stats_total.bytes_scanned), 6)},

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from collector.cloudwatch.constants import (
-    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_CONCURRENCY,
     DEFAULT_PRICE_PER_GB_SCANNED_USD,
     DEFAULT_QUERY_DEADLINE_S,
     DEFAULT_SCAN_SEGMENTS,
@@ -57,8 +57,11 @@ def parse_time_s(text: str, now: float, flag: str = "--since") -> int:
 @click.option("--expiry-attr", default=None, help="Override: in-progress expiry attribute.")
 @click.option("--expiry-unit", type=click.Choice(["ms", "s"]), default=None, help="Override: unit of the expiry.")
 @click.option("--segments", default=DEFAULT_SCAN_SEGMENTS, show_default=True, help="Parallel Scan segments.")
-@click.option("--concurrency", default=DEFAULT_CONCURRENCY, show_default=True,
-              help="Logs Insights queries in flight at once (the account quota is shared with everyone).")
+@click.option("--max-concurrency", "--concurrency", "max_concurrency", type=click.IntRange(1, 100),
+              default=DEFAULT_MAX_CONCURRENCY, show_default=True,
+              help="Most Logs Insights queries in flight at once. The collector starts with 2, grows while queries "
+                   "start and halves when the account's quota (30 concurrent queries, shared with dashboards and "
+                   "people) is full; the default leaves half of it to them.")
 @click.option("--window", "window", default=f"{DEFAULT_WINDOW_S // 3600}h", show_default=True,
               help="Collection window size (multiple of 1m); capped windows are split further.")
 @click.option("--query-timeout", default=f"{int(DEFAULT_QUERY_DEADLINE_S // 60)}m", show_default=True,
@@ -77,7 +80,7 @@ def parse_time_s(text: str, now: float, flag: str = "--since") -> int:
 @click.option("--role-arn", default=None, help="IAM role to assume (e.g. to read another account).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def cloudwatch(log_groups, prefixes, since, until, out, tables, query_files, metrics, namespace, queues, dlqs, idempotency_table,
-               schema, key_attr, status_attr, in_progress_value, expiry_attr, expiry_unit, segments, concurrency,
+               schema, key_attr, status_attr, in_progress_value, expiry_attr, expiry_unit, segments, max_concurrency,
                window, query_timeout, price_per_gb, full, deadline, allow_partial, profile, region, endpoint_url,
                role_arn, no_progress) -> None:
     """Collect the standard tables from CloudWatch Logs Insights into OUT (incremental)."""
@@ -100,7 +103,7 @@ def cloudwatch(log_groups, prefixes, since, until, out, tables, query_files, met
     opts = CollectOptions(
         since=since_s, until=until_s,
         log_groups=log_groups, log_group_prefixes=prefixes, window_s=window_s, full=full,
-        runner=RunnerConfig(concurrency=concurrency, deadline_s=float(parse_duration_s(query_timeout, "--query-timeout")),
+        runner=RunnerConfig(max_concurrency=max_concurrency, deadline_s=float(parse_duration_s(query_timeout, "--query-timeout")),
                             overall_deadline_s=float(parse_duration_s(deadline, "--deadline")) if deadline else None),
         cost=CostModel(price_per_gb_scanned=price_per_gb),
         metrics=MetricsOptions(queues=queues, dlqs=dlqs, namespace=resolve_namespace(namespace)) if metrics else None,

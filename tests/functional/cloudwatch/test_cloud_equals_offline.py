@@ -100,7 +100,7 @@ def test_every_standard_table_identical(demo_logs, logs_client, tmp_path):
             srv.put_events(g, evs)
         opts = CollectOptions(since=start, until=end, log_group_prefixes=["/aws/lambda/"], queries=queries,
                               runner=RunnerConfig(limit=300, poll=PollSchedule(0.01, 1.5, 0.05),
-                                                  backoff=Backoff(0.005, 0.02), max_polls_per_s=0))
+                                                  backoff=Backoff(0.005, 0.02), max_polls_per_s=0, max_starts_per_s=0))
         client = logs_client(srv.url)
         # the server's @log is account-qualified, as CloudWatch's: what "@log as log_group" returns
         qid = client.start_query(logGroupNames=sorted(demo_events), startTime=start, endTime=end,
