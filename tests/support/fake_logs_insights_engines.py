@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from collector.cloudwatch.scan import api_text
 from collector.insights.log_identifier import log_identifier
 from collector.insights.result import format_timestamp
 from collector.insights.sql import sql_literal
@@ -99,22 +100,12 @@ class InsightsEngine:
 
         res = run_query(SimpleNamespace(connection=store.connection, table=table), query, start=start, end=end,
                         limit_cap=None)
-        return [[(k, _text(v)) for k, v in rec.items()] for rec in res.to_records_json()]
+        return [[(k, api_text(v)) for k, v in rec.items()] for rec in res.to_records_json()]
 
 
 def insights_engine(query: str, groups: dict[str, list[dict[str, Any]]], start: int, end: int) -> Rows:
     """One-shot form of ``InsightsEngine`` (builds a store for ``groups``): the offline path of tests."""
     return InsightsEngine()(query, groups, start, end)
-
-
-def _text(v: Any) -> str | None:
-    if v is None:
-        return None
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (dict, list)):
-        return json.dumps(v, separators=(",", ":"))
-    return str(v)
 
 
 def trail_engine(query: str, groups: dict[str, list[dict[str, Any]]], start: int, end: int) -> Rows:

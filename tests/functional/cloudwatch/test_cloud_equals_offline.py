@@ -84,7 +84,11 @@ def _canon(df: pd.DataFrame) -> pd.DataFrame:
     return df.sort_values(cols, kind="stable", na_position="first").reset_index(drop=True)
 
 
-def test_every_standard_table_identical(demo_logs, logs_client, tmp_path):
+@pytest.mark.parametrize("combine", [True, pytest.param(False, marks=pytest.mark.slow)])
+def test_every_standard_table_identical(demo_logs, logs_client, tmp_path, combine):
+    """``combine``: the standard queries share one scan per window and each table is computed from the scanned
+    events (the default); False: each standard query runs in Logs Insights on its own (the collector before the
+    shared scans). Both must give the offline tables."""
     from collector.collect import collect_local
 
     demo_events = _events(demo_logs)
@@ -99,8 +103,10 @@ def test_every_standard_table_identical(demo_logs, logs_client, tmp_path):
         for g, evs in demo_events.items():
             srv.put_events(g, evs)
         opts = CollectOptions(since=start, until=end, log_group_prefixes=["/aws/lambda/"], queries=queries,
+                              combine=combine,
                               runner=RunnerConfig(limit=300, poll=PollSchedule(0.01, 1.5, 0.05),
-                                                  backoff=Backoff(0.005, 0.02), max_polls_per_s=0, max_starts_per_s=0))
+                                                  backoff=Backoff(0.005, 0.02), max_polls_per_s=0,
+                                                  max_starts_per_s=0))
         client = logs_client(srv.url)
         # the server's @log is account-qualified, as CloudWatch's: what "@log as log_group" returns
         qid = client.start_query(logGroupNames=sorted(demo_events), startTime=start, endTime=end,
@@ -112,8 +118,13 @@ def test_every_standard_table_identical(demo_logs, logs_client, tmp_path):
         raw = {f["value"] for row in got["results"] for f in row if f["field"] == "log_group"}
         assert raw == {f"{FAKE_ACCOUNT_ID}:{g}" for g in demo_events}
         m = collect_cloudwatch(tmp_path / "cloud", opts, clients=Clients(logs=client), now=lambda: end + 86400)
-    splits = {n: e["queries"] - e["queried_windows"] for n, e in m["tables"].items()}
-    assert splits["trail"] > 0  # the 300-row limit forced splits, so merging is exercised
+    if combine:
+        assert all(e["source"] == "scan" and e["queries"] == 0 for e in m["tables"].values())
+        # the 300-row limit forced splits of the scans (more queries than windows), so pieces are joined
+        assert m["scan"]["this_run"]["queries"] > m["scan"]["this_run"]["windows_scanned"] == 3
+    else:
+        splits = {n: e["queries"] - e["queried_windows"] for n, e in m["tables"].items()}
+        assert splits["trail"] > 0  # the 300-row limit forced splits, so merging is exercised
     rows_seen: dict[str, int] = {}
     for name, table in TABLES.items():
         entry = m["tables"][name]
