@@ -40,7 +40,7 @@ from collector.cloudwatch.log_groups import describe_log_groups
 from collector.cloudwatch.merge import merge_frames, spec_for
 from collector.cloudwatch.runner import LogsInsightsRunner, ProgressEvent, QueryJob, RunnerConfig
 from collector.cloudwatch.scan import EMITTER_FIELD, Combined, combine, evaluate, events_from_rows, filter_sha, scan_query
-from collector.cloudwatch.scan_store import SETTLED, ScanLedger, ScanPart, build_store
+from collector.cloudwatch.scan_store import SETTLED, ScanLedger, ScanPart, build_store, drop_all
 from collector.cloudwatch.types import QueryStats, WindowResult
 from collector.cloudwatch.windows import Window, align_range, missing, plan_windows
 from collector.parquet import ConversionReport, arrow_schema, frame_from_arrow, to_arrow, write_parquet
@@ -172,8 +172,9 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
         else:
             todo = (Window(start, end),)  # this run's range: bounded cost, not everything ever collected
         plans.append(_TablePlan(name, query, todo, name in combined.filters))
-    ledger = ScanLedger.from_json(None if options.full else prev.get("scan"), lg_sha, out) if not dry_run \
-        else ScanLedger(lg_sha)
+    ledger = ScanLedger.from_json(None if options.full else prev.get("scan"), lg_sha, out)
+    if ledger.stale and not dry_run:
+        drop_all(out)
     scan = _plan_scans(combined, ledger, plans, log_groups, start, end, options, clients.logs, t_now, dry_run)
     jobs = [QueryJob(p.query, tuple(log_groups), p.todo, spec_for(p.name).split_align_s) for p in plans
             if not p.combined]

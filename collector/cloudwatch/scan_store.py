@@ -74,14 +74,15 @@ class ScanLedger:
     log_groups_sha256: str = ""
     parts: list[ScanPart] = field(default_factory=list)
     filter_sets: dict[str, list[str]] = field(default_factory=dict)
+    stale: bool = False
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any] | None, log_groups_sha256: str, out: Path) -> ScanLedger:
-        """The ledger of the previous run, or an empty one (and no stored files) when the log groups changed."""
+        """The ledger of the previous run, or an empty one when the log groups changed (``stale``: files of another
+        set of log groups may remain; the caller drops them with ``drop_all`` before scanning)."""
         doc = doc or {}
         if doc.get("log_groups_sha256") != log_groups_sha256:
-            drop_all(out)
-            return cls(log_groups_sha256)
+            return cls(log_groups_sha256, stale=True)
         parts = [ScanPart(Window(*p["window"]), p["state"], p["filters"], [Window(*w) for w in p.get("truncated", [])],
                           int(p.get("events", 0))) for p in doc.get("parts", [])]
         return cls(log_groups_sha256, [p for p in parts if part_path(out, p.window).exists()],
