@@ -7,7 +7,10 @@ people, so the collector cannot know how much of them is free, only notice when 
 - ``ConcurrencyLimit``: queries in flight. Starts polite (``initial``), grows by one for every query that starts
   cleanly (first StartQuery accepted) until the first collision (slow start), then by one per round (``1 / limit``
   per clean start); a LimitExceededException ("Account maximum query concurrency limit ... reached") halves it.
-  Never above ``maximum`` (``--max-concurrency``), never below one.
+  After a whole round without a collision (``limit`` clean starts in a row) it is back in slow start: unlike TCP's
+  competitors, dashboards do not back off for the collector, so the quota they free (a burst of dashboard refreshes
+  ending) is found again within a few rounds instead of one query per round. Never above ``maximum``
+  (``--max-concurrency``), never below one.
 - ``AdaptiveRate``: calls per second of one operation, as a token bucket (burst: one second of calls). Starts at half
   its ``maximum`` (the documented TPS quota), grows by ``step_per_s`` with every clean call, halves on a
   ThrottlingException (never below ``minimum``).
@@ -32,9 +35,12 @@ from dataclasses import dataclass, field
 class ConcurrencyLimit:
     """Permits for queries in flight (see module docstring). Thread-safe.
 
-    ``acquire`` blocks until a query may start (or ``give_up()`` turns true: returns False); ``release`` when the
-    query ended on the service side; ``started_cleanly`` / ``collided`` after the StartQuery call.
-    ``peak`` is the most queries held at once; ``collisions`` counts LimitExceededException answers.
+    ``acquire`` blocks until a query may start and returns the limit's current epoch (None when ``give_up()``
+    turned true first); ``release`` when the query ended on the service side; ``started_cleanly`` /
+    ``collided(epoch)`` after the StartQuery call. Collisions of starts that began before the last halving do not
+    halve it again: when the quota fills up, every query being started at that moment collides, and that is one
+    signal, not ten (TCP likewise halves once per round trip). ``peak`` is the most queries held at once;
+    ``collisions`` counts LimitExceededException answers.
     """
 
     def __init__(self, maximum: int, initial: int) -> None:
@@ -43,6 +49,8 @@ class ConcurrencyLimit:
         self.maximum = maximum
         self._limit = float(max(1, min(initial, maximum)))
         self._slow_start = True
+        self._clean_run = 0
+        self._epoch = 0
         self._held = 0
         self.peak = 0
         self.collisions = 0
@@ -54,15 +62,15 @@ class ConcurrencyLimit:
         with self._cond:
             return int(self._limit)
 
-    def acquire(self, give_up: Callable[[], bool] = lambda: False, poll_s: float = 0.05) -> bool:
+    def acquire(self, give_up: Callable[[], bool] = lambda: False, poll_s: float = 0.05) -> int | None:
         with self._cond:
             while self._held >= int(self._limit):
                 if give_up():
-                    return False
+                    return None
                 self._cond.wait(poll_s)
             self._held += 1
             self.peak = max(self.peak, self._held)
-            return True
+            return self._epoch
 
     def release(self) -> None:
         with self._cond:
@@ -71,16 +79,23 @@ class ConcurrencyLimit:
 
     def started_cleanly(self) -> None:
         with self._cond:
+            self._clean_run += 1
+            if not self._slow_start and self._clean_run >= int(self._limit):
+                self._slow_start = True  # a whole round without a collision
             step = 1.0 if self._slow_start else 1.0 / self._limit
             self._limit = min(float(self.maximum), self._limit + step)
             self._cond.notify()
 
-    def collided(self) -> None:
-        """The quota was full: this permit's query did not start (the caller releases it), the limit halves."""
+    def collided(self, epoch: int) -> None:
+        """The quota was full: the query of the permit taken at ``epoch`` did not start (the caller releases the
+        permit); the limit halves unless it already did since that permit was taken."""
         with self._cond:
             self.collisions += 1
             self._slow_start = False
-            self._limit = max(1.0, math.floor(self._limit / 2))
+            self._clean_run = 0
+            if epoch == self._epoch:
+                self._epoch += 1
+                self._limit = max(1.0, math.floor(self._limit / 2))
 
 
 @dataclass
@@ -134,22 +149,35 @@ class AdaptiveRate:
 
 
 class DurationEstimate:
-    """When to poll a new query first: 0.9 x the median time the last ``window`` queries took to complete, between
-    ``floor_s`` and ``cap_s`` (``floor_s`` until three have completed). Aiming at the typical duration spends one
-    GetQueryResults call on most queries instead of several; the 0.9 keeps probing lower, so the estimate follows
-    queries that get faster (a first poll that comes too early costs one more call). Thread-safe."""
+    """When to poll a new query first, from this run's queries (thread-safe).
+
+    Each completed query gives an upper bound of its duration (when the poll that found it complete was sent) and,
+    if an earlier poll found it running, a lower bound (when that one was sent). The first poll goes at 0.9 x the median upper bound of the last ``window``
+    queries, but not before 1.05 x the median lower bound: aiming at the typical duration spends one GetQueryResults
+    call on most queries instead of several, the 0.9 keeps probing for queries getting faster, and the lower bounds
+    stop it probing below what queries were just seen to need (each early poll costs a call and a full poll interval
+    of waiting). Between ``floor_s`` and ``cap_s``; ``floor_s`` until three queries completed.
+    """
 
     def __init__(self, floor_s: float, cap_s: float, window: int = 20) -> None:
         self.floor_s, self.cap_s = floor_s, cap_s
-        self._seen: deque[float] = deque(maxlen=window)
+        self._done: deque[float] = deque(maxlen=window)
+        self._running: deque[float] = deque(maxlen=window)
         self._lock = threading.Lock()
 
-    def add(self, duration_s: float) -> None:
+    def add(self, duration_s: float, last_running_s: float | None = None) -> None:
+        """A query was found complete by a poll sent ``duration_s`` after it started; ``last_running_s``: when the
+        last poll that found it running was sent (None: the first poll found it complete)."""
         with self._lock:
-            self._seen.append(duration_s)
+            self._done.append(duration_s)
+            if last_running_s is not None:
+                self._running.append(last_running_s)
 
     def first_poll_s(self) -> float:
         with self._lock:
-            if len(self._seen) < 3:
+            if len(self._done) < 3:
                 return self.floor_s
-            return min(self.cap_s, max(self.floor_s, 0.9 * statistics.median(self._seen)))
+            aim = 0.9 * statistics.median(self._done)
+            if self._running:
+                aim = max(aim, 1.05 * statistics.median(self._running))
+            return min(self.cap_s, max(self.floor_s, aim))

@@ -369,14 +369,15 @@ class LogsInsightsRunner:
         None when the run is aborted or out of time first. Raises ThrottledError once the backoff is spent."""
         collisions = 0
         while True:
-            if not self.concurrency.acquire(lambda: self._abort.is_set() or self._past_end()):
+            epoch = self.concurrency.acquire(lambda: self._abort.is_set() or self._past_end())
+            if epoch is None:
                 return None
             try:
                 qid = self._with_retry("StartQuery", resource, **params)["queryId"]
             except Exception as exc:
                 self.concurrency.release()
                 if QUOTA_FULL in (error_code(exc), error_code(exc.__cause__) if exc.__cause__ else None):
-                    self.concurrency.collided()
+                    self.concurrency.collided(epoch)
                     self.on_progress(ProgressEvent("throttled", status=QUOTA_FULL))
                     if collisions < self.config.backoff.max_attempts and not self._abort.is_set():
                         self.sleep(self.config.backoff.delay(collisions, self.rng))
@@ -416,6 +417,7 @@ class LogsInsightsRunner:
         attempt = QueryAttempt(query_id=qid, window=task.window, log_groups=task.log_groups, status="Running")
         wait = self.durations.first_poll_s()
         page_args: dict[str, Any] = {"maxItems": ROWS_PER_PAGE} if self.paginate else {}
+        last_running: float | None = None
         while True:
             now = self.clock()
             if now >= deadline or self._abort.is_set():
@@ -427,17 +429,19 @@ class LogsInsightsRunner:
             wait = min(self.config.poll.max_s, max(wait, self.config.poll.initial_s) * self.config.poll.multiplier)
             if self.clock() >= deadline:
                 continue  # loop head stops it
+            asked = self.clock() - t0  # the service answers for this moment (the reply's trip is not the query's)
             resp = self._with_retry("GetQueryResults", qid, queryId=qid, **page_args)
             status = resp.get("status", "Unknown")
             if status in TERMINAL_STATUSES:
                 break
+            last_running = asked
             # Scheduled / Running: any rows here are partial results; never used.
         attempt.status = status
         attempt.stats = QueryStats.from_api(resp.get("statistics"))
         attempt.duration_s = self.clock() - t0
         if status != "Complete":
             return attempt, []
-        self.durations.add(attempt.duration_s)
+        self.durations.add(asked, last_running)
         rows = [_row(r) for r in resp.get("results", [])]
         attempt.pages = 1
         token = resp.get("nextToken") if self.paginate else None

@@ -115,35 +115,44 @@ def test_concurrency_limit_slow_start_then_halves_then_one_per_round():
     for _ in range(6):
         lim.started_cleanly()
     assert lim.limit == 8  # slow start: +1 per clean start
-    lim.collided()
+    epoch = lim.acquire()
+    lim.release()
+    lim.collided(epoch)
     assert lim.limit == 4 and lim.collisions == 1
-    for _ in range(4):  # after a collision: +1 per round of `limit` clean starts
+    lim.collided(epoch)  # another start of the same moment: one signal, not a second halving
+    assert lim.limit == 4 and lim.collisions == 2
+    for _ in range(3):  # after a collision: 1/limit per clean start (one per round)...
         lim.started_cleanly()
     assert lim.limit == 4
-    lim.started_cleanly()
+    lim.started_cleanly()  # ...until a whole round (4 starts) passed without one: slow start again
     assert lim.limit == 5
+    lim.started_cleanly()
+    assert lim.limit == 6
     for _ in range(200):
         lim.started_cleanly()
     assert lim.limit == 15  # never above the maximum
     for _ in range(10):
-        lim.collided()
+        lim.collided(lim.acquire())
+        lim.release()
     assert lim.limit == 1  # never below one
 
 
 def test_concurrency_limit_blocks_at_the_limit_and_gives_up_on_request():
     lim = ConcurrencyLimit(maximum=3, initial=1)
-    assert lim.acquire()
-    assert lim.acquire(give_up=lambda: True, poll_s=0.001) is False  # the one slot is held
+    assert lim.acquire() == 0
+    assert lim.acquire(give_up=lambda: True, poll_s=0.001) is None  # the one slot is held
     lim.release()
-    assert lim.acquire() and lim.peak == 1
+    assert lim.acquire() == 0 and lim.peak == 1
 
 
-def test_first_poll_follows_the_median_duration():
+def test_first_poll_follows_the_median_duration_but_not_below_what_queries_needed():
     est = DurationEstimate(floor_s=0.5, cap_s=5.0)
     assert est.first_poll_s() == 0.5
     for d in (2.0, 2.2, 1.8, 9.0):
         est.add(d)
     assert est.first_poll_s() == pytest.approx(0.9 * 2.1)
+    est.add(2.9, last_running_s=1.95)  # polled too early: it was still running at 1.95 s
+    assert est.first_poll_s() == pytest.approx(1.05 * 1.95)
     for _ in range(30):
         est.add(60.0)
     assert est.first_poll_s() == 5.0
