@@ -186,13 +186,17 @@ def render(log_groups: Sequence[str], stack: str, fields: Sequence[str] = INDEX_
     ``index-policy/cli/<group>.json`` (``aws logs put-index-policy --cli-input-json file://...``) and
     ``index-policy/terraform/<stack>-index-policy.tf.json`` (``aws_cloudwatch_log_index_policy`` resources).
     These put exactly ``fields``: a log group that already has a log-group policy or relies on an account-level one
-    should merge its fields in first (``idemwatch alarms deploy --index-policy`` does that itself)."""
+    should merge its fields in first (``idemwatch alarms deploy --index-policy`` does that itself). Raises
+    ValueError when two log group names map to one file or resource name."""
     doc = policy_document(fields)
     files: dict[str, str] = {}
     resources: dict[str, Any] = {}
     for g in sorted(set(log_groups)):
-        files[f"index-policy/cli/{_safe(g)}.json"] = _dump({"logGroupIdentifier": g, "policyDocument": doc})
-        resources[_tf_name(g)] = {"log_group_name": g, "policy_document": doc}
+        path, name = f"index-policy/cli/{_safe(g)}.json", _tf_name(g)
+        if path in files or name in resources:
+            raise ValueError(f"two log groups map to the same export name as {g}")
+        files[path] = _dump({"logGroupIdentifier": g, "policyDocument": doc})
+        resources[name] = {"log_group_name": g, "policy_document": doc}
     files[f"index-policy/terraform/{_safe(stack)}-index-policy.tf.json"] = _dump({
         "terraform": {"required_providers": {"aws": {"source": "hashicorp/aws", "version": ">= 5.80"}}},
         "resource": {"aws_cloudwatch_log_index_policy": resources}})
