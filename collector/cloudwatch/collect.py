@@ -40,7 +40,7 @@ from collector.cloudwatch.log_groups import describe_log_groups
 from collector.cloudwatch.merge import merge_frames, spec_for
 from collector.cloudwatch.runner import LogsInsightsRunner, ProgressEvent, QueryJob, RunnerConfig
 from collector.cloudwatch.scan import EMITTER_FIELD, Combined, combine, evaluate, events_from_rows, filter_sha, scan_query
-from collector.cloudwatch.scan_store import SETTLED, ScanLedger, ScanPart, build_store, drop_all
+from collector.cloudwatch.scan_store import SETTLED, ScanLedger, ScanPart, add_events, build_store, drop_all
 from collector.cloudwatch.types import QueryStats, WindowResult
 from collector.cloudwatch.windows import Window, align_range, missing, plan_windows
 from collector.parquet import ConversionReport, arrow_schema, frame_from_arrow, to_arrow, write_parquet
@@ -192,8 +192,8 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
     for res in scan_results:
         for r in res:
             scan_stats.add(r.stats)
-    combined_results, scan_report = _tables_from_scans(out, scan, plans, scan_results, start, end, options,
-                                                        settled_before)
+    combined_results, scan_report = _tables_from_scans(out, scan, plans, scan_results, start, end, settled_before,
+                                                        _account_of(group_info))
     scan_report["stats"] = scan_stats.to_json()
     scan_report["cost_usd"] = round(options.cost.insights_usd(scan_stats.bytes_scanned), 6)
 
@@ -372,16 +372,16 @@ def _plan_scans(combined: Combined, ledger: ScanLedger, plans: Sequence[_TablePl
 
 def _tables_from_scans(out: Path, scan: _ScanPlan, plans: Sequence[_TablePlan],
                        scan_results: Sequence[Sequence[WindowResult]], start: int, end: int,
-                       options: CollectOptions, settled_before: int) -> tuple[dict[str, list[WindowResult]],
-                                                                               dict[str, Any]]:
+                       settled_before: int, account_id: str | None) -> tuple[dict[str, list[WindowResult]],
+                                                                             dict[str, Any]]:
     """Store what the scans returned (per window), then compute every combined table's windows from the scanned
-    events with the offline engine. Returns {table: WindowResult per window, as if Logs Insights had answered the
+    events (``account_id``: the log groups' account) with the offline engine. Returns {table: WindowResult per window, as if Logs Insights had answered the
     table's own query} and the scan section of this run's manifest."""
     by_window: dict[Window, list[WindowResult]] = {}
     for res in scan_results:
         for r in res:
             by_window.setdefault(r.window, []).append(r)
-    fresh: dict[Window, list[Any]] = {}
+    fresh: set[Window] = set()
     failed: dict[Window, str] = {}
     bad_rows = 0
     queries = 0
@@ -393,11 +393,13 @@ def _tables_from_scans(out: Path, scan: _ScanPlan, plans: Sequence[_TablePlan],
             scan.ledger.forget(out, w)
             continue
         events, bad = events_from_rows([row for r in parts for row in r.rows])
+        for r in parts:
+            r.rows = []  # kept on disk from here: memory holds one window's events at a time
         bad_rows += bad
         truncated = sorted(t for r in parts for t in r.truncated_windows)
         state = "truncated" if truncated else "complete" if w.end <= settled_before else "partial"
         scan.ledger.record(out, ScanPart(w, state, scan.filter_set, truncated, len(events)), events)
-        fresh[w] = events
+        fresh.add(w)
     report: dict[str, Any] = {
         "tables": sorted(scan.combined.filters), "emitter_only": scan.combined.emitter_only,
         "windows_needed": len(scan.needed), "windows_scanned": len(scan.to_scan),
@@ -409,14 +411,12 @@ def _tables_from_scans(out: Path, scan: _ScanPlan, plans: Sequence[_TablePlan],
     if not scan.needed:
         return {p.name: [] for p in plans if p.combined}, report
 
-    available: dict[Window, list[Any]] = {}
-    for w, need in scan.needed.items():
-        if w in fresh:
-            available[w] = fresh[w]
-        elif w not in failed and scan.ledger.covered(w, need, SETTLED + ("partial",)):
-            available[w] = scan.ledger.events(out, w, need)
-    store = build_store(e for evs in available.values() for e in evs)
+    available = {w for w, need in scan.needed.items()
+                 if w in fresh or (w not in failed and scan.ledger.covered(w, need, SETTLED + ("partial",)))}
+    store = build_store([], account_id)
     try:
+        for w in sorted(available):
+            add_events(store, scan.ledger.events(out, w, scan.needed[w]))
         for p in plans:
             if not p.combined:
                 continue
@@ -438,6 +438,15 @@ def _tables_from_scans(out: Path, scan: _ScanPlan, plans: Sequence[_TablePlan],
     finally:
         store.close()
     return out_results, report
+
+
+def _account_of(groups: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The account of the log groups, from their ARNs (``arn:aws:logs:<region>:<account>:log-group:...``)."""
+    for g in groups.values():
+        parts = str(g.get("arn") or "").split(":")
+        if len(parts) > 4 and parts[4].isdigit():
+            return parts[4]
+    return None
 
 
 def _by_query(tables: Mapping[str, Any], scan_report: Mapping[str, Any], cost: CostModel) -> dict[str, Any]:

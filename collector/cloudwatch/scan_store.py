@@ -148,23 +148,29 @@ def drop_all(out: Path) -> None:
             p.unlink()
 
 
-def build_store(events: Iterable[ScannedEvent]) -> Any:
-    """An in-memory ``EventStore`` of ``events`` for the offline engine: per log group (sorted), in time order (the
-    order a scan returns them: ties keep it, as the engine's ``@seq`` does). Raises ValueError for events of two
-    accounts (a collection reads one account's log groups)."""
+def build_store(events: Iterable[ScannedEvent], account_id: str | None = None) -> Any:
+    """An in-memory ``EventStore`` of ``events`` for the offline engine (``add_events``). ``account_id``: the
+    account of the log groups (default: the events'). Raises ValueError for events of several accounts."""
     from collector.ingest import EventStore
 
+    events = list(events)
+    if account_id is None:
+        account_id = next((e.account_id for e in events if e.account_id), None)
+    store = EventStore(account_id=account_id) if account_id else EventStore()
+    add_events(store, events)
+    return store
+
+
+def add_events(store: Any, events: Iterable[ScannedEvent]) -> None:
+    """Ingest scanned ``events`` (one window's) into ``store``: per log group (sorted), in time order, ties in the
+    order the scan returned them (as the engine's ``@seq`` keeps them). Raises ValueError for an event of another
+    account than the store's (a collection reads one account's log groups)."""
     by_group: dict[str, list[ScannedEvent]] = {}
-    accounts = set()
     for e in events:
+        if e.account_id and e.account_id != store.account_id:
+            raise ValueError(f"scanned events of several accounts: {store.account_id}, {e.account_id}")
         by_group.setdefault(e.log_group, []).append(e)
-        if e.account_id:
-            accounts.add(e.account_id)
-    if len(accounts) > 1:
-        raise ValueError(f"scanned events of several accounts: {', '.join(sorted(accounts))}")
-    store = EventStore(account_id=accounts.pop()) if accounts else EventStore()
     for g in sorted(by_group):
-        evs = sorted(by_group[g], key=lambda e: e.timestamp)  # stable: a scan's ties keep their order
+        evs = sorted(by_group[g], key=lambda e: e.timestamp)  # stable
         store.ingest_events([{"timestamp": e.timestamp, "message": e.message, "logStreamName": e.log_stream}
                              for e in evs], g)
-    return store
