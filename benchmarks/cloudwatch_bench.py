@@ -45,15 +45,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import boto3  # noqa: E402
-from botocore.config import Config  # noqa: E402
+import boto3
+from botocore.config import Config
 
-from collector.cloudwatch import Backoff, LogsInsightsRunner, PollSchedule, RunnerConfig, Window  # noqa: E402
-from collector.cloudwatch.constants import GET_QUERY_RESULTS_TPS, START_QUERY_TPS  # noqa: E402
-from collector.cloudwatch.runner import restrict_to_window  # noqa: E402
-from collector.cloudwatch.windows import plan_windows  # noqa: E402
-from tests.support.fake_logs_insights import FakeLogsInsightsServer, Faults  # noqa: E402
-from tests.support.fake_logs_insights_engines import raw_events_engine  # noqa: E402
+from collector.cloudwatch import Backoff, LogsInsightsRunner, PollSchedule, RunnerConfig, Window
+from collector.cloudwatch.constants import GET_QUERY_RESULTS_TPS, START_QUERY_TPS
+from collector.cloudwatch.runner import restrict_to_window
+from collector.cloudwatch.windows import plan_windows
+from tests.support.fake_logs_insights import FakeLogsInsightsServer, Faults
+from tests.support.fake_logs_insights_engines import raw_events_engine
 
 T0 = 1_767_571_200  # 2026-01-05 00:00:00 UTC
 GROUP = "/aws/lambda/bench"

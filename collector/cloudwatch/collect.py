@@ -39,7 +39,15 @@ from collector.cloudwatch.index_policy import IndexCoverage, read_coverage
 from collector.cloudwatch.log_groups import describe_log_groups
 from collector.cloudwatch.merge import merge_frames, spec_for
 from collector.cloudwatch.runner import LogsInsightsRunner, ProgressEvent, QueryJob, RunnerConfig
-from collector.cloudwatch.scan import EMITTER_FIELD, Combined, combine, evaluate, events_from_rows, filter_sha, scan_query
+from collector.cloudwatch.scan import (
+    EMITTER_FIELD,
+    Combined,
+    combine,
+    evaluate,
+    events_from_rows,
+    filter_sha,
+    scan_query,
+)
 from collector.cloudwatch.scan_store import SETTLED, ScanLedger, ScanPart, add_events, build_store, drop_all
 from collector.cloudwatch.types import QueryStats, WindowResult
 from collector.cloudwatch.windows import Window, align_range, missing, plan_windows
@@ -156,7 +164,7 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
     settled_before = t_now - options.settle_s
 
     # -------------------------------------------------------------- plan
-    combined, alone = combine(queries) if options.combine else (Combined({}, False), dict(queries))
+    combined = combine(queries)[0] if options.combine else Combined({}, False)
     plans: list[_TablePlan] = []
     for name, query in queries.items():
         spec = spec_for(name)

@@ -214,10 +214,10 @@ def _summary(manifest: dict[str, Any], out: Path) -> None:
                 q["this_run"]["cost_usd"], "queries")
     echo(f"API calls: {q['this_run']['api_calls']}  |  cost this run: ${q['this_run']['cost_usd']:.4f} "
          f"(at ${price}/GB scanned)  |  all runs kept: ${q['all_runs']['cost_usd']:.4f}")
-    c = q.get("concurrency") or {}
-    if c:
-        echo(f"concurrency: peak {c['peak_concurrency']} of at most {c['max_concurrency']}, "
-             f"{c['quota_collisions']} quota collision(s), throttled {c['throttled']}")
+    conc = q.get("concurrency") or {}
+    if conc:
+        echo(f"concurrency: peak {conc['peak_concurrency']} of at most {conc['max_concurrency']}, "
+             f"{conc['quota_collisions']} quota collision(s), throttled {conc['throttled']}")
     for note in (manifest.get("scan", {}).get("this_run", {}).get("field_indexes") or {}).get("notes", []):
         echo(f"note: {note}")
     if "metrics" in manifest:

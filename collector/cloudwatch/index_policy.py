@@ -36,7 +36,8 @@ from collector.cloudwatch.windows import Window
 from emitter.contract import LogKey
 from idemwatch.aws import AccessDeniedError, error_code, is_throttling, translate
 
-INDEX_FIELDS: tuple[str, ...] = (LogKey.SCHEMA_VERSION.value, LogKey.OUTCOME.value, LogKey.IDEMPOTENCY_KEY.value)
+INDEX_FIELDS: tuple[str, ...] = tuple(k.value for k in (  # type: ignore[attr-defined]  # lazy contract enums
+    LogKey.SCHEMA_VERSION, LogKey.OUTCOME, LogKey.IDEMPOTENCY_KEY))
 """The contract's fields the proposed policy indexes (emitter.contract.LogKey)."""
 
 MAX_FIELDS_PER_POLICY = 20

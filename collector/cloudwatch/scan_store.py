@@ -41,8 +41,9 @@ def write_part(out: Path, w: Window, events: Sequence[ScannedEvent]) -> None:
     """Write the events of window ``w`` (atomically: a killed run leaves the previous file or none)."""
     p = part_path(out, w)
     p.parent.mkdir(parents=True, exist_ok=True)
-    cols = list(zip(*[(e.timestamp, e.log_group, e.account_id, e.log_stream, e.message) for e in events])) \
-        or [[], [], [], [], []]
+    cols: list[list[Any]] = [[e.timestamp for e in events], [e.log_group for e in events],
+                             [e.account_id for e in events], [e.log_stream for e in events],
+                             [e.message for e in events]]
     table = pa.Table.from_arrays([pa.array(c, type=t.type) for c, t in zip(cols, _SCHEMA)], schema=_SCHEMA)
     tmp = p.with_suffix(".parquet.tmp")
     pq.write_table(table, tmp, compression="zstd")

@@ -427,7 +427,7 @@ def _group_name(identifier: str) -> str:
     """A log group name from a name or an ARN (``arn:aws:logs:<region>:<account>:log-group:<name>[:*]``)."""
     if identifier.startswith("arn:"):
         name = identifier.split(":log-group:", 1)[1]
-        return name[:-2] if name.endswith(":*") else name
+        return name.removesuffix(":*")
     return identifier
 
 
