@@ -87,14 +87,7 @@ def requires_emitter_record(filter_text: str) -> bool:
     from collector.insights.parser import parse_query
 
     expr = parse_query(f"filter {filter_text}").commands[0].expr  # type: ignore[union-attr]
-    terms, conj = [expr], []
-    while terms:
-        t = terms.pop()
-        if isinstance(t, Binary) and t.op == "and":
-            terms += [t.left, t.right]
-        else:
-            conj.append(t)
-    for t in conj:
+    for t in and_terms(expr):
         if isinstance(t, Call) and t.key == "ispresent" and len(t.args) == 1 and isinstance(t.args[0], Field) \
                 and t.args[0].name == EMITTER_FIELD:
             return True
@@ -104,6 +97,21 @@ def requires_emitter_record(filter_text: str) -> bool:
         if isinstance(t, InList) and not t.negated and isinstance(t.operand, Field) and t.operand.name == EMITTER_FIELD:
             return True
     return False
+
+
+def and_terms(expr: Any) -> list[Any]:
+    """The terms of a parsed expression's top-level ``and`` chain, left to right (the expression itself when it is
+    not an ``and``)."""
+    from collector.insights.expressions import Binary
+
+    terms, out = [expr], []
+    while terms:
+        t = terms.pop()
+        if isinstance(t, Binary) and t.op == "and":
+            terms += [t.right, t.left]
+        else:
+            out.append(t)
+    return out
 
 
 def combine(queries: Mapping[str, str]) -> tuple[Combined, dict[str, str]]:

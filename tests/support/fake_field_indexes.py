@@ -87,22 +87,15 @@ def index_uses(query: str) -> list[IndexUse]:
 
     Raises the offline parser's QueryError for a query it cannot parse (the caller answers MalformedQueryException).
     """
-    from collector.insights.expressions import Binary, FilterCmd, FilterIndexCmd
+    from collector.cloudwatch.scan import and_terms
+    from collector.insights.expressions import FilterCmd, FilterIndexCmd
     from collector.insights.parser import parse_query
 
     out: list[IndexUse] = []
     for cmd in parse_query(query).commands:
         if not isinstance(cmd, (FilterCmd, FilterIndexCmd)):
             break
-        terms = [cmd.expr]
-        conj: list[Any] = []
-        while terms:
-            t = terms.pop()
-            if isinstance(t, Binary) and t.op == "and":
-                terms += [t.right, t.left]
-            else:
-                conj.append(t)
-        for t in conj:
+        for t in and_terms(cmd.expr):
             use = _equality(t)
             if use is not None:
                 out.append(IndexUse(use[0], use[1], isinstance(cmd, FilterIndexCmd)))
