@@ -218,8 +218,12 @@ def _summary(manifest: dict[str, Any], out: Path) -> None:
     if conc:
         echo(f"concurrency: peak {conc['peak_concurrency']} of at most {conc['max_concurrency']}, "
              f"{conc['quota_collisions']} quota collision(s), throttled {conc['throttled']}")
-    for note in (manifest.get("scan", {}).get("this_run", {}).get("field_indexes") or {}).get("notes", []):
+    scan = manifest.get("scan", {}).get("this_run", {})
+    for note in (scan.get("field_indexes") or {}).get("notes", []):
         echo(f"note: {note}")
+    if scan.get("bad_rows"):
+        echo(f"warning: {scan['bad_rows']} scanned row(s) without a readable @timestamp, @message or @log were left "
+             "out of the tables (manifest scan.this_run.bad_rows)")
     if "metrics" in manifest:
         m = manifest["metrics"]
         echo(f"metrics: {m['metrics_requested']} requested, {m['datapoints']} datapoints")

@@ -66,16 +66,19 @@ def filter_sha(text: str) -> str:
 
 def leading_filter(query: str) -> str | None:
     """The expression of ``query``'s first command when it is ``filter`` (source text), else None (also when the
-    offline engine cannot parse the query: such a query runs on its own in Logs Insights)."""
+    offline engine cannot compile the query, e.g. a function it does not support: such a query runs on its own in
+    Logs Insights)."""
+    from collector.insights.compiler import compile_query
     from collector.insights.exceptions import QueryError
     from collector.insights.expressions import FilterCmd
     from collector.insights.parser import parse_query
 
     try:
         parsed = parse_query(query)
+        if not parsed.commands or not isinstance(parsed.commands[0], FilterCmd):
+            return None
+        compile_query(parsed)
     except QueryError:
-        return None
-    if not parsed.commands or not isinstance(parsed.commands[0], FilterCmd):
         return None
     return parsed.commands[0].expr.text
 

@@ -39,6 +39,7 @@ def test_standard_queries_all_combine_and_two_need_every_event():
     ("# comment\nfilter ispresent(x)\n  and y in [1, 2]\n| fields x", "ispresent(x)\n  and y in [1, 2]"),
     ("fields @timestamp | filter ispresent(outcome)", None),  # not a leading filter: runs on its own
     ("filter (((", None),  # the offline engine cannot parse it: runs on its own
+    ("filter a = 1 | fields nosuchfn(a)", None),  # nor compile it
     ("stats count(*)", None),
 ])
 def test_leading_filter(query, expected):
