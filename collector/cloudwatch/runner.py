@@ -426,7 +426,6 @@ class LogsInsightsRunner:
                 attempt.duration_s = self.clock() - t0
                 return attempt, []
             self.sleep(min(wait, max(0.0, deadline - now)))
-            wait = min(self.config.poll.max_s, max(wait, self.config.poll.initial_s) * self.config.poll.multiplier)
             if self.clock() >= deadline:
                 continue  # loop head stops it
             asked = self.clock() - t0  # the service answers for this moment (the reply's trip is not the query's)
@@ -434,8 +433,12 @@ class LogsInsightsRunner:
             status = resp.get("status", "Unknown")
             if status in TERMINAL_STATUSES:
                 break
+            # Scheduled / Running: any rows here are partial results; never used. A first poll aimed at the typical
+            # duration that comes too early most likely came just too early: look again after a quarter of it, then
+            # less and less often.
+            wait = max(self.config.poll.initial_s, wait / 4) if last_running is None \
+                else min(self.config.poll.max_s, max(wait, self.config.poll.initial_s) * self.config.poll.multiplier)
             last_running = asked
-            # Scheduled / Running: any rows here are partial results; never used.
         attempt.status = status
         attempt.stats = QueryStats.from_api(resp.get("statistics"))
         attempt.duration_s = self.clock() - t0
