@@ -306,7 +306,9 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
     cost_usd = options.cost.insights_usd(total.bytes_scanned)
     run_entry = {"started_at": started_at, "finished_at": mf.now_iso(), "range": [start, end],
                  "queries": sum(runner.api_calls.get(k, 0) for k in ("StartQuery",)),
-                 "api_calls": dict(runner.api_calls), "stats": total.to_json(), "cost_usd": round(cost_usd, 6)}
+                 "api_calls": dict(runner.api_calls + Counter(
+                     {"DescribeIndexPolicies": scan.coverage.calls} if scan.coverage and scan.coverage.calls else {})),
+                 "stats": total.to_json(), "cost_usd": round(cost_usd, 6)}
     runs = list(prev.get("runs", []))[-49:] + [run_entry]
     api_total: Counter[str] = Counter()
     stats_total = QueryStats()

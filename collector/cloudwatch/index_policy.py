@@ -77,6 +77,7 @@ class IndexCoverage:
 
     groups: dict[str, GroupIndex] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    calls: int = 0  # DescribeIndexPolicies calls made
 
     def covers(self, group: str, name: str, window: Window, now_s: float) -> bool:
         """True when every event of ``group`` in ``window`` is indexed on field ``name`` (module docstring)."""
@@ -86,7 +87,7 @@ class IndexCoverage:
         return window.start >= g.since_s + FUTURE_SKEW_S and window.start > now_s - INDEX_LIFETIME_S + FUTURE_SKEW_S
 
     def to_json(self) -> dict[str, Any]:
-        return {"groups_with_policy": len(self.groups),
+        return {"groups_with_policy": len(self.groups), "describe_calls": self.calls,
                 "groups_indexing": {f: sum(1 for g in self.groups.values() if f in g.fields) for f in INDEX_FIELDS},
                 "notes": self.notes}
 
@@ -105,6 +106,7 @@ def read_coverage(client: Any, log_groups: Sequence[str], *, rate: AdaptiveRate 
         attempt = 0
         while True:
             rate.acquire()
+            out.calls += 1
             try:
                 resp = client.describe_index_policies(logGroupIdentifiers=[g])
                 break
@@ -116,7 +118,7 @@ def read_coverage(client: Any, log_groups: Sequence[str], *, rate: AdaptiveRate 
                 err = translate(exc, action="logs:DescribeIndexPolicies", resource=g)
                 if isinstance(err, AccessDeniedError) or error_code(exc) == "AccessDeniedException":
                     out.notes.append(f"field indexes not read ({err}); scanning without them")
-                    return IndexCoverage(notes=out.notes)
+                    return IndexCoverage(notes=out.notes, calls=out.calls)
                 raise err from exc
         for pol in resp.get("indexPolicies") or []:
             try:

@@ -95,6 +95,7 @@ def test_indexed_windows_scan_only_emitter_records_and_unindexed_ones_fall_back(
     assert all(e["status"] == "complete" for e in m["tables"].values())
     scan = m["scan"]["this_run"]
     assert scan["indexed_group_windows"] == 2 and scan["field_indexes"]["groups_with_policy"] == 1
+    assert m["queries"]["this_run"]["api_calls"]["DescribeIndexPolicies"] == 2 == server.count("DescribeIndexPolicies")
     # what was billed: all of b, a's first three hours whole, a's last two hours' emitter records only
     late_a = [e for e in evs_a if e["timestamp"] >= (T0 + 3 * 3600) * 1000]
     expected = nbytes(evs_b) + nbytes(evs_a) - nbytes(late_a) + nbytes([e for e in late_a if "schema_version" in
