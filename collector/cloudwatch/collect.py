@@ -175,7 +175,10 @@ def collect_cloudwatch(out: Path, options: CollectOptions, target: AwsTarget | N
                 _drop_parts(out, name)
             prev_tables.pop(name, None)
         if spec.windowed:
-            done = mf.windows_of(entry, "complete") + mf.windows_of(entry, "truncated")
+            # a window counts as done only while its piece exists: a run killed after dropping pieces (a changed
+            # query, --full) and before writing its manifest leaves the old manifest naming pieces that are gone
+            done = [w for w in mf.windows_of(entry, "complete") + mf.windows_of(entry, "truncated")
+                    if mf.part_path(out, name, w).exists()]
             todo = tuple(missing(plan_windows(start, end, options.window_s), done))
         else:
             todo = (Window(start, end),)  # this run's range: bounded cost, not everything ever collected

@@ -224,3 +224,33 @@ def test_cli_reports_bytes_and_usd_per_query(server, tmp_path):
     assert by["scan"]["bytes_scanned"] + by["trail"]["bytes_scanned"] == m["queries"]["this_run"]["stats"]["bytes_scanned"]
     assert m["tables"]["trail"]["source"] == "query" and m["tables"]["outcomes"]["source"] == "scan"
     assert "shared scan" in res.output and "own query (1)" in res.output and "Logs Insights this run" in res.output
+
+
+@pytest.mark.parametrize("where", ["queries", "manifest"])
+def test_run_killed_then_run_again_gives_the_tables_of_one_run(server, logs_client, tmp_path, monkeypatch, where):
+    """A --full run dies (as SIGKILL would leave it) while its queries run (its stored files already dropped) or
+    just before its manifest is written (its scans and table pieces stored): the next run trusts only the files the
+    last manifest lists and that exist, and its tables equal those of one clean run."""
+    from collector.cloudwatch import manifest as mf
+    from collector.cloudwatch.runner import LogsInsightsRunner
+
+    server.put_events(A, fleet(3))
+    server.put_events(B, fleet(3))
+    client = Clients(logs=logs_client(server.url))
+    out = tmp_path / "killed"
+    collect_cloudwatch(out, options(2, use_indexes=False), clients=client, now=lambda: T0 + 86400)
+
+    def die(*a, **kw):
+        raise KeyboardInterrupt  # the process ends here
+
+    with monkeypatch.context() as mp:
+        if where == "queries":
+            mp.setattr(LogsInsightsRunner, "run_jobs", die)
+        else:
+            mp.setattr(mf, "save", die)
+        with pytest.raises(KeyboardInterrupt):
+            collect_cloudwatch(out, options(3, use_indexes=False, full=True), clients=client, now=lambda: T0 + 86400)
+    m = collect_cloudwatch(out, options(3, use_indexes=False), clients=client, now=lambda: T0 + 86400)
+    assert all(e["status"] == "complete" for e in m["tables"].values())
+    collect_cloudwatch(tmp_path / "clean", options(3, use_indexes=False), clients=client, now=lambda: T0 + 86400)
+    assert_same_tables(out, tmp_path / "clean")

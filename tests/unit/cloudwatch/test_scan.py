@@ -160,3 +160,21 @@ def test_estimate_spreads_stored_bytes_over_the_retained_time():
     assert est["by_query"]["trail"]["bytes_scanned"] == 2 * 3600 * 110
     assert est["total"]["bytes_scanned"] == 3 * 3600 * 110
     assert est["total"]["cost_usd"] == pytest.approx(round(3 * 3600 * 110 / 2**30, 6))
+
+
+def test_scan_rows_of_any_shape_are_events_or_counted():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    value = st.one_of(st.none(), st.text(max_size=30), st.sampled_from(["2026-01-05 10:00:01.250",
+                                                                        "111122223333:/aws/lambda/x", "/bare"]))
+    row = st.dictionaries(st.sampled_from(["@timestamp", "@message", "@logStream", "@log", "other"]), value)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(row, max_size=20))
+    def check(rows):
+        events, bad = events_from_rows(rows)
+        assert len(events) + bad == len(rows)  # every row is an event or counted, never lost silently
+        assert all(isinstance(e.timestamp, int) and e.message is not None for e in events)
+
+    check()
