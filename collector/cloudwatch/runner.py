@@ -404,13 +404,23 @@ class LogsInsightsRunner:
         qid = self._start(resource, params)
         if qid is None:
             return not_run, []
-        try:
-            return self._follow(qid, task)
-        finally:
-            self.concurrency.release()
+        held = True
 
-    def _follow(self, qid: str, task: _Task) -> tuple[QueryAttempt, list[dict[str, str | None]]]:
-        """Poll query ``qid`` to a terminal status (or stop it at our deadline) and read its result pages."""
+        def ended() -> None:  # the query no longer holds a slot of the account's quota: the permit goes back
+            nonlocal held
+            if held:
+                held = False
+                self.concurrency.release()
+
+        try:
+            return self._follow(qid, task, ended)
+        finally:
+            ended()
+
+    def _follow(self, qid: str, task: _Task, ended: Callable[[], None]) -> tuple[QueryAttempt,
+                                                                              list[dict[str, str | None]]]:
+        """Poll query ``qid`` to a terminal status (or stop it at our deadline; ``ended`` once it is over on the
+        service side) and read its result pages."""
         t0 = self.clock()
         deadline = t0 + self.config.deadline_s if self._end_at is None else min(t0 + self.config.deadline_s,
                                                                                  self._end_at)
@@ -439,6 +449,7 @@ class LogsInsightsRunner:
             wait = max(self.config.poll.initial_s, wait / 4) if last_running is None \
                 else min(self.config.poll.max_s, max(wait, self.config.poll.initial_s) * self.config.poll.multiplier)
             last_running = asked
+        ended()  # reading the pages of a finished query takes no slot
         attempt.status = status
         attempt.stats = QueryStats.from_api(resp.get("statistics"))
         attempt.duration_s = self.clock() - t0

@@ -71,6 +71,25 @@ def test_pagination_reads_all_pages_of_one_query(logs_client, fast_config, serve
     assert runner.api_calls["StartQuery"] == 1
 
 
+def test_permit_goes_back_before_the_result_pages_are_read(logs_client, fast_config, server):
+    # a Complete query holds no slot of the account's quota (the fake server counts only running ones), so reading
+    # its pages must not keep another query from starting
+    server.put_events(GROUP, events(25_000, 20))
+    runner = LogsInsightsRunner(logs_client(server.url), fast_config(max_concurrency=1))
+    held_at_page_reads: list[int] = []
+    call = runner._call
+
+    def spy(op, **kwargs):
+        if op == "GetQueryResults" and "nextToken" in kwargs:
+            held_at_page_reads.append(runner.concurrency._held)
+        return call(op, **kwargs)
+
+    runner._call = spy
+    [res] = runner.run("fields @timestamp, @message", [GROUP], [Window(T0, T0 + 3599)])
+    assert len(res.rows) == 25_000 and held_at_page_reads == [0, 0]  # pages 2 and 3, no permit held
+    assert runner.concurrency._held == 0  # and released exactly once
+
+
 def test_events_on_split_boundaries_counted_once(logs_client, fast_config, server):
     server.faults.no_pagination = True
     # 10,000 events in [T0, T0+99] force one split at T0+50; put extra events at 49.999 s and 50.000 s
