@@ -46,6 +46,7 @@ def test_export_writes_a_put_index_policy_request_per_log_group(config, tmp_path
     assert sorted(r["log_group_name"] for r in tf["resource"]["aws_cloudwatch_log_index_policy"].values()) == GROUPS
 
 
+@pytest.mark.slow
 def test_deploy_puts_the_policy_and_keeps_fields_already_indexed(config, moto_url, fake_aws_env):
     with FakeLogsInsightsServer(upstream=moto_url) as srv:
         for g in GROUPS:
