@@ -54,6 +54,12 @@ def _fail(violations: Sequence[Any]) -> NoReturn:
     raise click.ClickException(f"{len(bad)} problem(s) in {len({v.alarm for v in bad})} alarm(s)")
 
 
+_INDEX_POLICY = click.option("--index-policy", is_flag=True,
+                             help="Also the field index policy of the functions' log groups (schema_version, outcome, "
+                                  "idempotency_key; keeps fields already indexed): cheaper Logs Insights collection. "
+                                  "See docs/cloudwatch.md.")
+
+
 _FORMAT = click.option("--format", "out_format", type=click.Choice(["table", "json"]), default="table",
                        show_default=True, help="table: for people (80 columns); json: one document for scripts.")
 
@@ -124,7 +130,8 @@ def list_cmd(config_path: Path, out_format: str) -> None:
                                                 "(<out>/dashboard/) and the dashboard resource in the CloudFormation "
                                                 "template and the Terraform module. Needs region and account_id in "
                                                 "the stack config.")
-def export_cmd(config_path: Path, out: Path, fmt: str, dashboard: bool) -> None:
+@_INDEX_POLICY
+def export_cmd(config_path: Path, out: Path, fmt: str, dashboard: bool, index_policy: bool) -> None:
     """Validate the catalogue and write it as PutMetricAlarm JSON, CloudFormation or Terraform JSON."""
     from alarms.cfn_template import check_limits
     from alarms.composite import build_composites
@@ -145,6 +152,13 @@ def export_cmd(config_path: Path, out: Path, fmt: str, dashboard: bool) -> None:
         for f in formats:
             written = export(defs, out, f, cfg.stack, cfg, dashboard)
             echo(f"{f.value}: {len(written)} file(s), {what} -> {out / f.value}")
+        if index_policy:  # the collector's field index policy (collector.cloudwatch.index_policy)
+            from collector.cloudwatch.index_policy import render
+
+            for rel, text in render([fn.log_group for fn in cfg.functions], cfg.stack).items():
+                (out / rel).parent.mkdir(parents=True, exist_ok=True)
+                (out / rel).write_text(text, encoding="utf-8")
+            echo(f"index-policy: {len(cfg.functions)} log group(s) -> {out / 'index-policy'}")
     except ValidationFailed as exc:
         _fail(exc.violations)
     except ValueError as exc:
@@ -243,10 +257,12 @@ def validate_cmd(files: tuple[Path, ...], config_path: Path | None, out_format: 
 @click.option("--role-arn", default=None, help="IAM role to assume (STS AssumeRole) for the CloudWatch calls.")
 @click.option("--endpoint-url", default=None, help="CloudWatch (and STS) endpoint, e.g. a local test server.")
 @_FORMAT
+@_INDEX_POLICY
 def deploy_cmd(config_path: Path, dry_run: bool, prune: bool, dashboard: bool, profile: str | None,
-               region: str | None, role_arn: str | None, endpoint_url: str | None, out_format: str) -> None:
+               region: str | None, role_arn: str | None, endpoint_url: str | None, out_format: str,
+               index_policy: bool) -> None:
     """Create or update the stack's alarms, composite alarms and Contributor Insights rules (tagged as managed),
-    optionally pruning."""
+    optionally pruning; with ``--index-policy``, the collector's field index policy on the functions' log groups."""
     from alarms import deploy
     from alarms.composite import build_composites
     from alarms.export import external_alarms
@@ -268,6 +284,15 @@ def deploy_cmd(config_path: Path, dry_run: bool, prune: bool, dashboard: bool, p
             dash = (dashboard_name(cfg.alarm_name_prefix), body_json(body))
         p = deploy.plan(client, [*defs, *build_composites(cfg, defs), *build_insight_rules(cfg)], cfg.stack,
                         prune=prune, dashboard=dash, external=external_alarms(cfg, defs))
+        if index_policy:  # the collector's field index policy (collector.cloudwatch.index_policy)
+            from collector.cloudwatch import index_policy as ip
+
+            logs = target.client("logs", session)
+            changes = ip.plan(logs, [fn.log_group for fn in cfg.functions])
+            for c in changes:
+                echo(c.line(), err=out_format == "json")
+            if not dry_run:
+                echo(f"index policies put: {ip.apply(logs, changes)}", err=out_format == "json")
         if out_format == "json":
             doc = {"stack": cfg.stack, "dry_run": dry_run, "items": p.rows(), "notes": p.notes,
                    "counts": {"create": len(p.create), "update": len(p.update), "unchanged": len(p.unchanged),

@@ -51,7 +51,8 @@ def fast_config():
     from collector.cloudwatch import Backoff, PollSchedule, RunnerConfig
 
     def make(**kw):
-        base = {"poll": PollSchedule(0.01, 1.5, 0.05), "backoff": Backoff(0.005, 0.02, 6), "max_polls_per_s": 0}
+        base = {"poll": PollSchedule(0.01, 1.5, 0.05), "backoff": Backoff(0.005, 0.02, 6), "max_polls_per_s": 0,
+                "max_starts_per_s": 0}
         base.update(kw)
         return RunnerConfig(**base)
 

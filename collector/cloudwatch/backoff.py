@@ -1,4 +1,4 @@
-"""Exponential backoff with full jitter, and a shared request-rate limiter.
+"""Exponential backoff with full jitter, and the poll schedule of a query.
 
 Full jitter (sleep = uniform(0, min(cap, base * 2**attempt))) is what the AWS Architecture Blog
 ("Exponential Backoff And Jitter") recommends for many clients competing for one quota: it spreads
@@ -8,10 +8,8 @@ retries so they do not hit the service in lockstep.
 from __future__ import annotations
 
 import random
-import threading
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -47,36 +45,3 @@ class PollSchedule:
         while True:
             yield d
             d = min(self.max_s, d * self.multiplier)
-
-
-@dataclass
-class RateLimiter:
-    """Token bucket shared by threads: at most ``rate_per_s`` acquisitions per second on average (burst = rate).
-
-    ``rate_per_s`` <= 0 disables it. ``clock``/``sleep`` are injectable for tests.
-    """
-
-    rate_per_s: float
-    clock: Callable[[], float] = time.monotonic
-    sleep: Callable[[float], None] = time.sleep
-    _tokens: float = field(init=False)
-    _last: float = field(init=False)
-    _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
-
-    def __post_init__(self) -> None:
-        self._tokens = max(self.rate_per_s, 1.0)
-        self._last = self.clock()
-
-    def acquire(self) -> None:
-        if self.rate_per_s <= 0:
-            return
-        while True:
-            with self._lock:
-                now = self.clock()
-                self._tokens = min(max(self.rate_per_s, 1.0), self._tokens + (now - self._last) * self.rate_per_s)
-                self._last = now
-                if self._tokens >= 1.0:
-                    self._tokens -= 1.0
-                    return
-                wait = (1.0 - self._tokens) / self.rate_per_s
-            self.sleep(wait)

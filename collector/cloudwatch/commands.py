@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from collector.cloudwatch.constants import (
-    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_CONCURRENCY,
     DEFAULT_PRICE_PER_GB_SCANNED_USD,
     DEFAULT_QUERY_DEADLINE_S,
     DEFAULT_SCAN_SEGMENTS,
@@ -57,8 +57,11 @@ def parse_time_s(text: str, now: float, flag: str = "--since") -> int:
 @click.option("--expiry-attr", default=None, help="Override: in-progress expiry attribute.")
 @click.option("--expiry-unit", type=click.Choice(["ms", "s"]), default=None, help="Override: unit of the expiry.")
 @click.option("--segments", default=DEFAULT_SCAN_SEGMENTS, show_default=True, help="Parallel Scan segments.")
-@click.option("--concurrency", default=DEFAULT_CONCURRENCY, show_default=True,
-              help="Logs Insights queries in flight at once (the account quota is shared with everyone).")
+@click.option("--max-concurrency", "--concurrency", "max_concurrency", type=click.IntRange(1, 100),
+              default=DEFAULT_MAX_CONCURRENCY, show_default=True,
+              help="Most Logs Insights queries in flight at once. The collector starts with 2, grows while queries "
+                   "start and halves when the account's quota (30 concurrent queries, shared with dashboards and "
+                   "people) is full; the default leaves half of it to them.")
 @click.option("--window", "window", default=f"{DEFAULT_WINDOW_S // 3600}h", show_default=True,
               help="Collection window size (multiple of 1m); capped windows are split further.")
 @click.option("--query-timeout", default=f"{int(DEFAULT_QUERY_DEADLINE_S // 60)}m", show_default=True,
@@ -66,6 +69,15 @@ def parse_time_s(text: str, now: float, flag: str = "--since") -> int:
 @click.option("--price-per-gb", type=float, default=DEFAULT_PRICE_PER_GB_SCANNED_USD, show_default=True,
               help="Logs Insights price in USD per GB scanned (us-east-1 public price by default).")
 @click.option("--full", is_flag=True, help="Ignore earlier runs in --out and collect every window again.")
+@click.option("--separate-queries", is_flag=True,
+              help="Run every standard query in Logs Insights on its own instead of one shared scan per window "
+                   "(about ten times the bytes scanned; the tables are the same).")
+@click.option("--field-indexes/--no-field-indexes", "field_indexes", default=True, show_default=True,
+              help="Read the log groups' field index policies and scan indexed windows with filterIndex "
+                   "(needs logs:DescribeIndexPolicies; without it the scans read every event).")
+@click.option("--dry-run", is_flag=True,
+              help="Print the windows to scan and the estimated bytes and USD (from DescribeLogGroups stored bytes "
+                   "and the range); run no query, write nothing.")
 @click.option("--deadline", default=None, metavar="DURATION",
               help="Bound the wall time of all Logs Insights queries (e.g. 10m): queries still running then are "
                    "stopped and their windows recorded failed.")
@@ -77,9 +89,9 @@ def parse_time_s(text: str, now: float, flag: str = "--since") -> int:
 @click.option("--role-arn", default=None, help="IAM role to assume (e.g. to read another account).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def cloudwatch(log_groups, prefixes, since, until, out, tables, query_files, metrics, namespace, queues, dlqs, idempotency_table,
-               schema, key_attr, status_attr, in_progress_value, expiry_attr, expiry_unit, segments, concurrency,
-               window, query_timeout, price_per_gb, full, deadline, allow_partial, profile, region, endpoint_url,
-               role_arn, no_progress) -> None:
+               schema, key_attr, status_attr, in_progress_value, expiry_attr, expiry_unit, segments, max_concurrency,
+               window, query_timeout, price_per_gb, full, separate_queries, field_indexes, dry_run, deadline,
+               allow_partial, profile, region, endpoint_url, role_arn, no_progress) -> None:
     """Collect the standard tables from CloudWatch Logs Insights into OUT (incremental)."""
     from collector.cloudwatch.collect import CollectOptions
     from collector.cloudwatch.cost import CostModel
@@ -100,7 +112,8 @@ def cloudwatch(log_groups, prefixes, since, until, out, tables, query_files, met
     opts = CollectOptions(
         since=since_s, until=until_s,
         log_groups=log_groups, log_group_prefixes=prefixes, window_s=window_s, full=full,
-        runner=RunnerConfig(concurrency=concurrency, deadline_s=float(parse_duration_s(query_timeout, "--query-timeout")),
+        combine=not separate_queries, use_indexes=field_indexes,
+        runner=RunnerConfig(max_concurrency=max_concurrency, deadline_s=float(parse_duration_s(query_timeout, "--query-timeout")),
                             overall_deadline_s=float(parse_duration_s(deadline, "--deadline")) if deadline else None),
         cost=CostModel(price_per_gb_scanned=price_per_gb),
         metrics=MetricsOptions(queues=queues, dlqs=dlqs, namespace=resolve_namespace(namespace)) if metrics else None,
@@ -123,6 +136,11 @@ def cloudwatch(log_groups, prefixes, since, until, out, tables, query_files, met
                     raise
                 opts.queries = {}
         opts.queries.update(overrides)
+        if dry_run:
+            from collector.cloudwatch.collect import collect_cloudwatch
+
+            _dry_run_summary(collect_cloudwatch(out, opts, target, dry_run=True))
+            return
         manifest = _run_with_progress(out, opts, target, show=not no_progress)
     except (CollectError, AwsError) as exc:
         raise click.ClickException(str(exc)) from None
@@ -182,16 +200,30 @@ def _summary(manifest: dict[str, Any], out: Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    console = Console()
     t = Table(title=cell(f"CloudWatch collection -> {out}"))
-    for c in ("table", "rows", "status", "queries", "GB scanned"):
-        t.add_column(c, justify="right" if c not in ("table", "status") else "left")
+    for c in ("table", "rows", "status", "from"):
+        t.add_column(c, justify="right" if c == "rows" else "left")
     for name, e in manifest["tables"].items():
-        t.add_row(cell(name), str(e["rows"]), cell(e["status"]), str(e["queries"]),
-                  f"{e['stats']['bytes_scanned'] / 2**30:.4f}")
-    Console().print(t)
-    q = manifest["queries"]["this_run"]
-    echo(f"API calls: {q['api_calls']}  |  cost this run: ${q['cost_usd']:.4f} "
-         f"(at ${manifest['queries']['price_per_gb_usd']}/GB scanned)")
+        t.add_row(cell(name), str(e["rows"]), cell(e["status"]),
+                  "shared scan" if e.get("source") == "scan" else f"own query ({e['queries']})")
+    console.print(t)
+    q = manifest["queries"]
+    price = q["price_per_gb_usd"]
+    _cost_table(console, "Logs Insights this run", q.get("by_query", {}), q["this_run"]["stats"]["bytes_scanned"],
+                q["this_run"]["cost_usd"], "queries")
+    echo(f"API calls: {q['this_run']['api_calls']}  |  cost this run: ${q['this_run']['cost_usd']:.4f} "
+         f"(at ${price}/GB scanned)  |  all runs kept: ${q['all_runs']['cost_usd']:.4f}")
+    conc = q.get("concurrency") or {}
+    if conc:
+        echo(f"concurrency: peak {conc['peak_concurrency']} of at most {conc['max_concurrency']}, "
+             f"{conc['quota_collisions']} quota collision(s), throttled {conc['throttled']}")
+    scan = manifest.get("scan", {}).get("this_run", {})
+    for note in (scan.get("field_indexes") or {}).get("notes", []):
+        echo(f"note: {note}")
+    if scan.get("bad_rows"):
+        echo(f"warning: {scan['bad_rows']} scanned row(s) without a readable @timestamp, @message or @log were left "
+             "out of the tables (manifest scan.this_run.bad_rows)")
     if "metrics" in manifest:
         m = manifest["metrics"]
         echo(f"metrics: {m['metrics_requested']} requested, {m['datapoints']} datapoints")
@@ -199,3 +231,29 @@ def _summary(manifest: dict[str, Any], out: Path) -> None:
         s = manifest["idempotency_table"]
         echo(f"idempotency table {s['dynamodb_table']}: {s['scanned']} scanned, {s['in_progress']} IN_PROGRESS, "
              f"{s['stuck']} stuck")
+
+
+def _cost_table(console: Any, title: str, by_query: dict[str, Any], total_bytes: float, total_usd: float,
+                count: str) -> None:
+    """Bytes scanned and USD per query (the shared scan names its tables) and the total."""
+    from rich.table import Table
+
+    t = Table(title=title)
+    for c in ("query", "tables", count, "GB scanned", "USD"):
+        t.add_column(c, justify="left" if c in ("query", "tables") else "right")
+    for name, e in by_query.items():
+        tables = e["tables"]
+        t.add_row(cell(name), cell(", ".join(tables) if name == "scan" else ""), str(e.get(count, "")),
+                  f"{e['bytes_scanned'] / 2**30:.4f}", f"{e['cost_usd']:.4f}")
+    t.add_row("total", "", "", f"{total_bytes / 2**30:.4f}", f"{total_usd:.4f}")
+    console.print(t)
+
+
+def _dry_run_summary(plan: dict[str, Any]) -> None:
+    from rich.console import Console
+
+    console = Console()
+    _cost_table(console, "Estimate (dry run: nothing queried)", plan["by_query"], plan["total"]["bytes_scanned"],
+                plan["total"]["cost_usd"], "windows")
+    echo(f"{plan['log_groups']} log group(s), {plan['stored_bytes'] / 2**30:.3f} GB stored; at "
+         f"${plan['price_per_gb_usd']}/GB scanned. Basis: {plan['basis']}.")

@@ -17,9 +17,32 @@ TERMINAL_STATUSES = frozenset({"Complete", "Failed", "Cancelled", "Timeout", "Un
 
 RUNNING_STATUSES = frozenset({"Scheduled", "Running"})
 
-DEFAULT_CONCURRENCY = 5
-"""Queries in flight at once. Logs Insights allows a per-account number of concurrent queries shared with every
-dashboard and user of the account; taking 5 leaves the rest for them."""
+ACCOUNT_QUERY_CONCURRENCY = 30
+"""Concurrent Logs Insights queries per account: "You can have up to 30 concurrent CloudWatch Logs insights queries,
+including queries that have been added to dashboards" (CloudWatch Logs API Reference, StartQuery). The console's
+query-history page names 100 for some accounts; the collector never relies on either: it backs off when StartQuery
+answers LimitExceededException (``adaptive.ConcurrencyLimit``)."""
+
+DEFAULT_MAX_CONCURRENCY = 15
+"""``--max-concurrency``: the most queries the collector runs at once. Half of the API reference's 30, so that on a
+quiet account dashboards and people still find half the quota free before the collector has seen any collision (a
+dashboard that fails to start a query is invisible to the collector; only its own LimitExceededException makes it back
+off). Accounts with a raised quota (100 on the query-history page) can pass more."""
+
+DEFAULT_INITIAL_CONCURRENCY = 2
+"""Queries the collector starts with before any has started cleanly (start polite, grow while they start)."""
+
+START_QUERY_TPS = 10.0
+"""StartQuery calls per second per account and Region: "StartQuery throttle limit in transactions per second: 10",
+not adjustable (CloudWatch Logs quotas, cloudwatch_limits_cwl.html). The collector's rate never exceeds it."""
+
+GET_QUERY_RESULTS_TPS = 10.0
+"""GetQueryResults calls per second per account and Region: "GetQueryResults throttle limit in transactions per
+second: 10", not adjustable (same page). Polls and result pages share it."""
+
+DESCRIBE_INDEX_POLICIES_PER_S = 5.0
+"""DescribeIndexPolicies calls per second (one log group per call in botocore's model: logGroupIdentifiers min 1,
+max 1). The quotas page names no rate for it; 5 is the rate it names for most Describe* operations."""
 
 DEFAULT_QUERY_DEADLINE_S = 15 * 60.0
 """Our own deadline per query (seconds, wall clock). The service times out a query after 60 minutes; we give up much

@@ -7,13 +7,17 @@ Layout::
     <out>/tables/cloudwatch_metrics.parquet           GetMetricData datapoints (--metrics)
     <out>/tables/idempotency_table_stuck.parquet      stuck IN_PROGRESS records from DynamoDB (--idempotency-table)
     <out>/cloudwatch/parts/<table>/<start>-<end>.parquet   one typed piece per collected window (incremental)
+    <out>/cloudwatch/scans/<start>-<end>.parquet      the events a shared scan returned for a window (scan_store)
 
 Manifest keys written by this collector (all times epoch seconds unless named ``*_at``, ISO-8601 UTC):
 ``source`` and ``collector`` ("cloudwatch"), ``collected_at``, ``time_window`` {since, until, window_end} (ISO-8601),
 ``truncated`` (tables with a capped window), ``generated_at``, ``range`` {start, end} (inclusive), ``region``, ``log_groups``,
 ``tables`` {name: {rows, status: complete|truncated|failed|partial, windows: {complete, partial, truncated, failed:
-[[start, end], ...]}, query_sha256, log_groups_sha256, conversion, unmerged_duplicates, stats}},
-``queries`` {count, api_calls, stats, cost_usd, price_per_gb_usd}, ``metrics``, ``idempotency_table``, ``runs``.
+[[start, end], ...]}, query_sha256, log_groups_sha256, source: scan|query, conversion, unmerged_duplicates, stats}},
+``queries`` {paginated_results, row_limit_per_query, concurrency (the adaptive limit's report), this_run, by_query
+(bytes and USD per query of this run), all_runs, price_per_gb_usd}, ``scan`` {log_groups_sha256, filter_sets, parts
+(the stored scan windows: window, state, filters, truncated, events), this_run}, ``metrics``, ``idempotency_table``,
+``runs``.
 """
 
 from __future__ import annotations

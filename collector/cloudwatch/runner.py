@@ -2,11 +2,14 @@
 
 What it adds over "start a query and poll it every second" (e.g. awswrangler's ``read_logs``):
 
-- a concurrency cap (default 5) so the collector never takes the account's whole concurrent-query quota, with new
-  queries started as soon as a slot frees (a pipeline, not batches);
-- StartQuery retried on ``LimitExceededException`` (quota full) and throttling with full-jitter exponential backoff;
-- polling on a growing schedule, all terminal states handled (Complete, Failed, Cancelled, Timeout, Unknown), and its
-  own per-query deadline after which it calls StopQuery;
+- adaptive concurrency (``adaptive.ConcurrencyLimit``): it starts with a couple of queries, grows while they start
+  cleanly, halves on ``LimitExceededException`` (the account's concurrent-query quota, shared with dashboards and
+  people, is full) and never exceeds ``max_concurrency``; a freed slot starts the next task of any job at once (a
+  pipeline, not batches);
+- StartQuery and GetQueryResults call rates kept under their documented TPS quotas (``adaptive.AdaptiveRate``),
+  halved on ``ThrottlingException``; throttled and quota-full calls retried with full-jitter exponential backoff;
+- polling timed by how long this run's queries take (``adaptive.DurationEstimate``), all terminal states handled
+  (Complete, Failed, Cancelled, Timeout, Unknown), and its own per-query deadline after which it calls StopQuery;
 - results read to the end with ``nextToken`` when the installed botocore supports it (up to 100,000 rows per query),
   and a window whose result is still capped split into ``[a, m]``, ``[m + 1, b]`` and re-run, recursively; a result
   that cannot be split further is reported truncated, never as complete;
@@ -27,19 +30,26 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from collector.cloudwatch.backoff import Backoff, PollSchedule, RateLimiter
+from collector.cloudwatch.adaptive import AdaptiveRate, ConcurrencyLimit, DurationEstimate
+from collector.cloudwatch.backoff import Backoff, PollSchedule
 from collector.cloudwatch.constants import (
-    DEFAULT_CONCURRENCY,
+    DEFAULT_INITIAL_CONCURRENCY,
+    DEFAULT_MAX_CONCURRENCY,
     DEFAULT_QUERY_DEADLINE_S,
+    GET_QUERY_RESULTS_TPS,
     MAX_LOG_GROUPS_PER_QUERY,
     MAX_QUERY_LIMIT,
     ROWS_PER_PAGE,
+    START_QUERY_TPS,
     TERMINAL_STATUSES,
 )
 from collector.cloudwatch.exceptions import CloudWatchCollectorError
 from collector.cloudwatch.types import QueryAttempt, QueryStats, WindowResult
 from collector.cloudwatch.windows import Window, split_window
 from idemwatch.aws import error_code, is_throttling, translate
+
+QUOTA_FULL = "LimitExceededException"
+"""StartQuery's answer when the account's concurrent-query quota is full (it is not a call-rate throttle)."""
 
 DEADLINE_EXCEEDED = "DeadlineExceeded"
 """Pseudo-status of a query we stopped (StopQuery) because our own deadline passed."""
@@ -123,26 +133,31 @@ class _Task:
 
 @dataclass
 class RunnerConfig:
-    """Tunables. Times in seconds (wall clock).
+    """Tunables. Times in seconds (wall clock), rates in calls per second.
 
-    concurrency: queries in flight at once (default 5). deadline_s: our own limit per query, then StopQuery.
+    max_concurrency: most queries in flight at once (``--max-concurrency``; see ``constants.DEFAULT_MAX_CONCURRENCY``).
+    initial_concurrency: queries in flight before any started cleanly (the limit then adapts: ``adaptive``).
+    deadline_s: our own limit per query, then StopQuery.
     max_retries: re-runs of one window after Failed/Unknown/Cancelled (or Timeout of an unsplittable window).
     limit: StartQuery ``limit``; None = 100,000 with result pagination, else 10,000.
     paginate: None = detect from the botocore model; False forces the 10,000-row, split-only mode.
-    max_polls_per_s: GetQueryResults calls per second over all queries (token bucket; <= 0 disables).
+    max_starts_per_s / max_polls_per_s: StartQuery / GetQueryResults calls per second over all queries, at most
+        (the documented TPS quotas by default); the rates start at half and adapt to throttling. <= 0 disables.
     overall_deadline_s: wall-clock budget of one ``run_jobs`` call (None = none). When it passes, queries in flight
         are stopped (StopQuery), queued ones are never started, and their windows end ``failed`` with
         ``OVERALL_DEADLINE`` in the error; windows already complete are kept.
     """
 
-    concurrency: int = DEFAULT_CONCURRENCY
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    initial_concurrency: int = DEFAULT_INITIAL_CONCURRENCY
     deadline_s: float = DEFAULT_QUERY_DEADLINE_S
     max_retries: int = 2
     limit: int | None = None
     paginate: bool | None = None
     poll: PollSchedule = field(default_factory=PollSchedule)
     backoff: Backoff = field(default_factory=Backoff)
-    max_polls_per_s: float = 5.0
+    max_starts_per_s: float = START_QUERY_TPS
+    max_polls_per_s: float = GET_QUERY_RESULTS_TPS
     overall_deadline_s: float | None = None
 
 
@@ -170,8 +185,8 @@ class LogsInsightsRunner:
     ) -> None:
         self.client = client
         self.config = config or RunnerConfig()
-        if self.config.concurrency < 1:
-            raise ValueError("concurrency must be >= 1")
+        if self.config.max_concurrency < 1:
+            raise ValueError("max_concurrency must be >= 1")
         self.paginate = supports_result_pagination(client) if self.config.paginate is None else self.config.paginate
         self.limit = self.config.limit or (MAX_QUERY_LIMIT if self.paginate else ROWS_PER_PAGE)
         self.on_progress = on_progress or (lambda e: None)
@@ -179,12 +194,23 @@ class LogsInsightsRunner:
         self.api_calls: Counter[str] = Counter()
         self.stats = QueryStats()
         self._lock = threading.Lock()
-        self._poll_limiter = RateLimiter(self.config.max_polls_per_s, clock=clock, sleep=sleep)
+        self.concurrency = ConcurrencyLimit(self.config.max_concurrency, self.config.initial_concurrency)
+        self.rates = {"StartQuery": AdaptiveRate(self.config.max_starts_per_s, clock=clock, sleep=sleep),
+                      "GetQueryResults": AdaptiveRate(self.config.max_polls_per_s, clock=clock, sleep=sleep)}
+        self.durations = DurationEstimate(self.config.poll.initial_s, self.config.poll.max_s)
         self._abort = threading.Event()
         self._end_at: float | None = None
 
     def _past_end(self) -> bool:
         return self._end_at is not None and self.clock() >= self._end_at
+
+    def report(self) -> dict[str, Any]:
+        """What the adaptive limits did, for the manifest: the concurrency reached and its ceiling, the quota
+        collisions (LimitExceededException), throttled calls per operation and the final call rates (per second)."""
+        return {"max_concurrency": self.config.max_concurrency, "peak_concurrency": self.concurrency.peak,
+                "final_concurrency_limit": self.concurrency.limit, "quota_collisions": self.concurrency.collisions,
+                "throttled": {op: r.throttles for op, r in self.rates.items()},
+                "final_rates_per_s": {op: round(r.rate, 2) for op, r in self.rates.items()}}
 
     # ------------------------------------------------------------------ public
     def run(self, query: str, log_groups: Sequence[str], windows: Sequence[Window], *,
@@ -200,7 +226,7 @@ class LogsInsightsRunner:
         return self.run_jobs([QueryJob(query, tuple(log_groups), tuple(windows), split_align_s)])[0]
 
     def run_jobs(self, jobs: Sequence[QueryJob]) -> list[list[WindowResult]]:
-        """Run several queries through one pool, so the concurrency cap holds over all of them and a slot freed by
+        """Run several queries through one pool, so the concurrency limit holds over all of them and a slot freed by
         one table's query is taken by the next task of any table. Returns, per job, what ``run`` returns."""
         results: list[WindowResult] = []
         aligns: list[int | None] = []
@@ -222,7 +248,8 @@ class LogsInsightsRunner:
         self._end_at = None if budget is None else self.clock() + budget
         pending: set[Future] = set()
         queue = list(tasks)
-        with ThreadPoolExecutor(max_workers=self.config.concurrency, thread_name_prefix="logs-insights") as pool:
+        # as many workers as the limit may ever allow; ConcurrencyLimit decides how many hold a running query
+        with ThreadPoolExecutor(max_workers=self.config.max_concurrency, thread_name_prefix="logs-insights") as pool:
             futures: dict[Future, _Task] = {}
 
             def submit() -> None:
@@ -232,7 +259,7 @@ class LogsInsightsRunner:
                         res.status, res.error = "failed", f"not started: {OVERALL_DEADLINE}"
                         self.on_progress(ProgressEvent("done", t.window, "failed"))
                     queue.clear()
-                while queue and len(pending) < self.config.concurrency:
+                while queue and len(pending) < self.config.max_concurrency:
                     t = queue.pop(0)
                     f = pool.submit(self._execute, t)
                     futures[f] = t
@@ -265,7 +292,6 @@ class LogsInsightsRunner:
         for i, res in enumerate(results):
             out[owner[i]].append(res)
         return out
-        return results
 
     # ------------------------------------------------------------------ scheduling
     def _next(self, task: _Task, attempt: QueryAttempt, rows: list[dict[str, str | None]], res: WindowResult,
@@ -313,18 +339,54 @@ class LogsInsightsRunner:
         return method(**kwargs)
 
     def _with_retry(self, op: str, resource: str, **kwargs: Any) -> dict[str, Any]:
-        """Call ``op``, retrying throttling / LimitExceededException with full-jitter backoff."""
+        """Call ``op`` at its adaptive rate, retrying ThrottlingException with full-jitter backoff (the rate
+        halves each time)."""
+        rate = self.rates.get(op)
         attempt = 0
         while True:
+            if rate is not None:
+                rate.acquire()
             try:
-                return self._call(op, **kwargs)
+                out = self._call(op, **kwargs)
             except Exception as exc:
-                if is_throttling(exc) and attempt < self.config.backoff.max_attempts and not self._abort.is_set():
+                # LimitExceededException (the concurrent-query quota, not a rate) is _start's to handle
+                if is_throttling(exc) and error_code(exc) != QUOTA_FULL \
+                        and attempt < self.config.backoff.max_attempts and not self._abort.is_set():
+                    if rate is not None:
+                        rate.throttled()
                     self.on_progress(ProgressEvent("throttled", status=error_code(exc)))
                     self.sleep(self.config.backoff.delay(attempt, self.rng))
                     attempt += 1
                     continue
                 raise translate(exc, action="logs:" + op, resource=resource) from exc
+            if rate is not None:
+                rate.succeeded()
+            return out
+
+    def _start(self, resource: str, params: dict[str, Any]) -> str | None:
+        """StartQuery holding a concurrency permit (kept on success: the caller releases it when the query ends).
+        LimitExceededException halves the limit, gives the permit back and retries after a full-jitter backoff;
+        None when the run is aborted or out of time first. Raises ThrottledError once the backoff is spent."""
+        collisions = 0
+        while True:
+            epoch = self.concurrency.acquire(lambda: self._abort.is_set() or self._past_end())
+            if epoch is None:
+                return None
+            try:
+                qid = self._with_retry("StartQuery", resource, **params)["queryId"]
+            except Exception as exc:
+                self.concurrency.release()
+                if QUOTA_FULL in (error_code(exc), error_code(exc.__cause__) if exc.__cause__ else None):
+                    self.concurrency.collided(epoch)
+                    self.on_progress(ProgressEvent("throttled", status=QUOTA_FULL))
+                    if collisions < self.config.backoff.max_attempts and not self._abort.is_set():
+                        self.sleep(self.config.backoff.delay(collisions, self.rng))
+                        collisions += 1
+                        continue
+                raise
+            if collisions == 0:
+                self.concurrency.started_cleanly()
+            return qid
 
     def _execute(self, task: _Task) -> tuple[QueryAttempt, list[dict[str, str | None]]]:
         """StartQuery, poll to a terminal status or our deadline, read all pages. Worker thread."""
@@ -335,17 +397,37 @@ class LogsInsightsRunner:
         params["logGroupNames"] = names
         if task.delay_s > 0:
             self.sleep(task.delay_s if self._end_at is None else min(task.delay_s, max(0.0, self._end_at - self.clock())))
+        not_run = QueryAttempt(query_id="", window=task.window, log_groups=task.log_groups, status=DEADLINE_EXCEEDED)
         if self._past_end():
-            return QueryAttempt(query_id="", window=task.window, log_groups=task.log_groups,
-                                status=DEADLINE_EXCEEDED), []
+            return not_run, []
         self.on_progress(ProgressEvent("started", task.window))
-        qid = self._with_retry("StartQuery", resource, **params)["queryId"]
+        qid = self._start(resource, params)
+        if qid is None:
+            return not_run, []
+        held = True
+
+        def ended() -> None:  # the query no longer holds a slot of the account's quota: the permit goes back
+            nonlocal held
+            if held:
+                held = False
+                self.concurrency.release()
+
+        try:
+            return self._follow(qid, task, ended)
+        finally:
+            ended()
+
+    def _follow(self, qid: str, task: _Task, ended: Callable[[], None]) -> tuple[QueryAttempt,
+                                                                              list[dict[str, str | None]]]:
+        """Poll query ``qid`` to a terminal status (or stop it at our deadline; ``ended`` once it is over on the
+        service side) and read its result pages."""
         t0 = self.clock()
         deadline = t0 + self.config.deadline_s if self._end_at is None else min(t0 + self.config.deadline_s,
                                                                                  self._end_at)
         attempt = QueryAttempt(query_id=qid, window=task.window, log_groups=task.log_groups, status="Running")
-        delays = self.config.poll.delays()
+        wait = self.durations.first_poll_s()
         page_args: dict[str, Any] = {"maxItems": ROWS_PER_PAGE} if self.paginate else {}
+        last_running: float | None = None
         while True:
             now = self.clock()
             if now >= deadline or self._abort.is_set():
@@ -353,25 +435,31 @@ class LogsInsightsRunner:
                 attempt.status = DEADLINE_EXCEEDED
                 attempt.duration_s = self.clock() - t0
                 return attempt, []
-            self.sleep(min(next(delays), max(0.0, deadline - now)))
+            self.sleep(min(wait, max(0.0, deadline - now)))
             if self.clock() >= deadline:
                 continue  # loop head stops it
-            self._poll_limiter.acquire()
+            asked = self.clock() - t0  # the service answers for this moment (the reply's trip is not the query's)
             resp = self._with_retry("GetQueryResults", qid, queryId=qid, **page_args)
             status = resp.get("status", "Unknown")
             if status in TERMINAL_STATUSES:
                 break
-            # Scheduled / Running: any rows here are partial results; never used.
+            # Scheduled / Running: any rows here are partial results; never used. A first poll aimed at the typical
+            # duration that comes too early most likely came just too early: look again after a quarter of it, then
+            # less and less often.
+            wait = max(self.config.poll.initial_s, wait / 4) if last_running is None \
+                else min(self.config.poll.max_s, max(wait, self.config.poll.initial_s) * self.config.poll.multiplier)
+            last_running = asked
+        ended()  # reading the pages of a finished query takes no slot
         attempt.status = status
         attempt.stats = QueryStats.from_api(resp.get("statistics"))
         attempt.duration_s = self.clock() - t0
         if status != "Complete":
             return attempt, []
+        self.durations.add(asked, last_running)
         rows = [_row(r) for r in resp.get("results", [])]
         attempt.pages = 1
         token = resp.get("nextToken") if self.paginate else None
         while token:
-            self._poll_limiter.acquire()
             page = self._with_retry("GetQueryResults", qid, queryId=qid, nextToken=token, **page_args)
             rows.extend(_row(r) for r in page.get("results", []))
             attempt.pages += 1

@@ -6,9 +6,16 @@ GetQueryResults, StopQuery, DescribeLogGroups, CreateLogGroup and PutLogEvents, 
 offline Logs Insights engine (``collector.insights.run_query`` over an ``EventStore``), or with any engine passed in.
 
 Faults (``Faults``) reproduce what real accounts do: LimitExceededException for the first N StartQuery calls or
-when more than ``account_quota`` queries run at once, ThrottlingException on GetQueryResults, ``Running`` with
-partial results, terminal statuses Timeout / Unknown / Failed, the old 10,000-row cap without ``nextToken``,
-slow queries (fixed latency) and queries that never finish. Every call is recorded in ``calls``.
+when the account's concurrent-query quota is full (``account_quota``, part of it held by other clients:
+``held_by_others``), ThrottlingException past an operation's transactions per second (``tps``) or for the first N
+GetQueryResults calls, ``Running`` with partial results, terminal statuses Timeout / Unknown / Failed, the old
+10,000-row cap without ``nextToken``, slow queries (fixed latency) and queries that never finish. Every call is
+recorded in ``calls``.
+
+Field indexes (PutIndexPolicy, DescribeIndexPolicies, DeleteIndexPolicy; ``filterIndex`` and equality ``filter``
+terms skipping events and log groups) follow ``tests.support.fake_field_indexes``. Every query reports what it scanned
+(``bytesScanned``, ``recordsScanned``, ``estimatedBytesSkipped``, ``estimatedRecordsSkipped``, ``logGroupsScanned``,
+the QueryStatistics members of botocore's model); ``scanned_bytes`` sums ``bytesScanned`` over the queries started.
 
 Usage::
 
@@ -24,11 +31,19 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 from collector.cloudwatch.constants import MAX_LOG_GROUPS_PER_QUERY, MAX_QUERY_LIMIT, ROWS_PER_PAGE
+from tests.support.fake_field_indexes import (
+    MAX_FIELD_NAME,
+    MAX_INDEXED_FIELDS,
+    IndexPolicy,
+    index_uses,
+    scan_group,
+)
 from tests.support.fake_logs_insights_engines import (
     FAKE_ACCOUNT_ID,
     Engine,
@@ -44,8 +59,13 @@ class Faults:
 
     limit_exceeded_first_n: the first N StartQuery calls fail with LimitExceededException.
     throttle_get_first_n: the first N GetQueryResults calls fail with ThrottlingException.
-    account_quota: StartQuery fails with LimitExceededException while this many queries are in flight
-        (0 = unlimited); models other users' queries sharing the account's concurrent-query quota.
+    account_quota: the account's concurrent Logs Insights queries (0 = unlimited): StartQuery fails with
+        LimitExceededException while this many run. A query runs from StartQuery until it ends (its latency passed,
+        or StopQuery), whether or not its client has read the result.
+    held_by_others: slots of that quota other clients (dashboards, people) hold: a number, or a function of the
+        seconds since the server started (a quota that frees and fills up during a run).
+    tps: operation -> calls per second allowed (token bucket holding one second of calls); past it the call fails
+        with ThrottlingException, as CloudWatch Logs' per-account TPS quotas do.
     partial_polls: each query answers ``Running`` with the first half of its rows for this many polls first.
     terminal_statuses: successive queries end with these statuses instead of Complete (e.g. ["Timeout", "Unknown"]).
     hang_first_n: the first N queries never finish (stay Running until StopQuery).
@@ -58,6 +78,8 @@ class Faults:
     limit_exceeded_first_n: int = 0
     throttle_get_first_n: int = 0
     account_quota: int = 0
+    held_by_others: int | Callable[[float], int] = 0
+    tps: dict[str, float] = field(default_factory=dict)
     partial_polls: int = 0
     terminal_statuses: list[str] = field(default_factory=list)
     hang_first_n: int = 0
@@ -82,6 +104,14 @@ class _Query:
     polls: int = 0
     observed_terminal: bool = False
 
+    def done(self, now: float, latency_s: float, partial_polls: int) -> bool:
+        """Finished on the service side (a result is ready): not hanging, latency passed, polled enough."""
+        return not self.hang and now - self.started >= latency_s and self.polls > partial_polls
+
+    def running(self, now: float, latency_s: float, partial_polls: int) -> bool:
+        """Holds one of the account's concurrent-query slots."""
+        return not self.stopped and not self.observed_terminal and not self.done(now, latency_s, partial_polls)
+
 
 class FakeLogsInsightsServer:
     """Threaded HTTP server on 127.0.0.1 speaking the CloudWatch Logs JSON protocol (see module docstring).
@@ -104,6 +134,14 @@ class FakeLogsInsightsServer:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.max_in_flight = 0
         self.version = 0  # bumped when events are added (engines cache on it)
+        self.index_policies: dict[str, IndexPolicy] = {}
+        self.group_meta: dict[str, dict[str, Any]] = {}  # log group -> creationTime, retentionInDays overrides
+        self.throttled: dict[str, int] = {}  # operation -> calls answered ThrottlingException (tps)
+        self.limit_exceeded = 0  # StartQuery calls answered LimitExceededException (quota full)
+        self.scanned_bytes = 0.0  # bytesScanned summed over the queries started
+        self.clock: Callable[[], float] = time.time  # epoch seconds: index policy times, the 30-day index life
+        self._t0 = time.monotonic()
+        self._buckets: dict[str, list[float]] = {}
         self._lock = threading.RLock()
         self._engine_lock = threading.Lock()
         self._counters: dict[str, int] = {}
@@ -150,13 +188,41 @@ class FakeLogsInsightsServer:
                 ev.setdefault("eventId", f"{next(self._seq):020d}")
                 bucket.append(ev)
 
+    def put_index_policy(self, log_group: str, fields: list[str], at_s: float | None = None) -> None:
+        """Give ``log_group`` a field index policy of ``fields`` in force from ``at_s`` (epoch s; default now), as
+        PutIndexPolicy does: later events are indexed, earlier ones not (``tests.support.fake_field_indexes``)."""
+        with self._lock:
+            pol = self.index_policies.setdefault(log_group, IndexPolicy())
+            pol.versions.append((int((self.clock() if at_s is None else at_s) * 1000), tuple(fields)))
+            self.version += 1
+
     def count(self, op: str) -> int:
         """Number of calls of ``op`` received (including failed ones)."""
         with self._lock:
             return sum(1 for o, _ in self.calls if o == op)
 
     def _in_flight(self) -> int:
-        return sum(1 for q in self.queries.values() if not q.observed_terminal and not q.stopped)
+        now = time.monotonic()
+        return sum(1 for q in self.queries.values() if q.running(now, self.latency_s, self.faults.partial_polls))
+
+    def _held_by_others(self) -> int:
+        held = self.faults.held_by_others
+        return int(held(time.monotonic() - self._t0)) if callable(held) else int(held)
+
+    def _throttled(self, op: str) -> bool:
+        """Token bucket of ``op`` (``Faults.tps``): True when this call is over the rate. Caller holds the lock."""
+        rate = self.faults.tps.get(op)
+        if not rate:
+            return False
+        now = time.monotonic()
+        bucket = self._buckets.setdefault(op, [max(rate, 1.0), now])
+        bucket[0] = min(max(rate, 1.0), bucket[0] + (now - bucket[1]) * rate)
+        bucket[1] = now
+        if bucket[0] >= 1.0:
+            bucket[0] -= 1.0
+            return False
+        self.throttled[op] = self.throttled.get(op, 0) + 1
+        return True
 
     def _bump(self, name: str) -> int:
         self._counters[name] = self._counters.get(name, 0) + 1
@@ -168,6 +234,8 @@ class FakeLogsInsightsServer:
             self.calls.append((op, body))
             if op in self.faults.deny_operations:
                 return _error("AccessDeniedException", f"User is not authorized to perform: logs:{op}")
+            if self._throttled(op):
+                return _error("ThrottlingException", "Rate exceeded")
         fn = getattr(self, "_op_" + op, None)
         if fn is None:
             return _error("UnknownOperationException", f"operation {op} is not supported by the fake server")
@@ -193,12 +261,59 @@ class FakeLogsInsightsServer:
             names = sorted(g for g in self.groups if g.startswith(prefix))
         offset = int(body.get("nextToken", 0) or 0)
         page = names[offset:offset + limit]
-        out: dict[str, Any] = {"logGroups": [
-            {"logGroupName": n, "arn": f"arn:aws:logs:us-east-1:{FAKE_ACCOUNT_ID}:log-group:{n}:*", "creationTime": 0,
-             "storedBytes": sum(len(e["message"]) for e in self.groups[n])} for n in page]}
+        out: dict[str, Any] = {"logGroups": [self._describe_group(n) for n in page]}
         if offset + limit < len(names):
             out["nextToken"] = str(offset + limit)
         return 200, out
+
+    def _describe_group(self, n: str) -> dict[str, Any]:
+        evs = self.groups[n]
+        first = min((e["ingestionTime"] for e in evs), default=int(self.clock() * 1000))
+        return {"logGroupName": n, "arn": f"arn:aws:logs:us-east-1:{FAKE_ACCOUNT_ID}:log-group:{n}:*",
+                "creationTime": first, "storedBytes": sum(len(e["message"].encode()) for e in evs),
+                "logGroupClass": "STANDARD", **self.group_meta.get(n, {})}
+
+    def _op_PutIndexPolicy(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        name = _group_name(body.get("logGroupIdentifier", ""))
+        try:
+            fields = json.loads(body.get("policyDocument") or "")["Fields"]
+        except (ValueError, KeyError, TypeError):
+            return _error("InvalidParameterException", "policyDocument must be JSON with a Fields list")
+        if not isinstance(fields, list) or not 1 <= len(fields) <= MAX_INDEXED_FIELDS \
+                or not all(isinstance(f, str) and 0 < len(f) <= MAX_FIELD_NAME for f in fields):
+            return _error("InvalidParameterException", f"Fields must hold 1 to {MAX_INDEXED_FIELDS} field names of at "
+                                                       f"most {MAX_FIELD_NAME} characters")
+        with self._lock:
+            if name not in self.groups:
+                return _error("ResourceNotFoundException", "The specified log group does not exist.")
+        self.put_index_policy(name, fields)
+        return 200, {"indexPolicy": self._policy_json(name)}
+
+    def _op_DescribeIndexPolicies(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        ids = body.get("logGroupIdentifiers") or []
+        if len(ids) != 1:  # botocore's model: min 1, max 1
+            return _error("InvalidParameterException", "logGroupIdentifiers must hold exactly one log group")
+        name = _group_name(ids[0])
+        with self._lock:
+            if name not in self.groups:
+                return _error("ResourceNotFoundException", "The specified log group does not exist.")
+            pol = self.index_policies.get(name)
+            return 200, {"indexPolicies": [self._policy_json(name)] if pol and pol.fields else []}
+
+    def _op_DeleteIndexPolicy(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        name = _group_name(body.get("logGroupIdentifier", ""))
+        with self._lock:
+            pol = self.index_policies.get(name)
+            if not pol or not pol.fields:
+                return _error("ResourceNotFoundException", "The log group has no index policy.")
+        self.put_index_policy(name, [])
+        return 200, {}
+
+    def _policy_json(self, name: str) -> dict[str, Any]:
+        pol = self.index_policies[name]
+        return {"logGroupIdentifier": f"arn:aws:logs:us-east-1:{FAKE_ACCOUNT_ID}:log-group:{name}",
+                "lastUpdateTime": pol.last_update_ms, "policyDocument": json.dumps({"Fields": list(pol.fields)}),
+                "source": "LOG_GROUP"}
 
     def _op_StartQuery(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         names = body.get("logGroupNames") or ([body["logGroupName"]] if body.get("logGroupName") else [])
@@ -211,9 +326,11 @@ class FakeLogsInsightsServer:
         limit = int(body.get("limit", ROWS_PER_PAGE))
         if not 1 <= limit <= max_limit:
             return _error("InvalidParameterException", f"limit must be between 1 and {max_limit}")
+        query = body["queryString"]
         with self._lock:
             n = self._bump("StartQuery")
             if n <= self.faults.limit_exceeded_first_n:
+                self.limit_exceeded += 1
                 return _error("LimitExceededException", "Account maximum query concurrency limit of [30] reached.")
             for g in names:
                 if g not in self.groups:
@@ -221,28 +338,46 @@ class FakeLogsInsightsServer:
                                                                f"'{FAKE_ACCOUNT_ID}'")
             # the service's window: start*1000 <= t <= end*1000 (endTime compared in ms, aws/aws-sdk#280); simple
             # engines also get the runner's leading "filter toMillis(@timestamp) <= N" applied here
-            bound = _leading_time_filter(body["queryString"])
+            bound = _leading_time_filter(query)
             window = {g: [e for e in self.groups[g] if start * 1000 <= e["timestamp"] <= end * 1000
                           and (bound is None or e["timestamp"] <= bound)] for g in names}
-        scanned = sum(len(v) for v in window.values())
-        nbytes = sum(len(e["message"].encode()) for v in window.values() for e in v)
+            policies = {g: self.index_policies.get(g) for g in names}
+            now_ms = int(self.clock() * 1000)
+        try:
+            uses = index_uses(query)
+        except Exception as exc:  # noqa: BLE001 - the offline parser's errors become MalformedQueryException
+            return _error("MalformedQueryException", str(exc))
+        scans = {g: scan_group(window[g], policies[g], uses, now_ms) for g in names}
+        scanned = [e for s in scans.values() for e in s.scanned]
+        nbytes = sum(len(e["message"].encode()) for e in scanned)
+        window_bytes = sum(len(e["message"].encode()) for v in window.values() for e in v)
+        visible_names = tuple(sorted(g for g in names if not scans[g].skipped))
+        forced = [u.field for u in uses if u.force]
         with self._engine_lock:
             try:
-                if hasattr(self.engine, "run_on"):
-                    rows = self.engine.run_on(self, body["queryString"], tuple(sorted(names)), start, end)
+                if not visible_names:
+                    rows: Rows = []
+                elif hasattr(self.engine, "run_on"):
+                    only = _indexed_sql(visible_names, policies, forced, now_ms) if forced else None
+                    rows = self.engine.run_on(self, query, visible_names, start, end, only=only)
                 else:
-                    rows = self.engine(body["queryString"], window, start, end)
+                    rows = self.engine(query, {g: scans[g].visible for g in visible_names}, start, end)
             except Exception as exc:  # noqa: BLE001 - the engine's parse errors become MalformedQueryException
                 return _error("MalformedQueryException", str(exc))
-        stats = {"recordsMatched": float(scanned), "recordsScanned": float(scanned), "bytesScanned": float(nbytes),
-                 "resultCount": float(min(len(rows), limit))}
+        stats = {"recordsMatched": float(len(scanned)), "recordsScanned": float(len(scanned)),
+                 "bytesScanned": float(nbytes),
+                 "estimatedRecordsSkipped": float(sum(len(v) for v in window.values()) - len(scanned)),
+                 "estimatedBytesSkipped": float(window_bytes - nbytes),
+                 "logGroupsScanned": float(len(visible_names)), "resultCount": float(min(len(rows), limit))}
         q = _Query(uuid.uuid4().hex, start, end, tuple(names), limit, time.monotonic(), rows, stats)
         with self._lock:  # quota check and registration in one step, so concurrent starts cannot both pass
-            if self.faults.account_quota and self._in_flight() >= self.faults.account_quota:
+            if self.faults.account_quota and self._in_flight() + self._held_by_others() >= self.faults.account_quota:
+                self.limit_exceeded += 1
                 return _error("LimitExceededException", "Account maximum query concurrency limit reached.")
             q.final_status = next(self._status_iter, "Complete")
             q.hang = self._bump("started") <= self.faults.hang_first_n
             self.queries[q.qid] = q
+            self.scanned_bytes += nbytes
             self.max_in_flight = max(self.max_in_flight, self._in_flight())
         return 200, {"queryId": q.qid}
 
@@ -257,8 +392,7 @@ class FakeLogsInsightsServer:
             if q.stopped:
                 q.observed_terminal = True
                 return 200, {"status": "Cancelled", "results": [], "statistics": q.stats}
-            done = not q.hang and time.monotonic() - q.started >= self.latency_s \
-                and q.polls > self.faults.partial_polls
+            done = q.done(time.monotonic(), self.latency_s, self.faults.partial_polls)
             if not done:
                 partial = q.rows[: len(q.rows) // 2] if self.faults.partial_polls else []
                 return 200, {"status": "Running", "results": _fields(partial[:ROWS_PER_PAGE]),
@@ -287,6 +421,35 @@ class FakeLogsInsightsServer:
                 return _error("InvalidParameterException", "Query is not running.")
             q.stopped = True
         return 200, {"success": True}
+
+
+def _group_name(identifier: str) -> str:
+    """A log group name from a name or an ARN (``arn:aws:logs:<region>:<account>:log-group:<name>[:*]``)."""
+    if identifier.startswith("arn:"):
+        name = identifier.split(":log-group:", 1)[1]
+        return name.removesuffix(":*")
+    return identifier
+
+
+def _indexed_sql(names: tuple[str, ...], policies: dict[str, IndexPolicy | None], fields: list[str],
+                 now_ms: int) -> str:
+    """SQL condition on the engine's events table: the events indexed for every field of ``fields`` (what a
+    filterIndex query can see), from each log group's policy history and the 30-day index life."""
+    from collector.insights.log_identifier import log_identifier
+    from collector.insights.sql import sql_literal
+    from tests.support.fake_field_indexes import INDEX_RETENTION_MS
+
+    per_group = []
+    for g in names:
+        pol = policies[g]
+        assert pol is not None
+        conds = [f'"@ingestionTime" > {now_ms - INDEX_RETENTION_MS}']
+        for f in fields:
+            spans = [f'("@ingestionTime" >= {a}' + ("" if b is None else f' AND "@ingestionTime" < {b}') + ")"
+                     for a, b in pol.intervals(f)]
+            conds.append("(" + (" OR ".join(spans) or "FALSE") + ")")
+        per_group.append(f'("@log" = {sql_literal(log_identifier(FAKE_ACCOUNT_ID, g))} AND ' + " AND ".join(conds) + ")")
+    return "(" + " OR ".join(per_group) + ")"
 
 
 def _leading_time_filter(query: str) -> int | None:

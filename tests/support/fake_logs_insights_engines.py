@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from collector.cloudwatch.scan import api_text
 from collector.insights.log_identifier import log_identifier
 from collector.insights.result import format_timestamp
 from collector.insights.sql import sql_literal
@@ -58,24 +59,27 @@ class InsightsEngine:
     def __init__(self) -> None:
         self._key: tuple[int, int] | None = None
         self._store: Any = None
-        self._views: dict[tuple[str, ...], str] = {}
+        self._views: dict[tuple[tuple[str, ...], str | None], str] = {}
 
     def __call__(self, query: str, groups: dict[str, list[dict[str, Any]]], start: int, end: int) -> Rows:
         # called without a server (direct use): build a store for just these events
         return self._run(self._build(groups), "events", query, start, end)
 
     def run_on(self, server: FakeLogsInsightsServer, query: str, names: tuple[str, ...], start: int,
-               end: int) -> Rows:
+               end: int, only: str | None = None) -> Rows:
+        """Run over the server's events of log groups ``names``; ``only``: an SQL condition further restricting the
+        events the query sees (the indexed events a filterIndex query reads)."""
         key = (id(server), server.version)
         if self._key != key:
             self._store, self._key, self._views = self._build(server.groups), key, {}
-        table = self._views.get(names)
+        table = self._views.get((names, only))
         if table is None:
             table = f"q_{len(self._views)}"
             in_list = ", ".join(sql_literal(log_identifier(FAKE_ACCOUNT_ID, n)) for n in names)
             self._store.connection.execute(f'CREATE TEMP VIEW {table} AS SELECT * FROM {self._store.table} '
-                                           f'WHERE "@log" IN ({in_list})').fetchall()
-            self._views[names] = table
+                                           f'WHERE "@log" IN ({in_list})' + (f" AND {only}" if only else "")
+                                           ).fetchall()
+            self._views[(names, only)] = table
         return self._run(self._store, table, query, start, end)
 
     @staticmethod
@@ -96,22 +100,12 @@ class InsightsEngine:
 
         res = run_query(SimpleNamespace(connection=store.connection, table=table), query, start=start, end=end,
                         limit_cap=None)
-        return [[(k, _text(v)) for k, v in rec.items()] for rec in res.to_records_json()]
+        return [[(k, api_text(v)) for k, v in rec.items()] for rec in res.to_records_json()]
 
 
 def insights_engine(query: str, groups: dict[str, list[dict[str, Any]]], start: int, end: int) -> Rows:
     """One-shot form of ``InsightsEngine`` (builds a store for ``groups``): the offline path of tests."""
     return InsightsEngine()(query, groups, start, end)
-
-
-def _text(v: Any) -> str | None:
-    if v is None:
-        return None
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (dict, list)):
-        return json.dumps(v, separators=(",", ":"))
-    return str(v)
 
 
 def trail_engine(query: str, groups: dict[str, list[dict[str, Any]]], start: int, end: int) -> Rows:

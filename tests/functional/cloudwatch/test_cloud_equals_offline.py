@@ -84,7 +84,11 @@ def _canon(df: pd.DataFrame) -> pd.DataFrame:
     return df.sort_values(cols, kind="stable", na_position="first").reset_index(drop=True)
 
 
-def test_every_standard_table_identical(demo_logs, logs_client, tmp_path):
+@pytest.mark.parametrize("combine", [True, pytest.param(False, marks=pytest.mark.slow)])
+def test_every_standard_table_identical(demo_logs, logs_client, tmp_path, combine):
+    """``combine``: the standard queries share one scan per window and each table is computed from the scanned
+    events (the default); False: each standard query runs in Logs Insights on its own (the collector before the
+    shared scans). Both must give the offline tables."""
     from collector.collect import collect_local
 
     demo_events = _events(demo_logs)
@@ -99,8 +103,10 @@ def test_every_standard_table_identical(demo_logs, logs_client, tmp_path):
         for g, evs in demo_events.items():
             srv.put_events(g, evs)
         opts = CollectOptions(since=start, until=end, log_group_prefixes=["/aws/lambda/"], queries=queries,
+                              combine=combine,
                               runner=RunnerConfig(limit=300, poll=PollSchedule(0.01, 1.5, 0.05),
-                                                  backoff=Backoff(0.005, 0.02), max_polls_per_s=0))
+                                                  backoff=Backoff(0.005, 0.02), max_polls_per_s=0,
+                                                  max_starts_per_s=0))
         client = logs_client(srv.url)
         # the server's @log is account-qualified, as CloudWatch's: what "@log as log_group" returns
         qid = client.start_query(logGroupNames=sorted(demo_events), startTime=start, endTime=end,
@@ -112,8 +118,13 @@ def test_every_standard_table_identical(demo_logs, logs_client, tmp_path):
         raw = {f["value"] for row in got["results"] for f in row if f["field"] == "log_group"}
         assert raw == {f"{FAKE_ACCOUNT_ID}:{g}" for g in demo_events}
         m = collect_cloudwatch(tmp_path / "cloud", opts, clients=Clients(logs=client), now=lambda: end + 86400)
-    splits = {n: e["queries"] - e["queried_windows"] for n, e in m["tables"].items()}
-    assert splits["trail"] > 0  # the 300-row limit forced splits, so merging is exercised
+    if combine:
+        assert all(e["source"] == "scan" and e["queries"] == 0 for e in m["tables"].values())
+        # the 300-row limit forced splits of the scans (more queries than windows), so pieces are joined
+        assert m["scan"]["this_run"]["queries"] > m["scan"]["this_run"]["windows_scanned"] == 3
+    else:
+        splits = {n: e["queries"] - e["queried_windows"] for n, e in m["tables"].items()}
+        assert splits["trail"] > 0  # the 300-row limit forced splits, so merging is exercised
     rows_seen: dict[str, int] = {}
     for name, table in TABLES.items():
         entry = m["tables"][name]
@@ -136,3 +147,45 @@ def test_every_standard_table_identical(demo_logs, logs_client, tmp_path):
             assert set(cloud["account_id"]) == {FAKE_ACCOUNT_ID}, name
     assert json.loads((tmp_path / "cloud" / "manifest.json").read_text())["tables"]["outcomes"]["rows"] > 0
     assert sum(rows_seen.values()) > 3000
+
+
+@pytest.mark.slow
+def test_run_cut_by_the_deadline_then_resumed_gives_the_same_tables(demo_logs, logs_client, tmp_path):
+    """Two scans hang until the run's --deadline: their windows are recorded failed and the tables incomplete; the
+    next run scans only those windows and every table equals the offline one."""
+    from collector.collect import collect_local
+
+    demo_events = _events(demo_logs)
+    lo = min(e["timestamp"] for evs in demo_events.values() for e in evs) // 1000
+    hi = max(e["timestamp"] for evs in demo_events.values() for e in evs) // 1000
+    start, end = (lo // 60) * 60, (hi // 60 + 2) * 60 - 1
+    collect_local([demo_logs], tmp_path / "local", since=start, until=end, account_id=FAKE_ACCOUNT_ID)
+    from tests.support.fake_logs_insights import Faults
+
+    with FakeLogsInsightsServer(engine=InsightsEngine(), faults=Faults(hang_first_n=2)) as srv:
+        for g, evs in demo_events.items():
+            srv.put_events(g, evs)
+        client = Clients(logs=logs_client(srv.url))
+
+        def run(deadline: float | None):
+            opts = CollectOptions(since=start, until=end, log_group_prefixes=["/aws/lambda/"],
+                                  runner=RunnerConfig(poll=PollSchedule(0.01, 1.5, 0.05), backoff=Backoff(0.005, 0.02),
+                                                      max_polls_per_s=0, max_starts_per_s=0,
+                                                      overall_deadline_s=deadline))
+            return collect_cloudwatch(tmp_path / "cloud", opts, clients=client, now=lambda: end + 86400)
+
+        first = run(deadline=1.5)
+        assert first["scan"]["this_run"]["windows_failed"] == 2
+        assert {e["status"] for e in first["tables"].values()} == {"failed"}
+        assert srv.count("StopQuery") == 2
+        second = run(deadline=None)
+    assert second["scan"]["this_run"]["windows_scanned"] == 2 == second["scan"]["this_run"]["windows_from_earlier_scans"] + 1
+    for name, table in TABLES.items():
+        assert second["tables"][name]["status"] == "complete", name
+        cloud = pd.read_parquet(tmp_path / "cloud" / "tables" / f"{name}.parquet")
+        offline = pd.read_parquet(tmp_path / "local" / "tables" / f"{name}.parquet")
+        import pyarrow as pa
+
+        offline = frame_from_arrow(pa.Table.from_pandas(offline, schema=arrow_schema(table), preserve_index=False))
+        cloud = frame_from_arrow(pa.Table.from_pandas(cloud, schema=arrow_schema(table), preserve_index=False))
+        pd.testing.assert_frame_equal(_canon(cloud), _canon(offline), check_exact=False, rtol=1e-9, obj=name)

@@ -50,7 +50,7 @@ def options(since: int, until: int, **kw) -> CollectOptions:
 
     return CollectOptions(since=since, until=until, log_groups=[GROUP], queries={"trail": TRAIL_QUERY},
                           runner=RunnerConfig(poll=PollSchedule(0.01, 1.5, 0.05), backoff=Backoff(0.005, 0.02),
-                                              max_polls_per_s=0, **kw.pop("runner_kw", {})), **kw)
+                                              max_polls_per_s=0, max_starts_per_s=0, **kw.pop("runner_kw", {})), **kw)
 
 
 def test_trail_collected_exactly_once_across_splits_with_types_and_cost(logs_client, tmp_path):
@@ -115,7 +115,7 @@ def test_failed_window_is_recorded_and_retried_next_run(logs_client, tmp_path):
     with FakeLogsInsightsServer(engine=trail_engine, faults=Faults(terminal_statuses=["Failed"] * 3)) as srv:
         put_records(srv, T0, 7200, 1)
         clients = Clients(logs=logs_client(srv.url))
-        opts = options(T0, T0 + 7199, runner_kw={"concurrency": 1, "max_retries": 2})
+        opts = options(T0, T0 + 7199, runner_kw={"max_concurrency": 1, "max_retries": 2})
         m = collect_cloudwatch(tmp_path, opts, clients=clients, now=lambda: T0 + 86400)
         e = m["tables"]["trail"]
         assert e["status"] == "failed" and e["windows"]["failed"] == [[T0, T0 + 3599]]

@@ -81,8 +81,8 @@ def test_runner_overall_deadline_on_a_simulated_clock(logs_client):
 
     with FakeLogsInsightsServer(engine=trail_engine, faults=Faults(hang_first_n=10**6)) as srv:
         _put(srv, 60)
-        cfg = RunnerConfig(concurrency=1, deadline_s=900.0, overall_deadline_s=30.0, poll=PollSchedule(1.0, 1.5, 5.0),
-                           backoff=Backoff(0.005, 0.02), max_polls_per_s=0)
+        cfg = RunnerConfig(max_concurrency=1, deadline_s=900.0, overall_deadline_s=30.0, poll=PollSchedule(1.0, 1.5, 5.0),
+                           backoff=Backoff(0.005, 0.02), max_polls_per_s=0, max_starts_per_s=0)
         runner = LogsInsightsRunner(logs_client(srv.url), cfg, sleep=sleep, clock=lambda: now[0])
         res = runner.run(QUERY, [GROUP], [Window(T0, T0 + 59), Window(T0 + 60, T0 + 119)])
     assert [r.status for r in res] == ["failed", "failed"]

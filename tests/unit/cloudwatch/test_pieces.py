@@ -6,7 +6,8 @@ import click
 import pandas as pd
 import pytest
 
-from collector.cloudwatch.backoff import Backoff, PollSchedule, RateLimiter
+from collector.cloudwatch.adaptive import AdaptiveRate, ConcurrencyLimit, DurationEstimate
+from collector.cloudwatch.backoff import Backoff, PollSchedule
 from collector.cloudwatch.commands import parse_duration_s, parse_time_s
 from collector.cloudwatch.cost import CostModel
 from collector.cloudwatch.merge import merge_frames, spec_for
@@ -86,7 +87,7 @@ def test_backoff_full_jitter_bounds_and_poll_schedule():
     assert [next(d) for _ in range(5)] == [0.5, 0.75, 1.125, 1.6875, 2.0]
 
 
-def test_rate_limiter_spaces_calls():
+def test_adaptive_rate_spaces_calls_and_halves_on_throttling():
     now = [0.0]
     slept: list[float] = []
 
@@ -94,10 +95,67 @@ def test_rate_limiter_spaces_calls():
         slept.append(s)
         now[0] += s
 
-    rl = RateLimiter(2.0, clock=lambda: now[0], sleep=sleep)
-    for _ in range(4):  # burst of 2, then one every 0.5 s
-        rl.acquire()
-    assert now[0] == pytest.approx(1.0) and len(slept) == 2
+    rate = AdaptiveRate(10.0, step_per_s=0.0, clock=lambda: now[0], sleep=sleep)
+    assert rate.rate == 5.0  # starts at half the documented TPS
+    for _ in range(6):  # one token in the bucket, then one call every 0.2 s
+        rate.acquire()
+    assert now[0] == pytest.approx(1.0) and len(slept) == 5
+    rate.throttled()
+    rate.throttled()
+    assert rate.rate == 1.25 and rate.throttles == 2
+    grow = AdaptiveRate(10.0, step_per_s=0.25)
+    for _ in range(100):
+        grow.succeeded()
+    assert grow.rate == 10.0  # never above the quota
+
+
+def test_concurrency_limit_slow_start_then_halves_then_one_per_round():
+    lim = ConcurrencyLimit(maximum=15, initial=2)
+    assert lim.limit == 2
+    for _ in range(6):
+        lim.started_cleanly()
+    assert lim.limit == 8  # slow start: +1 per clean start
+    epoch = lim.acquire()
+    lim.release()
+    lim.collided(epoch)
+    assert lim.limit == 4 and lim.collisions == 1
+    lim.collided(epoch)  # another start of the same moment: one signal, not a second halving
+    assert lim.limit == 4 and lim.collisions == 2
+    for _ in range(3):  # after a collision: 1/limit per clean start (one per round)...
+        lim.started_cleanly()
+    assert lim.limit == 4
+    lim.started_cleanly()  # ...until a whole round (4 starts) passed without one: slow start again
+    assert lim.limit == 5
+    lim.started_cleanly()
+    assert lim.limit == 6
+    for _ in range(200):
+        lim.started_cleanly()
+    assert lim.limit == 15  # never above the maximum
+    for _ in range(10):
+        lim.collided(lim.acquire())
+        lim.release()
+    assert lim.limit == 1  # never below one
+
+
+def test_concurrency_limit_blocks_at_the_limit_and_gives_up_on_request():
+    lim = ConcurrencyLimit(maximum=3, initial=1)
+    assert lim.acquire() == 0
+    assert lim.acquire(give_up=lambda: True, poll_s=0.001) is None  # the one slot is held
+    lim.release()
+    assert lim.acquire() == 0 and lim.peak == 1
+
+
+def test_first_poll_follows_the_median_duration_but_not_below_what_queries_needed():
+    est = DurationEstimate(floor_s=0.5, cap_s=5.0)
+    assert est.first_poll_s() == 0.5
+    for d in (2.0, 2.2, 1.8, 9.0):
+        est.add(d)
+    assert est.first_poll_s() == pytest.approx(0.9 * 2.1)
+    est.add(2.9, last_running_s=1.95)  # polled too early: it was still running at 1.95 s
+    assert est.first_poll_s() == pytest.approx(1.05 * 1.95)
+    for _ in range(30):
+        est.add(60.0)
+    assert est.first_poll_s() == 5.0
 
 
 def test_cost_model_per_gb_scanned():

@@ -71,6 +71,25 @@ def test_pagination_reads_all_pages_of_one_query(logs_client, fast_config, serve
     assert runner.api_calls["StartQuery"] == 1
 
 
+def test_permit_goes_back_before_the_result_pages_are_read(logs_client, fast_config, server):
+    # a Complete query holds no slot of the account's quota (the fake server counts only running ones), so reading
+    # its pages must not keep another query from starting
+    server.put_events(GROUP, events(25_000, 20))
+    runner = LogsInsightsRunner(logs_client(server.url), fast_config(max_concurrency=1))
+    held_at_page_reads: list[int] = []
+    call = runner._call
+
+    def spy(op, **kwargs):
+        if op == "GetQueryResults" and "nextToken" in kwargs:
+            held_at_page_reads.append(runner.concurrency._held)
+        return call(op, **kwargs)
+
+    runner._call = spy
+    [res] = runner.run("fields @timestamp, @message", [GROUP], [Window(T0, T0 + 3599)])
+    assert len(res.rows) == 25_000 and held_at_page_reads == [0, 0]  # pages 2 and 3, no permit held
+    assert runner.concurrency._held == 0  # and released exactly once
+
+
 def test_events_on_split_boundaries_counted_once(logs_client, fast_config, server):
     server.faults.no_pagination = True
     # 10,000 events in [T0, T0+99] force one split at T0+50; put extra events at 49.999 s and 50.000 s
@@ -137,7 +156,7 @@ def test_stop_query_called_on_deadline(logs_client, fast_config):
 def test_concurrency_cap_holds_and_is_used(logs_client, fast_config):
     with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=0.08) as srv:
         srv.put_events(GROUP, events(100, 1))
-        runner = LogsInsightsRunner(logs_client(srv.url), fast_config(concurrency=5))
+        runner = LogsInsightsRunner(logs_client(srv.url), fast_config(max_concurrency=5))
         windows = [Window(T0 + 60 * i, T0 + 60 * i + 59) for i in range(20)]
         results = runner.run("fields @message", [GROUP], windows)
         assert sum(len(r.rows) for r in results) == 100
@@ -148,7 +167,7 @@ def test_shared_account_quota_limit_exceeded_is_retried(logs_client, fast_config
     # other users hold the quota: only 2 queries may run at once though we would run 5
     with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=0.03, faults=Faults(account_quota=2)) as srv:
         srv.put_events(GROUP, events(120, 1))
-        runner = LogsInsightsRunner(logs_client(srv.url), fast_config(concurrency=5,
+        runner = LogsInsightsRunner(logs_client(srv.url), fast_config(max_concurrency=5,
                                     backoff=__import__("collector.cloudwatch").cloudwatch.Backoff(0.01, 0.05, 50)))
         results = runner.run("fields @message", [GROUP], [Window(T0 + 10 * i, T0 + 10 * i + 9) for i in range(12)])
         assert sum(len(r.rows) for r in results) == 120 and all(r.status == "complete" for r in results)
@@ -232,3 +251,65 @@ def test_millisecond_boundaries_with_the_offline_engine(logs_client, fast_config
         assert len(res.sub_windows) > 8  # 480 events / 50-row limit: many splits, each at a second boundary
         sent = [body for op, body in srv.calls if op == "StartQuery"]
         assert all(b["endTime"] == int(b["queryString"].split("<= ")[1].split("\n")[0]) // 1000 + 1 for b in sent)
+
+
+# ------------------------------------------------------------------ adaptive concurrency and call rates
+def test_quota_collisions_back_off_and_every_event_comes_back_once(logs_client, fast_config):
+    """The account quota is 6 and other clients hold 4 of it: at most 2 of ours can run although we may run 8.
+    StartQuery collides (LimitExceededException), the limit halves and the windows still all complete."""
+    faults = Faults(account_quota=6, held_by_others=4)
+    with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=0.05, faults=faults) as srv:
+        evs = events(240, 1)
+        srv.put_events(GROUP, evs)
+        runner = LogsInsightsRunner(logs_client(srv.url), fast_config(
+            max_concurrency=8, backoff=__import__("collector.cloudwatch").cloudwatch.Backoff(0.01, 0.05, 50)))
+        results = runner.run("fields @message", [GROUP], [Window(T0 + 10 * i, T0 + 10 * i + 9) for i in range(24)])
+        assert sorted(m for r in results for m in messages(r)) == sorted(e["message"] for e in evs)
+        assert all(r.status == "complete" for r in results)
+        assert srv.max_in_flight <= 2  # the quota held: 2 free slots, never more of ours running
+        report = runner.report()
+        assert report["quota_collisions"] == srv.limit_exceeded >= 1
+        assert srv.count("StartQuery") == 24 + srv.limit_exceeded
+        assert report["final_concurrency_limit"] <= 4  # halved below what it had grown to
+
+
+def test_concurrency_grows_to_the_maximum_on_a_quiet_account(logs_client, fast_config):
+    with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=0.1, faults=Faults(account_quota=30)) as srv:
+        srv.put_events(GROUP, events(300, 1))
+        runner = LogsInsightsRunner(logs_client(srv.url), fast_config(max_concurrency=12, initial_concurrency=2))
+        results = runner.run("fields @message", [GROUP], [Window(T0 + 10 * i, T0 + 10 * i + 9) for i in range(30)])
+        assert sum(len(r.rows) for r in results) == 300
+        assert srv.limit_exceeded == 0 and runner.report()["quota_collisions"] == 0
+        assert runner.concurrency.peak == 12 and srv.max_in_flight <= 12  # grew from 2 to the maximum, not past it
+
+
+def test_tps_throttling_slows_the_calls_down_and_loses_nothing(logs_client, fast_config):
+    """StartQuery and GetQueryResults each allowed 5 calls/s; ours may start at 40/s: the server answers
+    ThrottlingException, the rates halve, every window completes."""
+    faults = Faults(tps={"StartQuery": 5.0, "GetQueryResults": 5.0})
+    with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=0.02, faults=faults) as srv:
+        evs = events(100, 1)
+        srv.put_events(GROUP, evs)
+        cfg = fast_config(max_concurrency=10, max_starts_per_s=80.0, max_polls_per_s=80.0,
+                          backoff=__import__("collector.cloudwatch").cloudwatch.Backoff(0.01, 0.1, 50))
+        runner = LogsInsightsRunner(logs_client(srv.url), cfg)
+        results = runner.run("fields @message", [GROUP], [Window(T0 + 10 * i, T0 + 10 * i + 9) for i in range(10)])
+        assert sorted(m for r in results for m in messages(r)) == sorted(e["message"] for e in evs)
+        throttled = runner.report()["throttled"]
+        assert srv.throttled.get("StartQuery", 0) >= 1
+        assert throttled == {"StartQuery": srv.throttled.get("StartQuery", 0),
+                             "GetQueryResults": srv.throttled.get("GetQueryResults", 0)}
+        assert runner.rates["StartQuery"].rate < 40.0  # halved from where it started
+
+
+def test_calls_stay_within_the_configured_rates(logs_client, fast_config):
+    """Rates capped at 8 calls/s (starting at 4) against a server allowing 10/s: never throttled (the margin absorbs
+    the spacing that loopback delays can squeeze out of calls sent 1/8 s apart)."""
+    faults = Faults(tps={"StartQuery": 10.0, "GetQueryResults": 10.0})
+    with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=0.05, faults=faults) as srv:
+        srv.put_events(GROUP, events(120, 1))
+        cfg = fast_config(max_concurrency=10, max_starts_per_s=8.0, max_polls_per_s=8.0)
+        runner = LogsInsightsRunner(logs_client(srv.url), cfg)
+        results = runner.run("fields @message", [GROUP], [Window(T0 + 10 * i, T0 + 10 * i + 9) for i in range(12)])
+        assert sum(len(r.rows) for r in results) == 120
+        assert srv.throttled == {} and runner.report()["throttled"] == {"StartQuery": 0, "GetQueryResults": 0}

@@ -1,0 +1,183 @@
+"""How many Logs Insights queries to run at once, and how fast to call StartQuery and GetQueryResults.
+
+Both follow additive increase, multiplicative decrease (AIMD), the rule TCP uses to share a link it cannot see the
+capacity of: the account's concurrent-query quota and its per-second call quotas are shared with dashboards and
+people, so the collector cannot know how much of them is free, only notice when it took too much.
+
+- ``ConcurrencyLimit``: queries in flight. Starts polite (``initial``), grows by one for every query that starts
+  cleanly (first StartQuery accepted) until the first collision (slow start), then by one per round (``1 / limit``
+  per clean start); a LimitExceededException ("Account maximum query concurrency limit ... reached") halves it.
+  After a whole round without a collision (``limit`` clean starts in a row) it is back in slow start: unlike TCP's
+  competitors, dashboards do not back off for the collector, so the quota they free (a burst of dashboard refreshes
+  ending) is found again within a few rounds instead of one query per round. Never above ``maximum``
+  (``--max-concurrency``), never below one.
+- ``AdaptiveRate``: calls per second of one operation, as a token bucket (burst: one second of calls). Starts at half
+  its ``maximum`` (the documented TPS quota), grows by ``step_per_s`` with every clean call, halves on a
+  ThrottlingException (never below ``minimum``).
+
+Sources: StartQuery "You can have up to 30 concurrent CloudWatch Logs insights queries, including queries that have
+been added to dashboards" (CloudWatch Logs API Reference, StartQuery); CloudWatch Logs quotas page
+(cloudwatch_limits_cwl.html): "StartQuery throttle limit in transactions per second: 10", "GetQueryResults throttle
+limit in transactions per second: 10", per account and Region, not adjustable.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+class ConcurrencyLimit:
+    """Permits for queries in flight (see module docstring). Thread-safe.
+
+    ``acquire`` blocks until a query may start and returns the limit's current epoch (None when ``give_up()``
+    turned true first); ``release`` when the query ended on the service side; ``started_cleanly`` /
+    ``collided(epoch)`` after the StartQuery call. Collisions of starts that began before the last halving do not
+    halve it again: when the quota fills up, every query being started at that moment collides, and that is one
+    signal, not ten (TCP likewise halves once per round trip). ``peak`` is the most queries held at once;
+    ``collisions`` counts LimitExceededException answers.
+    """
+
+    def __init__(self, maximum: int, initial: int) -> None:
+        if maximum < 1:
+            raise ValueError("the maximum concurrency must be >= 1")
+        self.maximum = maximum
+        self._limit = float(max(1, min(initial, maximum)))
+        self._slow_start = True
+        self._clean_run = 0
+        self._epoch = 0
+        self._held = 0
+        self.peak = 0
+        self.collisions = 0
+        self._cond = threading.Condition()
+
+    @property
+    def limit(self) -> int:
+        """Queries allowed in flight now (whole number, 1 .. maximum)."""
+        with self._cond:
+            return int(self._limit)
+
+    def acquire(self, give_up: Callable[[], bool] = lambda: False, poll_s: float = 0.05) -> int | None:
+        with self._cond:
+            while self._held >= int(self._limit):
+                if give_up():
+                    return None
+                self._cond.wait(poll_s)
+            self._held += 1
+            self.peak = max(self.peak, self._held)
+            return self._epoch
+
+    def release(self) -> None:
+        with self._cond:
+            self._held -= 1
+            self._cond.notify()
+
+    def started_cleanly(self) -> None:
+        with self._cond:
+            self._clean_run += 1
+            if not self._slow_start and self._clean_run >= int(self._limit):
+                self._slow_start = True  # a whole round without a collision
+            step = 1.0 if self._slow_start else 1.0 / self._limit
+            self._limit = min(float(self.maximum), self._limit + step)
+            self._cond.notify()
+
+    def collided(self, epoch: int) -> None:
+        """The quota was full: the query of the permit taken at ``epoch`` did not start (the caller releases the
+        permit); the limit halves unless it already did since that permit was taken."""
+        with self._cond:
+            self.collisions += 1
+            self._slow_start = False
+            self._clean_run = 0
+            if epoch == self._epoch:
+                self._epoch += 1
+                self._limit = max(1.0, math.floor(self._limit / 2))
+
+
+@dataclass
+class AdaptiveRate:
+    """A token bucket whose rate adapts to throttling (see module docstring). ``maximum`` <= 0 disables it.
+
+    ``clock``/``sleep`` are injectable for tests. ``throttles`` counts ThrottlingException answers reported.
+    """
+
+    maximum: float
+    minimum: float = 0.5
+    step_per_s: float = 0.25
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+    rate: float = field(init=False)
+    throttles: int = field(init=False, default=0)
+    _tokens: float = field(init=False)
+    _last: float = field(init=False)
+    _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.rate = max(self.minimum, self.maximum / 2)
+        self._tokens = 1.0
+        self._last = self.clock()
+
+    def acquire(self) -> None:
+        """Wait for a token (one call)."""
+        if self.maximum <= 0:
+            return
+        while True:
+            with self._lock:
+                now = self.clock()
+                self._tokens = min(max(self.rate, 1.0), self._tokens + (now - self._last) * self.rate)
+                self._last = now
+                if self._tokens >= 1.0:
+                    self._tokens -= 1.0
+                    return
+                wait = (1.0 - self._tokens) / self.rate
+            self.sleep(wait)
+
+    def succeeded(self) -> None:
+        if self.maximum > 0:
+            with self._lock:
+                self.rate = min(self.maximum, self.rate + self.step_per_s)
+
+    def throttled(self) -> None:
+        with self._lock:
+            self.throttles += 1
+            if self.maximum > 0:
+                self.rate = max(self.minimum, self.rate / 2)
+
+
+class DurationEstimate:
+    """When to poll a new query first, from this run's queries (thread-safe).
+
+    Each completed query gives an upper bound of its duration (when the poll that found it complete was sent) and,
+    if an earlier poll found it running, a lower bound (when that one was sent). The first poll goes at 0.9 x the median upper bound of the last ``window``
+    queries, but not before 1.05 x the median lower bound: aiming at the typical duration spends one GetQueryResults
+    call on most queries instead of several, the 0.9 keeps probing for queries getting faster, and the lower bounds
+    stop it probing below what queries were just seen to need (each early poll costs a call and a full poll interval
+    of waiting). Between ``floor_s`` and ``cap_s``; ``floor_s`` until three queries completed.
+    """
+
+    def __init__(self, floor_s: float, cap_s: float, window: int = 20) -> None:
+        self.floor_s, self.cap_s = floor_s, cap_s
+        self._done: deque[float] = deque(maxlen=window)
+        self._running: deque[float] = deque(maxlen=window)
+        self._lock = threading.Lock()
+
+    def add(self, duration_s: float, last_running_s: float | None = None) -> None:
+        """A query was found complete by a poll sent ``duration_s`` after it started; ``last_running_s``: when the
+        last poll that found it running was sent (None: the first poll found it complete)."""
+        with self._lock:
+            self._done.append(duration_s)
+            if last_running_s is not None:
+                self._running.append(last_running_s)
+
+    def first_poll_s(self) -> float:
+        with self._lock:
+            if len(self._done) < 3:
+                return self.floor_s
+            aim = 0.9 * statistics.median(self._done)
+            if self._running:
+                aim = max(aim, 1.05 * statistics.median(self._running))
+            return min(self.cap_s, max(self.floor_s, aim))
