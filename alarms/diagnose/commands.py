@@ -17,6 +17,7 @@ import click
 
 from alarms.audit.commands import FAIL_ON
 from alarms.audit.types import OutputFormat
+from collector.cloudwatch.constants import DEFAULT_MAX_CONCURRENCY
 from idemwatch.options import TIME, TextParam, duration_option_value, require_range
 
 __all__ = ["diagnose"]
@@ -59,8 +60,10 @@ DURATION = TextParam("DURATION", duration_option_value)
 @click.option("--region", default=None, help="CloudWatch: AWS Region.")
 @click.option("--endpoint-url", default=None, help="CloudWatch: endpoint URL (a test server).")
 @click.option("--role-arn", default=None, help="CloudWatch: IAM role to assume.")
-@click.option("--concurrency", type=click.IntRange(1, 30), default=5, show_default=True,
-              help="CloudWatch: Logs Insights queries in flight at once.")
+@click.option("--max-concurrency", "--concurrency", "concurrency", type=click.IntRange(1, 100),
+              default=DEFAULT_MAX_CONCURRENCY,
+              show_default=True, help="CloudWatch: most Logs Insights queries in flight at once (adaptive, as "
+                                      "collect cloudwatch's --max-concurrency).")
 @click.pass_context
 def diagnose(ctx: click.Context, paths: tuple[Path, ...], data_dir: Path, log_groups: tuple[str, ...],
              prefixes: tuple[str, ...], start: float | None, end: float | None, fmt: str, out: Path | None,
@@ -148,4 +151,4 @@ def _cloudwatch(log_groups: tuple[str, ...], prefixes: tuple[str, ...], start: f
                        role_session_name="idemwatch-diagnose")
     client = target.client("logs", retries=1)
     return cloudwatch_source(client, log_groups, prefixes, start=lo, end=hi,
-                             config=RunnerConfig(concurrency=concurrency))
+                             config=RunnerConfig(max_concurrency=concurrency))

@@ -36,7 +36,7 @@ from collector.cloudwatch.windows import Window
 from emitter.contract import LogKey
 from idemwatch.aws import AccessDeniedError, error_code, is_throttling, translate
 
-INDEX_FIELDS: tuple[str, ...] = tuple(k.value for k in (  # type: ignore[attr-defined]  # lazy contract enums
+INDEX_FIELDS: tuple[str, ...] = tuple(k.value for k in (
     LogKey.SCHEMA_VERSION, LogKey.OUTCOME, LogKey.IDEMPOTENCY_KEY))
 """The contract's fields the proposed policy indexes (emitter.contract.LogKey)."""
 

@@ -63,7 +63,7 @@ def _compare(groups: dict[str, list[dict[str, Any]]], logs_client: Any, fast_con
     with FakeLogsInsightsServer(engine=InsightsEngine()) as srv:
         for group, events in groups.items():
             srv.put_events(group, events)
-        cloud = CloudWatchSource(LogsInsightsRunner(logs_client(srv.url), fast_config(concurrency=8)),
+        cloud = CloudWatchSource(LogsInsightsRunner(logs_client(srv.url), fast_config(max_concurrency=8)),
                                  sorted(groups), start, end)
         try:
             for q, off, cw in zip(queries, offline.run_many(queries), cloud.run_many(queries), strict=True):
