@@ -76,3 +76,28 @@ def test_the_cli_exits_non_zero_with_the_message(tmp_path, monkeypatch):
     assert lines[0].startswith(f"Error: reading {logs / 'b.log'}: DuckDB ran out of memory within its memory limit "
                                "of 1MB")
     assert not (out / "manifest.json").exists()
+
+
+@pytest.mark.parametrize("slice_chars", [1, 200, 5000])
+def test_joining_a_slice_at_a_time_gives_the_same_events(tmp_path, monkeypatch, slice_chars):
+    """The continuation lines are joined one slice of lines at a time (``line_formats.JOIN_SLICE_CHARS``): any slice
+    size gives the events of one join (a slice per event, an event's lines at a slice's end, ...)."""
+    import collector.ingest.store as store_module
+    from collector.ingest import EventStore
+
+    text = sam_logs(40) + "\n\n" + "a line that continues the last event\n  \n"
+    path = tmp_path / "sam.log"
+    path.write_text(text)
+
+    def rows() -> tuple[int, dict[str, int], list[tuple]]:
+        with EventStore() as store:
+            rep = store.ingest_path(path)
+            got = store.connection.execute('SELECT * EXCLUDE ("@json") FROM events ORDER BY "@seq"').fetchall()
+        return rep.events, dict(rep.by_reason), got
+
+    whole = rows()
+    monkeypatch.setattr(store_module, "JOIN_SLICE_CHARS", slice_chars)
+    assert rows() == whole
+    # 8 keys and "}" after each "{"; at the end two blank lines kept before the line that continues, one dropped
+    assert whole[0] == 40 and whole[1]["continuation_lines_joined"] == 40 * 9 + 3
+    assert whole[1]["blank_line"] == 1
