@@ -177,7 +177,7 @@ follows it) and how many they are (``join_continuations``)."""
 
 def join_continuations(batches: Iterable[Any], first: int) -> Iterator[tuple[list[int], list[str | None], list[int]]]:
     """The events with continuation lines of a source whose lines' flags are ``batches`` (Arrow record batches of
-    ``FLAGS_TABLE``'s ``bl, st, m`` in line order) and whose first non-blank line is line ``first``: batches of
+    ``FLAGS_TABLE``'s ``bl, st`` and ``m`` of the lines that start no event, NULL for the others, in line order) and whose first non-blank line is line ``first``: batches of
     ``JOINED`` rows ``(owner, rest, lines)``. A continuation line belongs to the last line before it that
     starts an event (or is ``first``); the blank lines at the end of an event are not kept.
 
