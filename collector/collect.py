@@ -32,13 +32,14 @@ import json
 import os
 import threading
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from collector.exceptions import CollectError
+from collector.exceptions import CollectError, OutOfMemoryError
 from collector.fingerprint import appendable, sha256_file
 from collector.ingest import EventStore, UnknownFormatError
 from collector.ingest.constants import MAX_DECOMPRESSED_BYTES, Reason
@@ -247,8 +248,10 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
         if previous.get("sources") and previous.get("account_id", account_id) != account_id:
             raise CollectError(f"{out} holds events of account {previous['account_id']}, not {account_id}: "
                                "collect into another --out, or pass the same --account-id")
-        with EventStore(out / EVENTS_DB, memory_limit=limit, max_decompressed_bytes=max_decompressed_bytes,
-                        account_id=account_id) as store:
+        with _out_of_memory(f"collecting into {out}", limit, "what was committed before stays, the manifest is the "
+                            "last run's"), EventStore(out / EVENTS_DB, memory_limit=limit,
+                                                      max_decompressed_bytes=max_decompressed_bytes,
+                                                      account_id=account_id) as store:
             if previous.get("sources") and "account_id" not in previous:
                 _qualify_log(store, account_id)
             _retain_block_memory(store.connection)
@@ -263,8 +266,10 @@ def collect_local(paths: Sequence[Path], out: Path, since: float | None = None, 
                 # lock the database down before any query runs: after the ingest (read_csv needs file access);
                 # the tables are written through pyarrow, which needs none
                 harden_connection(store.connection)
-                tables_info, window = write_standard_tables(store, out, queries, since, until, progress,
-                                                            workers=workers)
+                with _out_of_memory("writing the tables", limit, "every source is collected (a run with more memory "
+                                    "writes the tables without reading them again), the manifest is the last run's"):
+                    tables_info, window = write_standard_tables(store, out, queries, since, until, progress,
+                                                                workers=workers)
             finally:
                 for con in workers:
                     con.close()
@@ -400,6 +405,26 @@ def _bytes_read(report: IngestReport) -> int:
     return sum(r.bytes_read for r in report.per_file.values())
 
 
+@contextmanager
+def _out_of_memory(doing: str, limit: str, state: str) -> Iterator[None]:
+    """Turn DuckDB's out-of-memory error (``duckdb.OutOfMemoryException``) in the block into an ``OutOfMemoryError``
+    with a one-line message: what was being done (``doing``), DuckDB's reason, the limit, what is kept (``state``)
+    and how to raise the limit.
+
+    Raises:
+        OutOfMemoryError: DuckDB ran out of memory in the block.
+    """
+    import duckdb
+
+    try:
+        yield
+    except duckdb.OutOfMemoryException as exc:
+        reason = next((line.strip() for line in str(exc).splitlines() if line.strip()), "out of memory")
+        raise OutOfMemoryError(
+            f"{doing}: DuckDB ran out of memory within its memory limit of {limit} ({reason}); {state}. Run again "
+            f"with a larger --memory-limit (or IDEMWATCH_MEMORY_LIMIT), e.g. 2GB") from exc
+
+
 def _ingest_sources(files: list[tuple[Path, bool]], state: _SourcesState, store: EventStore,
                     progress: Progress | None = None) -> dict[str, Any]:
     """Ingest what is new in ``files``, one transaction per source; returns this run's counts.
@@ -433,7 +458,8 @@ def _ingest_each(hasher: ThreadPoolExecutor, files: list[tuple[Path, bool]], sta
         can_grow = appendable(f)
         grew = (prev is not None and size > prev["size"] and can_grow
                 and sha256_file(f, prev["size"]) == prev["sha256"])
-        with store.transaction():
+        with _out_of_memory(f"reading {f}", store.memory_limit or "DuckDB's default",
+                            "nothing of this file was collected (the files before it were)"), store.transaction():
             lo = store.next_seq
             if grew:
                 assert prev is not None

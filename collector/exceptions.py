@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["CollectError", "CollectLockedError", "MissingQueryError"]
+__all__ = ["CollectError", "CollectLockedError", "MissingQueryError", "OutOfMemoryError"]
 
 
 class CollectError(Exception):
@@ -15,3 +15,8 @@ class MissingQueryError(CollectError):
 
 class CollectLockedError(CollectError):
     """Another ``collect local`` holds the lock of the same ``--out`` directory."""
+
+
+class OutOfMemoryError(CollectError):
+    """DuckDB needed more memory than its memory limit (``collect local --memory-limit`` / ``IDEMWATCH_MEMORY_LIMIT``)
+    allows; the message names what it was doing, DuckDB's own reason, and the knob to raise."""

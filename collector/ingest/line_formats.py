@@ -144,31 +144,40 @@ def flags_sql(rule: LineRule, lines: str, crlf: bool) -> str:
 
 
 FLAGS_TABLE = "_iw_flags"
-"""Temp table ``(bl, st, m)`` of a source's lines in order (``rowid`` minus the first row's is the line's number:
-DuckDB keeps insertion order, ``preserve_insertion_order``): blank, starts an event, and the text of a line that starts
-none."""
+"""Temp table ``(bl, st, pts, pstream, m)`` of a source's lines in order (``rowid`` minus the first row's is the line's
+number: DuckDB keeps insertion order, ``preserve_insertion_order``): blank, starts an event, the time and log stream
+of a line that starts one, and its text (the message's first line of a line that starts an event, else the line).
+The events of a format whose lines may continue an event are read from it, so the source is read once and no
+relation of numbered lines is materialised beside it (DuckDB's buffer pool holds it, spilled past ``memory_limit``)."""
 
 
 def flags_table_sql(rule: LineRule, lines: str, crlf: bool) -> str:
     """``CREATE TEMP TABLE`` of ``FLAGS_TABLE`` from ``lines`` (its ``i`` unused, so a reader need not number its
     rows: numbering is a serial pass, and the start tests after it would run on one thread)."""
-    return (f"CREATE OR REPLACE TEMP TABLE {FLAGS_TABLE} AS SELECT bl, st, CASE WHEN NOT st THEN m END AS m "
-            f"FROM ({flags_sql(rule, lines, crlf)})")
+    return (f"CREATE OR REPLACE TEMP TABLE {FLAGS_TABLE} AS SELECT bl, st, pts, pstream, "
+            f"CASE WHEN st THEN body ELSE m END AS m FROM ({flags_sql(rule, lines, crlf)})")
 
 
 CONTINUATION_COUNT_SQL = f"SELECT count(*) FILTER (WHERE NOT bl AND NOT st) FROM {FLAGS_TABLE}"
 """The number of non-blank lines that start no event (0: every event is one line; the first non-blank line, which
 starts an event whatever it is, may be one of them)."""
 
+JOIN_SLICE_CHARS = 32 * 1024 * 1024
+"""Characters of joined continuation lines (``JOINED``'s ``rest``) at most per INSERT, past one event's own (see
+``join_continuations``): DuckDB's hash join keeps its build side's strings within ``memory_limit`` only when they
+fit in it (with more it fails, out of memory, instead of spilling), so the events with continuation lines are
+inserted a slice of lines at a time, each joining only its own rows."""
+
 JOINED = "read_parquet($joined)"
 """The rows ``(owner, rest, lines)`` (a temporary Parquet file, ``$joined``: appends to a table inside a transaction
-would stay in memory until its COMMIT): per event with continuation lines, the ``i`` of its first line, the kept
-continuation lines joined with ``\\n`` (NULL for the first non-blank line when it starts no event and nothing
+would stay in memory until its COMMIT): per event with continuation lines, the line number of its first line, the
+kept continuation lines joined with ``\\n`` (NULL for the first non-blank line when it starts no event and nothing
 follows it) and how many they are (``join_continuations``)."""
+
 
 def join_continuations(batches: Iterable[Any], first: int) -> Iterator[tuple[list[int], list[str | None], list[int]]]:
     """The events with continuation lines of a source whose lines' flags are ``batches`` (Arrow record batches of
-    ``FLAGS_TABLE``'s ``bl, st, m`` in line order) and whose first non-blank line is line ``first``: batches of
+    ``FLAGS_TABLE``'s ``bl, st`` and ``m`` of the lines that start no event, NULL for the others, in line order) and whose first non-blank line is line ``first``: batches of
     ``JOINED`` rows ``(owner, rest, lines)``. A continuation line belongs to the last line before it that
     starts an event (or is ``first``); the blank lines at the end of an event are not kept.
 
@@ -225,17 +234,28 @@ def join_continuations(batches: Iterable[Any], first: int) -> Iterator[tuple[lis
         yield out
 
 
-def events_src(rule: LineRule, lines: str, crlf: bool, seq_base: int, *, joined: bool) -> str:
-    """Staged relation ``(seq, ts, msg, stream, lg, ing)`` of the events of ``lines`` (``$stream``: the log stream of
-    an event whose line gives none; ``$lg``: the ``@log``); ``seq`` is the event's first line number plus
-    ``seq_base``. ``joined``: ``JOINED`` holds this source's continuation lines (else there are none)."""
-    flags = flags_sql(rule, lines, crlf)
-    base = int(seq_base)
+def line_events_src(rule: LineRule, lines: str, crlf: bool, seq_base: int) -> str:
+    """Staged relation ``(seq, ts, msg, stream, lg, ing)`` of the events of ``lines`` for a rule whose every non-blank
+    line starts an event (``LineRule.every_line``; ``$stream``: the log stream of an event whose line gives none;
+    ``$lg``: the ``@log``); ``seq`` is the line number ``i`` plus ``seq_base``."""
+    return f"""(SELECT i + {int(seq_base)} AS seq, pts AS ts, body AS msg, COALESCE(pstream, $stream) AS stream,
+    $lg AS lg, CAST(NULL AS BIGINT) AS ing FROM ({flags_sql(rule, lines, crlf)}) WHERE st)"""
+
+
+def flag_events_src(seq_base: int, row_base: int, *, joined: bool, lines: tuple[int, int] | None = None) -> str:
+    """Staged relation ``(seq, ts, msg, stream, lg, ing)`` of the events of ``FLAGS_TABLE`` whose first row has the
+    rowid ``row_base`` (``$stream``, ``$lg`` as ``line_events_src``); ``seq`` is the event's first line number plus
+    ``seq_base``. ``joined``: ``JOINED`` holds this source's continuation lines (else there are none); ``lines``:
+    only the events whose first line's number ``n`` is ``lo <= n < hi`` (a slice, ``JOIN_SLICE_CHARS``)."""
+    base, rb = int(seq_base), int(row_base)
+    own = f"(f.rowid - {rb})"
+    where = f" AND {own} >= {int(lines[0])} AND {own} < {int(lines[1])}" if lines is not None else ""
     if not joined:
-        return f"""(SELECT i + {base} AS seq, pts AS ts, body AS msg, COALESCE(pstream, $stream) AS stream, $lg AS lg,
-    CAST(NULL AS BIGINT) AS ing FROM ({flags}) WHERE st)"""
-    return f"""(SELECT f.i + {base} AS seq, CASE WHEN f.st THEN f.pts END AS ts,
-    CASE WHEN f.st THEN f.body ELSE f.m END || COALESCE(chr(10) || j.rest, '') AS msg,
+        return f"""(SELECT {own} + {base} AS seq, f.pts AS ts, f.m AS msg, COALESCE(f.pstream, $stream) AS stream,
+    $lg AS lg, CAST(NULL AS BIGINT) AS ing FROM {FLAGS_TABLE} AS f WHERE f.st{where})"""
+    rows = f" WHERE owner >= {int(lines[0])} AND owner < {int(lines[1])}" if lines is not None else ""
+    return f"""(SELECT {own} + {base} AS seq, CASE WHEN f.st THEN f.pts END AS ts,
+    f.m || COALESCE(chr(10) || j.rest, '') AS msg,
     COALESCE(CASE WHEN f.st THEN f.pstream END, $stream) AS stream, $lg AS lg, CAST(NULL AS BIGINT) AS ing
-    FROM ({flags}) AS f LEFT JOIN {JOINED} AS j ON j.owner = f.i
-    WHERE f.st OR j.owner IS NOT NULL)"""
+    FROM {FLAGS_TABLE} AS f LEFT JOIN (SELECT owner, rest FROM {JOINED}{rows}) AS j ON j.owner = {own}
+    WHERE (f.st OR j.owner IS NOT NULL){where})"""

@@ -29,11 +29,12 @@ events use the CloudWatch timestamp they carry.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Self
 
@@ -61,12 +62,13 @@ from collector.ingest.fields import count_fields, keep_first_fields
 from collector.ingest.line_formats import (
     CONTINUATION_COUNT_SQL,
     FLAGS_TABLE,
-    JOINED,
+    JOIN_SLICE_CHARS,
     RULES,
     LineRule,
-    events_src,
+    flag_events_src,
     flags_table_sql,
     join_continuations,
+    line_events_src,
 )
 from collector.ingest.lines import DOCUMENT_PIECE_BYTES, TEXT_PIECE_BYTES, byte_pieces, line_table
 from collector.ingest.sniff import sniff
@@ -124,6 +126,30 @@ def _run(con: Any, sql: str, params: Any = None) -> list[tuple]:
     return cur.fetchall()
 
 
+@contextmanager
+def _cleanup(action: Callable[[], object]) -> Iterator[None]:
+    """Run ``action`` (a DROP of a temp table, an ``unregister``) when the block ends. After an error, a
+    ``TransactionException`` of ``action`` is ignored: a failed statement (DuckDB out of memory...) aborts a DuckDB
+    transaction, which then runs no statement until its ROLLBACK (which drops what it created), and raising
+    "transaction is aborted" here would replace the error that says what went wrong."""
+    import duckdb
+
+    try:
+        yield
+    except BaseException:
+        try:
+            action()
+        except duckdb.TransactionException:
+            pass
+        raise
+    action()
+
+
+def _temp_table(con: Any, name: str) -> Any:
+    """Context manager that drops the temp table ``name`` when its block ends (``_cleanup``)."""
+    return _cleanup(lambda: _run(con, f"DROP TABLE IF EXISTS {name}"))
+
+
 class EventStore:
     """Log events in a DuckDB table, ready for the offline Logs Insights engine.
 
@@ -145,6 +171,7 @@ class EventStore:
 
     Attributes:
         connection: the duckdb connection (session time zone UTC).
+        memory_limit: the ``memory_limit`` given (None: DuckDB's default).
         table: name of the events table (``"events"``).
         hot_fields: the materialised fields (each also a column of that name).
         hot_types: materialised field -> its column's type, ``"VARCHAR"`` or ``"JSON"``.
@@ -160,6 +187,7 @@ class EventStore:
         self.account_id = check_account_id(account_id)
         self.connection = duckdb.connect(str(path) if path is not None else ":memory:")
         self.max_decompressed_bytes = int(max_decompressed_bytes)
+        self.memory_limit = memory_limit
         if memory_limit is not None:
             self.connection.execute("SET memory_limit = $1", [str(memory_limit)])
         self._spill_dir: str | None = None
@@ -441,11 +469,12 @@ class EventStore:
         ``\\n`` (a line still being written is not taken whole by a reader that reads past ``end``).
 
         The reader reads to the file's end; its lines past the range's (appended meanwhile) are not taken.
-        ``row_number() OVER ()`` numbers the lines, a streaming window that DuckDB runs on one thread together with
-        everything after it in the same pipeline (the JSON parse, the derived fields, the table write: most of the
-        ingest); a ``MATERIALIZED`` CTE ends that pipeline right after the numbering, so the rest runs on every
-        core. The CTE holds the lines in DuckDB's buffer pool, which spills to ``temp_directory`` past
-        ``memory_limit``."""
+        ``row_number() OVER ()`` numbers the lines of a format whose every line starts an event, a streaming window
+        that DuckDB runs on one thread together with everything after it in the same pipeline (the JSON parse, the
+        derived fields, the table write: most of the ingest); a ``MATERIALIZED`` CTE ends that pipeline right after
+        the numbering, so the rest runs on every core. The CTE holds the lines in DuckDB's buffer pool, which spills
+        to ``temp_directory`` past ``memory_limit``. Other formats read the lines unnumbered into
+        ``line_formats.FLAGS_TABLE`` (``_frame_lines``)."""
         n_lines = _plain_line_count(fh, end)
         if n_lines is None:
             return False
@@ -471,7 +500,7 @@ class EventStore:
         spilled = False
         n_lines = n_crlf = 0
         terminated = True
-        try:
+        with ExitStack() as cleanup:
             for piece in byte_pieces(src.read, TEXT_PIECE_BYTES):
                 tbl, n, n_cr = line_table(piece, rep, first=n_lines)
                 n_lines, n_crlf, terminated = n_lines + n, n_crlf + n_cr, piece.endswith(b"\n")
@@ -480,14 +509,13 @@ class EventStore:
                     continue
                 if not spilled:
                     _run(con, f"CREATE OR REPLACE TEMP TABLE {_LINES_TABLE} (i BIGINT, line VARCHAR)")
+                    cleanup.enter_context(_temp_table(con, _LINES_TABLE))
                     spilled = True
                 for t in (single, tbl):
                     if t is not None:
                         con.register(_PIECE_VIEW, t)
-                        try:
+                        with _cleanup(lambda: con.unregister(_PIECE_VIEW)):
                             _run(con, f"INSERT INTO {_LINES_TABLE} SELECT i, line FROM {_PIECE_VIEW}")
-                        finally:
-                            con.unregister(_PIECE_VIEW)
                 single = None
             if n_lines and not terminated and (src.truncated or src.capped):
                 rep.count(Reason.GZIP_TRUNCATED)  # the cut last line, kept as it is
@@ -496,76 +524,96 @@ class EventStore:
                 rep.count(Reason.CRLF, n_crlf)
             if single is not None:
                 con.register(_LINES_VIEW, single)
+                cleanup.enter_context(_cleanup(lambda: con.unregister(_LINES_VIEW)))
             self._frame_lines(rule, _LINES_VIEW if single is not None else _LINES_TABLE, n_lines, crlf, group,
                               stream, rep, mtime_ms)
-        finally:
-            if single is not None:
-                con.unregister(_LINES_VIEW)
-            if spilled:
-                _run(con, f"DROP TABLE IF EXISTS {_LINES_TABLE}")
 
-    def _join_continuations(self, path: Path) -> bool:
-        """Write ``line_formats.JOINED`` rows from ``FLAGS_TABLE`` (``line_formats.join_continuations``) to the Parquet
-        file ``path``, one Arrow batch at a time; False when there are none."""
+    def _join_continuations(self, path: Path, row_base: int, n_lines: int) -> tuple[list[int], int] | None:
+        """Write ``line_formats.JOINED`` rows from ``FLAGS_TABLE`` (``line_formats.join_continuations``; its first row
+        has the rowid ``row_base``) to the Parquet file ``path``, one Arrow batch at a time. Returns the slices' bounds
+        (line numbers ``[0, b1, ..., n_lines]``: each slice's events hold at most ``JOIN_SLICE_CHARS`` characters of
+        continuation lines past its last event's own) and the continuation lines kept; None when there are none."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         con = self.connection
-        # rowids count the rows in insertion order from the table's first one, which is 0 once committed but not
-        # inside a transaction (DuckDB numbers uncommitted rows from a high base): line numbers are from the first
-        base, first, n = _run(con, f"SELECT min(rowid), min(rowid) FILTER (WHERE NOT bl), count(*) FROM {FLAGS_TABLE}")[0]
+        first = _run(con, f"SELECT min(rowid) FILTER (WHERE NOT bl) FROM {FLAGS_TABLE}")[0][0]
         if first is None:
-            return False
+            return None
 
         def batches() -> Iterator[Any]:
-            for a in range(0, int(n), _JOIN_ROWS):  # fetched whole, range by range, in rowid order
-                yield con.sql(f"SELECT bl, st, m FROM {FLAGS_TABLE} WHERE rowid >= $1 AND rowid < $2 ORDER BY rowid",
-                              params=[base + a, base + a + _JOIN_ROWS]).to_arrow_table()
+            for a in range(0, n_lines, _JOIN_ROWS):  # fetched whole, range by range, in rowid order
+                yield con.sql(f"SELECT bl, st, CASE WHEN NOT st THEN m END FROM {FLAGS_TABLE} "
+                              "WHERE rowid >= $1 AND rowid < $2 ORDER BY rowid",
+                              params=[row_base + a, row_base + a + _JOIN_ROWS]).to_arrow_table()
 
         schema = pa.schema([("owner", pa.int64()), ("rest", pa.large_string()), ("lines", pa.int64())])
+        bounds, chars, kept = [0], 0, 0
         with pq.ParquetWriter(path, schema, compression="none") as writer:
-            for owners, rests, counts in join_continuations(batches(), int(first - base)):
+            for owners, rests, counts in join_continuations(batches(), int(first - row_base)):
                 writer.write_table(pa.table([pa.array(owners, pa.int64()), pa.array(rests, pa.large_string()),
                                              pa.array(counts, pa.int64())], schema=schema))
-        return True
+                kept += sum(counts)
+                for owner, rest in zip(owners, rests, strict=True):
+                    chars += len(rest) if rest else 0
+                    if chars >= JOIN_SLICE_CHARS:  # this event's line ends the slice
+                        bounds.append(owner + 1)
+                        chars = 0
+        bounds = sorted({*bounds, n_lines})
+        return bounds, kept
 
     def _frame_lines(self, rule: LineRule, lines: str, n_lines: int, crlf: bool, group: str, stream: str,
                      rep: FileReport, mtime_ms: int, *, params: dict[str, Any] | None = None, with_: str = "",
                      unnumbered: str | None = None) -> None:
         """INSERT the events of the line relation ``lines`` ``(i, line)`` (``n_lines`` rows, ``i`` from 0) by the
-        format's ``rule`` (``line_formats``). For a format whose lines may continue an event, each line's flags are
-        read first (from ``unnumbered``, the same lines in order without their numbers, which cost a serial pass),
-        and the events with continuation lines are found only when the source has a line that starts none.
-        ``params``: named parameters of ``lines``; ``with_``: CTEs it names."""
+        format's ``rule`` (``line_formats``). For a format whose lines may continue an event, the lines and their
+        flags are stored once (``FLAGS_TABLE``, from ``unnumbered``: the same lines in order without their numbers,
+        which cost a serial pass), the events with continuation lines are found only when the source has a line that
+        starts none, and the events are inserted from there, a slice at a time when they are joined
+        (``line_formats.JOIN_SLICE_CHARS``). ``params``: named parameters of ``lines``; ``with_``: CTEs it names
+        (``lines`` is read only for a rule whose every line starts an event)."""
         if not n_lines:
             return
-        import tempfile
-
         params = dict(params or {})
-        con = self.connection
         lo = self._next_seq
-        joined = False
-        if self._spill_dir is not None:
-            os.makedirs(self._spill_dir, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix="idemwatch-join-", dir=self._spill_dir) as tmp:
-            joined_path = Path(tmp) / "joined.parquet"
-            try:
-                if not rule.every_line:
-                    _run(con, flags_table_sql(rule, unnumbered or lines, crlf), params or None)
-                    if _run(con, CONTINUATION_COUNT_SQL)[0][0]:
-                        joined = self._join_continuations(joined_path)
-                    _run(con, f"DROP TABLE IF EXISTS {FLAGS_TABLE}")
-                extra = {"joined": str(joined_path)} if joined else {}
-                _run(con, insert_sql(self.table, events_src(rule, lines, crlf, lo, joined=joined), self.hot_types,
-                                     own_ts=rule.own_ts, with_=with_),
-                     {**params, **extra, "stream": stream, "lg": log_identifier(self.account_id, group)})
-                kept = int(_run(con, f"SELECT COALESCE(sum(lines), 0) FROM {JOINED}", extra)[0][0]) if joined else 0
-            finally:
-                _run(con, f"DROP TABLE IF EXISTS {FLAGS_TABLE}")
+        values = {"stream": stream, "lg": log_identifier(self.account_id, group)}
+        if rule.every_line:
+            _run(self.connection, insert_sql(self.table, line_events_src(rule, lines, crlf, lo), self.hot_types,
+                                             own_ts=rule.own_ts, with_=with_), {**params, **values})
+            kept = 0
+        else:
+            kept = self._frame_flagged(rule, unnumbered or lines, n_lines, crlf, lo, params, values)
         self._next_seq = lo + n_lines
         inserted = self._finish_batch(lo, lo + n_lines - 1, rep, mtime_ms, no_ts_reason=rule.no_ts_reason)
         rep.count(Reason.MULTILINE_JOINED, kept)
         rep.count(Reason.BLANK_LINE, n_lines - inserted - kept)
+
+    def _frame_flagged(self, rule: LineRule, lines: str, n_lines: int, crlf: bool, lo: int, params: dict[str, Any],
+                       values: dict[str, Any]) -> int:
+        """``_frame_lines`` of a rule whose lines may continue an event; returns the continuation lines kept."""
+        import tempfile
+
+        con = self.connection
+        if self._spill_dir is not None:
+            os.makedirs(self._spill_dir, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="idemwatch-join-", dir=self._spill_dir) as tmp:
+            joined_path = Path(tmp) / "joined.parquet"
+            _run(con, flags_table_sql(rule, lines, crlf), params or None)
+            with _temp_table(con, FLAGS_TABLE):
+                # rowids count the rows in insertion order from the table's first one, which is 0 once committed but
+                # not inside a transaction (DuckDB numbers uncommitted rows from a high base)
+                row_base = int(_run(con, f"SELECT min(rowid) FROM {FLAGS_TABLE}")[0][0])
+                found = (self._join_continuations(joined_path, row_base, n_lines)
+                         if _run(con, CONTINUATION_COUNT_SQL)[0][0] else None)
+                if found is None:
+                    _run(con, insert_sql(self.table, flag_events_src(lo, row_base, joined=False), self.hot_types,
+                                         own_ts=rule.own_ts), values)
+                    return 0
+                bounds, kept = found
+                for a, b in itertools.pairwise(bounds):
+                    _run(con, insert_sql(self.table, flag_events_src(lo, row_base, joined=True, lines=(a, b)),
+                                         self.hot_types, own_ts=rule.own_ts), {**values, "joined": str(joined_path)})
+                return kept
 
     def _staged_rows(self, events: Iterable[Any], stream: str, rep: FileReport) -> Any:
         """Arrow table ``(seq, ts, msg, stream, ing)`` of event dicts (``message``, ``timestamp``, ``logStreamName``,
