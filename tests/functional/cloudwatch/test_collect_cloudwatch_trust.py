@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from collector.cloudwatch import Backoff, PollSchedule, RunnerConfig
@@ -34,6 +35,7 @@ def _args(tmp_path: Path, srv: FakeLogsInsightsServer, *extra: str) -> list[str]
             "--table", "trail", "--query-file", f"trail={q}", "--endpoint-url", srv.url, "--region", "us-east-1", "--no-progress", *extra]
 
 
+@pytest.mark.slow  # every query of a collection fails after its retries, then again with --allow-partial
 def test_every_query_failed_exits_non_zero_with_one_line_and_allow_partial_accepts(tmp_path):
     with FakeLogsInsightsServer(engine=trail_engine, latency_s=0.0,
                                 faults=Faults(terminal_statuses=["Failed"] * 1000)) as srv:

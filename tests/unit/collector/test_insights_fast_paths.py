@@ -13,6 +13,7 @@ import json
 import re
 
 import duckdb
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -31,6 +32,7 @@ _json_values = st.recursive(
 _space = st.text(alphabet=" \t\n\r", max_size=3)
 
 
+@pytest.mark.slow  # 200 generated documents, each through DuckDB
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.one_of(st.none(), st.tuples(_space, _json_values, _space,
                                                 st.sampled_from([(",", ":"), (", ", ": ")]))), max_size=30))
