@@ -471,9 +471,9 @@ class EventStore:
         The reader reads to the file's end; its lines past the range's (appended meanwhile) are not taken.
         ``row_number() OVER ()`` numbers the lines of a format whose every line starts an event, a streaming window
         that DuckDB runs on one thread together with everything after it in the same pipeline (the JSON parse, the
-        derived fields, the table write: most of the ingest); a ``MATERIALIZED`` CTE ends that pipeline right after
-        the numbering, so the rest runs on every core. The CTE holds the lines in DuckDB's buffer pool, which spills
-        to ``temp_directory`` past ``memory_limit``. Other formats read the lines unnumbered into
+        derived fields, the table write: most of the ingest); so the lines are numbered into a temp table by a
+        statement of their own, and the rest runs on every core. The table holds the lines in DuckDB's buffer pool,
+        which spills to ``temp_directory`` past ``memory_limit``. Other formats read the lines unnumbered into
         ``line_formats.FLAGS_TABLE`` (``_frame_lines``)."""
         n_lines = _plain_line_count(fh, end)
         if n_lines is None:
@@ -482,8 +482,19 @@ class EventStore:
         n = int(n_lines)
         numbered = (f"(SELECT i, line FROM (SELECT CAST(row_number() OVER () - 1 AS BIGINT) AS i, line "
                     f"FROM {LINE_READER}) WHERE i < {n})")
+        if rule.every_line:
+            # Numbered in a statement of its own: in the INSERT's statement DuckDB streams the serial row_number()
+            # window into the parse and an order-preserving write, and the whole ingest runs on one thread. Once
+            # numbered, each event carries its line number in "@seq", so the INSERT need not keep the rows' order
+            # and runs on every core.
+            con = self.connection
+            _run(con, f"CREATE OR REPLACE TEMP TABLE {_NUMBERED_CTE} AS {numbered}", {"path": str(path)})
+            with _temp_table(con, _NUMBERED_CTE):
+                _run(con, "SET preserve_insertion_order = false")
+                with _cleanup(lambda: _run(con, "RESET preserve_insertion_order")):
+                    self._frame_lines(rule, _NUMBERED_CTE, n, False, group, stream, rep, mtime_ms)
+            return True
         self._frame_lines(rule, _NUMBERED_CTE, n, False, group, stream, rep, mtime_ms, params={"path": str(path)},
-                          with_=f"WITH {_NUMBERED_CTE} AS MATERIALIZED {numbered}",
                           unnumbered=f"(SELECT 0 AS i, line FROM {LINE_READER} LIMIT {n})")
         return True
 
