@@ -61,6 +61,8 @@ EVIDENCE_CONFIG: dict[str, Any] = {
                                      "the key in clear, so search by event id or request id."),
 }
 EVIDENCE_SHOWN = ["example", "time", "outcome", "event_id", "function_request_id", "attempt"]
+
+
 def render() -> None:
     ctx = ui.context()
     ds, f = ctx.ds, ctx.filters
