@@ -124,13 +124,12 @@ def _spec(hot: Mapping[str, str]) -> tuple[str, dict[str, str]]:
     return json.dumps(top, separators=(",", ":")), exprs
 
 
-def insert_sql(table: str, src: str, hot: Mapping[str, str], *, own_ts: bool, with_: str = "") -> str:
-    """``INSERT INTO <table> (...) [with_] SELECT ...`` over the relation ``src`` (a table name or ``(subquery)``)
+def insert_sql(table: str, src: str, hot: Mapping[str, str], *, own_ts: bool) -> str:
+    """``INSERT INTO <table> (...) SELECT ...`` over the relation ``src`` (a table name or ``(subquery)``)
     with columns ``seq, ts, msg, stream, lg, ing``; a message over ``MAX_EVENT_BYTES`` is cut there (``iw_clip``,
     marked ``IngestCheck.TRUNCATED``); ``hot``: hot field -> its column's type (``JSON``/``VARCHAR``). Each message starting with ``{`` is parsed once, by
     ``TRY(json_transform(...))`` into a struct that ``unnest`` spreads into columns (so each value is read once, not
-    once per reference); a NULL struct means not valid JSON (the same test as ``TRY_CAST(... AS JSON)``).
-    ``with_``: a ``WITH ...`` clause of the statement (names ``src`` may read)."""
+    once per reference); a NULL struct means not valid JSON (the same test as ``TRY_CAST(... AS JSON)``)."""
     spec, hot_exprs = _spec(hot)
     i = _INTERNAL
     platform_case = " ".join(f"WHEN {sql_literal(t)} THEN {sql_literal(v)}" for t, v in _PLATFORM.items())
@@ -154,7 +153,6 @@ def insert_sql(table: str, src: str, hot: Mapping[str, str], *, own_ts: bool, wi
     columns = [n for n, _ in EVENT_STORED_COLUMNS] + list(hot_exprs)
     return f"""
 INSERT INTO {_q(table)} ({", ".join(_q(c) for c in columns)})
-{with_}
 SELECT {ts_expr} AS "@timestamp", {i}msg AS "@message", {i}stream AS "@logStream", {i}lg AS "@log",
     {i}ing AS "@ingestionTime", {i}t AS "@type",
     CASE WHEN {i}t IS NULL THEN NULL

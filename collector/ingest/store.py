@@ -480,22 +480,22 @@ class EventStore:
             return False
         rep.path = IngestPath.DUCKDB_READER
         n = int(n_lines)
-        numbered = (f"(SELECT i, line FROM (SELECT CAST(row_number() OVER () - 1 AS BIGINT) AS i, line "
-                    f"FROM {LINE_READER}) WHERE i < {n})")
         if rule.every_line:
             # Numbered in a statement of its own: in the INSERT's statement DuckDB streams the serial row_number()
             # window into the parse and an order-preserving write, and the whole ingest runs on one thread. Once
             # numbered, each event carries its line number in "@seq", so the INSERT need not keep the rows' order
             # and runs on every core.
             con = self.connection
-            _run(con, f"CREATE OR REPLACE TEMP TABLE {_NUMBERED_CTE} AS {numbered}", {"path": str(path)})
+            _run(con, f"CREATE OR REPLACE TEMP TABLE {_NUMBERED_CTE} AS (SELECT i, line FROM (SELECT CAST(row_number() "
+                      f"OVER () - 1 AS BIGINT) AS i, line FROM {LINE_READER}) WHERE i < {n})", {"path": str(path)})
             with _temp_table(con, _NUMBERED_CTE):
                 _run(con, "SET preserve_insertion_order = false")
                 with _cleanup(lambda: _run(con, "RESET preserve_insertion_order")):
                     self._frame_lines(rule, _NUMBERED_CTE, n, False, group, stream, rep, mtime_ms)
             return True
-        self._frame_lines(rule, _NUMBERED_CTE, n, False, group, stream, rep, mtime_ms, params={"path": str(path)},
-                          unnumbered=f"(SELECT 0 AS i, line FROM {LINE_READER} LIMIT {n})")
+        # the lines in order, unnumbered (the flags table numbers them by rowid: no serial pass)
+        self._frame_lines(rule, f"(SELECT 0 AS i, line FROM {LINE_READER} LIMIT {n})", n, False, group, stream, rep,
+                          mtime_ms, params={"path": str(path)})
         return True
 
     def _ingest_line_pieces(self, src: SourceReader, rule: LineRule, group: str, stream: str, rep: FileReport,
@@ -574,15 +574,13 @@ class EventStore:
         return bounds, kept
 
     def _frame_lines(self, rule: LineRule, lines: str, n_lines: int, crlf: bool, group: str, stream: str,
-                     rep: FileReport, mtime_ms: int, *, params: dict[str, Any] | None = None, with_: str = "",
-                     unnumbered: str | None = None) -> None:
+                     rep: FileReport, mtime_ms: int, *, params: dict[str, Any] | None = None) -> None:
         """INSERT the events of the line relation ``lines`` ``(i, line)`` (``n_lines`` rows, ``i`` from 0) by the
         format's ``rule`` (``line_formats``). For a format whose lines may continue an event, the lines and their
-        flags are stored once (``FLAGS_TABLE``, from ``unnumbered``: the same lines in order without their numbers,
-        which cost a serial pass), the events with continuation lines are found only when the source has a line that
+        flags are stored once (``FLAGS_TABLE``; ``lines`` need only be in order there, its ``i`` is not read), the
+        events with continuation lines are found only when the source has a line that
         starts none, and the events are inserted from there, a slice at a time when they are joined
-        (``line_formats.JOIN_SLICE_CHARS``). ``params``: named parameters of ``lines``; ``with_``: CTEs it names
-        (``lines`` is read only for a rule whose every line starts an event)."""
+        (``line_formats.JOIN_SLICE_CHARS``). ``params``: named parameters of ``lines``."""
         if not n_lines:
             return
         params = dict(params or {})
@@ -590,10 +588,10 @@ class EventStore:
         values = {"stream": stream, "lg": log_identifier(self.account_id, group)}
         if rule.every_line:
             _run(self.connection, insert_sql(self.table, line_events_src(rule, lines, crlf, lo), self.hot_types,
-                                             own_ts=rule.own_ts, with_=with_), {**params, **values})
+                                             own_ts=rule.own_ts), {**params, **values})
             kept = 0
         else:
-            kept = self._frame_flagged(rule, unnumbered or lines, n_lines, crlf, lo, params, values)
+            kept = self._frame_flagged(rule, lines, n_lines, crlf, lo, params, values)
         self._next_seq = lo + n_lines
         inserted = self._finish_batch(lo, lo + n_lines - 1, rep, mtime_ms, no_ts_reason=rule.no_ts_reason)
         rep.count(Reason.MULTILINE_JOINED, kept)
