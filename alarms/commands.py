@@ -373,7 +373,7 @@ def backtest_cmd(config_path: Path, data_dir: Path, names: tuple[str, ...], as_j
         role = "pages" if cd.paging else "notifies nobody"
         sup = (f" | suppressor {cd.suppressor} (wait {cd.wait_period} s, extension {cd.extension_period} s)"
                if cd.suppressor else "")
-        alarm_s = int(sum((b - a).total_seconds() for a, b in c.alarm_intervals))
+        alarm_s = c.time_in_alarm_s
         acts = [str(a) for a in c.timeline["actions"]] if len(c.timeline) else []
         waited = sum(1 for a in acts if a == SUPPRESSED_WAIT)
         held = sum(1 for a in acts if a in (SUPPRESSED_ALARM, SUPPRESSED_EXTENSION))
@@ -467,7 +467,7 @@ def _composite_json(c: Any) -> dict:
         "suppressor": d.suppressor,
         "backtest": "ok" if len(c.timeline) else "no_data",
         "last_state": c.last_state,
-        "time_in_alarm_s": int(sum((b - a).total_seconds() for a, b in c.alarm_intervals)),
+        "time_in_alarm_s": c.time_in_alarm_s,
         "alarm_intervals": [[a.isoformat(), b.isoformat()] for a, b in c.alarm_intervals],
         "notifications": [t.isoformat() for t in c.notifications],
         "unknown_children": c.unknown_children,

@@ -52,6 +52,11 @@ class CompositeResult:
     step_s: int = 60
 
     @property
+    def time_in_alarm_s(self) -> int:
+        """Seconds in ALARM over the history (sum of ``alarm_intervals``), as ``BacktestResult.time_in_alarm_s``."""
+        return int(sum((b - a).total_seconds() for a, b in self.alarm_intervals))
+
+    @property
     def last_state(self) -> str:
         tl = self.timeline
         return str(tl["state"].iloc[-1]) if tl is not None and len(tl) else AlarmState.INSUFFICIENT_DATA.value

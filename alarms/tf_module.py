@@ -67,11 +67,12 @@ def build_module(config: Any, definitions: Sequence[AlarmDefinition], dashboard:
                                                   "description": f"SNS topic ARNs notified on OK by {sev.value} "
                                                                  "alarms."}
     items: tuple[Any, ...] = (*alarms, *rules)
-    flat = tf.to_terraform([x.to_request() for x in items])["resource"]
+    requests = [x.to_request() for x in items]
+    flat = tf.to_terraform(requests)["resource"]
     namespace = tf.escape(config.namespace)
     main_resources: dict[str, dict[str, Any]] = {}
-    for x in items:
-        kind = kind_of(x.to_request())
+    for x, request in zip(items, requests, strict=True):
+        kind = kind_of(request)
         tf_type = KINDS[kind].tf_type
         name = tf_name(x.name)
         body = dict(flat[tf_type][name])

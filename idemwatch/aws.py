@@ -229,7 +229,7 @@ def translate(exc: BaseException, action: str, resource: str | None = None) -> A
     if code in ACCESS_DENIED_CODES:
         return AccessDeniedError(f"access denied: {what} ({code}); the IAM policy needs {action}")
     if code in THROTTLING_CODES:
-        return ThrottledError(f"throttled: {what} kept failing with {code} after retries; try --concurrency 1 later")
+        return ThrottledError(f"throttled: {what} kept failing with {code} after retries; try --max-concurrency 1 later")
     if code in _NOT_FOUND_CODES:
         kind = {"logs": "log group", "dynamodb": "DynamoDB table"}.get(action.split(":")[0], "resource")
         return NotFoundError(f"{kind} not found: {resource or message}")

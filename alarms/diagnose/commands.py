@@ -18,6 +18,7 @@ import click
 from alarms.audit.commands import FAIL_ON
 from alarms.audit.types import OutputFormat
 from collector.cloudwatch.constants import DEFAULT_MAX_CONCURRENCY
+from idemwatch.errors import InputError
 from idemwatch.options import TIME, TextParam, duration_option_value, require_range
 
 __all__ = ["diagnose"]
@@ -106,7 +107,7 @@ def diagnose(ctx: click.Context, paths: tuple[Path, ...], data_dir: Path, log_gr
         finally:
             source.close()
     except DiagnoseError as exc:
-        raise _cannot_run(str(exc)) from None
+        raise InputError(str(exc)) from None
     except ValueError as exc:  # the account id of log files
         raise click.BadParameter(str(exc), param_hint="--account-id") from None
     except Exception as exc:  # AWS errors arrive translated (idemwatch.aws.translate), collection errors named
@@ -114,7 +115,7 @@ def diagnose(ctx: click.Context, paths: tuple[Path, ...], data_dir: Path, log_gr
         from idemwatch.aws import AwsError
 
         if isinstance(exc, (AwsError, CloudWatchCollectorError)):
-            raise _cannot_run(str(exc)) from None
+            raise InputError(str(exc)) from None
         raise
     if fmt == OutputFormat.JSON.value:
         text = json.dumps(to_json(findings, source.description, options), indent=2)
@@ -125,16 +126,6 @@ def diagnose(ctx: click.Context, paths: tuple[Path, ...], data_dir: Path, log_gr
     else:
         text = f"{source.description}\n" + render_table(findings, show_passed=show_passed)
     emit_report(findings, text, out, fail_on, what="anti-pattern finding(s)")
-
-
-class _CannotRun(click.ClickException):
-    """The one-line error of a diagnosis that could not run: exit code 2, as ``idemwatch audit``'s."""
-
-    exit_code = 2
-
-
-def _cannot_run(message: str) -> click.ClickException:
-    return _CannotRun(message)
 
 
 def _cloudwatch(log_groups: tuple[str, ...], prefixes: tuple[str, ...], start: float | None, end: float | None,

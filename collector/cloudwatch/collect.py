@@ -371,14 +371,15 @@ def _plan_scans(combined: Combined, ledger: ScanLedger, plans: Sequence[_TablePl
     if combined.emitter_only and options.use_indexes and not dry_run:
         scan.coverage = read_coverage(logs, log_groups)
     by_job: dict[tuple[str, tuple[str, ...]], list[Window]] = {}
+    indexed_query, plain_query = scan_query(filters, indexed=True), scan_query(filters)
     for w in scan.to_scan:
         covered = [g for g in log_groups if scan.coverage and scan.coverage.covers(g, EMITTER_FIELD, w, now_s)]
         rest = [g for g in log_groups if g not in covered]
         scan.indexed += len(covered)
         if covered:
-            by_job.setdefault((scan_query(filters, indexed=True), tuple(covered)), []).append(w)
+            by_job.setdefault((indexed_query, tuple(covered)), []).append(w)
         if rest:
-            by_job.setdefault((scan_query(filters), tuple(rest)), []).append(w)
+            by_job.setdefault((plain_query, tuple(rest)), []).append(w)
     scan.jobs = [QueryJob(q, groups, tuple(ws), 1) for (q, groups), ws in by_job.items()]
     return scan
 

@@ -50,15 +50,6 @@ class Combined:
     filters: Mapping[str, str]
     emitter_only: bool
 
-    @property
-    def sha(self) -> str:
-        """Identifies the set of filters (a stored scan serves a table only if it was made with its filter)."""
-        return filters_sha(self.filters.values())
-
-
-def filters_sha(filters: Sequence[str] | Any) -> str:
-    return hashlib.sha256("\n\0".join(sorted(set(filters))).encode()).hexdigest()
-
 
 def filter_sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
