@@ -75,8 +75,9 @@ def bin_labels(start: pd.Series, width: timedelta) -> list[str]:
 
 def _with_when(df: pd.DataFrame, width: timedelta) -> pd.DataFrame:
     """``df`` plus ``when``: each row's :func:`bin_labels` text, formatted once per distinct bin."""
-    uniq = pd.Series(pd.to_datetime(df["time"]).unique())
-    return df.assign(when=pd.to_datetime(df["time"]).map(dict(zip(uniq, bin_labels(uniq, width)))))
+    t = pd.to_datetime(df["time"])
+    uniq = pd.Series(t.unique())
+    return df.assign(when=t.map(dict(zip(uniq, bin_labels(uniq, width)))))
 
 
 def count_axis(top: float) -> dict[str, Any]:

@@ -48,8 +48,6 @@ _CTX = "_idemwatch_ctx"
 
 RENDERED_MARK = "rendered in"
 """Text of the footer caption each page writes last (the browser test and benchmark wait for it)."""
-TRAIL_TIME = st.column_config.DatetimeColumn("timestamp (UTC)", format="YYYY-MM-DD HH:mm:ss.SSS")
-"""Column config of a trail record's ``timestamp`` (milliseconds shown: records of one request differ by ms)."""
 _MD_SPECIALS = re.compile("([" + re.escape(string.punctuation) + "])")
 
 

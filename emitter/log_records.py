@@ -229,11 +229,6 @@ def _unserializable(value: Any, name: str, problems: Problems | None, exc: BaseE
     return f"<{type(value).__name__}>"
 
 
-def _json_number(value: float) -> str:
-    """The JSON text of a number ``emf.coerce_metric_value`` passed (a plain finite int or float: its repr)."""
-    return repr(value)
-
-
 class LogRecordBuilder:
     """Emitter layer 1: writes log records (JSON text). Reads the emitter state below (set by ``Emitter.__init__``
     and the invocation scope); writes nothing to the sink."""

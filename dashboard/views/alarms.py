@@ -29,7 +29,6 @@ CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 NOT_ALLOWED = ("Not an allowed alarm stack config. Give a .yaml, .yml or .json file inside the data directory or "
                "the config folder the dashboard was started with ($IDEMWATCH_ALARMS_CONFIG).")
 STATE_COLORS = {"OK": "#2ca02c", "INSUFFICIENT_DATA": "#9e9e9e", "ALARM": "#d62728"}
-STATES = ("ALARM", "OK", "INSUFFICIENT_DATA")
 _col = st.column_config
 # explicit widths: the default columns fit a 1280 px window beside the sidebar (about 820 px) without scrolling
 SUMMARY_COLUMN_CONFIG = {
