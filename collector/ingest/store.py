@@ -150,6 +150,17 @@ def _temp_table(con: Any, name: str) -> Any:
     return _cleanup(lambda: _run(con, f"DROP TABLE IF EXISTS {name}"))
 
 
+@contextmanager
+def _unordered(con: Any) -> Iterator[None]:
+    """Run the block's statements with DuckDB's ``preserve_insertion_order`` off: for the INSERTs of events that
+    carry their order in ``@seq``. With it on, DuckDB plans an order-preserving insert, and the parse and derived
+    fields of the whole source (most of the ingest) run on one thread; off, on every core. Never around a statement
+    whose row order is read (``line_formats.FLAGS_TABLE`` numbers its lines by ``rowid``)."""
+    _run(con, "SET preserve_insertion_order = false")
+    with _cleanup(lambda: _run(con, "RESET preserve_insertion_order")):
+        yield
+
+
 class EventStore:
     """Log events in a DuckDB table, ready for the offline Logs Insights engine.
 
@@ -453,9 +464,11 @@ class EventStore:
                 if writer is not None:
                     writer.close()
             if writer is not None:
-                _run(self.connection, insert_sql(
-                    self.table, "(SELECT seq, ts, msg, stream, $lg AS lg, ing FROM read_parquet($staged))",
-                    self.hot_types, own_ts=False), {"lg": log_identifier(self.account_id, group), "staged": str(staged)})
+                with _unordered(self.connection):
+                    _run(self.connection, insert_sql(
+                        self.table, "(SELECT seq, ts, msg, stream, $lg AS lg, ing FROM read_parquet($staged))",
+                        self.hot_types, own_ts=False),
+                        {"lg": log_identifier(self.account_id, group), "staged": str(staged)})
         if self._next_seq > lo:
             self._finish_batch(lo, self._next_seq - 1, rep, fallback_ms)
 
@@ -484,14 +497,12 @@ class EventStore:
             # Numbered in a statement of its own: in the INSERT's statement DuckDB streams the serial row_number()
             # window into the parse and an order-preserving write, and the whole ingest runs on one thread. Once
             # numbered, each event carries its line number in "@seq", so the INSERT need not keep the rows' order
-            # and runs on every core.
+            # and runs on every core (`_unordered`, in `_frame_lines`).
             con = self.connection
             _run(con, f"CREATE OR REPLACE TEMP TABLE {_NUMBERED_CTE} AS (SELECT i, line FROM (SELECT CAST(row_number() "
                       f"OVER () - 1 AS BIGINT) AS i, line FROM {LINE_READER}) WHERE i < {n})", {"path": str(path)})
             with _temp_table(con, _NUMBERED_CTE):
-                _run(con, "SET preserve_insertion_order = false")
-                with _cleanup(lambda: _run(con, "RESET preserve_insertion_order")):
-                    self._frame_lines(rule, _NUMBERED_CTE, n, False, group, stream, rep, mtime_ms)
+                self._frame_lines(rule, _NUMBERED_CTE, n, False, group, stream, rep, mtime_ms)
             return True
         # the lines in order, unnumbered (the flags table numbers them by rowid: no serial pass)
         self._frame_lines(rule, f"(SELECT 0 AS i, line FROM {LINE_READER} LIMIT {n})", n, False, group, stream, rep,
@@ -587,8 +598,9 @@ class EventStore:
         lo = self._next_seq
         values = {"stream": stream, "lg": log_identifier(self.account_id, group)}
         if rule.every_line:
-            _run(self.connection, insert_sql(self.table, line_events_src(rule, lines, crlf, lo), self.hot_types,
-                                             own_ts=rule.own_ts), {**params, **values})
+            with _unordered(self.connection):
+                _run(self.connection, insert_sql(self.table, line_events_src(rule, lines, crlf, lo), self.hot_types,
+                                                 own_ts=rule.own_ts), {**params, **values})
             kept = 0
         else:
             kept = self._frame_flagged(rule, lines, n_lines, crlf, lo, params, values)
@@ -614,15 +626,17 @@ class EventStore:
                 row_base = int(_run(con, f"SELECT min(rowid) FROM {FLAGS_TABLE}")[0][0])
                 found = (self._join_continuations(joined_path, row_base, n_lines)
                          if _run(con, CONTINUATION_COUNT_SQL)[0][0] else None)
-                if found is None:
-                    _run(con, insert_sql(self.table, flag_events_src(lo, row_base, joined=False), self.hot_types,
-                                         own_ts=rule.own_ts), values)
-                    return 0
-                bounds, kept = found
-                for a, b in itertools.pairwise(bounds):
-                    _run(con, insert_sql(self.table, flag_events_src(lo, row_base, joined=True, lines=(a, b)),
-                                         self.hot_types, own_ts=rule.own_ts), {**values, "joined": str(joined_path)})
-                return kept
+                with _unordered(con):
+                    if found is None:
+                        _run(con, insert_sql(self.table, flag_events_src(lo, row_base, joined=False), self.hot_types,
+                                             own_ts=rule.own_ts), values)
+                        return 0
+                    bounds, kept = found
+                    for a, b in itertools.pairwise(bounds):
+                        _run(con, insert_sql(self.table, flag_events_src(lo, row_base, joined=True, lines=(a, b)),
+                                             self.hot_types, own_ts=rule.own_ts),
+                             {**values, "joined": str(joined_path)})
+                    return kept
 
     def _staged_rows(self, events: Iterable[Any], stream: str, rep: FileReport) -> Any:
         """Arrow table ``(seq, ts, msg, stream, ing)`` of event dicts (``message``, ``timestamp``, ``logStreamName``,
