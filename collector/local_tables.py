@@ -132,7 +132,14 @@ def _write_at_once(table: str, names: list[str], workers: Sequence[Any],
                    ) -> dict[str, dict[str, Any]]:
     """``write_one(store view, name)`` for every name, ``len(workers)`` at a time, each on a free connection of
     ``workers``; the longest tables first. Returns name -> entry. When tables fail, every table still runs (so the
-    error does not depend on which thread got there first) and the first failure in ``names`` order is raised."""
+    error does not depend on which thread got there first) and the first failure in ``names`` order is raised.
+
+    The tables written at once share DuckDB's memory limit, and which ones overlap depends on timing. Writing them
+    together is for speed only: a table whose query ran out of memory (``duckdb.OutOfMemoryException``) is written
+    again alone once the others are done, with the whole limit (its file is renamed into place only when complete,
+    ``parquet.write_parquet``); only a second failure is raised."""
+    import duckdb
+
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
     free: queue.SimpleQueue = queue.SimpleQueue()
@@ -158,10 +165,25 @@ def _write_at_once(table: str, names: list[str], workers: Sequence[Any],
                 finished += 1
                 if progress is not None:
                     progress("tables", futures[f], finished, len(names))
-    failed = [f for f in futures if f.exception() is not None]
-    if failed:
-        min(failed, key=lambda f: names.index(futures[f])).result()  # raises the first failed table's exception
-    return {futures[f]: f.result() for f in futures}
+    done: dict[str, dict[str, Any]] = {}
+    errors: dict[str, BaseException] = {}
+    for f, name in futures.items():
+        exc = f.exception()
+        if exc is None:
+            done[name] = f.result()
+        elif isinstance(exc, duckdb.OutOfMemoryException):
+            on = free.get()
+            try:
+                done[name] = write_one(on, name)  # alone: the whole memory limit
+            except Exception as again:  # noqa: BLE001 - raised below, in names order
+                errors[name] = again
+            finally:
+                free.put(on)
+        else:
+            errors[name] = exc
+    if errors:
+        raise errors[min(errors, key=names.index)]  # the first failed table's exception
+    return done
 
 
 def _split_batches(reader: pa.RecordBatchReader) -> pa.RecordBatchReader:

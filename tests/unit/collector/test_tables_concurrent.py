@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,71 @@ def test_cursors_are_set_up_like_the_store_connection(tmp_path):
         store.connection.execute("SELECT current_setting('TimeZone'), current_setting('enable_progress_bar')"
                                  ).fetchall() == [("UTC", False)]
     store.close()
+
+
+class _Writes:
+    """A ``write_one`` whose tables in ``oom`` run out of memory on their first call (as when another table beside
+    them took the shared limit) and ``always`` on every call; it records the calls and whether each ran alone."""
+
+    def __init__(self, oom: set[str], always: set[str] = frozenset()) -> None:
+        self.oom, self.always = set(oom), always
+        self.running = 0
+        self.calls: list[tuple[str, bool]] = []  # (table, no other table being written meanwhile)
+        self.lock = threading.Lock()
+
+    def __call__(self, on, name: str) -> dict:
+        import duckdb
+
+        with self.lock:
+            self.running += 1
+            alone = self.running == 1
+        try:
+            time.sleep(0.01)  # long enough for the other worker to start a table
+            with self.lock:
+                alone = alone and self.running == 1
+                self.calls.append((name, alone))
+                first = name in self.oom
+                self.oom.discard(name)
+            if first or name in self.always:
+                raise duckdb.OutOfMemoryException(f"Out of Memory Error: {name}")
+            return {"rows": len(name)}
+        finally:
+            with self.lock:
+                self.running -= 1
+
+
+def test_a_table_out_of_memory_beside_another_is_written_again_alone() -> None:
+    from collector.local_tables import _write_at_once
+
+    writes = _Writes(oom={"trail"})
+    done = _write_at_once("events", ["outcomes", "trail", "rates"], [object(), object()], writes, None)
+    assert done == {"outcomes": {"rows": 8}, "trail": {"rows": 5}, "rates": {"rows": 5}}
+    trail = [alone for name, alone in writes.calls if name == "trail"]
+    assert len(trail) == 2 and trail[1] is True  # written again, with no other table beside it
+    assert len(writes.calls) == 4
+
+
+def test_out_of_memory_alone_too_is_raised() -> None:
+    import duckdb
+
+    from collector.local_tables import _write_at_once
+
+    writes = _Writes(oom=set(), always={"rates"})
+    with pytest.raises(duckdb.OutOfMemoryException, match="rates"):
+        _write_at_once("events", ["outcomes", "rates", "trail"], [object(), object()], writes, None)
+    assert [n for n, _ in writes.calls].count("rates") == 2  # once beside another table, once alone
+
+
+def test_other_errors_are_not_written_again() -> None:
+    from collector.local_tables import _write_at_once
+
+    def write_one(on, name: str) -> dict:
+        calls.append(name)
+        if name == "rates":
+            raise CollectError("rates: bad columns")
+        return {"rows": 1}
+
+    calls: list[str] = []
+    with pytest.raises(CollectError, match="rates"):
+        _write_at_once("events", ["outcomes", "rates"], [object(), object()], write_one, None)
+    assert sorted(calls) == ["outcomes", "rates"]
