@@ -163,8 +163,9 @@ def _maintenance_alarm(config: Any) -> AlarmDefinition:
     description = fit_description(
         [(f"[info] Maintenance window: while this alarm is in ALARM the paging composite alarms of {config.stack} "
           "notify nobody."),
-         (f"Open a window: aws cloudwatch set-alarm-state --alarm-name {name} --state-value ALARM --state-reason "
-          "'<why>'; close it with --state-value OK."),
+         # not the name itself: a CloudFormation or Terraform stack may deploy it under another name prefix
+         ("Open a window: aws cloudwatch set-alarm-state --alarm-name <this alarm's name> --state-value ALARM "
+          "--state-reason '<why>'; close it with --state-value OK."),
          f"Missing data: ignore, because {reason}."],
         links, region=config.region)
     tags = ((C.TAG_MANAGED_BY, C.TAG_MANAGED_BY_VALUE), (C.TAG_STACK, config.stack), (C.TAG_SIGNAL, MAINTENANCE_WINDOW),

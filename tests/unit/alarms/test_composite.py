@@ -191,3 +191,17 @@ def test_the_new_sections_accept_or_refuse_with_a_config_error(composites, insig
             parse(value)
         except ConfigError:
             pass
+
+
+def test_no_description_spells_the_prefixed_name_a_stack_parameter_may_change():
+    """A CloudFormation or Terraform export deploys every alarm under its NamePrefix parameter, so a description (one
+    string for every deployment) must not name an alarm with the export's own prefix: the maintenance window's
+    set-alarm-state command names "<this alarm's name>", and composites list children after the prefix."""
+    from alarms.composite import apply_composites
+
+    cfg = load_config(DEMO)
+    defs = apply_composites(cfg, build_catalogue(cfg))
+    mw = next(d for d in defs if d.name == "shop-MaintenanceWindow")
+    assert "--alarm-name <this alarm's name> --state-value ALARM" in mw.description
+    for d in [*defs, *build_composites(cfg, defs)]:
+        assert "shop-" not in d.description, d.name
