@@ -39,6 +39,7 @@ from typing import Any
 
 from alarms import alarm_rule
 from alarms.composite import CompositeDefinition, build_composites
+from alarms.constants import RESOURCE_NAME_PROPERTIES
 from alarms.console_dashboard import dashboard_name, templated_body
 from alarms.definitions import AlarmDefinition
 from alarms.insight_rules import InsightRuleDefinition, build_insight_rules
@@ -171,9 +172,6 @@ def requests_from_cloudformation(template: Mapping[str, Any], parameters: Mappin
     return out
 
 
-_NAME_PROPERTIES = ("FunctionName", "QueueName", "TableName", "Name", "TopicName", "AlarmName")
-
-
 def _resource_references(value: Any, others: Mapping[str, Mapping[str, Any]], region: str) -> Any:
     """``value`` with each ``Ref`` / ``Fn::GetAtt`` to one of ``others`` (logical id -> resource) replaced by what
     it returns once deployed, as far as a check needs it: the resource's literal name property (else its logical
@@ -189,7 +187,7 @@ def _resource_references(value: Any, others: Mapping[str, Mapping[str, Any]], re
         if isinstance(lid, str) and lid in others:
             res = others[lid]
             props = res.get("Properties") or {}
-            name = next((props[k] for k in _NAME_PROPERTIES if isinstance(props.get(k), str)), lid)
+            name = next((props[k] for k in RESOURCE_NAME_PROPERTIES if isinstance(props.get(k), str)), lid)
             typ = str(res.get("Type", ""))
             if attr == "Arn" or (attr is None and typ == "AWS::SNS::Topic"):
                 service = typ.split("::")[1].lower() if typ.count("::") == 2 else "unknown"

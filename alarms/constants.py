@@ -72,3 +72,10 @@ DEFAULT_EXTRA_RANGE_PERIODS = 2
 """Evaluation range = EvaluationPeriods + 2: the user guide's worked example (3 evaluation periods,
 "CloudWatch retrieves the 5 most recent data points"). The real range depends on the period and
 resolution and is not published; this is the documented example generalised."""
+
+# --------------------------------------------------------------------------- CloudFormation resource names
+RESOURCE_NAME_PROPERTIES = ("FunctionName", "QueueName", "TableName", "StreamName", "Name", "AlarmName", "TopicName")
+"""The property that names a resource of the types a check follows a ``Ref`` / ``Fn::GetAtt`` to (AWS::Lambda::Function,
+AWS::SQS::Queue, AWS::DynamoDB::Table, AWS::Kinesis::Stream, AWS::Events::Rule and AWS::Serverless::* ``Name``,
+AWS::CloudWatch::Alarm, AWS::SNS::Topic: the CloudFormation resource reference). Without it CloudFormation makes a
+name up at deploy time; a static check uses the logical id in its place."""

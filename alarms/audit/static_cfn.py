@@ -37,13 +37,13 @@ from alarms.audit.model import (
     name_from_arn,
     redrive_from_policy,
 )
+from alarms.constants import RESOURCE_NAME_PROPERTIES
 
 __all__ = ["is_cloudformation", "load_template", "read_cfn"]
 
 _ASYNC_EVENTS = {"EventBridgeRule", "Schedule", "ScheduleV2", "SNS", "S3", "CloudWatchEvent", "CloudWatchLogs",
                  "IoTRule", "AlexaSkill", "Cognito"}
 _STREAM_EVENTS = {"Kinesis": "kinesis", "DynamoDB": "dynamodb"}
-_NAME_PROPERTIES = ("FunctionName", "QueueName", "TableName", "StreamName", "Name", "AlarmName", "TopicName")
 
 
 def is_cloudformation(doc: dict) -> bool:
@@ -73,7 +73,7 @@ class _Resolver:
         """The physical name a resource gets: its name property when literal, else the logical id."""
         res = mapping(self.resources.get(logical_id), self.file, f"Resources.{logical_id}")
         props = mapping(res.get("Properties"), self.file, f"Resources.{logical_id}.Properties")
-        for key in _NAME_PROPERTIES:
+        for key in RESOURCE_NAME_PROPERTIES:
             if key in props:
                 self._enter(f"Resources.{logical_id}.Properties.{key}")
                 try:

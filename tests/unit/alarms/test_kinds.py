@@ -125,3 +125,27 @@ def test_the_cli_composite_files_in_file_order_name_only_alarms_put_before_them(
                                                          else set())
         assert named <= existing, (f.name, named - existing)
         existing.add(req["AlarmName"])
+
+
+def test_a_stack_templates_references_read_as_the_names_the_audit_reads():
+    """A stack template's alarm whose dimension is a ``Ref`` to a Kinesis stream, a queue and a function reads as
+    each resource's name property (the stream's ``StreamName`` too), as the audit's static reader names them."""
+    from alarms.audit.static_cfn import _Resolver
+
+    others = {
+        "Stream": {"Type": "AWS::Kinesis::Stream", "Properties": {"StreamName": "orders-stream", "ShardCount": 1}},
+        "Queue": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": "orders-queue"}},
+        "Fn": {"Type": "AWS::Lambda::Function", "Properties": {"FunctionName": "orders-fn"}},
+        "Unnamed": {"Type": "AWS::SQS::Queue", "Properties": {}},
+    }
+    alarm = {"Type": "AWS::CloudWatch::Alarm", "Properties": {
+        "AlarmName": "a", "Namespace": "AWS/Kinesis", "MetricName": "GetRecords.IteratorAgeMilliseconds",
+        "Statistic": "Maximum", "Period": 60, "EvaluationPeriods": 1, "Threshold": 1,
+        "ComparisonOperator": "GreaterThanThreshold",
+        "Dimensions": [{"Name": "StreamName", "Value": {"Ref": "Stream"}}, {"Name": "Q", "Value": {"Ref": "Queue"}},
+                       {"Name": "F", "Value": {"Ref": "Fn"}}, {"Name": "U", "Value": {"Ref": "Unnamed"}}]}}
+    template = {"Resources": {"Alarm": alarm, **others}}
+    (req,) = requests_from_cloudformation(template)
+    assert [d["Value"] for d in req["Dimensions"]] == ["orders-stream", "orders-queue", "orders-fn", "Unnamed"]
+    audit = _Resolver(template, "t.json")
+    assert [audit.name(k) for k in others] == ["orders-stream", "orders-queue", "orders-fn", "Unnamed"]
