@@ -348,8 +348,10 @@ class LogRecordBuilder:
         if corr is None and self.correlation_id_provider is not None:
             try:
                 corr = self.correlation_id_provider()
-            except Exception:  # noqa: BLE001 - a failing provider (a Logger gone) gives no correlation id
-                corr = None
+            except Exception as exc:  # noqa: BLE001 - a failing provider (a Logger gone) gives no correlation id
+                corr = None  # counted: the class name only (an exception's message may carry the event's data)
+                problems.add(C.WarningCode.ADAPTER_ERROR, LogKey.CORRELATION_ID.value,
+                             f"correlation id provider raised {type(exc).__name__}")
         if corr is not None:
             parts.append(_CORRELATION_ID + _esc(corr if type(corr) is str and len(corr) <= _MAX_FIELD else
                                                 self._field(corr, LogKey.CORRELATION_ID, problems)))
