@@ -4,9 +4,10 @@ Both follow additive increase, multiplicative decrease (AIMD), the rule TCP uses
 capacity of: the account's concurrent-query quota and its per-second call quotas are shared with dashboards and
 people, so the collector cannot know how much of them is free, only notice when it took too much.
 
-- ``ConcurrencyLimit``: queries in flight. Starts polite (``initial``), grows by one for every query that starts
-  cleanly (first StartQuery accepted) until the first collision (slow start), then by one per round (``1 / limit``
-  per clean start); a LimitExceededException ("Account maximum query concurrency limit ... reached") halves it.
+- ``ConcurrencyLimit``: queries in flight. Starts polite (``initial``), grows by one for every StartQuery the quota
+  accepts (a retry after a collision too: it proves a free slot as well as a first try) until the first collision
+  (slow start), then by one per round (``1 / limit`` per clean start); a LimitExceededException ("Account maximum
+  query concurrency limit ... reached") halves it.
   After a whole round without a collision (``limit`` clean starts in a row) it is back in slow start: unlike TCP's
   competitors, dashboards do not back off for the collector, so the quota they free (a burst of dashboard refreshes
   ending) is found again within a few rounds instead of one query per round. Never above ``maximum``
@@ -36,8 +37,8 @@ class ConcurrencyLimit:
     """Permits for queries in flight (see module docstring). Thread-safe.
 
     ``acquire`` blocks until a query may start and returns the limit's current epoch (None when ``give_up()``
-    turned true first); ``release`` when the query ended on the service side; ``started_cleanly`` /
-    ``collided(epoch)`` after the StartQuery call. Collisions of starts that began before the last halving do not
+    turned true first); ``release`` when the query ended on the service side; after the StartQuery call,
+    ``started_cleanly`` when the quota accepted it (first try or retry), ``collided(epoch)`` when it did not. Collisions of starts that began before the last halving do not
     halve it again: when the quota fills up, every query being started at that moment collides, and that is one
     signal, not ten (TCP likewise halves once per round trip). ``peak`` is the most queries held at once;
     ``collisions`` counts LimitExceededException answers.

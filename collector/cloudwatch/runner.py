@@ -384,8 +384,7 @@ class LogsInsightsRunner:
                         collisions += 1
                         continue
                 raise
-            if collisions == 0:
-                self.concurrency.started_cleanly()
+            self.concurrency.started_cleanly()  # a retry that got in proves a free slot as well as a first try
             return qid
 
     def _execute(self, task: _Task) -> tuple[QueryAttempt, list[dict[str, str | None]]]:

@@ -313,3 +313,17 @@ def test_calls_stay_within_the_configured_rates(logs_client, fast_config):
         results = runner.run("fields @message", [GROUP], [Window(T0 + 10 * i, T0 + 10 * i + 9) for i in range(12)])
         assert sum(len(r.rows) for r in results) == 120
         assert srv.throttled == {} and runner.report()["throttled"] == {"StartQuery": 0, "GetQueryResults": 0}
+
+
+def test_retried_start_that_gets_in_grows_the_limit(logs_client, fast_config):
+    """Both first StartQuery calls collide: the limit halves once (2 -> 1; the second collision is of the same
+    moment). Each retry the quota then accepts is a clean start: the first ends a clean round of 1 (slow start
+    again, 1 -> 2), the second adds one more (2 -> 3). Counting only first tries left it at 1."""
+    with FakeLogsInsightsServer(engine=raw_events_engine, faults=Faults(limit_exceeded_first_n=2)) as srv:
+        srv.put_events(GROUP, events(20, 1))
+        runner = LogsInsightsRunner(logs_client(srv.url), fast_config(max_concurrency=4, initial_concurrency=2))
+        results = runner.run("fields @message", [GROUP], [Window(T0, T0 + 9), Window(T0 + 10, T0 + 19)])
+        assert sum(len(r.rows) for r in results) == 20
+        assert srv.limit_exceeded == 2 and srv.count("StartQuery") == 4
+        report = runner.report()
+        assert report["quota_collisions"] == 2 and report["final_concurrency_limit"] == 3
