@@ -12,9 +12,12 @@ people, so the collector cannot know how much of them is free, only notice when 
   competitors, dashboards do not back off for the collector, so the quota they free (a burst of dashboard refreshes
   ending) is found again within a few rounds instead of one query per round. Never above ``maximum``
   (``--max-concurrency``), never below one.
-- ``AdaptiveRate``: calls per second of one operation, as a token bucket (burst: one second of calls). Starts at half
-  its ``maximum`` (the documented TPS quota), grows by ``step_per_s`` with every clean call, halves on a
-  ThrottlingException (never below ``minimum``).
+- ``AdaptiveRate``: calls per second of one operation, as a token bucket (burst: one second of calls). Starts at its
+  ``maximum``, the documented TPS quota: the quota is known, only other clients' share of it is not, and a throttled
+  call costs one retry; botocore's own adaptive retry mode likewise sends unthrottled until the first
+  ThrottlingException (``botocore.retries.adaptive.ClientRateLimiter`` starts disabled). Halves on a
+  ThrottlingException (never below ``minimum``), grows back by ``step`` x ``maximum`` with every clean call: from
+  half to the quota in 20 clean calls whatever the unit (0.25 calls/s per call at 10 TPS).
 
 Sources: StartQuery "You can have up to 30 concurrent CloudWatch Logs insights queries, including queries that have
 been added to dashboards" (CloudWatch Logs API Reference, StartQuery); CloudWatch Logs quotas page
@@ -103,12 +106,14 @@ class ConcurrencyLimit:
 class AdaptiveRate:
     """A token bucket whose rate adapts to throttling (see module docstring). ``maximum`` <= 0 disables it.
 
-    ``clock``/``sleep`` are injectable for tests. ``throttles`` counts ThrottlingException answers reported.
+    ``maximum`` and ``minimum`` in calls per second; ``step``: growth per clean call as a fraction of ``maximum`` (a
+    fraction, not calls/s, so the rule is the same at any time scale). ``clock``/``sleep`` are injectable for tests.
+    ``throttles`` counts ThrottlingException answers reported.
     """
 
     maximum: float
     minimum: float = 0.5
-    step_per_s: float = 0.25
+    step: float = 1 / 40
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
     rate: float = field(init=False)
@@ -118,7 +123,7 @@ class AdaptiveRate:
     _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self.rate = max(self.minimum, self.maximum / 2)
+        self.rate = max(self.minimum, self.maximum)
         self._tokens = 1.0
         self._last = self.clock()
 
@@ -140,7 +145,7 @@ class AdaptiveRate:
     def succeeded(self) -> None:
         if self.maximum > 0:
             with self._lock:
-                self.rate = min(self.maximum, self.rate + self.step_per_s)
+                self.rate = min(self.maximum, self.rate + self.step * self.maximum)
 
     def throttled(self) -> None:
         with self._lock:

@@ -142,7 +142,7 @@ class RunnerConfig:
     limit: StartQuery ``limit``; None = 100,000 with result pagination, else 10,000.
     paginate: None = detect from the botocore model; False forces the 10,000-row, split-only mode.
     max_starts_per_s / max_polls_per_s: StartQuery / GetQueryResults calls per second over all queries, at most
-        (the documented TPS quotas by default); the rates start at half and adapt to throttling. <= 0 disables.
+        (the documented TPS quotas by default); the rates start there and halve on throttling. <= 0 disables.
     overall_deadline_s: wall-clock budget of one ``run_jobs`` call (None = none). When it passes, queries in flight
         are stopped (StopQuery), queued ones are never started, and their windows end ``failed`` with
         ``OVERALL_DEADLINE`` in the error; windows already complete are kept.

@@ -284,7 +284,7 @@ def test_concurrency_grows_to_the_maximum_on_a_quiet_account(logs_client, fast_c
 
 
 def test_tps_throttling_slows_the_calls_down_and_loses_nothing(logs_client, fast_config):
-    """StartQuery and GetQueryResults each allowed 5 calls/s; ours may start at 40/s: the server answers
+    """StartQuery and GetQueryResults each allowed 5 calls/s; ours start at 80/s: the server answers
     ThrottlingException, the rates halve, every window completes."""
     faults = Faults(tps={"StartQuery": 5.0, "GetQueryResults": 5.0})
     with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=0.02, faults=faults) as srv:
@@ -299,11 +299,11 @@ def test_tps_throttling_slows_the_calls_down_and_loses_nothing(logs_client, fast
         assert srv.throttled.get("StartQuery", 0) >= 1
         assert throttled == {"StartQuery": srv.throttled.get("StartQuery", 0),
                              "GetQueryResults": srv.throttled.get("GetQueryResults", 0)}
-        assert runner.rates["StartQuery"].rate < 40.0  # halved from where it started
+        assert runner.rates["StartQuery"].rate < 40.0  # halved from the 80/s it started at
 
 
 def test_calls_stay_within_the_configured_rates(logs_client, fast_config):
-    """Rates capped at 8 calls/s (starting at 4) against a server allowing 10/s: never throttled (the margin absorbs
+    """Rates capped at 8 calls/s against a server allowing 10/s: never throttled (the margin absorbs
     the spacing that loopback delays can squeeze out of calls sent 1/8 s apart)."""
     faults = Faults(tps={"StartQuery": 10.0, "GetQueryResults": 10.0})
     with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=0.05, faults=faults) as srv:
