@@ -155,14 +155,17 @@ class AdaptiveRate:
 
 
 class DurationEstimate:
-    """When to poll a new query first, from this run's queries (thread-safe).
+    """When to poll a query, from this run's queries (thread-safe). Times in seconds since StartQuery returned.
 
     Each completed query gives an upper bound of its duration (when the poll that found it complete was sent) and,
-    if an earlier poll found it running, a lower bound (when that one was sent). The first poll goes at 0.9 x the median upper bound of the last ``window``
-    queries, but not before 1.05 x the median lower bound: aiming at the typical duration spends one GetQueryResults
-    call on most queries instead of several, the 0.9 keeps probing for queries getting faster, and the lower bounds
-    stop it probing below what queries were just seen to need (each early poll costs a call and a full poll interval
-    of waiting). Between ``floor_s`` and ``cap_s``; ``floor_s`` until three queries completed.
+    if an earlier poll found it running, a lower bound (when that one was sent). The typical duration is the median
+    upper bound of the last ``window`` queries. The first poll goes at 0.9 x the typical duration, but not before
+    1.05 x the median lower bound: aiming at the typical duration spends one GetQueryResults call on most queries
+    instead of several, the 0.9 keeps probing for queries getting faster, and the lower bounds stop it probing below
+    what queries were just seen to need. A first poll that finds the query running is followed by one at the
+    typical duration (``second_poll_s``): the probe missed by at most a tenth, so the miss costs a call, not a whole
+    poll interval of holding a slot. Between ``floor_s`` and ``cap_s``; until three queries completed there is no
+    estimate (``floor_s``, then the caller's schedule).
     """
 
     def __init__(self, floor_s: float, cap_s: float, window: int = 20) -> None:
@@ -180,6 +183,7 @@ class DurationEstimate:
                 self._running.append(last_running_s)
 
     def first_poll_s(self) -> float:
+        """Seconds after StartQuery to poll a new query first."""
         with self._lock:
             if len(self._done) < 3:
                 return self.floor_s
@@ -187,3 +191,14 @@ class DurationEstimate:
             if self._running:
                 aim = max(aim, 1.05 * statistics.median(self._running))
             return min(self.cap_s, max(self.floor_s, aim))
+
+    def second_poll_s(self, asked_s: float, first_s: float) -> float | None:
+        """Seconds to wait after a first poll, sent ``asked_s`` after StartQuery ``first_s`` after it, found the
+        query running: until the typical duration if that is still ahead, else ``max(floor_s, first_s / 4)`` (the
+        poll was aimed above the typical duration and most likely came just too early); at most ``cap_s``. None
+        until three queries completed: nothing to aim at, the caller's schedule goes on."""
+        with self._lock:
+            if len(self._done) < 3:
+                return None
+            ahead = statistics.median(self._done) - asked_s
+            return min(self.cap_s, ahead if ahead > 0 else max(self.floor_s, first_s / 4))

@@ -442,10 +442,11 @@ class LogsInsightsRunner:
             status = resp.get("status", "Unknown")
             if status in TERMINAL_STATUSES:
                 break
-            # Scheduled / Running: any rows here are partial results; never used. A first poll aimed at the typical
-            # duration that comes too early most likely came just too early: look again after a quarter of it, then
-            # less and less often.
-            wait = max(self.config.poll.initial_s, wait / 4) if last_running is None \
+            # Scheduled / Running: any rows here are partial results; never used. After a first poll, look again at
+            # the typical duration (DurationEstimate.second_poll_s); after that, or before any estimate, less and
+            # less often.
+            again = self.durations.second_poll_s(asked, wait) if last_running is None else None
+            wait = again if again is not None \
                 else min(self.config.poll.max_s, max(wait, self.config.poll.initial_s) * self.config.poll.multiplier)
             last_running = asked
         ended()  # reading the pages of a finished query takes no slot

@@ -175,6 +175,19 @@ def test_first_poll_follows_the_median_duration_but_not_below_what_queries_neede
     assert est.first_poll_s() == 5.0
 
 
+def test_second_poll_goes_at_the_typical_duration():
+    est = DurationEstimate(floor_s=0.5, cap_s=5.0)
+    assert est.second_poll_s(0.5, 0.5) is None  # no estimate yet: the caller's schedule goes on
+    for d in (2.0, 2.2, 1.8, 9.0):  # typical duration: the median upper bound, 2.1
+        est.add(d)
+    assert est.second_poll_s(1.89, 1.89) == pytest.approx(0.21)  # the 0.9 x 2.1 probe missed: look again at 2.1
+    assert est.second_poll_s(2.5, 2.5) == pytest.approx(0.625)  # aimed past 2.1 (lower bounds): a quarter later
+    assert est.second_poll_s(2.1, 1.2) == 0.5  # nothing ahead, a quarter of 1.2 is below the floor
+    for _ in range(30):
+        est.add(60.0)
+    assert est.second_poll_s(5.0, 5.0) == 5.0  # 55 s ahead, at most cap_s
+
+
 def test_cost_model_per_gb_scanned():
     c = CostModel()
     assert c.insights_usd(2 * 1024**3) == pytest.approx(0.01)  # 2 GB x $0.005

@@ -327,3 +327,52 @@ def test_retried_start_that_gets_in_grows_the_limit(logs_client, fast_config):
         assert srv.limit_exceeded == 2 and srv.count("StartQuery") == 4
         report = runner.report()
         assert report["quota_collisions"] == 2 and report["final_concurrency_limit"] == 3
+
+
+class _SleepClock:
+    """The runner's clock advances only by its own sleeps (which really sleep, so the server's latency passes):
+    the poll times the runner computes are exact, whatever the loopback round trips add on the server side."""
+
+    def __init__(self) -> None:
+        self.now, self.slept = 0.0, []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, s: float) -> None:
+        self.slept.append(s)
+        self.now += s
+        __import__("time").sleep(s)
+
+
+def test_a_first_poll_that_came_early_is_followed_by_one_at_the_typical_duration(logs_client, fast_config):
+    """Three queries took 1.5 s: the next is polled first at 0.9 x 1.5 = 1.35 s (still running: the server needs
+    1.5 s), then at 1.5 s, 0.15 s later, and found complete. The quarter rule waited max(0.1, 1.35 / 4) = 0.3375 s."""
+    from collector.cloudwatch import PollSchedule
+
+    with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=1.5) as srv:
+        srv.put_events(GROUP, events(10, 1))
+        t = _SleepClock()
+        runner = LogsInsightsRunner(logs_client(srv.url), fast_config(poll=PollSchedule(0.1, 1.5, 5.0)),
+                                    sleep=t.sleep, clock=t.clock)
+        for _ in range(3):
+            runner.durations.add(1.5)
+        [res] = runner.run("fields @message", [GROUP], [Window(T0, T0 + 9)])
+        assert len(res.rows) == 10
+        assert t.slept == [pytest.approx(1.35), pytest.approx(0.15)] and srv.count("GetQueryResults") == 2
+
+
+def test_before_any_estimate_a_query_is_polled_on_the_schedule(logs_client, fast_config):
+    """No query completed yet: polls at 0.1 s, then 1.5 x longer each time (0.15, 0.225): sent at 0.1, 0.25 and
+    0.475 s, the last after the server's 0.4 s. (The quarter rule re-polled after 0.1 s: 0.1, 0.2, 0.35, 0.575.)"""
+    from collector.cloudwatch import PollSchedule
+
+    with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=0.4) as srv:
+        srv.put_events(GROUP, events(10, 1))
+        t = _SleepClock()
+        runner = LogsInsightsRunner(logs_client(srv.url), fast_config(poll=PollSchedule(0.1, 1.5, 5.0)),
+                                    sleep=t.sleep, clock=t.clock)
+        [res] = runner.run("fields @message", [GROUP], [Window(T0, T0 + 9)])
+        assert len(res.rows) == 10
+        assert t.slept == [pytest.approx(0.1), pytest.approx(0.15), pytest.approx(0.225)]
+        assert srv.count("GetQueryResults") == 3
