@@ -12,12 +12,13 @@ people, so the collector cannot know how much of them is free, only notice when 
   competitors, dashboards do not back off for the collector, so the quota they free (a burst of dashboard refreshes
   ending) is found again within a few rounds instead of one query per round. Never above ``maximum``
   (``--max-concurrency``), never below one.
-- ``AdaptiveRate``: calls per second of one operation, as a token bucket (burst: one second of calls). Starts at its
-  ``maximum``, the documented TPS quota: the quota is known, only other clients' share of it is not, and a throttled
-  call costs one retry; botocore's own adaptive retry mode likewise sends unthrottled until the first
-  ThrottlingException (``botocore.retries.adaptive.ClientRateLimiter`` starts disabled). Halves on a
-  ThrottlingException (never below ``minimum``), grows back by ``step`` x ``maximum`` with every clean call: from
-  half to the quota in 20 clean calls whatever the unit (0.25 calls/s per call at 10 TPS).
+- ``AdaptiveRate``: calls per second of one operation, as a token bucket (burst: one second of calls; a new bucket
+  is full, as one left idle for a second would be). Starts at its ``maximum``, the documented TPS quota: the quota
+  is known, only other clients' share of it is not, and a throttled call costs one retry; botocore's own adaptive
+  retry mode likewise sends unthrottled until the first ThrottlingException
+  (``botocore.retries.adaptive.ClientRateLimiter`` starts disabled). Halves on a ThrottlingException (never below
+  ``minimum``), grows back by ``step`` x ``maximum`` with every clean call: from half to the quota in 20 clean calls
+  whatever the unit (0.25 calls/s per call at 10 TPS).
 
 Sources: StartQuery "You can have up to 30 concurrent CloudWatch Logs insights queries, including queries that have
 been added to dashboards" (CloudWatch Logs API Reference, StartQuery); CloudWatch Logs quotas page
@@ -124,7 +125,7 @@ class AdaptiveRate:
 
     def __post_init__(self) -> None:
         self.rate = max(self.minimum, self.maximum)
-        self._tokens = 1.0
+        self._tokens = max(self.rate, 1.0)  # full: no call in the last second, like a bucket left idle
         self._last = self.clock()
 
     def acquire(self) -> None:

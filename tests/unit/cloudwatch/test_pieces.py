@@ -97,7 +97,7 @@ def test_adaptive_rate_spaces_calls_and_halves_on_throttling():
 
     rate = AdaptiveRate(10.0, step=0.0, clock=lambda: now[0], sleep=sleep)
     assert rate.rate == 10.0  # starts at the documented TPS
-    for _ in range(6):  # one token in the bucket, then one call every 0.1 s
+    for _ in range(15):  # a full bucket (one second of calls: 10), then one call every 0.1 s
         rate.acquire()
     assert now[0] == pytest.approx(0.5) and len(slept) == 5
     rate.throttled()
