@@ -164,9 +164,9 @@ class DurationEstimate:
     1.05 x the median lower bound: aiming at the typical duration spends one GetQueryResults call on most queries
     instead of several, the 0.9 keeps probing for queries getting faster, and the lower bounds stop it probing below
     what queries were just seen to need. A first poll that finds the query running is followed by one at the
-    typical duration (``second_poll_s``): the probe missed by at most a tenth, so the miss costs a call, not a whole
-    poll interval of holding a slot. Between ``floor_s`` and ``cap_s``; until three queries completed there is no
-    estimate (``floor_s``, then the caller's schedule).
+    typical duration (``second_poll_s``), only a tenth later, where most such queries have ended: a missed probe
+    costs a call, not a whole poll interval of holding a slot. Between ``floor_s`` and ``cap_s``; until three
+    queries completed there is no estimate (``floor_s``, then the caller's schedule).
     """
 
     def __init__(self, floor_s: float, cap_s: float, window: int = 20) -> None:
