@@ -4,16 +4,21 @@ Both follow additive increase, multiplicative decrease (AIMD), the rule TCP uses
 capacity of: the account's concurrent-query quota and its per-second call quotas are shared with dashboards and
 people, so the collector cannot know how much of them is free, only notice when it took too much.
 
-- ``ConcurrencyLimit``: queries in flight. Starts polite (``initial``), grows by one for every query that starts
-  cleanly (first StartQuery accepted) until the first collision (slow start), then by one per round (``1 / limit``
-  per clean start); a LimitExceededException ("Account maximum query concurrency limit ... reached") halves it.
+- ``ConcurrencyLimit``: queries in flight. Starts polite (``initial``), grows by one for every StartQuery the quota
+  accepts (a retry after a collision too: it proves a free slot as well as a first try) until the first collision
+  (slow start), then by one per round (``1 / limit`` per clean start); a LimitExceededException ("Account maximum
+  query concurrency limit ... reached") halves it.
   After a whole round without a collision (``limit`` clean starts in a row) it is back in slow start: unlike TCP's
   competitors, dashboards do not back off for the collector, so the quota they free (a burst of dashboard refreshes
   ending) is found again within a few rounds instead of one query per round. Never above ``maximum``
   (``--max-concurrency``), never below one.
-- ``AdaptiveRate``: calls per second of one operation, as a token bucket (burst: one second of calls). Starts at half
-  its ``maximum`` (the documented TPS quota), grows by ``step_per_s`` with every clean call, halves on a
-  ThrottlingException (never below ``minimum``).
+- ``AdaptiveRate``: calls per second of one operation, as a token bucket (burst: one second of calls; a new bucket
+  is full, as one left idle for a second would be). Starts at its ``maximum``, the documented TPS quota: the quota
+  is known, only other clients' share of it is not, and a throttled call costs one retry; botocore's own adaptive
+  retry mode likewise sends unthrottled until the first ThrottlingException
+  (``botocore.retries.adaptive.ClientRateLimiter`` starts disabled). Halves on a ThrottlingException (never below
+  ``minimum``), grows back by ``step`` x ``maximum`` with every clean call: from half to the quota in 20 clean calls
+  whatever the unit (0.25 calls/s per call at 10 TPS).
 
 Sources: StartQuery "You can have up to 30 concurrent CloudWatch Logs insights queries, including queries that have
 been added to dashboards" (CloudWatch Logs API Reference, StartQuery); CloudWatch Logs quotas page
@@ -36,8 +41,8 @@ class ConcurrencyLimit:
     """Permits for queries in flight (see module docstring). Thread-safe.
 
     ``acquire`` blocks until a query may start and returns the limit's current epoch (None when ``give_up()``
-    turned true first); ``release`` when the query ended on the service side; ``started_cleanly`` /
-    ``collided(epoch)`` after the StartQuery call. Collisions of starts that began before the last halving do not
+    turned true first); ``release`` when the query ended on the service side; after the StartQuery call,
+    ``started_cleanly`` when the quota accepted it (first try or retry), ``collided(epoch)`` when it did not. Collisions of starts that began before the last halving do not
     halve it again: when the quota fills up, every query being started at that moment collides, and that is one
     signal, not ten (TCP likewise halves once per round trip). ``peak`` is the most queries held at once;
     ``collisions`` counts LimitExceededException answers.
@@ -102,12 +107,14 @@ class ConcurrencyLimit:
 class AdaptiveRate:
     """A token bucket whose rate adapts to throttling (see module docstring). ``maximum`` <= 0 disables it.
 
-    ``clock``/``sleep`` are injectable for tests. ``throttles`` counts ThrottlingException answers reported.
+    ``maximum`` and ``minimum`` in calls per second; ``step``: growth per clean call as a fraction of ``maximum`` (a
+    fraction, not calls/s, so the rule is the same at any time scale). ``clock``/``sleep`` are injectable for tests.
+    ``throttles`` counts ThrottlingException answers reported.
     """
 
     maximum: float
     minimum: float = 0.5
-    step_per_s: float = 0.25
+    step: float = 1 / 40
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
     rate: float = field(init=False)
@@ -117,8 +124,8 @@ class AdaptiveRate:
     _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self.rate = max(self.minimum, self.maximum / 2)
-        self._tokens = 1.0
+        self.rate = max(self.minimum, self.maximum)
+        self._tokens = max(self.rate, 1.0)  # full: no call in the last second, like a bucket left idle
         self._last = self.clock()
 
     def acquire(self) -> None:
@@ -139,7 +146,7 @@ class AdaptiveRate:
     def succeeded(self) -> None:
         if self.maximum > 0:
             with self._lock:
-                self.rate = min(self.maximum, self.rate + self.step_per_s)
+                self.rate = min(self.maximum, self.rate + self.step * self.maximum)
 
     def throttled(self) -> None:
         with self._lock:
@@ -149,14 +156,17 @@ class AdaptiveRate:
 
 
 class DurationEstimate:
-    """When to poll a new query first, from this run's queries (thread-safe).
+    """When to poll a query, from this run's queries (thread-safe). Times in seconds since StartQuery returned.
 
     Each completed query gives an upper bound of its duration (when the poll that found it complete was sent) and,
-    if an earlier poll found it running, a lower bound (when that one was sent). The first poll goes at 0.9 x the median upper bound of the last ``window``
-    queries, but not before 1.05 x the median lower bound: aiming at the typical duration spends one GetQueryResults
-    call on most queries instead of several, the 0.9 keeps probing for queries getting faster, and the lower bounds
-    stop it probing below what queries were just seen to need (each early poll costs a call and a full poll interval
-    of waiting). Between ``floor_s`` and ``cap_s``; ``floor_s`` until three queries completed.
+    if an earlier poll found it running, a lower bound (when that one was sent). The typical duration is the median
+    upper bound of the last ``window`` queries. The first poll goes at 0.9 x the typical duration, but not before
+    1.05 x the median lower bound: aiming at the typical duration spends one GetQueryResults call on most queries
+    instead of several, the 0.9 keeps probing for queries getting faster, and the lower bounds stop it probing below
+    what queries were just seen to need. A first poll that finds the query running is followed by one at the
+    typical duration (``second_poll_s``), only a tenth later, where most such queries have ended: a missed probe
+    costs a call, not a whole poll interval of holding a slot. Between ``floor_s`` and ``cap_s``; until three
+    queries completed there is no estimate (``floor_s``, then the caller's schedule).
     """
 
     def __init__(self, floor_s: float, cap_s: float, window: int = 20) -> None:
@@ -174,6 +184,7 @@ class DurationEstimate:
                 self._running.append(last_running_s)
 
     def first_poll_s(self) -> float:
+        """Seconds after StartQuery to poll a new query first."""
         with self._lock:
             if len(self._done) < 3:
                 return self.floor_s
@@ -181,3 +192,14 @@ class DurationEstimate:
             if self._running:
                 aim = max(aim, 1.05 * statistics.median(self._running))
             return min(self.cap_s, max(self.floor_s, aim))
+
+    def second_poll_s(self, asked_s: float, first_s: float) -> float | None:
+        """Seconds to wait after a first poll, sent ``asked_s`` after StartQuery ``first_s`` after it, found the
+        query running: until the typical duration if that is still ahead, else ``max(floor_s, first_s / 4)`` (the
+        poll was aimed above the typical duration and most likely came just too early); at most ``cap_s``. None
+        until three queries completed: nothing to aim at, the caller's schedule goes on."""
+        with self._lock:
+            if len(self._done) < 3:
+                return None
+            ahead = statistics.median(self._done) - asked_s
+            return min(self.cap_s, ahead if ahead > 0 else max(self.floor_s, first_s / 4))

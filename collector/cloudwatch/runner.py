@@ -142,7 +142,7 @@ class RunnerConfig:
     limit: StartQuery ``limit``; None = 100,000 with result pagination, else 10,000.
     paginate: None = detect from the botocore model; False forces the 10,000-row, split-only mode.
     max_starts_per_s / max_polls_per_s: StartQuery / GetQueryResults calls per second over all queries, at most
-        (the documented TPS quotas by default); the rates start at half and adapt to throttling. <= 0 disables.
+        (the documented TPS quotas by default); the rates start there and halve on throttling. <= 0 disables.
     overall_deadline_s: wall-clock budget of one ``run_jobs`` call (None = none). When it passes, queries in flight
         are stopped (StopQuery), queued ones are never started, and their windows end ``failed`` with
         ``OVERALL_DEADLINE`` in the error; windows already complete are kept.
@@ -384,8 +384,7 @@ class LogsInsightsRunner:
                         collisions += 1
                         continue
                 raise
-            if collisions == 0:
-                self.concurrency.started_cleanly()
+            self.concurrency.started_cleanly()  # a retry that got in proves a free slot as well as a first try
             return qid
 
     def _execute(self, task: _Task) -> tuple[QueryAttempt, list[dict[str, str | None]]]:
@@ -443,10 +442,11 @@ class LogsInsightsRunner:
             status = resp.get("status", "Unknown")
             if status in TERMINAL_STATUSES:
                 break
-            # Scheduled / Running: any rows here are partial results; never used. A first poll aimed at the typical
-            # duration that comes too early most likely came just too early: look again after a quarter of it, then
-            # less and less often.
-            wait = max(self.config.poll.initial_s, wait / 4) if last_running is None \
+            # Scheduled / Running: any rows here are partial results; never used. After a first poll, look again at
+            # the typical duration (DurationEstimate.second_poll_s); after that, or before any estimate, less and
+            # less often.
+            again = self.durations.second_poll_s(asked, wait) if last_running is None else None
+            wait = again if again is not None \
                 else min(self.config.poll.max_s, max(wait, self.config.poll.initial_s) * self.config.poll.multiplier)
             last_running = asked
         ended()  # reading the pages of a finished query takes no slot

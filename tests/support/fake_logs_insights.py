@@ -499,6 +499,9 @@ def _error(code: str, message: str) -> tuple[int, dict[str, Any]]:
 class _Handler(BaseHTTPRequestHandler):
     server_ref: FakeLogsInsightsServer
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes: with Nagle on, the body waits for the client's delayed ACK of the
+    # headers (about 40 ms on Linux loopback), which made every call take ~44 ms instead of ~1 ms.
+    disable_nagle_algorithm = True
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)

@@ -95,18 +95,35 @@ def test_adaptive_rate_spaces_calls_and_halves_on_throttling():
         slept.append(s)
         now[0] += s
 
-    rate = AdaptiveRate(10.0, step_per_s=0.0, clock=lambda: now[0], sleep=sleep)
-    assert rate.rate == 5.0  # starts at half the documented TPS
-    for _ in range(6):  # one token in the bucket, then one call every 0.2 s
+    rate = AdaptiveRate(10.0, step=0.0, clock=lambda: now[0], sleep=sleep)
+    assert rate.rate == 10.0  # starts at the documented TPS
+    for _ in range(15):  # a full bucket (one second of calls: 10), then one call every 0.1 s
         rate.acquire()
-    assert now[0] == pytest.approx(1.0) and len(slept) == 5
+    assert now[0] == pytest.approx(0.5) and len(slept) == 5
     rate.throttled()
     rate.throttled()
-    assert rate.rate == 1.25 and rate.throttles == 2
-    grow = AdaptiveRate(10.0, step_per_s=0.25)
+    assert rate.rate == 2.5 and rate.throttles == 2
+    grow = AdaptiveRate(10.0)
     for _ in range(100):
         grow.succeeded()
     assert grow.rate == 10.0  # never above the quota
+
+
+def test_adaptive_rate_regrows_in_the_same_number_of_calls_at_any_time_scale():
+    """Growth is a fraction of the maximum (1/40 per clean call): from half back to the quota in 20 clean calls, at
+    10 calls/s (0.25 per call) as at 50 calls/s (1.25 per call: the benchmark's x0.2 time scale)."""
+    for maximum, after_4 in ((10.0, 6.0), (50.0, 30.0)):
+        rate = AdaptiveRate(maximum)
+        rate.throttled()
+        assert rate.rate == maximum / 2
+        for _ in range(4):
+            rate.succeeded()
+        assert rate.rate == pytest.approx(after_4)  # 5 + 4 x 0.25, 25 + 4 x 1.25
+        for _ in range(15):
+            rate.succeeded()
+        assert rate.rate < maximum
+        rate.succeeded()
+        assert rate.rate == pytest.approx(maximum)  # the 20th clean call
 
 
 def test_concurrency_limit_slow_start_then_halves_then_one_per_round():
@@ -156,6 +173,19 @@ def test_first_poll_follows_the_median_duration_but_not_below_what_queries_neede
     for _ in range(30):
         est.add(60.0)
     assert est.first_poll_s() == 5.0
+
+
+def test_second_poll_goes_at_the_typical_duration():
+    est = DurationEstimate(floor_s=0.5, cap_s=5.0)
+    assert est.second_poll_s(0.5, 0.5) is None  # no estimate yet: the caller's schedule goes on
+    for d in (2.0, 2.2, 1.8, 9.0):  # typical duration: the median upper bound, 2.1
+        est.add(d)
+    assert est.second_poll_s(1.89, 1.89) == pytest.approx(0.21)  # the 0.9 x 2.1 probe missed: look again at 2.1
+    assert est.second_poll_s(2.5, 2.5) == pytest.approx(0.625)  # aimed past 2.1 (lower bounds): a quarter later
+    assert est.second_poll_s(2.1, 1.2) == 0.5  # nothing ahead, a quarter of 1.2 is below the floor
+    for _ in range(30):
+        est.add(60.0)
+    assert est.second_poll_s(5.0, 5.0) == 5.0  # 55 s ahead, at most cap_s
 
 
 def test_cost_model_per_gb_scanned():

@@ -284,7 +284,7 @@ def test_concurrency_grows_to_the_maximum_on_a_quiet_account(logs_client, fast_c
 
 
 def test_tps_throttling_slows_the_calls_down_and_loses_nothing(logs_client, fast_config):
-    """StartQuery and GetQueryResults each allowed 5 calls/s; ours may start at 40/s: the server answers
+    """StartQuery and GetQueryResults each allowed 5 calls/s; ours start at 80/s: the server answers
     ThrottlingException, the rates halve, every window completes."""
     faults = Faults(tps={"StartQuery": 5.0, "GetQueryResults": 5.0})
     with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=0.02, faults=faults) as srv:
@@ -299,11 +299,11 @@ def test_tps_throttling_slows_the_calls_down_and_loses_nothing(logs_client, fast
         assert srv.throttled.get("StartQuery", 0) >= 1
         assert throttled == {"StartQuery": srv.throttled.get("StartQuery", 0),
                              "GetQueryResults": srv.throttled.get("GetQueryResults", 0)}
-        assert runner.rates["StartQuery"].rate < 40.0  # halved from where it started
+        assert runner.rates["StartQuery"].rate < 40.0  # halved from the 80/s it started at
 
 
 def test_calls_stay_within_the_configured_rates(logs_client, fast_config):
-    """Rates capped at 8 calls/s (starting at 4) against a server allowing 10/s: never throttled (the margin absorbs
+    """Rates capped at 8 calls/s against a server allowing 10/s: never throttled (the margin absorbs
     the spacing that loopback delays can squeeze out of calls sent 1/8 s apart)."""
     faults = Faults(tps={"StartQuery": 10.0, "GetQueryResults": 10.0})
     with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=0.05, faults=faults) as srv:
@@ -313,3 +313,66 @@ def test_calls_stay_within_the_configured_rates(logs_client, fast_config):
         results = runner.run("fields @message", [GROUP], [Window(T0 + 10 * i, T0 + 10 * i + 9) for i in range(12)])
         assert sum(len(r.rows) for r in results) == 120
         assert srv.throttled == {} and runner.report()["throttled"] == {"StartQuery": 0, "GetQueryResults": 0}
+
+
+def test_retried_start_that_gets_in_grows_the_limit(logs_client, fast_config):
+    """Both first StartQuery calls collide: the limit halves once (2 -> 1; the second collision is of the same
+    moment). Each retry the quota then accepts is a clean start: the first ends a clean round of 1 (slow start
+    again, 1 -> 2), the second adds one more (2 -> 3). Counting only first tries left it at 1."""
+    with FakeLogsInsightsServer(engine=raw_events_engine, faults=Faults(limit_exceeded_first_n=2)) as srv:
+        srv.put_events(GROUP, events(20, 1))
+        runner = LogsInsightsRunner(logs_client(srv.url), fast_config(max_concurrency=4, initial_concurrency=2))
+        results = runner.run("fields @message", [GROUP], [Window(T0, T0 + 9), Window(T0 + 10, T0 + 19)])
+        assert sum(len(r.rows) for r in results) == 20
+        assert srv.limit_exceeded == 2 and srv.count("StartQuery") == 4
+        report = runner.report()
+        assert report["quota_collisions"] == 2 and report["final_concurrency_limit"] == 3
+
+
+class _SleepClock:
+    """The runner's clock advances only by its own sleeps (which really sleep, so the server's latency passes):
+    the poll times the runner computes are exact, whatever the loopback round trips add on the server side."""
+
+    def __init__(self) -> None:
+        self.now, self.slept = 0.0, []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, s: float) -> None:
+        self.slept.append(s)
+        self.now += s
+        __import__("time").sleep(s)
+
+
+def test_a_first_poll_that_came_early_is_followed_by_one_at_the_typical_duration(logs_client, fast_config):
+    """Three queries took 1.5 s: the next is polled first at 0.9 x 1.5 = 1.35 s (still running: the server needs
+    1.5 s), then at 1.5 s, 0.15 s later, and found complete. The quarter rule waited max(0.1, 1.35 / 4) = 0.3375 s."""
+    from collector.cloudwatch import PollSchedule
+
+    with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=1.5) as srv:
+        srv.put_events(GROUP, events(10, 1))
+        t = _SleepClock()
+        runner = LogsInsightsRunner(logs_client(srv.url), fast_config(poll=PollSchedule(0.1, 1.5, 5.0)),
+                                    sleep=t.sleep, clock=t.clock)
+        for _ in range(3):
+            runner.durations.add(1.5)
+        [res] = runner.run("fields @message", [GROUP], [Window(T0, T0 + 9)])
+        assert len(res.rows) == 10
+        assert t.slept == [pytest.approx(1.35), pytest.approx(0.15)] and srv.count("GetQueryResults") == 2
+
+
+def test_before_any_estimate_a_query_is_polled_on_the_schedule(logs_client, fast_config):
+    """No query completed yet: polls at 0.1 s, then 1.5 x longer each time (0.15, 0.225): sent at 0.1, 0.25 and
+    0.475 s, the last after the server's 0.4 s. (The quarter rule re-polled after 0.1 s: 0.1, 0.2, 0.35, 0.575.)"""
+    from collector.cloudwatch import PollSchedule
+
+    with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=0.4) as srv:
+        srv.put_events(GROUP, events(10, 1))
+        t = _SleepClock()
+        runner = LogsInsightsRunner(logs_client(srv.url), fast_config(poll=PollSchedule(0.1, 1.5, 5.0)),
+                                    sleep=t.sleep, clock=t.clock)
+        [res] = runner.run("fields @message", [GROUP], [Window(T0, T0 + 9)])
+        assert len(res.rows) == 10
+        assert t.slept == [pytest.approx(0.1), pytest.approx(0.15), pytest.approx(0.225)]
+        assert srv.count("GetQueryResults") == 3
