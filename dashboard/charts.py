@@ -15,6 +15,15 @@ Conventions every figure follows:
   picture in the browser, so the modebar leaves them out (:data:`MODEBAR_REMOVE`): every change of the view goes
   through the page's range, its URL and its history.
 
+What the browser draws is kept small, because every figure is drawn more than once (Streamlit's frontend updates a
+chart right after its first draw):
+
+- Trace values go to plotly as plain lists (:func:`trace_values`), not numpy arrays. plotly writes a numeric numpy array as
+  a base64 typed array, which plotly.js decodes into a new array on every ``Plotly.react``: the update after the
+  first draw then finds every array changed and redraws the whole figure; a list it finds unchanged and skips.
+- A line carries a marker per point only where a point could be missed without it (:func:`line_mode`); each marker
+  is an SVG element of its own.
+
 Safety: series names, log groups and alarm states come from logs (untrusted). Plotly reads a small set of HTML tags
 (``<b>``, ``<br>``, ``<a href>`` ...) and entities in every text it draws, so each such name goes through
 :func:`text` (``html.escape``): plotly then draws the literal characters, and no name becomes markup.
@@ -28,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -39,11 +49,13 @@ __all__ = [
     "alarm_timeline",
     "bin_labels",
     "count_axis",
+    "line_mode",
     "selected_window",
     "series",
     "sparkline",
     "stat_series",
     "text",
+    "trace_values",
 ]
 
 Window = tuple[datetime, datetime]
@@ -71,6 +83,29 @@ def bin_labels(start: pd.Series, width: timedelta) -> list[str]:
     end = s + width
     end_fmt = "%Y-%m-%d %H:%M" if width >= _DAY else "%H:%M"
     return (s.dt.strftime("%Y-%m-%d %H:%M") + "–" + end.dt.strftime(end_fmt) + " UTC").tolist()
+
+
+def trace_values(s: pd.Series | Sequence[float]) -> list[Any]:
+    """A trace's numbers as a plain list (NaN kept: plotly writes it as null, a gap), never a numpy array (see the
+    module's notes: a typed array makes plotly.js redraw the whole figure on every update)."""
+    return s.tolist() if isinstance(s, pd.Series) else list(s)
+
+
+MARKERS_BELOW = 20
+"""A line of fewer points than this gets a marker on each (plotly's own rule for its default ``mode``)."""
+
+
+def line_mode(y: pd.Series | Sequence[float]) -> Literal["lines", "lines+markers"]:
+    """``lines+markers`` for a line on which a point could be missed without its marker: one of fewer than
+    :data:`MARKERS_BELOW` points, or one with a value alone between gaps (NaN, or the trace's end, on both sides:
+    a line draws nothing for it); else ``lines`` (a dense line shows its points by its vertices and its hover)."""
+    v = pd.to_numeric(pd.Series(y, dtype="float64"), errors="coerce").to_numpy()
+    if len(v) < MARKERS_BELOW:
+        return "lines+markers"
+    ok = ~np.isnan(v)
+    before = np.r_[False, ok[:-1]]
+    after = np.r_[ok[1:], False]
+    return "lines+markers" if bool((ok & ~before & ~after).any()) else "lines"
 
 
 def _with_when(df: pd.DataFrame, width: timedelta) -> pd.DataFrame:
@@ -108,7 +143,8 @@ def _layout(fig: go.Figure, window: Window, y_title: str, kind: Kind, top: float
 def series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, *, kind: Kind = "count",
            stacked: bool = True, colours: Mapping[str, str] | None = None, y_title: str = "events (count)",
            value: str = "value", points: tuple[str, str] | None = None, height: int = HEIGHT) -> go.Figure:
-    """One trace per value of ``by`` over time: stacked bars (``stacked``, for counts) or lines with markers.
+    """One trace per value of ``by`` over time: stacked bars (``stacked``, for counts) or lines (markers where
+    :func:`line_mode` asks for them).
 
     ``df``: columns ``time`` (bin start, naive UTC), ``by`` and ``value``; ``window``: the x range; ``bin_width``:
     the bins' width (bars span their bin; the hover names it); ``colours``: series value -> colour (others get
@@ -116,27 +152,25 @@ def series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, *, k
     (column, label) of a second count drawn as open dots per value of ``by`` where it is above zero (the cold
     starts over the invocations), in the same legend group as its series.
     """
-    # traces built from numpy arrays and handed to the figure at once: plotly validates an array in one step, a list
-    # element by element
     traces: list[Any] = []
     width_ms = bin_width / timedelta(milliseconds=1)
     fmt = {"count": ",d", "percent": ".2%", "number": ",.4~g"}[kind]
     for name, g in sorted(_with_when(df, bin_width).groupby(by, observed=True), key=lambda kv: str(kv[0])):
         g = g.sort_values("time")
         common: dict[str, Any] = {
-            "x": g["time"].to_numpy(), "y": g[value].to_numpy(), "name": text(name), "legendgroup": text(name),
+            "x": g["time"].to_numpy(), "y": trace_values(g[value]), "name": text(name), "legendgroup": text(name),
             "customdata": g["when"].to_numpy(),
             "hovertemplate": f"%{{customdata}}<br>%{{fullData.name}}: %{{y:{fmt}}}<extra></extra>"}
         colour = (colours or {}).get(str(name))
         if stacked:
             traces.append(go.Bar(**common, offset=0, width=width_ms, marker={"color": colour} if colour else {}))
         else:
-            traces.append(go.Scatter(**common, mode="lines+markers", line={"color": colour} if colour else {},
+            traces.append(go.Scatter(**common, mode=line_mode(g[value]), line={"color": colour} if colour else {},
                                      connectgaps=False))
         if points is not None:
             pg = g[g[points[0]] > 0]
             traces.append(go.Scatter(
-                x=pg["time"].to_numpy(), y=pg[points[0]].to_numpy(), name=common["name"], meta=[points[1]],
+                x=pg["time"].to_numpy(), y=trace_values(pg[points[0]]), name=common["name"], meta=[points[1]],
                 legendgroup=common["name"], showlegend=False, mode="markers", customdata=pg["when"].to_numpy(),
                 marker={"symbol": "circle-open", "size": 9, "line": {"width": 2}, **({"color": colour} if colour else {})},
                 hovertemplate="%{customdata}<br>%{fullData.name} · %{meta[0]}: %{y:,d}<extra></extra>"))
@@ -157,8 +191,8 @@ def stat_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
                 height: int = HEIGHT) -> go.Figure:
     """Several statistics of each ``by`` value over time, one trace per (value, statistic): colour by the value,
     line style by the statistic (``stats``: (column, label, ``solid``/``dotted``/``dashed``)). Values are divided
-    by ``per`` (a unit's size, e.g. 1000 for ms -> s). ``markers_only`` draws points (figures of a few bins, such
-    as the cold starts' init durations). Traces of one value share a name and a legend group: one legend entry per
+    by ``per`` (a unit's size, e.g. 1000 for ms -> s). Lines carry markers where :func:`line_mode` asks for them;
+    ``markers_only`` draws points alone (figures of a few bins, such as the cold starts' init durations). Traces of one value share a name and a legend group: one legend entry per
     value (the statistics are told apart by line style, and by name in the hover: each trace's ``meta``), and a
     click hides all of them."""
     traces: list[Any] = []
@@ -166,10 +200,11 @@ def stat_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
         g = g.sort_values("time")
         colour = (colours or {}).get(str(name))
         for i, (col, label, dash) in enumerate(stats):
+            y = g[col] / per
             traces.append(go.Scatter(
-                x=g["time"].to_numpy(), y=(g[col] / per).to_numpy(), name=text(name), meta=[label],
+                x=g["time"].to_numpy(), y=trace_values(y), name=text(name), meta=[label],
                 legendgroup=text(name), showlegend=i == 0, customdata=g["when"].to_numpy(),
-                mode="markers" if markers_only else "lines+markers",
+                mode="markers" if markers_only else line_mode(y),
                 marker={"color": colour, "size": 8 if dash == "solid" else 5} if colour else {},
                 line={"color": colour, "dash": DASHES[dash]} if colour else {"dash": DASHES[dash]},
                 hovertemplate="%{customdata}<br>%{fullData.name} · %{meta[0]}: %{y:,.4~g}<extra></extra>"))
@@ -207,9 +242,10 @@ STATE_LABELS = {"ALARM": "ALARM", "OK": "OK", "INSUFFICIENT_DATA": "NO DATA"}
 
 def alarm_timeline(timeline: pd.DataFrame, period: timedelta, *, threshold: float | None, unit: str,
                    state_colours: Mapping[str, str], height: int = 380) -> go.Figure:
-    """An alarm backtest over time, two rows on one time axis: above, the value per period (line and points), the
-    threshold (dashed) and the periods in ALARM shaded; below, the state band (one bar per period on the row of its
-    state).
+    """An alarm backtest over time, two rows on one time axis: above, the value per period (a line, with points
+    where :func:`line_mode` asks for them), the threshold (dashed) and the periods in ALARM shaded; below, the state
+    band: one bar per run of consecutive periods in the same state, on the row of that state (its hover names the
+    run's span and its number of periods).
 
     ``timeline``: columns ``period_start`` (datetime, UTC; naive or aware), ``value`` (float, NaN = no datapoint),
     ``state`` (``ALARM`` / ``OK`` / ``INSUFFICIENT_DATA``). ``period``: the alarm's period. ``state_colours``:
@@ -222,10 +258,9 @@ def alarm_timeline(timeline: pd.DataFrame, period: timedelta, *, threshold: floa
     value = pd.to_numeric(timeline["value"], errors="coerce").reset_index(drop=True)
     start = start.reset_index(drop=True)
     when = bin_labels(start, period)
-    period_ms = period / timedelta(milliseconds=1)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.75, 0.25], vertical_spacing=0.06)
     value_title = f"value ({unit})" if unit else "value"
-    fig.add_trace(go.Scatter(x=start.tolist(), y=value.tolist(), mode="lines+markers", name="value",
+    fig.add_trace(go.Scatter(x=start.tolist(), y=trace_values(value), mode=line_mode(value), name="value",
                              customdata=list(zip(when, state)), connectgaps=False,
                              hovertemplate="%{customdata[0]}<br>value: %{y:,.4~g}<br>state: %{customdata[1]}"
                                            "<extra></extra>"), row=1, col=1)
@@ -237,12 +272,15 @@ def alarm_timeline(timeline: pd.DataFrame, period: timedelta, *, threshold: floa
     for lo, hi in _runs(start, state == "ALARM", period):
         fig.add_vrect(x0=lo, x1=hi, fillcolor=state_colours.get("ALARM"), opacity=0.12, line_width=0, row=1, col=1)
     for s, label in STATE_LABELS.items():
-        m = state == s
-        if not m.any():
+        runs = _runs(start, state == s, period)
+        if not runs:
             continue
-        fig.add_trace(go.Bar(base=start[m].tolist(), x=[period_ms] * int(m.sum()), y=[label] * int(m.sum()),
-                             orientation="h", name=label, showlegend=False,
-                             marker={"color": state_colours.get(s)}, customdata=[w for w, k in zip(when, m) if k],
+        n = [round((hi - lo) / period) for lo, hi in runs]
+        fig.add_trace(go.Bar(base=[lo for lo, _ in runs], x=[(hi - lo) / timedelta(milliseconds=1) for lo, hi in runs],
+                             y=[label] * len(runs), orientation="h", name=label, showlegend=False,
+                             marker={"color": state_colours.get(s)},
+                             customdata=[f"{_span_label(lo, hi)} · {k:,} period{'s' if k != 1 else ''}"
+                                         for (lo, hi), k in zip(runs, n)],
                              hovertemplate="%{customdata}<br>state: " + label + "<extra></extra>"), row=2, col=1)
     top = float(pd.concat([value, pd.Series([threshold or 0.0])]).max(skipna=True) or 0.0)
     y: dict[str, Any] = {"title": {"text": value_title}, "rangemode": "tozero", "fixedrange": True}
@@ -257,6 +295,13 @@ def alarm_timeline(timeline: pd.DataFrame, period: timedelta, *, threshold: floa
                       xaxis2={"title": {"text": "period start (UTC)"}, "type": "date",
                               "hoverformat": "%Y-%m-%d %H:%M:%S"})
     return fig
+
+
+def _span_label(lo: datetime, hi: datetime) -> str:
+    """``2026-01-05 10:15–10:20 UTC`` for [lo, hi), the end's date too when the span is a day or longer or ends on
+    a later day."""
+    end_fmt = "%Y-%m-%d %H:%M" if hi - lo >= _DAY or (hi - timedelta(microseconds=1)).date() != lo.date() else "%H:%M"
+    return f"{lo:%Y-%m-%d %H:%M}–{hi.strftime(end_fmt)} UTC"
 
 
 def _runs(start: pd.Series, on: pd.Series, period: timedelta) -> list[tuple[datetime, datetime]]:
