@@ -125,19 +125,19 @@ def count_axis(top: float) -> dict[str, Any]:
     return axis
 
 
-def _layout(fig: go.Figure, window: Window, y_title: str, kind: Kind, top: float, height: int) -> None:
+def _layout(window: Window, y_title: str, kind: Kind, top: float, height: int) -> dict[str, Any]:
     y: dict[str, Any] = {"title": {"text": y_title}, "rangemode": "tozero", "fixedrange": True}
     if kind == "count":
         y |= count_axis(top)
     elif kind == "percent":
         y |= {"tickformat": ".1~%"}
-    fig.update_layout(
-        height=height, margin={"l": 60, "r": 10, "t": 30, "b": 10}, barmode="stack", bargap=0.1,
-        dragmode="select", selectdirection="h", hovermode="closest", yaxis=y, showlegend=True,
-        xaxis={"title": {"text": TIME_TITLE}, "type": "date", "range": [window[0], window[1]],
-               "hoverformat": "%Y-%m-%d %H:%M:%S"},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0, "title": {"text": ""}},
-    )
+    return {
+        "height": height, "margin": {"l": 60, "r": 10, "t": 30, "b": 10}, "barmode": "stack", "bargap": 0.1,
+        "dragmode": "select", "selectdirection": "h", "hovermode": "closest", "yaxis": y, "showlegend": True,
+        "xaxis": {"title": {"text": TIME_TITLE}, "type": "date", "range": [window[0], window[1]],
+                  "hoverformat": "%Y-%m-%d %H:%M:%S"},
+        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0, "title": {"text": ""}},
+    }
 
 
 def series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, *, kind: Kind = "count",
@@ -152,7 +152,7 @@ def series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, *, k
     (column, label) of a second count drawn as open dots per value of ``by`` where it is above zero (the cold
     starts over the invocations), in the same legend group as its series.
     """
-    traces: list[Any] = []
+    traces: list[dict[str, Any]] = []
     width_ms = bin_width / timedelta(milliseconds=1)
     fmt = {"count": ",d", "percent": ".2%", "number": ",.4~g"}[kind]
     for name, g in sorted(_with_when(df, bin_width).groupby(by, observed=True), key=lambda kv: str(kv[0])):
@@ -163,22 +163,23 @@ def series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, *, k
             "hovertemplate": f"%{{customdata}}<br>%{{fullData.name}}: %{{y:{fmt}}}<extra></extra>"}
         colour = (colours or {}).get(str(name))
         if stacked:
-            traces.append(go.Bar(**common, offset=0, width=width_ms, marker={"color": colour} if colour else {}))
+            traces.append({"type": "bar", **common, "offset": 0, "width": width_ms,
+                           "marker": {"color": colour} if colour else {}})
         else:
-            traces.append(go.Scatter(**common, mode=line_mode(g[value]), line={"color": colour} if colour else {},
-                                     connectgaps=False))
+            traces.append({"type": "scatter", **common, "mode": line_mode(g[value]),
+                           "line": {"color": colour} if colour else {}, "connectgaps": False})
         if points is not None:
             pg = g[g[points[0]] > 0]
-            traces.append(go.Scatter(
-                x=pg["time"].to_numpy(), y=trace_values(pg[points[0]]), name=common["name"], meta=[points[1]],
-                legendgroup=common["name"], showlegend=False, mode="markers", customdata=pg["when"].to_numpy(),
-                marker={"symbol": "circle-open", "size": 9, "line": {"width": 2}, **({"color": colour} if colour else {})},
-                hovertemplate="%{customdata}<br>%{fullData.name} · %{meta[0]}: %{y:,d}<extra></extra>"))
-    fig = go.Figure(data=traces)
+            traces.append({
+                "type": "scatter", "x": pg["time"].to_numpy(), "y": trace_values(pg[points[0]]), "name": common["name"],
+                "meta": [points[1]], "legendgroup": common["name"], "showlegend": False, "mode": "markers",
+                "customdata": pg["when"].to_numpy(),
+                "marker": {"symbol": "circle-open", "size": 9, "line": {"width": 2},
+                           **({"color": colour} if colour else {})},
+                "hovertemplate": "%{customdata}<br>%{fullData.name} · %{meta[0]}: %{y:,d}<extra></extra>"})
     top = float(df.groupby("time")[value].sum().max()) if stacked and len(df) else (
         float(df[value].max()) if len(df) else 0.0)
-    _layout(fig, window, y_title, kind, top, height)
-    return fig
+    return go.Figure(data=traces, layout=_layout(window, y_title, kind, top, height))
 
 
 DASHES = {"solid": "solid", "dotted": "dot", "dashed": "dash"}
@@ -192,25 +193,23 @@ def stat_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
     """Several statistics of each ``by`` value over time, one trace per (value, statistic): colour by the value,
     line style by the statistic (``stats``: (column, label, ``solid``/``dotted``/``dashed``)). Values are divided
     by ``per`` (a unit's size, e.g. 1000 for ms -> s). Lines carry markers where :func:`line_mode` asks for them;
-    ``markers_only`` draws points alone (figures of a few bins, such as the cold starts' init durations). Traces of one value share a name and a legend group: one legend entry per
-    value (the statistics are told apart by line style, and by name in the hover: each trace's ``meta``), and a
-    click hides all of them."""
-    traces: list[Any] = []
+    ``markers_only`` draws points alone (figures of a few bins, such as the cold starts' init durations). Traces of
+    one value share a name and a legend group: one legend entry per value (the statistics are told apart by line
+    style, and by name in the hover: each trace's ``meta``), and a click hides all of them."""
+    traces: list[dict[str, Any]] = []
     for name, g in sorted(_with_when(df, bin_width).groupby(by, observed=True), key=lambda kv: str(kv[0])):
         g = g.sort_values("time")
         colour = (colours or {}).get(str(name))
         for i, (col, label, dash) in enumerate(stats):
             y = g[col] / per
-            traces.append(go.Scatter(
-                x=g["time"].to_numpy(), y=trace_values(y), name=text(name), meta=[label],
-                legendgroup=text(name), showlegend=i == 0, customdata=g["when"].to_numpy(),
-                mode="markers" if markers_only else line_mode(y),
-                marker={"color": colour, "size": 8 if dash == "solid" else 5} if colour else {},
-                line={"color": colour, "dash": DASHES[dash]} if colour else {"dash": DASHES[dash]},
-                hovertemplate="%{customdata}<br>%{fullData.name} · %{meta[0]}: %{y:,.4~g}<extra></extra>"))
-    fig = go.Figure(data=traces)
-    _layout(fig, window, y_title, "number", 0.0, height)
-    return fig
+            traces.append({
+                "type": "scatter", "x": g["time"].to_numpy(), "y": trace_values(y), "name": text(name),
+                "meta": [label], "legendgroup": text(name), "showlegend": i == 0, "customdata": g["when"].to_numpy(),
+                "mode": "markers" if markers_only else line_mode(y),
+                "marker": {"color": colour, "size": 8 if dash == "solid" else 5} if colour else {},
+                "line": {"color": colour, "dash": DASHES[dash]} if colour else {"dash": DASHES[dash]},
+                "hovertemplate": "%{customdata}<br>%{fullData.name} · %{meta[0]}: %{y:,.4~g}<extra></extra>"})
+    return go.Figure(data=traces, layout=_layout(window, y_title, "number", 0.0, height))
 
 
 SPARK_HEIGHT = 60
@@ -221,12 +220,14 @@ def sparkline(times: Sequence[datetime], values: Sequence[float], *, kind: Kind,
     """A tile's trend: one point per bin over the window, counts filled to zero (an area), rates and durations as
     a line. No axes, legend or interaction (``staticPlot`` when shown): the tile's number says the value; the hover
     of the full chart on the signal's page says the details."""
-    fig = go.Figure(go.Scatter(x=list(times), y=list(values), mode="lines", line={"color": colour, "width": 1.5},
-                               fill="tozeroy" if kind == "count" else None, hoverinfo="skip"))
-    fig.update_layout(height=SPARK_HEIGHT, margin={"l": 0, "r": 0, "t": 2, "b": 2}, showlegend=False,
-                      xaxis={"visible": False, "range": [window[0], window[1]], "type": "date"},
-                      yaxis={"visible": False, "range": _spark_range(values)})
-    return fig
+    trace = {"type": "scatter", "x": list(times), "y": list(values), "mode": "lines",
+             "line": {"color": colour, "width": 1.5}, "hoverinfo": "skip"}
+    if kind == "count":
+        trace["fill"] = "tozeroy"
+    return go.Figure(data=[trace], layout={
+        "height": SPARK_HEIGHT, "margin": {"l": 0, "r": 0, "t": 2, "b": 2}, "showlegend": False,
+        "xaxis": {"visible": False, "range": [window[0], window[1]], "type": "date"},
+        "yaxis": {"visible": False, "range": _spark_range(values)}})
 
 
 def _spark_range(values: Sequence[float]) -> list[float]:
@@ -258,43 +259,46 @@ def alarm_timeline(timeline: pd.DataFrame, period: timedelta, *, threshold: floa
     value = pd.to_numeric(timeline["value"], errors="coerce").reset_index(drop=True)
     start = start.reset_index(drop=True)
     when = bin_labels(start, period)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.75, 0.25], vertical_spacing=0.06)
     value_title = f"value ({unit})" if unit else "value"
-    fig.add_trace(go.Scatter(x=start.tolist(), y=trace_values(value), mode=line_mode(value), name="value",
-                             customdata=list(zip(when, state)), connectgaps=False,
-                             hovertemplate="%{customdata[0]}<br>value: %{y:,.4~g}<br>state: %{customdata[1]}"
-                                           "<extra></extra>"), row=1, col=1)
+    traces: list[dict[str, Any]] = [{
+        "type": "scatter", "x": start.to_numpy(), "y": trace_values(value), "mode": line_mode(value), "name": "value",
+        "customdata": np.column_stack([when, state]), "connectgaps": False, "xaxis": "x", "yaxis": "y",
+        "hovertemplate": "%{customdata[0]}<br>value: %{y:,.4~g}<br>state: %{customdata[1]}<extra></extra>"}]
     if threshold is not None:
-        fig.add_trace(go.Scatter(x=[start.min(), start.max() + period], y=[threshold, threshold], mode="lines",
-                                 name=f"threshold {threshold:g} {unit}".rstrip(),
-                                 line={"dash": "dash", "color": state_colours.get("ALARM")}, hoverinfo="skip"),
-                      row=1, col=1)
-    for lo, hi in _runs(start, state == "ALARM", period):
-        fig.add_vrect(x0=lo, x1=hi, fillcolor=state_colours.get("ALARM"), opacity=0.12, line_width=0, row=1, col=1)
+        edges = pd.Series([start.min(), start.max() + period], dtype=start.dtype).to_numpy()
+        traces.append({"type": "scatter", "x": edges, "y": [threshold, threshold],
+                       "mode": "lines", "name": f"threshold {threshold:g} {unit}".rstrip(), "hoverinfo": "skip",
+                       "line": {"dash": "dash", "color": state_colours.get("ALARM")}, "xaxis": "x", "yaxis": "y"})
     for s, label in STATE_LABELS.items():
         runs = _runs(start, state == s, period)
         if not runs:
             continue
         n = [round((hi - lo) / period) for lo, hi in runs]
-        fig.add_trace(go.Bar(base=[lo for lo, _ in runs], x=[(hi - lo) / timedelta(milliseconds=1) for lo, hi in runs],
-                             y=[label] * len(runs), orientation="h", name=label, showlegend=False,
-                             marker={"color": state_colours.get(s)},
-                             customdata=[f"{_span_label(lo, hi)} · {k:,} period{'s' if k != 1 else ''}"
-                                         for (lo, hi), k in zip(runs, n)],
-                             hovertemplate="%{customdata}<br>state: " + label + "<extra></extra>"), row=2, col=1)
+        traces.append({
+            "type": "bar", "base": [lo for lo, _ in runs], "x": [(hi - lo) / timedelta(milliseconds=1) for lo, hi in runs],
+            "y": [label] * len(runs), "orientation": "h", "name": label, "showlegend": False,
+            "marker": {"color": state_colours.get(s)}, "xaxis": "x2", "yaxis": "y2",
+            "customdata": [f"{_span_label(lo, hi)} · {k:,} period{'s' if k != 1 else ''}" for (lo, hi), k in zip(runs, n)],
+            "hovertemplate": "%{customdata}<br>state: " + label + "<extra></extra>"})
     top = float(pd.concat([value, pd.Series([threshold or 0.0])]).max(skipna=True) or 0.0)
     y: dict[str, Any] = {"title": {"text": value_title}, "rangemode": "tozero", "fixedrange": True}
     if unit == "Count":
         y |= count_axis(top)
+    # the two rows' axes (domains, anchors, the shared time axis) as plotly lays out a two-row grid
+    grid = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.75, 0.25], vertical_spacing=0.06).layout
+    axes = {k: grid[k].to_plotly_json() for k in ("xaxis", "yaxis", "xaxis2", "yaxis2")}
+    shade = {"type": "rect", "xref": "x", "yref": "y domain", "y0": 0, "y1": 1, "opacity": 0.12, "line": {"width": 0},
+             "fillcolor": state_colours.get("ALARM")}
     # the backtest covers the whole collected history, not the page's window: plotly's own zoom (in the browser)
-    fig.update_layout(height=height, margin={"l": 60, "r": 10, "t": 30, "b": 10}, dragmode="zoom",
-                      hovermode="closest", bargap=0,
-                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
-                      yaxis=y, yaxis2={"title": {"text": "state"}, "fixedrange": True, "type": "category",
-                                       "categoryorder": "array", "categoryarray": list(STATE_LABELS.values())[::-1]},
-                      xaxis2={"title": {"text": "period start (UTC)"}, "type": "date",
-                              "hoverformat": "%Y-%m-%d %H:%M:%S"})
-    return fig
+    return go.Figure(data=traces, layout={
+        "xaxis": axes["xaxis"], "height": height, "margin": {"l": 60, "r": 10, "t": 30, "b": 10}, "dragmode": "zoom",
+        "hovermode": "closest", "bargap": 0, "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
+        "shapes": [shade | {"x0": lo, "x1": hi} for lo, hi in _runs(start, state == "ALARM", period)],
+        "yaxis": axes["yaxis"] | y,
+        "yaxis2": axes["yaxis2"] | {"title": {"text": "state"}, "fixedrange": True, "type": "category",
+                                    "categoryorder": "array", "categoryarray": list(STATE_LABELS.values())[::-1]},
+        "xaxis2": axes["xaxis2"] | {"title": {"text": "period start (UTC)"}, "type": "date",
+                                    "hoverformat": "%Y-%m-%d %H:%M:%S"}})
 
 
 def _span_label(lo: datetime, hi: datetime) -> str:
@@ -305,21 +309,15 @@ def _span_label(lo: datetime, hi: datetime) -> str:
 
 
 def _runs(start: pd.Series, on: pd.Series, period: timedelta) -> list[tuple[datetime, datetime]]:
-    """[first start, last start + period) of each run of consecutive periods where ``on`` holds."""
-    out: list[tuple[datetime, datetime]] = []
-    lo = prev = None
-    for t, flag in zip(start.tolist(), on.tolist()):
-        if flag and lo is not None and prev is not None and t == prev + period:
-            prev = t
-            continue
-        if lo is not None and prev is not None:
-            out.append((lo, prev + period))
-            lo = prev = None
-        if flag:
-            lo = prev = t
-    if lo is not None and prev is not None:
-        out.append((lo, prev + period))
-    return out
+    """[first start, last start + period) of each run of consecutive periods where ``on`` holds: a run goes on to
+    the next row when that row holds too and starts one period later."""
+    idx = np.flatnonzero(on.to_numpy(dtype=bool))
+    if not len(idx):
+        return []
+    t = start.to_numpy()[idx]
+    goes_on = (np.diff(idx) == 1) & (np.diff(t) == np.timedelta64(period))
+    firsts, lasts = t[np.r_[True, ~goes_on]], t[np.r_[~goes_on, True]]
+    return [(pd.Timestamp(lo), pd.Timestamp(hi) + period) for lo, hi in zip(firsts, lasts)]
 
 
 def selected_window(selection: Mapping[str, Any] | None, bounds: Window) -> Window | None:
