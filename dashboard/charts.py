@@ -50,6 +50,7 @@ __all__ = [
     "bin_labels",
     "count_axis",
     "line_mode",
+    "margin",
     "selected_window",
     "series",
     "sparkline",
@@ -125,14 +126,34 @@ def count_axis(top: float) -> dict[str, Any]:
     return axis
 
 
-def _layout(window: Window, y_title: str, kind: Kind, top: float, height: int) -> dict[str, Any]:
+LEGEND_ROW_PX = 800
+"""Width of a legend row: about the plot's width beside the sidebar in a 1280 px window."""
+
+
+def margin(legend: Sequence[str]) -> dict[str, int]:
+    """The margins of a figure with a time axis below and ``legend`` (its entries' names) above, sized for what
+    plotly draws there with Streamlit's theme: the two-line time labels and the axis title below (80 px), value
+    labels of up to about seven characters and the axis title on the left (90 px), and one 29 px legend row per
+    :data:`LEGEND_ROW_PX` of entries (each about 40 px of symbol and gap and 6.5 px a character). Plotly grows a
+    margin that is too small, but only by drawing the figure again (and Streamlit's frontend then updates it
+    again): a figure whose margins already fit is drawn once."""
+    width = sum(40 + 6.5 * len(html.unescape(name)) for name in legend)
+    rows = math.ceil(width / LEGEND_ROW_PX)
+    return {"l": 90, "r": 10, "t": 10 + 29 * rows, "b": 80}
+
+
+def _legend(traces: Sequence[Mapping[str, Any]]) -> list[str]:
+    return [t["name"] for t in traces if t.get("showlegend", True)]
+
+
+def _layout(window: Window, y_title: str, kind: Kind, top: float, height: int, legend: Sequence[str]) -> dict[str, Any]:
     y: dict[str, Any] = {"title": {"text": y_title}, "rangemode": "tozero", "fixedrange": True}
     if kind == "count":
         y |= count_axis(top)
     elif kind == "percent":
         y |= {"tickformat": ".1~%"}
     return {
-        "height": height, "margin": {"l": 60, "r": 10, "t": 30, "b": 10}, "barmode": "stack", "bargap": 0.1,
+        "height": height, "margin": margin(legend), "barmode": "stack", "bargap": 0.1,
         "dragmode": "select", "selectdirection": "h", "hovermode": "closest", "yaxis": y, "showlegend": True,
         "xaxis": {"title": {"text": TIME_TITLE}, "type": "date", "range": [window[0], window[1]],
                   "hoverformat": "%Y-%m-%d %H:%M:%S"},
@@ -179,7 +200,7 @@ def series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, *, k
                 "hovertemplate": "%{customdata}<br>%{fullData.name} · %{meta[0]}: %{y:,d}<extra></extra>"})
     top = float(df.groupby("time")[value].sum().max()) if stacked and len(df) else (
         float(df[value].max()) if len(df) else 0.0)
-    return go.Figure(data=traces, layout=_layout(window, y_title, kind, top, height))
+    return go.Figure(data=traces, layout=_layout(window, y_title, kind, top, height, _legend(traces)))
 
 
 DASHES = {"solid": "solid", "dotted": "dot", "dashed": "dash"}
@@ -209,7 +230,7 @@ def stat_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
                 "marker": {"color": colour, "size": 8 if dash == "solid" else 5} if colour else {},
                 "line": {"color": colour, "dash": DASHES[dash]} if colour else {"dash": DASHES[dash]},
                 "hovertemplate": "%{customdata}<br>%{fullData.name} · %{meta[0]}: %{y:,.4~g}<extra></extra>"})
-    return go.Figure(data=traces, layout=_layout(window, y_title, "number", 0.0, height))
+    return go.Figure(data=traces, layout=_layout(window, y_title, "number", 0.0, height, _legend(traces)))
 
 
 SPARK_HEIGHT = 60
@@ -291,7 +312,7 @@ def alarm_timeline(timeline: pd.DataFrame, period: timedelta, *, threshold: floa
              "fillcolor": state_colours.get("ALARM")}
     # the backtest covers the whole collected history, not the page's window: plotly's own zoom (in the browser)
     return go.Figure(data=traces, layout={
-        "xaxis": axes["xaxis"], "height": height, "margin": {"l": 60, "r": 10, "t": 30, "b": 10}, "dragmode": "zoom",
+        "xaxis": axes["xaxis"], "height": height, "margin": margin(_legend(traces)), "dragmode": "zoom",
         "hovermode": "closest", "bargap": 0, "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
         "shapes": [shade | {"x0": lo, "x1": hi} for lo, hi in _runs(start, state == "ALARM", period)],
         "yaxis": axes["yaxis"] | y,

@@ -98,6 +98,16 @@ def test_line_mode_marks_points_a_line_cannot_show(y, mode):
     assert charts.line_mode(y) == mode
 
 
+def test_margins_leave_room_for_the_time_axis_and_the_legend_rows():
+    assert charts.margin([]) == {"l": 90, "r": 10, "t": 10, "b": 80}  # no legend: nothing above the plot
+    assert charts.margin(["max", "p95", "p50"])["t"] == 10 + 29  # 3 x 40 px + 9 characters x 6.5 px: one row
+    names = [f"/aws/lambda/orders-consumer-{i}" for i in range(8)]  # 8 x (40 + 29 x 6.5) = 1828 px: three rows
+    assert charts.margin(names)["t"] == 10 + 3 * 29
+    assert charts.margin([charts.text("<&>")]) == charts.margin(["<&>"])  # entities count as the characters drawn
+    df = pd.DataFrame({"time": [T0], "operation": ["A"], "value": [1]})
+    assert fig_dict(charts.series(df, "operation", W, MIN))["layout"]["margin"] == charts.margin(["A"])
+
+
 def test_a_day_bin_says_both_dates():
     assert charts.bin_labels(pd.Series([T0.replace(hour=0)]), timedelta(days=1)) == [
         "2026-01-05 00:00–2026-01-06 00:00 UTC"]
