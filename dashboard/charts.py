@@ -15,6 +15,15 @@ Conventions every figure follows:
   picture in the browser, so the modebar leaves them out (:data:`MODEBAR_REMOVE`): every change of the view goes
   through the page's range, its URL and its history.
 
+What the browser draws is kept small, because every figure is drawn more than once (Streamlit's frontend updates a
+chart right after its first draw):
+
+- Trace values go to plotly as plain lists (:func:`trace_values`), not numpy arrays. plotly writes a numeric numpy array as
+  a base64 typed array, which plotly.js decodes into a new array on every ``Plotly.react``: the update after the
+  first draw then finds every array changed and redraws the whole figure; a list it finds unchanged and skips.
+- A line carries a marker per point only where a point could be missed without it (:func:`line_mode`); each marker
+  is an SVG element of its own.
+
 Safety: series names, log groups and alarm states come from logs (untrusted). Plotly reads a small set of HTML tags
 (``<b>``, ``<br>``, ``<a href>`` ...) and entities in every text it draws, so each such name goes through
 :func:`text` (``html.escape``): plotly then draws the literal characters, and no name becomes markup.
@@ -28,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -39,11 +49,14 @@ __all__ = [
     "alarm_timeline",
     "bin_labels",
     "count_axis",
+    "line_mode",
+    "margin",
     "selected_window",
     "series",
     "sparkline",
     "stat_series",
     "text",
+    "trace_values",
 ]
 
 Window = tuple[datetime, datetime]
@@ -73,6 +86,29 @@ def bin_labels(start: pd.Series, width: timedelta) -> list[str]:
     return (s.dt.strftime("%Y-%m-%d %H:%M") + "–" + end.dt.strftime(end_fmt) + " UTC").tolist()
 
 
+def trace_values(s: pd.Series | Sequence[float]) -> list[Any]:
+    """A trace's numbers as a plain list (NaN kept: plotly writes it as null, a gap), never a numpy array (see the
+    module's notes: a typed array makes plotly.js redraw the whole figure on every update)."""
+    return s.tolist() if isinstance(s, pd.Series) else list(s)
+
+
+MARKERS_BELOW = 20
+"""A line of fewer points than this gets a marker on each (plotly's own rule for its default ``mode``)."""
+
+
+def line_mode(y: pd.Series | Sequence[float]) -> Literal["lines", "lines+markers"]:
+    """``lines+markers`` for a line on which a point could be missed without its marker: one of fewer than
+    :data:`MARKERS_BELOW` points, or one with a value alone between gaps (NaN, or the trace's end, on both sides:
+    a line draws nothing for it); else ``lines`` (a dense line shows its points by its vertices and its hover)."""
+    v = pd.to_numeric(pd.Series(y, dtype="float64"), errors="coerce").to_numpy()
+    if len(v) < MARKERS_BELOW:
+        return "lines+markers"
+    ok = ~np.isnan(v)
+    before = np.r_[False, ok[:-1]]
+    after = np.r_[ok[1:], False]
+    return "lines+markers" if bool((ok & ~before & ~after).any()) else "lines"
+
+
 def _with_when(df: pd.DataFrame, width: timedelta) -> pd.DataFrame:
     """``df`` plus ``when``: each row's :func:`bin_labels` text, formatted once per distinct bin."""
     t = pd.to_datetime(df["time"])
@@ -90,25 +126,46 @@ def count_axis(top: float) -> dict[str, Any]:
     return axis
 
 
-def _layout(fig: go.Figure, window: Window, y_title: str, kind: Kind, top: float, height: int) -> None:
+LEGEND_ROW_PX = 800
+"""Width of a legend row: about the plot's width beside the sidebar in a 1280 px window."""
+
+
+def margin(legend: Sequence[str]) -> dict[str, int]:
+    """The margins of a figure with a time axis below and ``legend`` (its entries' names) above, sized for what
+    plotly draws there with Streamlit's theme: the two-line time labels and the axis title below (80 px), value
+    labels of up to about seven characters and the axis title on the left (90 px), and one 29 px legend row per
+    :data:`LEGEND_ROW_PX` of entries (each about 40 px of symbol and gap and 6.5 px a character). Plotly grows a
+    margin that is too small, but only by drawing the figure again (and Streamlit's frontend then updates it
+    again): a figure whose margins already fit is drawn once."""
+    width = sum(40 + 6.5 * len(html.unescape(name)) for name in legend)
+    rows = math.ceil(width / LEGEND_ROW_PX)
+    return {"l": 90, "r": 10, "t": 10 + 29 * rows, "b": 80}
+
+
+def _legend(traces: Sequence[Mapping[str, Any]]) -> list[str]:
+    return [t["name"] for t in traces if t.get("showlegend", True)]
+
+
+def _layout(window: Window, y_title: str, kind: Kind, top: float, height: int, legend: Sequence[str]) -> dict[str, Any]:
     y: dict[str, Any] = {"title": {"text": y_title}, "rangemode": "tozero", "fixedrange": True}
     if kind == "count":
         y |= count_axis(top)
     elif kind == "percent":
         y |= {"tickformat": ".1~%"}
-    fig.update_layout(
-        height=height, margin={"l": 60, "r": 10, "t": 30, "b": 10}, barmode="stack", bargap=0.1,
-        dragmode="select", selectdirection="h", hovermode="closest", yaxis=y, showlegend=True,
-        xaxis={"title": {"text": TIME_TITLE}, "type": "date", "range": [window[0], window[1]],
-               "hoverformat": "%Y-%m-%d %H:%M:%S"},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0, "title": {"text": ""}},
-    )
+    return {
+        "height": height, "margin": margin(legend), "barmode": "stack", "bargap": 0.1,
+        "dragmode": "select", "selectdirection": "h", "hovermode": "closest", "yaxis": y, "showlegend": True,
+        "xaxis": {"title": {"text": TIME_TITLE}, "type": "date", "range": [window[0], window[1]],
+                  "hoverformat": "%Y-%m-%d %H:%M:%S"},
+        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0, "title": {"text": ""}},
+    }
 
 
 def series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, *, kind: Kind = "count",
            stacked: bool = True, colours: Mapping[str, str] | None = None, y_title: str = "events (count)",
            value: str = "value", points: tuple[str, str] | None = None, height: int = HEIGHT) -> go.Figure:
-    """One trace per value of ``by`` over time: stacked bars (``stacked``, for counts) or lines with markers.
+    """One trace per value of ``by`` over time: stacked bars (``stacked``, for counts) or lines (markers where
+    :func:`line_mode` asks for them).
 
     ``df``: columns ``time`` (bin start, naive UTC), ``by`` and ``value``; ``window``: the x range; ``bin_width``:
     the bins' width (bars span their bin; the hover names it); ``colours``: series value -> colour (others get
@@ -116,35 +173,34 @@ def series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta, *, k
     (column, label) of a second count drawn as open dots per value of ``by`` where it is above zero (the cold
     starts over the invocations), in the same legend group as its series.
     """
-    # traces built from numpy arrays and handed to the figure at once: plotly validates an array in one step, a list
-    # element by element
-    traces: list[Any] = []
+    traces: list[dict[str, Any]] = []
     width_ms = bin_width / timedelta(milliseconds=1)
     fmt = {"count": ",d", "percent": ".2%", "number": ",.4~g"}[kind]
     for name, g in sorted(_with_when(df, bin_width).groupby(by, observed=True), key=lambda kv: str(kv[0])):
         g = g.sort_values("time")
         common: dict[str, Any] = {
-            "x": g["time"].to_numpy(), "y": g[value].to_numpy(), "name": text(name), "legendgroup": text(name),
+            "x": g["time"].to_numpy(), "y": trace_values(g[value]), "name": text(name), "legendgroup": text(name),
             "customdata": g["when"].to_numpy(),
             "hovertemplate": f"%{{customdata}}<br>%{{fullData.name}}: %{{y:{fmt}}}<extra></extra>"}
         colour = (colours or {}).get(str(name))
         if stacked:
-            traces.append(go.Bar(**common, offset=0, width=width_ms, marker={"color": colour} if colour else {}))
+            traces.append({"type": "bar", **common, "offset": 0, "width": width_ms,
+                           "marker": {"color": colour} if colour else {}})
         else:
-            traces.append(go.Scatter(**common, mode="lines+markers", line={"color": colour} if colour else {},
-                                     connectgaps=False))
+            traces.append({"type": "scatter", **common, "mode": line_mode(g[value]),
+                           "line": {"color": colour} if colour else {}, "connectgaps": False})
         if points is not None:
             pg = g[g[points[0]] > 0]
-            traces.append(go.Scatter(
-                x=pg["time"].to_numpy(), y=pg[points[0]].to_numpy(), name=common["name"], meta=[points[1]],
-                legendgroup=common["name"], showlegend=False, mode="markers", customdata=pg["when"].to_numpy(),
-                marker={"symbol": "circle-open", "size": 9, "line": {"width": 2}, **({"color": colour} if colour else {})},
-                hovertemplate="%{customdata}<br>%{fullData.name} · %{meta[0]}: %{y:,d}<extra></extra>"))
-    fig = go.Figure(data=traces)
+            traces.append({
+                "type": "scatter", "x": pg["time"].to_numpy(), "y": trace_values(pg[points[0]]), "name": common["name"],
+                "meta": [points[1]], "legendgroup": common["name"], "showlegend": False, "mode": "markers",
+                "customdata": pg["when"].to_numpy(),
+                "marker": {"symbol": "circle-open", "size": 9, "line": {"width": 2},
+                           **({"color": colour} if colour else {})},
+                "hovertemplate": "%{customdata}<br>%{fullData.name} · %{meta[0]}: %{y:,d}<extra></extra>"})
     top = float(df.groupby("time")[value].sum().max()) if stacked and len(df) else (
         float(df[value].max()) if len(df) else 0.0)
-    _layout(fig, window, y_title, kind, top, height)
-    return fig
+    return go.Figure(data=traces, layout=_layout(window, y_title, kind, top, height, _legend(traces)))
 
 
 DASHES = {"solid": "solid", "dotted": "dot", "dashed": "dash"}
@@ -157,25 +213,24 @@ def stat_series(df: pd.DataFrame, by: str, window: Window, bin_width: timedelta,
                 height: int = HEIGHT) -> go.Figure:
     """Several statistics of each ``by`` value over time, one trace per (value, statistic): colour by the value,
     line style by the statistic (``stats``: (column, label, ``solid``/``dotted``/``dashed``)). Values are divided
-    by ``per`` (a unit's size, e.g. 1000 for ms -> s). ``markers_only`` draws points (figures of a few bins, such
-    as the cold starts' init durations). Traces of one value share a name and a legend group: one legend entry per
-    value (the statistics are told apart by line style, and by name in the hover: each trace's ``meta``), and a
-    click hides all of them."""
-    traces: list[Any] = []
+    by ``per`` (a unit's size, e.g. 1000 for ms -> s). Lines carry markers where :func:`line_mode` asks for them;
+    ``markers_only`` draws points alone (figures of a few bins, such as the cold starts' init durations). Traces of
+    one value share a name and a legend group: one legend entry per value (the statistics are told apart by line
+    style, and by name in the hover: each trace's ``meta``), and a click hides all of them."""
+    traces: list[dict[str, Any]] = []
     for name, g in sorted(_with_when(df, bin_width).groupby(by, observed=True), key=lambda kv: str(kv[0])):
         g = g.sort_values("time")
         colour = (colours or {}).get(str(name))
         for i, (col, label, dash) in enumerate(stats):
-            traces.append(go.Scatter(
-                x=g["time"].to_numpy(), y=(g[col] / per).to_numpy(), name=text(name), meta=[label],
-                legendgroup=text(name), showlegend=i == 0, customdata=g["when"].to_numpy(),
-                mode="markers" if markers_only else "lines+markers",
-                marker={"color": colour, "size": 8 if dash == "solid" else 5} if colour else {},
-                line={"color": colour, "dash": DASHES[dash]} if colour else {"dash": DASHES[dash]},
-                hovertemplate="%{customdata}<br>%{fullData.name} · %{meta[0]}: %{y:,.4~g}<extra></extra>"))
-    fig = go.Figure(data=traces)
-    _layout(fig, window, y_title, "number", 0.0, height)
-    return fig
+            y = g[col] / per
+            traces.append({
+                "type": "scatter", "x": g["time"].to_numpy(), "y": trace_values(y), "name": text(name),
+                "meta": [label], "legendgroup": text(name), "showlegend": i == 0, "customdata": g["when"].to_numpy(),
+                "mode": "markers" if markers_only else line_mode(y),
+                "marker": {"color": colour, "size": 8 if dash == "solid" else 5} if colour else {},
+                "line": {"color": colour, "dash": DASHES[dash]} if colour else {"dash": DASHES[dash]},
+                "hovertemplate": "%{customdata}<br>%{fullData.name} · %{meta[0]}: %{y:,.4~g}<extra></extra>"})
+    return go.Figure(data=traces, layout=_layout(window, y_title, "number", 0.0, height, _legend(traces)))
 
 
 SPARK_HEIGHT = 60
@@ -186,12 +241,14 @@ def sparkline(times: Sequence[datetime], values: Sequence[float], *, kind: Kind,
     """A tile's trend: one point per bin over the window, counts filled to zero (an area), rates and durations as
     a line. No axes, legend or interaction (``staticPlot`` when shown): the tile's number says the value; the hover
     of the full chart on the signal's page says the details."""
-    fig = go.Figure(go.Scatter(x=list(times), y=list(values), mode="lines", line={"color": colour, "width": 1.5},
-                               fill="tozeroy" if kind == "count" else None, hoverinfo="skip"))
-    fig.update_layout(height=SPARK_HEIGHT, margin={"l": 0, "r": 0, "t": 2, "b": 2}, showlegend=False,
-                      xaxis={"visible": False, "range": [window[0], window[1]], "type": "date"},
-                      yaxis={"visible": False, "range": _spark_range(values)})
-    return fig
+    trace = {"type": "scatter", "x": list(times), "y": list(values), "mode": "lines",
+             "line": {"color": colour, "width": 1.5}, "hoverinfo": "skip"}
+    if kind == "count":
+        trace["fill"] = "tozeroy"
+    return go.Figure(data=[trace], layout={
+        "height": SPARK_HEIGHT, "margin": {"l": 0, "r": 0, "t": 2, "b": 2}, "showlegend": False,
+        "xaxis": {"visible": False, "range": [window[0], window[1]], "type": "date"},
+        "yaxis": {"visible": False, "range": _spark_range(values)}})
 
 
 def _spark_range(values: Sequence[float]) -> list[float]:
@@ -207,9 +264,10 @@ STATE_LABELS = {"ALARM": "ALARM", "OK": "OK", "INSUFFICIENT_DATA": "NO DATA"}
 
 def alarm_timeline(timeline: pd.DataFrame, period: timedelta, *, threshold: float | None, unit: str,
                    state_colours: Mapping[str, str], height: int = 380) -> go.Figure:
-    """An alarm backtest over time, two rows on one time axis: above, the value per period (line and points), the
-    threshold (dashed) and the periods in ALARM shaded; below, the state band (one bar per period on the row of its
-    state).
+    """An alarm backtest over time, two rows on one time axis: above, the value per period (a line, with points
+    where :func:`line_mode` asks for them), the threshold (dashed) and the periods in ALARM shaded; below, the state
+    band: one bar per run of consecutive periods in the same state, on the row of that state (its hover names the
+    run's span and its number of periods).
 
     ``timeline``: columns ``period_start`` (datetime, UTC; naive or aware), ``value`` (float, NaN = no datapoint),
     ``state`` (``ALARM`` / ``OK`` / ``INSUFFICIENT_DATA``). ``period``: the alarm's period. ``state_colours``:
@@ -222,59 +280,65 @@ def alarm_timeline(timeline: pd.DataFrame, period: timedelta, *, threshold: floa
     value = pd.to_numeric(timeline["value"], errors="coerce").reset_index(drop=True)
     start = start.reset_index(drop=True)
     when = bin_labels(start, period)
-    period_ms = period / timedelta(milliseconds=1)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.75, 0.25], vertical_spacing=0.06)
     value_title = f"value ({unit})" if unit else "value"
-    fig.add_trace(go.Scatter(x=start.tolist(), y=value.tolist(), mode="lines+markers", name="value",
-                             customdata=list(zip(when, state)), connectgaps=False,
-                             hovertemplate="%{customdata[0]}<br>value: %{y:,.4~g}<br>state: %{customdata[1]}"
-                                           "<extra></extra>"), row=1, col=1)
+    traces: list[dict[str, Any]] = [{
+        "type": "scatter", "x": start.to_numpy(), "y": trace_values(value), "mode": line_mode(value), "name": "value",
+        "customdata": np.column_stack([when, state]), "connectgaps": False, "xaxis": "x", "yaxis": "y",
+        "hovertemplate": "%{customdata[0]}<br>value: %{y:,.4~g}<br>state: %{customdata[1]}<extra></extra>"}]
     if threshold is not None:
-        fig.add_trace(go.Scatter(x=[start.min(), start.max() + period], y=[threshold, threshold], mode="lines",
-                                 name=f"threshold {threshold:g} {unit}".rstrip(),
-                                 line={"dash": "dash", "color": state_colours.get("ALARM")}, hoverinfo="skip"),
-                      row=1, col=1)
-    for lo, hi in _runs(start, state == "ALARM", period):
-        fig.add_vrect(x0=lo, x1=hi, fillcolor=state_colours.get("ALARM"), opacity=0.12, line_width=0, row=1, col=1)
+        edges = pd.Series([start.min(), start.max() + period], dtype=start.dtype).to_numpy()
+        traces.append({"type": "scatter", "x": edges, "y": [threshold, threshold],
+                       "mode": "lines", "name": f"threshold {threshold:g} {unit}".rstrip(), "hoverinfo": "skip",
+                       "line": {"dash": "dash", "color": state_colours.get("ALARM")}, "xaxis": "x", "yaxis": "y"})
     for s, label in STATE_LABELS.items():
-        m = state == s
-        if not m.any():
+        runs = _runs(start, state == s, period)
+        if not runs:
             continue
-        fig.add_trace(go.Bar(base=start[m].tolist(), x=[period_ms] * int(m.sum()), y=[label] * int(m.sum()),
-                             orientation="h", name=label, showlegend=False,
-                             marker={"color": state_colours.get(s)}, customdata=[w for w, k in zip(when, m) if k],
-                             hovertemplate="%{customdata}<br>state: " + label + "<extra></extra>"), row=2, col=1)
+        n = [round((hi - lo) / period) for lo, hi in runs]
+        traces.append({
+            "type": "bar", "base": [lo for lo, _ in runs], "x": [(hi - lo) / timedelta(milliseconds=1) for lo, hi in runs],
+            "y": [label] * len(runs), "orientation": "h", "name": label, "showlegend": False,
+            "marker": {"color": state_colours.get(s)}, "xaxis": "x2", "yaxis": "y2",
+            "customdata": [f"{_span_label(lo, hi)} · {k:,} period{'s' if k != 1 else ''}" for (lo, hi), k in zip(runs, n)],
+            "hovertemplate": "%{customdata}<br>state: " + label + "<extra></extra>"})
     top = float(pd.concat([value, pd.Series([threshold or 0.0])]).max(skipna=True) or 0.0)
     y: dict[str, Any] = {"title": {"text": value_title}, "rangemode": "tozero", "fixedrange": True}
     if unit == "Count":
         y |= count_axis(top)
+    # the two rows' axes (domains, anchors, the shared time axis) as plotly lays out a two-row grid
+    grid = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.75, 0.25], vertical_spacing=0.06).layout
+    axes = {k: grid[k].to_plotly_json() for k in ("xaxis", "yaxis", "xaxis2", "yaxis2")}
+    shade = {"type": "rect", "xref": "x", "yref": "y domain", "y0": 0, "y1": 1, "opacity": 0.12, "line": {"width": 0},
+             "fillcolor": state_colours.get("ALARM")}
     # the backtest covers the whole collected history, not the page's window: plotly's own zoom (in the browser)
-    fig.update_layout(height=height, margin={"l": 60, "r": 10, "t": 30, "b": 10}, dragmode="zoom",
-                      hovermode="closest", bargap=0,
-                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
-                      yaxis=y, yaxis2={"title": {"text": "state"}, "fixedrange": True, "type": "category",
-                                       "categoryorder": "array", "categoryarray": list(STATE_LABELS.values())[::-1]},
-                      xaxis2={"title": {"text": "period start (UTC)"}, "type": "date",
-                              "hoverformat": "%Y-%m-%d %H:%M:%S"})
-    return fig
+    return go.Figure(data=traces, layout={
+        "xaxis": axes["xaxis"], "height": height, "margin": margin(_legend(traces)), "dragmode": "zoom",
+        "hovermode": "closest", "bargap": 0, "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
+        "shapes": [shade | {"x0": lo, "x1": hi} for lo, hi in _runs(start, state == "ALARM", period)],
+        "yaxis": axes["yaxis"] | y,
+        "yaxis2": axes["yaxis2"] | {"title": {"text": "state"}, "fixedrange": True, "type": "category",
+                                    "categoryorder": "array", "categoryarray": list(STATE_LABELS.values())[::-1]},
+        "xaxis2": axes["xaxis2"] | {"title": {"text": "period start (UTC)"}, "type": "date",
+                                    "hoverformat": "%Y-%m-%d %H:%M:%S"}})
+
+
+def _span_label(lo: datetime, hi: datetime) -> str:
+    """``2026-01-05 10:15–10:20 UTC`` for [lo, hi), the end's date too when the span is a day or longer or ends on
+    a later day."""
+    end_fmt = "%Y-%m-%d %H:%M" if hi - lo >= _DAY or (hi - timedelta(microseconds=1)).date() != lo.date() else "%H:%M"
+    return f"{lo:%Y-%m-%d %H:%M}–{hi.strftime(end_fmt)} UTC"
 
 
 def _runs(start: pd.Series, on: pd.Series, period: timedelta) -> list[tuple[datetime, datetime]]:
-    """[first start, last start + period) of each run of consecutive periods where ``on`` holds."""
-    out: list[tuple[datetime, datetime]] = []
-    lo = prev = None
-    for t, flag in zip(start.tolist(), on.tolist()):
-        if flag and lo is not None and prev is not None and t == prev + period:
-            prev = t
-            continue
-        if lo is not None and prev is not None:
-            out.append((lo, prev + period))
-            lo = prev = None
-        if flag:
-            lo = prev = t
-    if lo is not None and prev is not None:
-        out.append((lo, prev + period))
-    return out
+    """[first start, last start + period) of each run of consecutive periods where ``on`` holds: a run goes on to
+    the next row when that row holds too and starts one period later."""
+    idx = np.flatnonzero(on.to_numpy(dtype=bool))
+    if not len(idx):
+        return []
+    t = start.to_numpy()[idx]
+    goes_on = (np.diff(idx) == 1) & (np.diff(t) == np.timedelta64(period))
+    firsts, lasts = t[np.r_[True, ~goes_on]], t[np.r_[~goes_on, True]]
+    return [(pd.Timestamp(lo), pd.Timestamp(hi) + period) for lo, hi in zip(firsts, lasts)]
 
 
 def selected_window(selection: Mapping[str, Any] | None, bounds: Window) -> Window | None:

@@ -37,6 +37,7 @@ __all__ = [
     "chart",
     "context",
     "footer",
+    "lazy_expander",
     "md_escape",
     "no_data",
     "page_header",
@@ -274,6 +275,15 @@ def page_header(title: str, description: str | None = None) -> None:
     st.title(title)
     if description:
         st.caption(description)
+
+
+def lazy_expander(label: str, *, key: str, param: str) -> Any:
+    """A collapsed expander keyed ``key`` whose content the page draws only while it is open (the returned
+    container's ``.open``): closed, it costs the browser nothing. Opening or closing it reruns the page, and its
+    state is in the URL (``<param>=1`` while open). For secondary figures and tables of a page."""
+    decode, encode = urlstate.flag()
+    urlstate.bind(key, param, default=False, decode=decode, encode=encode)
+    return st.expander(label, key=key, on_change="rerun")
 
 
 def footer(page: str) -> None:

@@ -64,7 +64,8 @@ def _tiles(t: dict) -> None:
 
 
 def _charts(ds, f) -> None:
-    """Invocations, durations, memory, init durations and timeouts per bin and log group (plotly)."""
+    """Invocations, durations and timeouts per bin and log group (plotly); memory and the cold starts' init
+    durations in an expander, drawn when it is opened."""
     s, b = lambda_health.series(ds, f)
     colours = colour_map(ds, "log_group")
     window = (f.start, f.end)
@@ -79,20 +80,6 @@ def _charts(ds, f) -> None:
                                                            ("max_duration_ms", "max", "dotted")),
                                 y_title=f"duration ({unit})", per=per, colours=colours, height=_H),
              key="lambda_duration")
-    st.caption("Peak memory used (solid) vs memory size (dashed) per bin, per log group")
-    ui.chart(charts.stat_series(s, "log_group", window, b, (("max_memory_used_mb", "used", "solid"),
-                                                           ("memory_size_mb", "size", "dashed")),
-                                y_title="memory (MB)", colours=colours, height=_H), key="lambda_memory")
-    cold = s[s["cold_starts"] > 0]
-    st.caption("Init duration of the cold starts per bin: max (large dots) and avg (small dots), per log group")
-    if cold.empty:
-        st.success("No cold start in this window.")
-    else:
-        unit, per = duration_unit(float(cold["max_init_duration_ms"].max()))
-        ui.chart(charts.stat_series(cold, "log_group", window, b, (("max_init_duration_ms", "max", "solid"),
-                                                                  ("avg_init_duration_ms", "avg", "dotted")),
-                                    y_title=f"init duration ({unit})", per=per, colours=colours,
-                                    markers_only=True, height=_H), key="lambda_init")
     st.caption("Timeouts per bin, per log group (REPORT lines with Status: timeout)")
     tmo = s[s["timeouts"] > 0]
     if tmo.empty:
@@ -100,6 +87,24 @@ def _charts(ds, f) -> None:
     else:
         ui.chart(charts.series(tmo, "log_group", window, b, value="timeouts", y_title="timeouts (count)",
                                colours=colours, height=240), key="lambda_timeouts")
+    more = ui.lazy_expander("Memory and cold-start init duration per bin", key="lambda_more", param="more")
+    if not more.open:
+        return
+    with more:
+        st.caption("Peak memory used (solid) vs memory size (dashed) per bin, per log group")
+        ui.chart(charts.stat_series(s, "log_group", window, b, (("max_memory_used_mb", "used", "solid"),
+                                                               ("memory_size_mb", "size", "dashed")),
+                                    y_title="memory (MB)", colours=colours, height=_H), key="lambda_memory")
+        cold = s[s["cold_starts"] > 0]
+        st.caption("Init duration of the cold starts per bin: max (large dots) and avg (small dots), per log group")
+        if cold.empty:
+            st.success("No cold start in this window.")
+        else:
+            unit, per = duration_unit(float(cold["max_init_duration_ms"].max()))
+            ui.chart(charts.stat_series(cold, "log_group", window, b, (("max_init_duration_ms", "max", "solid"),
+                                                                      ("avg_init_duration_ms", "avg", "dotted")),
+                                        y_title=f"init duration ({unit})", per=per, colours=colours,
+                                        markers_only=True, height=_H), key="lambda_init")
 
 
 _H = 280

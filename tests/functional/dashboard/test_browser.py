@@ -356,6 +356,30 @@ def test_details_and_navigation_are_one_history_entry(browser, sample_data):
         tab.close()
 
 
+def test_lambda_health_draws_its_capacity_charts_when_opened_and_back_closes_them(browser, sample_data):
+    """The memory and init duration charts are drawn only once their expander is opened: the URL gets ``more=1``
+    (one history entry), and Back shows the page as it was, expander closed."""
+    with DashboardServer(sample_data) as srv:
+        tab = overview_all_data(browser, srv)
+        page = tab.page
+        go(page, "Lambda health")
+        assert page.locator(".st-key-lambda_memory, .st-key-lambda_init").count() == 0
+        before = page.evaluate("history.length")
+        page.get_by_text("Memory and cold-start init duration per bin").click()
+        wait_url(page, "more=1")
+        idle(page, "Lambda health")
+        for key in ("lambda_memory", "lambda_init"):
+            assert plotted(page, key), key
+        assert parse_qs(urlsplit(page.url).query) == {"range": ["all"], "more": ["1"]}
+        assert page.evaluate("history.length") == before + 1
+        page.go_back()
+        idle(page, "Lambda health")
+        page.wait_for_function("() => !document.querySelector('.st-key-lambda_memory')", timeout=TIMEOUT_MS)
+        assert parse_qs(urlsplit(page.url).query) == {"range": ["all"]}
+        tab.clean()
+        tab.close()
+
+
 HOSTILE_OPS = {"ProcessOrders": "<img src=x onerror=alert(1)>", "CapturePayment": "**bold** $x$ :red[y]"}
 """Operation renames for the hostile-names data: an HTML payload and Streamlit markdown (bold, LaTeX, colour)."""
 

@@ -5,10 +5,12 @@ threshold line and a state band on its own row."""
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -164,11 +166,14 @@ def test_timeline_has_threshold_line_and_a_separate_state_band(page):
     (rule,) = [tr for n, tr in t.items() if n.startswith(f"threshold {picked.threshold:g}")]
     assert set(rule["y"]) == {picked.threshold} and rule["line"]["dash"] == "dash"
     value = t["value"]
-    # the state band is its own row (yaxis2) with ALARM on top; one bar per period, none overlapping
+    # the state band is its own row (yaxis2) with ALARM on top; one bar per run of periods in one state, the runs
+    # covering every period once, none overlapping
     assert fig["layout"]["yaxis2"]["categoryarray"] == ["NO DATA", "OK", "ALARM"]
     bars = [tr for n, tr in t.items() if n in ("ALARM", "OK", "NO DATA")]
     assert bars and all(tr["orientation"] == "h" and tr.get("yaxis") == "y2" for tr in bars)
-    assert sum(len(tr["base"]) for tr in bars) == len(value["x"])
+    spans = sorted((pd.Timestamp(b), w) for tr in bars for b, w in zip(tr["base"], tr["x"]))
+    assert sum(w for _, w in spans) == len(value["x"]) * picked.period * 1000
+    assert all(a + pd.Timedelta(milliseconds=w) <= b for (a, w), (b, _) in itertools.pairwise(spans))
     assert rule["x"][0] == min(value["x"])
 
 

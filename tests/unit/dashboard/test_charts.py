@@ -74,6 +74,40 @@ def test_rates_are_lines_with_a_percent_axis():
     assert d["layout"]["yaxis"]["tickformat"] == ".1~%" and "dtick" not in d["layout"]["yaxis"]
 
 
+def test_trace_values_are_lists_not_typed_arrays():
+    """plotly writes a numpy array as a base64 typed array (``bdata``), which plotly.js redraws on every update."""
+    df = pd.DataFrame({"time": [T0, T0 + MIN], "log_group": ["/a", "/a"], "n": [3, 2], "cold": [1, 0],
+                       "p95": [1.5, float("nan")]})
+    figs = [charts.series(df, "log_group", W, MIN, value="n", points=("cold", "cold starts")),
+            charts.series(df, "log_group", W, MIN, value="p95", kind="number", stacked=False),
+            charts.stat_series(df, "log_group", W, MIN, (("p95", "p95", "solid"),), y_title="s")]
+    for fig in figs:
+        assert "bdata" not in fig.to_json()
+    assert json.loads(figs[1].to_json())["data"][0]["y"] == [1.5, None]  # NaN: a gap
+
+
+@pytest.mark.parametrize("y,mode", [
+    ([1.0] * 19, "lines+markers"),  # a short line: every point marked (plotly's own default)
+    ([1.0] * 20, "lines"),  # a dense line: its vertices and hover show the points
+    ([1.0] * 10 + [float("nan")] * 10, "lines"),  # a gap after a run: nothing lost
+    ([1.0] * 10 + [float("nan"), 2.0, float("nan")] + [1.0] * 10, "lines+markers"),  # 2.0 alone between gaps
+    ([float("nan")] * 20 + [3.0], "lines+markers"),  # alone at the end
+    ([float("nan")] * 30, "lines"),  # nothing to draw
+])
+def test_line_mode_marks_points_a_line_cannot_show(y, mode):
+    assert charts.line_mode(y) == mode
+
+
+def test_margins_leave_room_for_the_time_axis_and_the_legend_rows():
+    assert charts.margin([]) == {"l": 90, "r": 10, "t": 10, "b": 80}  # no legend: nothing above the plot
+    assert charts.margin(["max", "p95", "p50"])["t"] == 10 + 29  # 3 x 40 px + 9 characters x 6.5 px: one row
+    names = [f"/aws/lambda/orders-consumer-{i}" for i in range(8)]  # 8 x (40 + 29 x 6.5) = 1828 px: three rows
+    assert charts.margin(names)["t"] == 10 + 3 * 29
+    assert charts.margin([charts.text("<&>")]) == charts.margin(["<&>"])  # entities count as the characters drawn
+    df = pd.DataFrame({"time": [T0], "operation": ["A"], "value": [1]})
+    assert fig_dict(charts.series(df, "operation", W, MIN))["layout"]["margin"] == charts.margin(["A"])
+
+
 def test_a_day_bin_says_both_dates():
     assert charts.bin_labels(pd.Series([T0.replace(hour=0)]), timedelta(days=1)) == [
         "2026-01-05 00:00–2026-01-06 00:00 UTC"]
@@ -138,9 +172,11 @@ def test_alarm_timeline_rows_shading_and_threshold():
     assert list(t["value"]["y"])[0] == 1.0 and ts(t["value"]["x"])[0] == T0  # aware UTC -> naive UTC
     assert list(t["threshold 0.5 Count"]["y"]) == [0.5, 0.5]
     assert t["threshold 0.5 Count"]["line"]["dash"] == "dash"
-    assert ts(t["ALARM"]["base"]) == [T0, T0 + 5 * MIN] and list(t["ALARM"]["x"]) == [300_000, 300_000]
+    # the state band: one bar per run of periods in one state (10:00 and 10:05 ALARM: one bar of 10 minutes)
+    assert ts(t["ALARM"]["base"]) == [T0] and list(t["ALARM"]["x"]) == [600_000]
     assert t["ALARM"]["orientation"] == "h" and t["ALARM"]["marker"]["color"] == "#d62728"
-    assert list(t["OK"]["customdata"]) == ["2026-01-05 10:10–10:15 UTC"]
+    assert list(t["ALARM"]["customdata"]) == ["2026-01-05 10:00–10:10 UTC · 2 periods"]
+    assert list(t["OK"]["customdata"]) == ["2026-01-05 10:10–10:15 UTC · 1 period"]
     # the two consecutive ALARM periods are one shaded interval [10:00, 10:10)
     assert [tuple(ts((s["x0"], s["x1"]))) for s in d["layout"]["shapes"]] == [(T0, T0 + 10 * MIN)]
     assert d["layout"]["yaxis"]["tickformat"] == ",d"  # a Count metric: integer ticks

@@ -37,6 +37,39 @@ def _metrics(at):
     return {m.label: (m.value, m.delta or None) for m in at.main.metric}
 
 
+def _open_more(at):
+    """Open the expander of the memory and init duration charts (they are drawn only while it is open)."""
+    at.session_state["lambda_more"] = True
+    at.run()
+    assert not at.exception
+    return at
+
+
+def _drawn(at, key: str) -> bool:
+    try:
+        at.get_by_key(key)
+    except KeyError:
+        return False
+    return True
+
+
+def test_memory_and_init_charts_are_drawn_once_their_expander_is_open(page):
+    keys = ("lambda_memory", "lambda_init")
+    assert not any(_drawn(page, k) for k in keys) and "more" not in page.query_params
+    _open_more(page)
+    assert all(_drawn(page, k) for k in keys)
+    assert page.query_params["more"] == "1"  # the URL keeps it open (a link, a reload, Back)
+
+
+def test_a_link_with_the_expander_open_opens_it(app_factory, report_dir):
+    at = app_factory(report_dir)
+    at.switch_page("app_pages/lambda_health.py")
+    at.query_params.update({"range": "all", "more": "1"})  # the URL of a shared link wins over the widgets
+    at.run()
+    assert not at.exception and at.session_state["lambda_more"] is True
+    assert _drawn(at, "lambda_memory") and _drawn(at, "lambda_init")
+
+
 
 
 def test_tiles_init_duration_and_memory(page):
@@ -86,7 +119,7 @@ def _trace(fig: dict, group: str, stat: str) -> dict:
 
 
 def test_memory_chart_shows_used_against_size(page, read):
-    fig = read.figure(page, "lambda_memory")
+    fig = read.figure(_open_more(page), "lambda_memory")
     assert _by(read, fig, "used") == {ORDERS: [64, 96], PAYMENTS: [100, 128]}
     assert _by(read, fig, "size") == {ORDERS: [128, 128], PAYMENTS: [256, 256]}
     assert fig["layout"]["yaxis"]["title"]["text"] == "memory (MB)"
@@ -98,7 +131,7 @@ def test_memory_chart_shows_used_against_size(page, read):
 
 
 def test_init_duration_chart_per_cold_bin(page, read):
-    fig = read.figure(page, "lambda_init")
+    fig = read.figure(_open_more(page), "lambda_init")
     # only bins with a cold start; unit ms (the largest is 500 ms)
     assert _by(read, fig, "max") == {ORDERS: [300, 500], PAYMENTS: [250]}
     assert _by(read, fig, "avg") == {ORDERS: [225, 500], PAYMENTS: [250]}
@@ -133,6 +166,7 @@ def test_log_groups_have_one_colour_on_every_chart(page, read):
         fig = read.figure(page, key)
         return {tr["name"]: (tr.get("marker") or {}).get("color") or tr["line"]["color"] for tr in fig["data"]}
 
+    _open_more(page)
     legends = [colours(key) for key in ("lambda_invocations", "lambda_duration", "lambda_memory", "lambda_init")]
     assert all(c == legends[0] for c in legends) and legends[0][ORDERS] != legends[0][PAYMENTS]
 

@@ -73,13 +73,13 @@ def test_alarms_page_shows_backtest(app_factory, tmp_path, sample_mod, read):
 
     fig = read.figure(at, "alarm_timeline")
     band = {tr["name"]: tr for tr in fig["data"] if tr["type"] == "bar"}
-    # five ALARM periods on the state band, 10:05 to 10:09, each one 60 s period wide, in the state's colour
-    assert band["ALARM"]["base"] == [f"2026-01-05T10:0{m}:00" for m in range(5, 10)]
-    assert set(band["ALARM"]["x"]) == {60_000} and set(band["ALARM"]["y"]) == {"ALARM"}
+    # the five ALARM periods, 10:05 to 10:09, one bar on the state band from 10:05 to 10:10, in the state's colour
+    assert band["ALARM"]["base"] == ["2026-01-05T10:05:00"]
+    assert band["ALARM"]["x"] == [5 * 60_000] and band["ALARM"]["y"] == ["ALARM"]
     assert {n: tr["marker"]["color"] for n, tr in band.items()} == {
         label: STATE_COLORS[s] for s, label in (("ALARM", "ALARM"), ("OK", "OK"), ("INSUFFICIENT_DATA", "NO DATA"))
         if label in band}
-    assert band["ALARM"]["customdata"][0] == "2026-01-05 10:05–10:06 UTC"  # the whole period, full UTC times
+    assert band["ALARM"]["customdata"] == ["2026-01-05 10:05–10:10 UTC · 5 periods"]  # the whole run, UTC times
     # the shaded ALARM interval: one rectangle from 10:05 to 10:10
     assert [(sh["x0"], sh["x1"]) for sh in fig["layout"]["shapes"]] == [("2026-01-05T10:05:00", "2026-01-05T10:10:00")]
     defs = at.get_by_key("table-alarm_defs").dataframe[0].value
