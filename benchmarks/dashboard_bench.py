@@ -11,13 +11,14 @@ Two data sets:
 
 "Fully rendered" = the page's last element (the footer caption) is on screen, no element is
 stale (Streamlit marks elements of the previous run ``data-stale``), the app is not running,
-every chart has drawn its marks (Vega-Lite's SVG or canvas; Plotly's SVG for an older checkout), every table grid its canvas and every tile sparkline its SVG (a decoded image), and no element
+every chart has drawn its marks (plotly's SVG; for an older ``--before`` checkout also Vega-Lite's SVG or canvas and the
+HTML charts), every table grid its canvas and every tile sparkline its SVG, and no element
 still shows the skeleton Streamlit draws while its frontend component loads (before these two were checked, the
 Overview counted as rendered while its tiles were still skeletons). Times are wall-clock from the action in the browser.
 
 The first chart page of a tab is timed twice: right after the Overview has rendered (the page switch rounds) and
-after ``READ_S`` seconds on the Overview (an older checkout loaded Plotly's JS while the browser was idle; the
-Vega-Lite charts load Streamlit's Vega chunk on the first chart page of a tab, as the Overview draws no Vega chart).
+after ``READ_S`` seconds on the Overview (a tab evaluates a chart library's chunk once, on its first chart: plotly's
+on the Overview's tile trends in this tree; in older checkouts, Vega's on the first chart page).
 
 Explorer substring search is timed twice: in the browser (type a substring, tick "Substring", until the
 trail table is drawn) and on the server alone (``dashboard.trail`` search without its cache, median of
