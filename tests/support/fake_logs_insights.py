@@ -116,17 +116,20 @@ class _Query:
 class FakeLogsInsightsServer:
     """Threaded HTTP server on 127.0.0.1 speaking the CloudWatch Logs JSON protocol (see module docstring).
 
-    ``latency_s``: seconds a query stays Running after StartQuery. ``engine``: see ``Engine`` (default: the offline
-    engine if importable). ``calls``: list of (operation, request body) in arrival order. ``max_in_flight``: the
+    ``latency_s``: seconds a query stays Running after StartQuery, on ``monotonic`` (default ``time.monotonic``; a
+    test whose runner runs on a clock of its own passes the same one, so poll timings do not depend on the machine's
+    load). ``engine``: see ``Engine`` (default: the offline engine if importable). ``calls``: list of (operation, request body) in arrival order. ``max_in_flight``: the
     most queries started and not yet seen finished or stopped by the client at any moment.
     """
 
     def __init__(self, *, latency_s: float = 0.0, engine: Engine | None = None, faults: Faults | None = None,
-                 port: int = 0, upstream: str | None = None) -> None:
+                 port: int = 0, upstream: str | None = None,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         if upstream is not None and not upstream.startswith(("http://127.0.0.1:", "http://localhost:")):
             raise ValueError("upstream must be a loopback URL")
         self.upstream = upstream
         self.latency_s = latency_s
+        self.monotonic = monotonic
         self.engine = engine or default_engine()
         self.faults = faults or Faults()
         self.groups: dict[str, list[dict[str, Any]]] = {}
@@ -140,7 +143,7 @@ class FakeLogsInsightsServer:
         self.limit_exceeded = 0  # StartQuery calls answered LimitExceededException (quota full)
         self.scanned_bytes = 0.0  # bytesScanned summed over the queries started
         self.clock: Callable[[], float] = time.time  # epoch seconds: index policy times, the 30-day index life
-        self._t0 = time.monotonic()
+        self._t0 = self.monotonic()
         self._buckets: dict[str, list[float]] = {}
         self._lock = threading.RLock()
         self._engine_lock = threading.Lock()
@@ -202,19 +205,19 @@ class FakeLogsInsightsServer:
             return sum(1 for o, _ in self.calls if o == op)
 
     def _in_flight(self) -> int:
-        now = time.monotonic()
+        now = self.monotonic()
         return sum(1 for q in self.queries.values() if q.running(now, self.latency_s, self.faults.partial_polls))
 
     def _held_by_others(self) -> int:
         held = self.faults.held_by_others
-        return int(held(time.monotonic() - self._t0)) if callable(held) else int(held)
+        return int(held(self.monotonic() - self._t0)) if callable(held) else int(held)
 
     def _throttled(self, op: str) -> bool:
         """Token bucket of ``op`` (``Faults.tps``): True when this call is over the rate. Caller holds the lock."""
         rate = self.faults.tps.get(op)
         if not rate:
             return False
-        now = time.monotonic()
+        now = self.monotonic()
         bucket = self._buckets.setdefault(op, [max(rate, 1.0), now])
         bucket[0] = min(max(rate, 1.0), bucket[0] + (now - bucket[1]) * rate)
         bucket[1] = now
@@ -369,7 +372,7 @@ class FakeLogsInsightsServer:
                  "estimatedRecordsSkipped": float(sum(len(v) for v in window.values()) - len(scanned)),
                  "estimatedBytesSkipped": float(window_bytes - nbytes),
                  "logGroupsScanned": float(len(visible_names)), "resultCount": float(min(len(rows), limit))}
-        q = _Query(uuid.uuid4().hex, start, end, tuple(names), limit, time.monotonic(), rows, stats)
+        q = _Query(uuid.uuid4().hex, start, end, tuple(names), limit, self.monotonic(), rows, stats)
         with self._lock:  # quota check and registration in one step, so concurrent starts cannot both pass
             if self.faults.account_quota and self._in_flight() + self._held_by_others() >= self.faults.account_quota:
                 self.limit_exceeded += 1
@@ -392,7 +395,7 @@ class FakeLogsInsightsServer:
             if q.stopped:
                 q.observed_terminal = True
                 return 200, {"status": "Cancelled", "results": [], "statistics": q.stats}
-            done = q.done(time.monotonic(), self.latency_s, self.faults.partial_polls)
+            done = q.done(self.monotonic(), self.latency_s, self.faults.partial_polls)
             if not done:
                 partial = q.rows[: len(q.rows) // 2] if self.faults.partial_polls else []
                 return 200, {"status": "Running", "results": _fields(partial[:ROWS_PER_PAGE]),

@@ -330,8 +330,9 @@ def test_retried_start_that_gets_in_grows_the_limit(logs_client, fast_config):
 
 
 class _SleepClock:
-    """The runner's clock advances only by its own sleeps (which really sleep, so the server's latency passes):
-    the poll times the runner computes are exact, whatever the loopback round trips add on the server side."""
+    """One clock for the runner and the fake server, advanced only by the runner's sleeps (which do not sleep): the
+    query's latency passes when the runner has slept that long, so the poll times are exact whatever the machine's
+    load adds to the loopback round trips."""
 
     def __init__(self) -> None:
         self.now, self.slept = 0.0, []
@@ -342,7 +343,6 @@ class _SleepClock:
     def sleep(self, s: float) -> None:
         self.slept.append(s)
         self.now += s
-        __import__("time").sleep(s)
 
 
 def test_a_first_poll_that_came_early_is_followed_by_one_at_the_typical_duration(logs_client, fast_config):
@@ -350,9 +350,9 @@ def test_a_first_poll_that_came_early_is_followed_by_one_at_the_typical_duration
     1.5 s), then at 1.5 s, 0.15 s later, and found complete. The quarter rule waited max(0.1, 1.35 / 4) = 0.3375 s."""
     from collector.cloudwatch import PollSchedule
 
-    with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=1.5) as srv:
+    t = _SleepClock()
+    with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=1.5, monotonic=t.clock) as srv:
         srv.put_events(GROUP, events(10, 1))
-        t = _SleepClock()
         runner = LogsInsightsRunner(logs_client(srv.url), fast_config(poll=PollSchedule(0.1, 1.5, 5.0)),
                                     sleep=t.sleep, clock=t.clock)
         for _ in range(3):
@@ -367,9 +367,9 @@ def test_before_any_estimate_a_query_is_polled_on_the_schedule(logs_client, fast
     0.475 s, the last after the server's 0.4 s. (The quarter rule re-polled after 0.1 s: 0.1, 0.2, 0.35, 0.575.)"""
     from collector.cloudwatch import PollSchedule
 
-    with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=0.4) as srv:
+    t = _SleepClock()
+    with FakeLogsInsightsServer(engine=raw_events_engine, latency_s=0.4, monotonic=t.clock) as srv:
         srv.put_events(GROUP, events(10, 1))
-        t = _SleepClock()
         runner = LogsInsightsRunner(logs_client(srv.url), fast_config(poll=PollSchedule(0.1, 1.5, 5.0)),
                                     sleep=t.sleep, clock=t.clock)
         [res] = runner.run("fields @message", [GROUP], [Window(T0, T0 + 9)])
