@@ -294,6 +294,11 @@ def test_zooming_a_chart_sets_the_time_range_and_back_undoes_it(browser, sample_
         page.screenshot(path=str(artifacts / "zoomed-duplicates.png"), full_page=True)
         page.go_back()
         page.wait_for_function("() => location.search === '?range=all'", timeout=TIMEOUT_MS)
+        # the same page reruns for the URL Back restored: until that rerun starts, the page is idle with the zoomed
+        # window still drawn, so wait for the sidebar to show the whole range (a timeout if it never comes back)
+        shown = f"{whole[0]:%Y-%m-%d %H:%M} – {whole[1]:%Y-%m-%d %H:%M} UTC"
+        page.wait_for_function("t => document.querySelector('[data-testid=\"stSidebar\"]').innerText.includes(t)",
+                               arg=shown, timeout=TIMEOUT_MS)
         idle(page, "Duplicates")
         assert window_of(page) == whole
         assert metric(page, "Duplicates in window") == f"{oracle_cls(sample_data, *whole).count('duplicate_completed')}"
