@@ -464,11 +464,8 @@ class EventStore:
                 if writer is not None:
                     writer.close()
             if writer is not None:
-                with _unordered(self.connection):
-                    _run(self.connection, insert_sql(
-                        self.table, "(SELECT seq, ts, msg, stream, $lg AS lg, ing FROM read_parquet($staged))",
-                        self.hot_types, own_ts=False),
-                        {"lg": log_identifier(self.account_id, group), "staged": str(staged)})
+                self._insert_events("(SELECT seq, ts, msg, stream, $lg AS lg, ing FROM read_parquet($staged))",
+                                    {"lg": log_identifier(self.account_id, group), "staged": str(staged)}, own_ts=False)
         if self._next_seq > lo:
             self._finish_batch(lo, self._next_seq - 1, rep, fallback_ms)
 
@@ -497,7 +494,7 @@ class EventStore:
             # Numbered in a statement of its own: in the INSERT's statement DuckDB streams the serial row_number()
             # window into the parse and an order-preserving write, and the whole ingest runs on one thread. Once
             # numbered, each event carries its line number in "@seq", so the INSERT need not keep the rows' order
-            # and runs on every core (`_unordered`, in `_frame_lines`).
+            # and runs on every core (`_insert_events`).
             con = self.connection
             _run(con, f"CREATE OR REPLACE TEMP TABLE {_NUMBERED_CTE} AS (SELECT i, line FROM (SELECT CAST(row_number() "
                       f"OVER () - 1 AS BIGINT) AS i, line FROM {LINE_READER}) WHERE i < {n})", {"path": str(path)})
@@ -598,9 +595,7 @@ class EventStore:
         lo = self._next_seq
         values = {"stream": stream, "lg": log_identifier(self.account_id, group)}
         if rule.every_line:
-            with _unordered(self.connection):
-                _run(self.connection, insert_sql(self.table, line_events_src(rule, lines, crlf, lo), self.hot_types,
-                                                 own_ts=rule.own_ts), {**params, **values})
+            self._insert_events(line_events_src(rule, lines, crlf, lo), {**params, **values}, own_ts=rule.own_ts)
             kept = 0
         else:
             kept = self._frame_flagged(rule, lines, n_lines, crlf, lo, params, values)
@@ -626,17 +621,20 @@ class EventStore:
                 row_base = int(_run(con, f"SELECT min(rowid) FROM {FLAGS_TABLE}")[0][0])
                 found = (self._join_continuations(joined_path, row_base, n_lines)
                          if _run(con, CONTINUATION_COUNT_SQL)[0][0] else None)
-                with _unordered(con):
-                    if found is None:
-                        _run(con, insert_sql(self.table, flag_events_src(lo, row_base, joined=False), self.hot_types,
-                                             own_ts=rule.own_ts), values)
-                        return 0
-                    bounds, kept = found
-                    for a, b in itertools.pairwise(bounds):
-                        _run(con, insert_sql(self.table, flag_events_src(lo, row_base, joined=True, lines=(a, b)),
-                                             self.hot_types, own_ts=rule.own_ts),
-                             {**values, "joined": str(joined_path)})
-                    return kept
+                if found is None:
+                    self._insert_events(flag_events_src(lo, row_base, joined=False), values, own_ts=rule.own_ts)
+                    return 0
+                bounds, kept = found
+                for a, b in itertools.pairwise(bounds):
+                    self._insert_events(flag_events_src(lo, row_base, joined=True, lines=(a, b)),
+                                        {**values, "joined": str(joined_path)}, own_ts=rule.own_ts)
+                return kept
+
+    def _insert_events(self, src: str, params: dict[str, Any], *, own_ts: bool) -> None:
+        """INSERT the staged relation ``src`` (``derive.insert_sql``; ``params``: its named parameters) into the events
+        table, without keeping row order (``_unordered``): every format's events go in through here."""
+        with _unordered(self.connection):
+            _run(self.connection, insert_sql(self.table, src, self.hot_types, own_ts=own_ts), params)
 
     def _staged_rows(self, events: Iterable[Any], stream: str, rep: FileReport) -> Any:
         """Arrow table ``(seq, ts, msg, stream, ing)`` of event dicts (``message``, ``timestamp``, ``logStreamName``,
