@@ -78,12 +78,18 @@ def text(name: object) -> str:
 
 
 def bin_labels(start: pd.Series, width: timedelta) -> list[str]:
-    """The hover text of each bin starting at ``start`` (naive UTC): ``2026-01-05 10:15–10:20 UTC``, the end's
-    date too when the bin is a day or longer."""
+    """The hover text of each bin starting at ``start`` (naive UTC): ``2026-01-05 10:15–10:20 UTC`` (the span's
+    text, :func:`_span_labels`)."""
     s = pd.to_datetime(start)
-    end = s + width
-    end_fmt = "%Y-%m-%d %H:%M" if width >= _DAY else "%H:%M"
-    return (s.dt.strftime("%Y-%m-%d %H:%M") + "–" + end.dt.strftime(end_fmt) + " UTC").tolist()
+    return _span_labels(s, s + width)
+
+
+def _span_labels(lo: pd.Series, hi: pd.Series) -> list[str]:
+    """``2026-01-05 10:15–10:20 UTC`` for each span [lo, hi) (naive UTC), the end's date too when the span is a day
+    or longer or ends on a later day (an end at midnight ends the day before)."""
+    dated = ((hi - lo) >= _DAY) | ((hi - timedelta(microseconds=1)).dt.normalize() != lo.dt.normalize())
+    end = hi.dt.strftime("%H:%M").where(~dated, hi.dt.strftime("%Y-%m-%d %H:%M"))
+    return (lo.dt.strftime("%Y-%m-%d %H:%M") + "–" + end + " UTC").tolist()
 
 
 def trace_values(s: pd.Series | Sequence[float]) -> list[Any]:
@@ -290,16 +296,18 @@ def alarm_timeline(timeline: pd.DataFrame, period: timedelta, *, threshold: floa
         traces.append({"type": "scatter", "x": edges, "y": [threshold, threshold],
                        "mode": "lines", "name": f"threshold {threshold:g} {unit}".rstrip(), "hoverinfo": "skip",
                        "line": {"dash": "dash", "color": state_colours.get("ALARM")}, "xaxis": "x", "yaxis": "y"})
+    runs = {s: _runs(start, state == s, period) for s in STATE_LABELS}
     for s, label in STATE_LABELS.items():
-        runs = _runs(start, state == s, period)
-        if not runs:
+        if not runs[s]:
             continue
-        n = [round((hi - lo) / period) for lo, hi in runs]
+        los, his = (pd.Series([r[i] for r in runs[s]], dtype="datetime64[ns]") for i in (0, 1))
+        n = [round((hi - lo) / period) for lo, hi in runs[s]]
         traces.append({
-            "type": "bar", "base": [lo for lo, _ in runs], "x": [(hi - lo) / timedelta(milliseconds=1) for lo, hi in runs],
-            "y": [label] * len(runs), "orientation": "h", "name": label, "showlegend": False,
+            "type": "bar", "base": los.tolist(), "x": ((his - los) / timedelta(milliseconds=1)).tolist(),
+            "y": [label] * len(n), "orientation": "h", "name": label, "showlegend": False,
             "marker": {"color": state_colours.get(s)}, "xaxis": "x2", "yaxis": "y2",
-            "customdata": [f"{_span_label(lo, hi)} · {k:,} period{'s' if k != 1 else ''}" for (lo, hi), k in zip(runs, n)],
+            "customdata": [f"{span} · {k:,} period{'s' if k != 1 else ''}"
+                           for span, k in zip(_span_labels(los, his), n, strict=True)],
             "hovertemplate": "%{customdata}<br>state: " + label + "<extra></extra>"})
     top = float(pd.concat([value, pd.Series([threshold or 0.0])]).max(skipna=True) or 0.0)
     y: dict[str, Any] = {"title": {"text": value_title}, "rangemode": "tozero", "fixedrange": True}
@@ -314,19 +322,12 @@ def alarm_timeline(timeline: pd.DataFrame, period: timedelta, *, threshold: floa
     return go.Figure(data=traces, layout={
         "xaxis": axes["xaxis"], "height": height, "margin": margin(_legend(traces)), "dragmode": "zoom",
         "hovermode": "closest", "bargap": 0, "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
-        "shapes": [shade | {"x0": lo, "x1": hi} for lo, hi in _runs(start, state == "ALARM", period)],
+        "shapes": [shade | {"x0": lo, "x1": hi} for lo, hi in runs["ALARM"]],
         "yaxis": axes["yaxis"] | y,
         "yaxis2": axes["yaxis2"] | {"title": {"text": "state"}, "fixedrange": True, "type": "category",
                                     "categoryorder": "array", "categoryarray": list(STATE_LABELS.values())[::-1]},
         "xaxis2": axes["xaxis2"] | {"title": {"text": "period start (UTC)"}, "type": "date",
                                     "hoverformat": "%Y-%m-%d %H:%M:%S"}})
-
-
-def _span_label(lo: datetime, hi: datetime) -> str:
-    """``2026-01-05 10:15–10:20 UTC`` for [lo, hi), the end's date too when the span is a day or longer or ends on
-    a later day."""
-    end_fmt = "%Y-%m-%d %H:%M" if hi - lo >= _DAY or (hi - timedelta(microseconds=1)).date() != lo.date() else "%H:%M"
-    return f"{lo:%Y-%m-%d %H:%M}–{hi.strftime(end_fmt)} UTC"
 
 
 def _runs(start: pd.Series, on: pd.Series, period: timedelta) -> list[tuple[datetime, datetime]]:
